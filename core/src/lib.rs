@@ -1,0 +1,96 @@
+//! # herdless-core: ZooKeeper recipes as sans-IO state machines
+//!
+//! Every recipe here is a plain struct that never touches a socket, a clock
+//! or an allocator. It is told what happened through `handle_*` methods and
+//! says what to do through `poll_*` methods, as described once on the
+//! [`Recipe`] trait. The same object therefore runs under tokio
+//! (`herdless-std`), on a microcontroller, and in a unit test that feeds it
+//! hand-written replies, or against the in-memory ZooKeeper of the `sim`
+//! feature.
+//!
+//! The crate is `#![no_std]` and allocates nothing (outside `sim`): paths live
+//! in caller-sized `heapless::String<N>`s, child lists are streamed in one
+//! pass, and GUIDs come from the caller's random bytes.
+//!
+//! ## The run loop
+//!
+//! A driver owns a connection and one or more recipes. After each input it
+//! drains requests, then events, then the timer:
+//!
+//! ```no_run
+//! use herdless_core::lock::{Lock, LockEvent};
+//! use herdless_core::naming::Guid;
+//! use herdless_core::{Instant, Outgoing, Recipe, Reply, RequestId, SessionEvent, WatchEvent};
+//!
+//! // What your transport provides (a socket and a clock, or a test script).
+//! enum Input<'a> {
+//!     Reply(RequestId, Reply<'a>),
+//!     Watch(WatchEvent<'a>),
+//!     Session(SessionEvent),
+//!     Tick(Instant),
+//! }
+//! fn send(_request: Outgoing<'_>) { /* encode and write to the session */ }
+//! fn next_input(_wake_at: Option<Instant>) -> Input<'static> { unimplemented!() }
+//!
+//! let mut lock: Lock = Lock::new("/locks/printer").unwrap();
+//! lock.acquire(Guid::from_random_bytes([42; 16])).unwrap();
+//! loop {
+//!     // 1. requests, in order (ZooKeeper answers one session in order)
+//!     while let Some(out) = lock.poll_request() {
+//!         send(out);
+//!     }
+//!     // 2. events for the application
+//!     while let Some(event) = lock.poll_event() {
+//!         match event {
+//!             LockEvent::Acquired => { /* critical section */ lock.release().unwrap(); }
+//!             LockEvent::Released => return,
+//!             LockEvent::Suspended => { /* pause: the lock may be lost */ }
+//!             LockEvent::Lost => { /* stop at once */ }
+//!             _ => {}
+//!         }
+//!     }
+//!     // 3. the timer, then wait for the next input
+//!     match next_input(lock.poll_timeout()) {
+//!         Input::Reply(id, reply) => lock.handle_reply(id, reply),
+//!         Input::Watch(event) => lock.handle_watch(event),
+//!         Input::Session(event) => lock.handle_session(event),
+//!         Input::Tick(now) => lock.handle_timeout(now),
+//!     }
+//! }
+//! ```
+//!
+//! ## Modules
+//!
+//! * [`lock`]: the exclusive lock.
+//! * [`path`], [`sequence`], [`naming`]: paths, sequence suffixes and node
+//!   names (GUIDs, flavours compatible with Curator and Kazoo).
+//! * `sim` (feature `sim`): an in-memory ZooKeeper with fault injection, for
+//!   testing your own code against the recipes without a network.
+#![no_std]
+#![cfg_attr(docsrs, feature(doc_auto_cfg))]
+
+#[cfg(feature = "sim")]
+extern crate alloc;
+#[cfg(feature = "sim")]
+extern crate std;
+
+pub mod children;
+pub mod event;
+pub mod lock;
+pub mod naming;
+pub mod path;
+pub mod recipe;
+pub mod reply;
+pub mod request;
+pub mod sequence;
+pub mod time;
+pub mod zk_error;
+
+pub use children::{Children, NameList};
+pub use event::{SessionEvent, WatchEvent, WatchKind};
+pub use recipe::{Outgoing, Recipe};
+pub use reply::{Reply, Stat};
+pub use request::{perms, Acl, AclEntry, CreateMode, Request, RequestId, RequestIds, Version};
+pub use sequence::Sequence;
+pub use time::Instant;
+pub use zk_error::ZkError;

@@ -1,0 +1,932 @@
+//! The exclusive lock of the ZooKeeper recipes page, as a state machine.
+//!
+//! Protocol (the recipes page's "Locks", with its GUID rule):
+//!
+//! 1. create `<dir>/<guid>-lock-` ephemeral and sequential, and, in the same
+//!    flight, list `<dir>` without a watch (ZooKeeper answers in order, so
+//!    the listing already contains the new node: one round trip when
+//!    uncontended);
+//! 2. if the own node has the lowest sequence number among the contenders,
+//!    the lock is held;
+//! 3. otherwise watch only the next-lower contender (no herd) and, when it
+//!    goes, list again; except that a waiter whose predecessor was the
+//!    lowest contender takes the lock on the deletion notification directly,
+//!    since sequence numbers only grow and no lower node can have appeared.
+//!
+//! After a connection loss while creating, the listing is searched for the
+//! node carrying the GUID before anything is created again, so a create
+//! whose reply was lost never leaves an orphan. Giving up (cancel, deadline,
+//! try-acquire that found the lock held) and releasing delete the own node
+//! and are only reported once the delete is confirmed or the session is
+//! gone (CURATOR-79, CURATOR-678, kazoo#732).
+
+use core::fmt::{self, Write};
+
+use heapless::{Deque, String};
+
+use crate::naming::{contender_sequence, Flavour, Guid, NodeKind};
+use crate::path::{self, PathError};
+use crate::{
+    Acl, CreateMode, Instant, Outgoing, Recipe, Reply, Request, RequestId, RequestIds, Sequence,
+    SessionEvent, Version, WatchEvent, WatchKind, ZkError,
+};
+
+/// Default capacity, in bytes, of the paths a [`Lock`] stores.
+pub const DEFAULT_PATH_CAPACITY: usize = 128;
+
+/// How many requests a lock keeps in flight at most.
+const MAX_IN_FLIGHT: usize = 8;
+
+/// How often a vanished lock directory is re-created before giving up.
+const MAX_DIRECTORY_RETRIES: u8 = 8;
+
+/// What the lock tells the application.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
+pub enum LockEvent {
+    /// The lock is held.
+    Acquired,
+    /// The acquisition ended without the lock, and the own node is gone.
+    NotAcquired(GiveUp),
+    /// The acquisition failed; the own node is gone (deleted, or it died
+    /// with the session).
+    Failed(Error),
+    /// The lock was held and the connection was lost: it may have been lost.
+    /// Stop work that needs exclusivity until [`LockEvent::Resumed`].
+    Suspended,
+    /// After [`LockEvent::Suspended`], the same session came back and the own
+    /// node is confirmed to still exist: the lock is held.
+    Resumed,
+    /// The lock was held and is lost (the session ended or the node was
+    /// deleted).
+    Lost,
+    /// A release completed: the own node is confirmed deleted.
+    Released,
+}
+
+/// Why an acquisition was given up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum GiveUp {
+    /// A try-acquire found another holder.
+    Busy,
+    /// The deadline passed.
+    TimedOut,
+    /// The application cancelled.
+    Cancelled,
+}
+
+/// Errors of lock operations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
+pub enum Error {
+    /// ZooKeeper refused a request.
+    Zk(ZkError),
+    /// A path was invalid or did not fit the lock's buffers.
+    Path(PathError),
+    /// The operation needs another state (e.g. `acquire` while held).
+    InvalidState {
+        /// The state the lock was in.
+        state: LockState,
+    },
+    /// The server's answer did not make sense (e.g. a created node without a
+    /// sequence suffix).
+    BadReply,
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Zk(e) => write!(f, "ZooKeeper error: {e}"),
+            Error::Path(e) => write!(f, "invalid path: {e}"),
+            Error::InvalidState { state } => write!(f, "not allowed while the lock is {state:?}"),
+            Error::BadReply => f.write_str("malformed reply from the server"),
+        }
+    }
+}
+
+impl From<PathError> for Error {
+    fn from(e: PathError) -> Self {
+        Error::Path(e)
+    }
+}
+
+/// Where the lock is, as the application sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum LockState {
+    /// Neither held nor wanted.
+    Idle,
+    /// Acquisition in progress (waiting for a predecessor, or recovering).
+    Acquiring,
+    /// Held (possibly suspended: see [`Lock::is_suspended`]).
+    Held,
+    /// Releasing or giving up: the own node is being deleted.
+    Releasing,
+}
+
+/// The internal protocol step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Step {
+    Idle,
+    /// Create (and the pipelined listing) in flight.
+    Creating,
+    /// The outcome of a create is unknown: list and look for the GUID.
+    Finding,
+    /// Listing to find the predecessor.
+    Listing,
+    /// Watching the predecessor.
+    Watching,
+    Held,
+    /// Held, after a reconnect: confirming the own node still exists.
+    Verifying,
+    /// Deleting the own node (release or give-up).
+    Deleting,
+}
+
+/// A request to be emitted, materialised at `poll_request` time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Op {
+    /// Create the `level`-th ancestor of the lock directory (1 = topmost).
+    Ensure { level: u8 },
+    Create,
+    List,
+    WatchPredecessor,
+    Delete,
+    Verify,
+}
+
+/// An exclusive lock on one directory.
+///
+/// `N` is the capacity in bytes of each stored path (directory, own node,
+/// predecessor); longer paths are refused with [`PathError::TooLong`].
+/// See the [module docs](self) for the protocol.
+///
+/// ```
+/// use herdless_core::lock::{Lock, LockEvent};
+/// use herdless_core::{naming::Guid, Recipe};
+///
+/// let mut lock: Lock = Lock::new("/locks/printer").unwrap();
+/// lock.acquire(Guid::from_random_bytes([7; 16])).unwrap();
+/// // The create and the listing leave together:
+/// let first = lock.poll_request().unwrap();
+/// assert!(first.request.path().starts_with("/locks/printer/"));
+/// let second = lock.poll_request().unwrap();
+/// assert_eq!(second.request.path(), "/locks/printer");
+/// assert!(lock.poll_request().is_none());
+/// assert_eq!(lock.poll_event(), None::<LockEvent>);
+/// ```
+pub struct Lock<const N: usize = DEFAULT_PATH_CAPACITY> {
+    dir: String<N>,
+    flavour: Flavour,
+    ids: RequestIds,
+    step: Step,
+    guid: Guid,
+    /// Name (not path) of the own node, once known.
+    own: Option<(String<N>, Sequence)>,
+    /// Full path of the watched predecessor.
+    predecessor: String<N>,
+    predecessor_is_lowest: bool,
+    /// A create may have been applied without our knowing its name.
+    create_unknown: bool,
+    give_up: Option<Outcome>,
+    try_only: bool,
+    deadline: Option<Instant>,
+    connected: bool,
+    /// Held when the connection was lost: waiting for `Resumed` or `Lost`.
+    suspended: bool,
+    directory_retries: u8,
+    outbox: Deque<Op, 8>,
+    in_flight: Deque<(RequestId, Op), MAX_IN_FLIGHT>,
+    events: Deque<LockEvent, 4>,
+    scratch: String<N>,
+}
+
+/// How an acquisition that is being abandoned will be reported.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Outcome {
+    GiveUp(GiveUp),
+    Failed(Error),
+    Release,
+    /// The held node vanished or could not be confirmed.
+    Lost,
+}
+
+impl<const N: usize> Lock<N> {
+    /// A lock on `dir` (which is created, with its ancestors, if missing),
+    /// naming its nodes as the recipes page does.
+    pub fn new(dir: &str) -> Result<Self, Error> {
+        Self::with_flavour(dir, Flavour::Recipes)
+    }
+
+    /// A lock on `dir` whose nodes are named in `flavour`. Contenders of
+    /// every flavour are recognised whatever this one is.
+    pub fn with_flavour(dir: &str, flavour: Flavour) -> Result<Self, Error> {
+        path::validate(dir)?;
+        if dir == "/" {
+            return Err(Error::Path(PathError::BadName));
+        }
+        let mut stored = String::new();
+        path::concat_into(&mut stored, &[dir])?;
+        Ok(Lock {
+            dir: stored,
+            flavour,
+            ids: RequestIds::new(),
+            step: Step::Idle,
+            guid: Guid::default(),
+            own: None,
+            predecessor: String::new(),
+            predecessor_is_lowest: false,
+            create_unknown: false,
+            give_up: None,
+            try_only: false,
+            deadline: None,
+            connected: true,
+            suspended: false,
+            directory_retries: 0,
+            outbox: Deque::new(),
+            in_flight: Deque::new(),
+            events: Deque::new(),
+            scratch: String::new(),
+        })
+    }
+
+    /// The lock directory.
+    pub fn dir(&self) -> &str {
+        &self.dir
+    }
+
+    /// The naming flavour of the nodes this lock creates.
+    pub fn flavour(&self) -> Flavour {
+        self.flavour
+    }
+
+    /// The own node's name, once the server has named it.
+    pub fn own_node(&self) -> Option<&str> {
+        self.own.as_ref().map(|(name, _)| name.as_str())
+    }
+
+    /// The own node's full path into `out` (for fencing writes with a
+    /// `check`), if the node exists.
+    pub fn own_path<const M: usize>(&self) -> Option<Result<String<M>, PathError>> {
+        self.own_node().map(|name| path::join(&self.dir, name))
+    }
+
+    /// The own node's sequence number, once known.
+    pub fn own_sequence(&self) -> Option<Sequence> {
+        self.own.as_ref().map(|(_, seq)| *seq)
+    }
+
+    /// The predecessor being waited for, if any.
+    pub fn predecessor(&self) -> Option<&str> {
+        (self.step == Step::Watching).then_some(self.predecessor.as_str())
+    }
+
+    /// The application-level state.
+    pub fn state(&self) -> LockState {
+        match self.step {
+            Step::Idle => LockState::Idle,
+            Step::Creating | Step::Finding | Step::Listing | Step::Watching => LockState::Acquiring,
+            Step::Held | Step::Verifying => LockState::Held,
+            Step::Deleting => LockState::Releasing,
+        }
+    }
+
+    /// Whether the lock is held and the connection is up (not suspended).
+    pub fn is_held(&self) -> bool {
+        self.step == Step::Held && !self.suspended && self.connected
+    }
+
+    /// Whether the lock is held but the connection was lost.
+    pub fn is_suspended(&self) -> bool {
+        self.state() == LockState::Held && (self.suspended || !self.connected)
+    }
+
+    /// Starts acquiring; [`LockEvent::Acquired`] follows when held.
+    ///
+    /// `guid` must be fresh random bytes for every call.
+    pub fn acquire(&mut self, guid: Guid) -> Result<(), Error> {
+        self.start(guid, false, None)
+    }
+
+    /// Starts acquiring, giving up with [`GiveUp::TimedOut`] at `deadline`.
+    pub fn acquire_until(&mut self, guid: Guid, deadline: Instant) -> Result<(), Error> {
+        self.start(guid, false, Some(deadline))
+    }
+
+    /// Acquires only if nobody holds or waits for the lock: otherwise the own
+    /// node is removed and [`GiveUp::Busy`] reported.
+    pub fn try_acquire(&mut self, guid: Guid) -> Result<(), Error> {
+        self.start(guid, true, None)
+    }
+
+    fn start(&mut self, guid: Guid, try_only: bool, deadline: Option<Instant>) -> Result<(), Error> {
+        if self.step != Step::Idle {
+            return Err(Error::InvalidState { state: self.state() });
+        }
+        // The own node's path must fit before anything is created.
+        let mut measure = path::Measure::default();
+        let _ = self.flavour.write_prefix(NodeKind::Lock, &guid, &mut measure);
+        let needed = self.dir.len() + 1 + measure.0 + 11;
+        if needed > N {
+            return Err(Error::Path(PathError::TooLong { needed, capacity: N }));
+        }
+        self.guid = guid;
+        self.try_only = try_only;
+        self.deadline = deadline;
+        self.own = None;
+        self.create_unknown = false;
+        self.give_up = None;
+        self.suspended = false;
+        self.directory_retries = 0;
+        self.step = Step::Creating;
+        self.queue_create();
+        Ok(())
+    }
+
+    /// Releases a held lock; [`LockEvent::Released`] follows once the node is
+    /// confirmed deleted. Retried across connection losses until confirmed
+    /// or the session is gone (CURATOR-678).
+    pub fn release(&mut self) -> Result<(), Error> {
+        match self.step {
+            Step::Held | Step::Verifying => {
+                self.give_up = Some(Outcome::Release);
+                self.start_delete();
+                Ok(())
+            }
+            _ => Err(Error::InvalidState { state: self.state() }),
+        }
+    }
+
+    /// Stops waiting; [`GiveUp::Cancelled`] follows once the own node is
+    /// gone. Cancelling after the lock was acquired releases it.
+    pub fn cancel(&mut self) -> Result<(), Error> {
+        match self.state() {
+            LockState::Acquiring => {
+                self.abandon(Outcome::GiveUp(GiveUp::Cancelled));
+                Ok(())
+            }
+            LockState::Held => self.release(),
+            LockState::Releasing => Ok(()),
+            LockState::Idle => Err(Error::InvalidState { state: LockState::Idle }),
+        }
+    }
+
+    fn queue_create(&mut self) {
+        self.outbox.clear();
+        let _ = self.outbox.push_back(Op::Create);
+        let _ = self.outbox.push_back(Op::List);
+    }
+
+    fn queue(&mut self, op: Op) {
+        if !self.outbox.iter().any(|o| *o == op) && !self.in_flight.iter().any(|(_, o)| *o == op) {
+            let _ = self.outbox.push_back(op);
+        }
+    }
+
+    /// Forgets requests in flight of these kinds: their replies are ignored.
+    fn forget(&mut self, ops: &[Op]) {
+        let len = self.in_flight.len();
+        for _ in 0..len {
+            if let Some(entry) = self.in_flight.pop_front() {
+                if !ops.contains(&entry.1) {
+                    let _ = self.in_flight.push_back(entry);
+                }
+            }
+        }
+        let len = self.outbox.len();
+        for _ in 0..len {
+            if let Some(op) = self.outbox.pop_front() {
+                if !ops.contains(&op) {
+                    let _ = self.outbox.push_back(op);
+                }
+            }
+        }
+    }
+
+    fn create_in_flight(&self) -> bool {
+        self.in_flight.iter().any(|(_, op)| *op == Op::Create)
+            || self.outbox.iter().any(|op| *op == Op::Create)
+    }
+
+    /// Abandons the acquisition: delete the own node (once its name is
+    /// known), then report `outcome`.
+    fn abandon(&mut self, outcome: Outcome) {
+        self.give_up = Some(outcome);
+        self.deadline = None;
+        self.forget(&[Op::List, Op::WatchPredecessor, Op::Verify]);
+        if self.own.is_some() {
+            self.start_delete();
+        } else if self.in_flight.iter().any(|(_, op)| *op == Op::Create) {
+            // Wait for the create's answer, then delete what it made.
+            self.step = Step::Creating;
+        } else if self.create_unknown {
+            self.step = Step::Finding;
+            self.queue(Op::List);
+        } else {
+            // Nothing was created (or the create was never sent).
+            self.forget(&[Op::Create, Op::Ensure { level: 0 }]);
+            self.outbox.clear();
+            self.finish();
+        }
+    }
+
+    fn start_delete(&mut self) {
+        self.step = Step::Deleting;
+        self.forget(&[Op::List, Op::WatchPredecessor, Op::Verify]);
+        self.queue(Op::Delete);
+    }
+
+    /// Reports the pending outcome and returns to idle.
+    fn finish(&mut self) {
+        let event = match self.give_up.take() {
+            Some(Outcome::GiveUp(reason)) => LockEvent::NotAcquired(reason),
+            Some(Outcome::Failed(e)) => LockEvent::Failed(e),
+            Some(Outcome::Release) => LockEvent::Released,
+            Some(Outcome::Lost) => LockEvent::Lost,
+            None => LockEvent::Released,
+        };
+        self.reset();
+        self.emit(event);
+    }
+
+    fn reset(&mut self) {
+        self.step = Step::Idle;
+        self.own = None;
+        self.create_unknown = false;
+        self.deadline = None;
+        self.suspended = false;
+        self.outbox.clear();
+        self.in_flight.clear();
+    }
+
+    fn emit(&mut self, event: LockEvent) {
+        if self.events.is_full() {
+            // The application did not drain; keep the newest, which is the
+            // one describing the current state.
+            let _ = self.events.pop_front();
+        }
+        let _ = self.events.push_back(event);
+    }
+
+    fn acquired(&mut self) {
+        self.step = Step::Held;
+        self.deadline = None;
+        self.forget(&[Op::List, Op::WatchPredecessor]);
+        self.emit(LockEvent::Acquired);
+    }
+
+    fn fail(&mut self, e: Error) {
+        self.abandon(Outcome::Failed(e));
+    }
+
+    /// A request's answer says the connection is gone: stop sending until
+    /// the driver reports `Connected`, then resume from the current step.
+    fn connection_lost(&mut self) {
+        if !self.connected {
+            return;
+        }
+        self.connected = false;
+        self.ids.new_epoch();
+        if self.create_in_flight() && self.own.is_none() {
+            // Sent or not, it may have been applied: only the GUID can tell.
+            self.create_unknown = self.in_flight.iter().any(|(_, op)| *op == Op::Create) || self.create_unknown;
+        }
+        self.in_flight.clear();
+        self.outbox.clear();
+        if matches!(self.step, Step::Held | Step::Verifying) && !self.suspended {
+            self.suspended = true;
+            self.emit(LockEvent::Suspended);
+        }
+    }
+
+    /// The same session is usable again: rebuild what to send from the step.
+    fn resume(&mut self) {
+        self.outbox.clear();
+        match self.step {
+            Step::Idle => {}
+            Step::Creating | Step::Finding | Step::Listing | Step::Watching => {
+                if self.own.is_some() {
+                    self.step = Step::Listing;
+                    self.queue(Op::List);
+                } else if self.create_unknown {
+                    self.step = Step::Finding;
+                    self.queue(Op::List);
+                } else {
+                    self.step = Step::Creating;
+                    self.queue_create();
+                }
+            }
+            Step::Held | Step::Verifying => {
+                self.step = Step::Verifying;
+                self.queue(Op::Verify);
+            }
+            Step::Deleting => {
+                if self.own.is_some() {
+                    self.queue(Op::Delete);
+                } else if self.create_unknown {
+                    self.step = Step::Finding;
+                    self.queue(Op::List);
+                } else {
+                    self.finish();
+                }
+            }
+        }
+    }
+
+    /// The session is gone and its ephemeral nodes with it.
+    fn session_ended(&mut self, error: ZkError) {
+        self.ids.new_epoch();
+        self.connected = false;
+        let event = match (self.step, self.give_up) {
+            (Step::Idle, _) => None,
+            (_, Some(Outcome::Release)) => Some(LockEvent::Released),
+            (_, Some(Outcome::GiveUp(reason))) => Some(LockEvent::NotAcquired(reason)),
+            (_, Some(Outcome::Failed(e))) => Some(LockEvent::Failed(e)),
+            (_, Some(Outcome::Lost)) | (Step::Held | Step::Verifying, None) => Some(LockEvent::Lost),
+            (_, None) => Some(LockEvent::Failed(Error::Zk(error))),
+        };
+        self.give_up = None;
+        self.reset();
+        if let Some(event) = event {
+            self.emit(event);
+        }
+    }
+
+    fn on_error(&mut self, op: Op, e: ZkError) {
+        if e.is_connection_loss() {
+            self.connection_lost();
+        } else if e.is_session_gone() {
+            self.session_ended(e);
+        } else {
+            match op {
+                Op::Delete => {
+                    // Our own ephemeral node refused to go (an ACL set by
+                    // someone else): report it rather than spin.
+                    self.give_up = Some(Outcome::Failed(Error::Zk(e)));
+                    self.finish();
+                }
+                Op::Verify => self.abandon(Outcome::Lost),
+                _ => self.fail(Error::Zk(e)),
+            }
+        }
+    }
+
+    fn on_created(&mut self, full_path: &str) {
+        if !self.store_own(path::basename(full_path)) {
+            self.create_unknown = true;
+            return self.fail(Error::BadReply);
+        }
+        self.create_unknown = false;
+        if self.give_up.is_some() {
+            self.start_delete();
+        }
+    }
+
+    fn on_create_error(&mut self, e: ZkError) {
+        if e == ZkError::NoNode && self.directory_retries < MAX_DIRECTORY_RETRIES {
+            // The directory is missing: create its ancestors (pipelined,
+            // NodeExists ignored), then the own node and the listing again.
+            self.directory_retries += 1;
+            self.forget(&[Op::List]);
+            if self.give_up.is_some() {
+                return self.finish();
+            }
+            self.outbox.clear();
+            let _ = self.outbox.push_back(Op::Ensure { level: 1 });
+            let _ = self.outbox.push_back(Op::Create);
+            let _ = self.outbox.push_back(Op::List);
+        } else if e.is_connection_loss() || e.is_session_gone() {
+            if e.is_connection_loss() {
+                self.create_unknown = true;
+            }
+            self.on_error(Op::Create, e);
+        } else {
+            self.forget(&[Op::List]);
+            self.give_up.get_or_insert(Outcome::Failed(Error::Zk(e)));
+            self.finish();
+        }
+    }
+
+    /// One pass over the children, looking for the own node by GUID.
+    fn find_own(&mut self, children: crate::Children<'_>) -> bool {
+        for name in children {
+            if self.flavour.is_own(NodeKind::Lock, &self.guid, name) {
+                return self.store_own(name);
+            }
+        }
+        false
+    }
+
+    fn on_children(&mut self, children: crate::Children<'_>) {
+        if self.step == Step::Finding {
+            let found = self.find_own(children.clone());
+            self.create_unknown = false;
+            if self.give_up.is_some() {
+                return if found { self.start_delete() } else { self.finish() };
+            }
+            if !found {
+                self.step = Step::Creating;
+                return self.queue_create();
+            }
+            self.step = Step::Listing;
+        }
+        if !matches!(self.step, Step::Creating | Step::Listing) {
+            return;
+        }
+        let Some((_, own_seq)) = self.own else {
+            // A listing without a known own node (its create failed): the
+            // create's handler has already decided what comes next.
+            return;
+        };
+        // One pass: is the own node there, how many contenders precede it,
+        // and which one immediately precedes it.
+        let mut present = false;
+        let mut lower = 0usize;
+        let mut predecessor: Option<(&str, Sequence)> = None;
+        let own_name = self.own.as_ref().map(|(n, _)| n.as_str()).unwrap_or("");
+        for name in children {
+            let Some(seq) = contender_sequence(NodeKind::Lock, name) else {
+                continue;
+            };
+            if name == own_name {
+                present = true;
+            } else if seq.precedes(own_seq) {
+                lower += 1;
+                if predecessor.is_none_or(|(_, best)| best.precedes(seq)) {
+                    predecessor = Some((name, seq));
+                }
+            }
+        }
+        if !present {
+            // The own node vanished (deleted by an operator, or its session
+            // was replaced): start over with a new node.
+            self.own = None;
+            self.step = Step::Creating;
+            return self.queue_create();
+        }
+        match predecessor {
+            None => self.acquired(),
+            Some(_) if self.try_only => self.abandon(Outcome::GiveUp(GiveUp::Busy)),
+            Some((name, _)) => {
+                let mut buf = String::new();
+                if let Err(e) = path::join_into(&mut buf, &self.dir, name) {
+                    return self.fail(Error::Path(e));
+                }
+                self.predecessor = buf;
+                self.predecessor_is_lowest = lower == 1;
+                self.step = Step::Watching;
+                self.queue(Op::WatchPredecessor);
+            }
+        }
+    }
+
+    fn predecessor_gone(&mut self) {
+        self.forget(&[Op::WatchPredecessor]);
+        if self.predecessor_is_lowest {
+            // It was the only contender ahead of us, and sequence numbers
+            // only grow: nobody can have slipped in ahead since.
+            self.acquired();
+        } else {
+            self.step = Step::Listing;
+            self.queue(Op::List);
+        }
+    }
+
+    /// Stores `name` as the own node if its full path fits the buffers.
+    fn store_own(&mut self, name: &str) -> bool {
+        let (Ok(seq), true) = (Sequence::parse(name), self.dir.len() + 1 + name.len() <= N) else {
+            return false;
+        };
+        let mut stored = String::new();
+        if path::concat_into(&mut stored, &[name]).is_err() {
+            return false;
+        }
+        self.own = Some((stored, seq));
+        true
+    }
+
+    /// Writes the request for `op` into the scratch buffer and returns it.
+    ///
+    /// Cannot fail: every path was sized when stored (the directory in
+    /// `with_flavour`, the own node's prefix in `start`, the own node's name
+    /// in `store_own`, the predecessor's path in `on_children`).
+    fn materialise(&mut self, op: Op) -> Request<'_> {
+        match op {
+            Op::Ensure { level } => {
+                let end = nth_ancestor_end(&self.dir, level);
+                let _ = path::concat_into(&mut self.scratch, &[&self.dir[..end]]);
+                Request::Create {
+                    path: &self.scratch,
+                    data: &[],
+                    acl: Acl::OPEN,
+                    mode: CreateMode::Persistent,
+                }
+            }
+            Op::Create => {
+                self.scratch.clear();
+                let mut w = Bounded(&mut self.scratch);
+                let _ = write!(w, "{}/", self.dir);
+                let _ = self.flavour.write_prefix(NodeKind::Lock, &self.guid, &mut w);
+                Request::Create {
+                    path: &self.scratch,
+                    data: &[],
+                    acl: Acl::OPEN,
+                    mode: CreateMode::EphemeralSequential,
+                }
+            }
+            Op::List => Request::GetChildren {
+                path: &self.dir,
+                watch: false,
+            },
+            // getData, not exists: on a node that is already gone, getData
+            // registers nothing, while exists would leave a creation watch
+            // behind on a name that will never be created again (CURATOR-107).
+            Op::WatchPredecessor => Request::GetData {
+                path: &self.predecessor,
+                watch: true,
+            },
+            Op::Delete | Op::Verify => {
+                let name = self.own.as_ref().map(|(n, _)| n.as_str()).unwrap_or("");
+                let _ = path::join_into(&mut self.scratch, &self.dir, name);
+                if op == Op::Delete {
+                    Request::Delete {
+                        path: &self.scratch,
+                        version: Version::Any,
+                    }
+                } else {
+                    Request::Exists {
+                        path: &self.scratch,
+                        watch: false,
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Byte index where the `level`-th ancestor of `dir` ends (`level` 1 is the
+/// topmost component; the deepest is `dir` itself).
+fn nth_ancestor_end(dir: &str, level: u8) -> usize {
+    dir.match_indices('/')
+        .map(|(i, _)| i)
+        .chain(core::iter::once(dir.len()))
+        .filter(|&i| i > 0)
+        .nth(usize::from(level.saturating_sub(1)))
+        .unwrap_or(dir.len())
+}
+
+fn depth(dir: &str) -> u8 {
+    u8::try_from(dir.matches('/').count()).unwrap_or(u8::MAX)
+}
+
+/// `fmt::Write` into a heapless string that fails instead of truncating.
+struct Bounded<'a, const N: usize>(&'a mut String<N>);
+
+impl<const N: usize> Write for Bounded<'_, N> {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        self.0.push_str(s).map_err(|_| fmt::Error)
+    }
+}
+
+impl<const N: usize> Recipe for Lock<N> {
+    type Event = LockEvent;
+
+    fn poll_request(&mut self) -> Option<Outgoing<'_>> {
+        if !self.connected || self.in_flight.is_full() {
+            return None;
+        }
+        let op = self.outbox.pop_front()?;
+        if let Op::Ensure { level } = op {
+            if level < depth(&self.dir) {
+                let _ = self.outbox.push_front(Op::Ensure { level: level + 1 });
+            }
+        }
+        let id = self.ids.next_id();
+        let _ = self.in_flight.push_back((id, op));
+        let request = self.materialise(op);
+        Some(Outgoing { id, request })
+    }
+
+    fn handle_reply(&mut self, id: RequestId, reply: Reply<'_>) {
+        if !self.ids.is_current(id) {
+            return;
+        }
+        let Some(pos) = self.in_flight.iter().position(|(i, _)| *i == id) else {
+            return;
+        };
+        // Replies come in order; anything before this one was forgotten.
+        let mut op = Op::List;
+        for _ in 0..=pos {
+            if let Some((_, o)) = self.in_flight.pop_front() {
+                op = o;
+            }
+        }
+        match (op, reply) {
+            (Op::Ensure { .. }, Reply::Created { .. } | Reply::Error(ZkError::NodeExists)) => {}
+            (Op::Ensure { .. }, Reply::Error(e)) => {
+                if e.is_connection_loss() || e.is_session_gone() {
+                    self.on_error(op, e);
+                } else {
+                    self.forget(&[Op::Create, Op::List]);
+                    self.give_up.get_or_insert(Outcome::Failed(Error::Zk(e)));
+                    self.finish();
+                }
+            }
+            (Op::Create, Reply::Created { path }) => self.on_created(path),
+            (Op::Create, Reply::Error(e)) => self.on_create_error(e),
+            (Op::List, Reply::Children(children)) => self.on_children(children),
+            (Op::List, Reply::Error(ZkError::NoNode)) => {
+                // The directory vanished with our node in it: start over.
+                if self.own.is_some() && self.give_up.is_none() {
+                    self.own = None;
+                    self.step = Step::Creating;
+                    self.queue_create();
+                } else if self.step == Step::Finding {
+                    self.create_unknown = false;
+                    if self.give_up.is_some() {
+                        self.finish();
+                    } else {
+                        self.step = Step::Creating;
+                        self.queue_create();
+                    }
+                }
+            }
+            (Op::WatchPredecessor, Reply::Data { .. }) => {}
+            (Op::WatchPredecessor, Reply::Error(ZkError::NoNode)) => self.predecessor_gone(),
+            (Op::Delete, Reply::Deleted | Reply::Error(ZkError::NoNode)) => self.finish(),
+            (Op::Verify, Reply::Exists { .. }) => {
+                self.step = Step::Held;
+                self.suspended = false;
+                self.emit(LockEvent::Resumed);
+            }
+            (Op::Verify, Reply::Error(ZkError::NoNode)) => {
+                self.own = None;
+                self.give_up = Some(Outcome::Lost);
+                self.finish();
+            }
+            (op, Reply::Error(e)) => self.on_error(op, e),
+            // An answer of the wrong shape for the request.
+            (_, _) => self.fail(Error::BadReply),
+        }
+    }
+
+    fn handle_watch(&mut self, event: WatchEvent<'_>) {
+        if self.step != Step::Watching || event.path != self.predecessor.as_str() {
+            return;
+        }
+        match event.kind {
+            WatchKind::NodeDeleted => self.predecessor_gone(),
+            // The one-shot watch is spent without the node going: re-arm it.
+            _ => self.queue(Op::WatchPredecessor),
+        }
+    }
+
+    fn handle_session(&mut self, event: SessionEvent) {
+        match event {
+            SessionEvent::Connected { .. } => {
+                if !self.connected {
+                    self.connected = true;
+                    self.resume();
+                }
+            }
+            SessionEvent::Suspended => self.connection_lost(),
+            SessionEvent::Expired => self.session_ended(ZkError::SessionExpired),
+            SessionEvent::Closed => self.session_ended(ZkError::SessionExpired),
+        }
+    }
+
+    fn handle_timeout(&mut self, now: Instant) {
+        if let Some(deadline) = self.deadline {
+            if now >= deadline && self.state() == LockState::Acquiring {
+                self.abandon(Outcome::GiveUp(GiveUp::TimedOut));
+            }
+        }
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        if self.state() == LockState::Acquiring {
+            self.deadline
+        } else {
+            None
+        }
+    }
+
+    fn poll_event(&mut self) -> Option<LockEvent> {
+        self.events.pop_front()
+    }
+}
+
+impl<const N: usize> fmt::Debug for Lock<N> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Lock")
+            .field("dir", &self.dir.as_str())
+            .field("state", &self.state())
+            .field("own", &self.own_node())
+            .field("predecessor", &self.predecessor())
+            .field("connected", &self.connected)
+            .finish()
+    }
+}

@@ -1,0 +1,269 @@
+//! ZooKeeper path validation and allocation-free composition.
+//!
+//! The rules are the server's (`PathUtils.validatePath` in ZooKeeper 3.8):
+//! absolute, no empty segments, no trailing slash (except the root), no `.`
+//! or `..` segments, no control or private-use characters. Checking them in
+//! the client turns a server round trip ending in `BadArguments` into a typed
+//! error at the call site.
+
+use core::fmt::{self, Write};
+use heapless::String;
+
+/// Why a path was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
+pub enum PathError {
+    /// The path is empty.
+    Empty,
+    /// The path does not start with `/`.
+    NotAbsolute,
+    /// The path ends with `/` (only the root may).
+    TrailingSlash,
+    /// The path contains `//` (an empty segment) at this byte offset.
+    EmptySegment {
+        /// Byte offset of the second slash.
+        at: usize,
+    },
+    /// The path contains a `.` or `..` segment starting at this byte offset.
+    RelativeSegment {
+        /// Byte offset of the segment.
+        at: usize,
+    },
+    /// The path contains a character the server refuses (NUL, a control
+    /// character, U+007F–U+009F, U+E000–U+F8FF, U+FFF0–U+FFFF, or any
+    /// character outside the Basic Multilingual Plane, which Java would
+    /// encode as surrogates) at this byte offset.
+    ForbiddenChar {
+        /// Byte offset of the character.
+        at: usize,
+    },
+    /// The composed path needs `needed` bytes but the buffer holds `capacity`.
+    TooLong {
+        /// Bytes the path needs.
+        needed: usize,
+        /// Bytes the buffer can hold.
+        capacity: usize,
+    },
+    /// A node name (one segment) is empty or contains `/`.
+    BadName,
+}
+
+impl fmt::Display for PathError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PathError::Empty => f.write_str("path is empty"),
+            PathError::NotAbsolute => f.write_str("path must start with '/'"),
+            PathError::TrailingSlash => f.write_str("path must not end with '/'"),
+            PathError::EmptySegment { at } => write!(f, "empty path segment at byte {at}"),
+            PathError::RelativeSegment { at } => {
+                write!(f, "'.' or '..' segment at byte {at}")
+            }
+            PathError::ForbiddenChar { at } => write!(f, "forbidden character at byte {at}"),
+            PathError::TooLong { needed, capacity } => {
+                write!(f, "path needs {needed} bytes but the buffer holds {capacity}")
+            }
+            PathError::BadName => f.write_str("node name is empty or contains '/'"),
+        }
+    }
+}
+
+fn forbidden(c: char) -> bool {
+    matches!(c,
+        '\u{0}'..='\u{1f}'
+        | '\u{7f}'..='\u{9f}'
+        | '\u{e000}'..='\u{f8ff}'
+        | '\u{fff0}'..='\u{ffff}')
+        || (c as u32) > 0xffff
+}
+
+/// Checks `path` against the server's rules for an existing node's path.
+pub fn validate(path: &str) -> Result<(), PathError> {
+    validate_inner(path, false)
+}
+
+/// Checks the path given to a sequential create, which may end in `/`
+/// (`/queue/` creates `/queue/0000000007`).
+pub fn validate_sequential_prefix(path: &str) -> Result<(), PathError> {
+    validate_inner(path, true)
+}
+
+fn validate_inner(path: &str, sequential: bool) -> Result<(), PathError> {
+    let bytes = path.as_bytes();
+    match bytes.first() {
+        None => return Err(PathError::Empty),
+        Some(b'/') => {}
+        Some(_) => return Err(PathError::NotAbsolute),
+    }
+    if bytes.len() == 1 {
+        return Ok(());
+    }
+    if !sequential && bytes[bytes.len() - 1] == b'/' {
+        return Err(PathError::TrailingSlash);
+    }
+    for (at, c) in path.char_indices() {
+        if forbidden(c) {
+            return Err(PathError::ForbiddenChar { at });
+        }
+    }
+    // Segments between slashes; with a sequential prefix the last one may be empty.
+    let mut start = 1;
+    for segment in path[1..].split('/') {
+        let is_last = start + segment.len() == path.len();
+        if segment.is_empty() && !(sequential && is_last) {
+            return Err(PathError::EmptySegment { at: start });
+        }
+        if segment == "." || segment == ".." {
+            return Err(PathError::RelativeSegment { at: start });
+        }
+        start += segment.len() + 1;
+    }
+    Ok(())
+}
+
+/// Checks one node name (a path segment).
+pub fn validate_name(name: &str) -> Result<(), PathError> {
+    if name.is_empty() || name.contains('/') {
+        return Err(PathError::BadName);
+    }
+    if name == "." || name == ".." {
+        return Err(PathError::RelativeSegment { at: 0 });
+    }
+    match name.char_indices().find(|&(_, c)| forbidden(c)) {
+        Some((at, _)) => Err(PathError::ForbiddenChar { at }),
+        None => Ok(()),
+    }
+}
+
+/// The last segment of a path (`"/a/b"` gives `"b"`, `"/"` gives `""`).
+pub fn basename(path: &str) -> &str {
+    match path.rfind('/') {
+        Some(i) => &path[i + 1..],
+        None => path,
+    }
+}
+
+/// The parent of a path (`"/a/b"` gives `"/a"`, `"/a"` gives `"/"`), or
+/// `None` for the root.
+pub fn parent(path: &str) -> Option<&str> {
+    match path.rfind('/') {
+        _ if path == "/" => None,
+        Some(0) => Some("/"),
+        Some(i) => Some(&path[..i]),
+        None => None,
+    }
+}
+
+/// Writes `parts` one after the other into a fresh `heapless::String<N>`,
+/// failing with [`PathError::TooLong`] instead of truncating.
+pub fn concat<const N: usize>(parts: &[&str]) -> Result<String<N>, PathError> {
+    let mut out = String::new();
+    concat_into(&mut out, parts)?;
+    Ok(out)
+}
+
+/// Replaces the content of `out` with `parts` concatenated, failing with
+/// [`PathError::TooLong`] (and leaving `out` empty) if they do not fit.
+pub fn concat_into<const N: usize>(out: &mut String<N>, parts: &[&str]) -> Result<(), PathError> {
+    out.clear();
+    let needed: usize = parts.iter().map(|p| p.len()).sum();
+    if needed > N {
+        return Err(PathError::TooLong {
+            needed,
+            capacity: N,
+        });
+    }
+    for part in parts {
+        // Cannot fail: the total length was checked above.
+        let _ = out.push_str(part);
+    }
+    Ok(())
+}
+
+/// `dir + "/" + name` (or `"/" + name` when `dir` is the root), validated,
+/// into a `heapless::String<N>`.
+pub fn join<const N: usize>(dir: &str, name: &str) -> Result<String<N>, PathError> {
+    let mut out = String::new();
+    join_into(&mut out, dir, name)?;
+    Ok(out)
+}
+
+/// [`join`] into an existing buffer.
+pub fn join_into<const N: usize>(out: &mut String<N>, dir: &str, name: &str) -> Result<(), PathError> {
+    let sep = if dir.ends_with('/') { "" } else { "/" };
+    concat_into(out, &[dir, sep, name])
+}
+
+/// A `fmt::Write` sink that counts what would be written, to size a buffer
+/// before writing into it.
+#[derive(Default)]
+pub(crate) struct Measure(pub usize);
+
+impl Write for Measure {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        self.0 += s.len();
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accepts_the_servers_valid_paths() {
+        for p in ["/", "/a", "/a/b", "/zookeeper/quota", "/a/.b", "/a/..b", "/ü/日本"] {
+            assert_eq!(validate(p), Ok(()), "{p}");
+        }
+    }
+
+    #[test]
+    fn refuses_what_the_server_refuses() {
+        assert_eq!(validate(""), Err(PathError::Empty));
+        assert_eq!(validate("a/b"), Err(PathError::NotAbsolute));
+        assert_eq!(validate("/a/"), Err(PathError::TrailingSlash));
+        assert_eq!(validate("/a//b"), Err(PathError::EmptySegment { at: 3 }));
+        assert_eq!(validate("/a/./b"), Err(PathError::RelativeSegment { at: 3 }));
+        assert_eq!(validate("/a/.."), Err(PathError::RelativeSegment { at: 3 }));
+        assert_eq!(validate("/a\0"), Err(PathError::ForbiddenChar { at: 2 }));
+        assert_eq!(validate("/a\u{1}"), Err(PathError::ForbiddenChar { at: 2 }));
+        assert_eq!(validate("/\u{85}"), Err(PathError::ForbiddenChar { at: 1 }));
+        assert_eq!(validate("/\u{e000}"), Err(PathError::ForbiddenChar { at: 1 }));
+        assert_eq!(validate("/\u{fff5}"), Err(PathError::ForbiddenChar { at: 1 }));
+        assert_eq!(validate("/\u{1f600}"), Err(PathError::ForbiddenChar { at: 1 }));
+    }
+
+    #[test]
+    fn sequential_prefix_may_end_in_slash() {
+        assert_eq!(validate_sequential_prefix("/q/"), Ok(()));
+        assert_eq!(validate_sequential_prefix("/q/x-"), Ok(()));
+        assert_eq!(
+            validate_sequential_prefix("/q//"),
+            Err(PathError::EmptySegment { at: 3 })
+        );
+    }
+
+    #[test]
+    fn composition_errors_instead_of_truncating() {
+        let ok: String<8> = join("/a", "bcd").unwrap();
+        assert_eq!(ok.as_str(), "/a/bcd");
+        let root: String<8> = join("/", "x").unwrap();
+        assert_eq!(root.as_str(), "/x");
+        let err = join::<6>("/a", "bcdef");
+        assert_eq!(
+            err,
+            Err(PathError::TooLong {
+                needed: 8,
+                capacity: 6
+            })
+        );
+    }
+
+    #[test]
+    fn parent_and_basename() {
+        assert_eq!(parent("/a/b"), Some("/a"));
+        assert_eq!(parent("/a"), Some("/"));
+        assert_eq!(parent("/"), None);
+        assert_eq!(basename("/a/b"), "b");
+    }
+}

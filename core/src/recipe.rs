@@ -1,0 +1,83 @@
+//! The one contract every recipe implements.
+
+use crate::{Instant, Reply, Request, RequestId, SessionEvent, WatchEvent};
+
+/// A request a recipe wants sent, with the id its reply must carry back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct Outgoing<'a> {
+    /// Hand this back to [`Recipe::handle_reply`] with the reply.
+    pub id: RequestId,
+    /// What to send.
+    pub request: Request<'a>,
+}
+
+/// A coordination recipe as a pure state machine.
+///
+/// A recipe never touches a socket, a clock or an allocator. A driver (the
+/// tokio transport, the embassy transport, the in-memory simulator, a unit
+/// test) tells it what happened through the `handle_*` methods and asks what
+/// to do through the `poll_*` methods.
+///
+/// # The four inputs
+///
+/// * [`handle_reply`](Recipe::handle_reply): the answer to a request the
+///   recipe emitted, with the [`RequestId`] it was emitted with. Replies
+///   whose id belongs to an earlier session epoch are ignored by the recipe,
+///   so a driver may deliver late answers without harm.
+/// * [`handle_watch`](Recipe::handle_watch): a watch set by one of the
+///   recipe's requests fired.
+/// * [`handle_session`](Recipe::handle_session): the connection was lost,
+///   came back, or the session ended. A driver reports
+///   [`SessionEvent::Suspended`] once per loss and [`SessionEvent::Connected`]
+///   when the same session is usable again. A reply carrying
+///   [`ZkError::ConnectionLoss`](crate::ZkError::ConnectionLoss) counts as a
+///   loss by itself (the recipe stops sending until it hears `Connected`), so
+///   a driver that delivers one must follow it with `Connected` once the
+///   session is usable, even if it never saw the connection drop.
+/// * [`handle_timeout`](Recipe::handle_timeout): the time given by
+///   [`poll_timeout`](Recipe::poll_timeout) has come.
+///
+/// # The three outputs, and the drain order
+///
+/// After every `handle_*` call (and after calling one of the recipe's own
+/// methods such as `acquire` or `release`), the driver drains, in this order:
+///
+/// 1. [`poll_request`](Recipe::poll_request) until `None`, sending each
+///    request in the order returned (ZooKeeper answers one session's
+///    requests in order, and recipes rely on it to pipeline);
+/// 2. [`poll_event`](Recipe::poll_event) until `None`, handing each event to
+///    the application;
+/// 3. [`poll_timeout`](Recipe::poll_timeout), re-arming its timer.
+///
+/// Requests before events, so that an event the application reacts to (say,
+/// "acquired", followed by a release) finds the requests that led to it
+/// already on the wire.
+///
+/// Until the first [`SessionEvent`] the recipe assumes a connected session.
+pub trait Recipe {
+    /// What the recipe tells the application.
+    type Event;
+
+    /// The next request to send, if any. The request borrows from the
+    /// recipe: encode or copy it before calling again.
+    fn poll_request(&mut self) -> Option<Outgoing<'_>>;
+
+    /// The reply to the request emitted with `id`.
+    fn handle_reply(&mut self, id: RequestId, reply: Reply<'_>);
+
+    /// A watch notification for a path this recipe watched.
+    fn handle_watch(&mut self, event: WatchEvent<'_>);
+
+    /// A change of the session's state.
+    fn handle_session(&mut self, event: SessionEvent);
+
+    /// The current time, at or after what [`poll_timeout`](Recipe::poll_timeout) asked for.
+    fn handle_timeout(&mut self, now: Instant);
+
+    /// When the recipe wants [`handle_timeout`](Recipe::handle_timeout) called.
+    fn poll_timeout(&self) -> Option<Instant>;
+
+    /// The next event for the application, if any.
+    fn poll_event(&mut self) -> Option<Self::Event>;
+}

@@ -1,0 +1,235 @@
+//! ZooKeeper's error codes (`KeeperException.Code`) as one enum.
+
+use core::fmt;
+
+/// An error code sent by a ZooKeeper server (or produced by a client for a lost
+/// connection), as carried in a reply header.
+///
+/// Codes this crate does not know map to [`ZkError::Unknown`] with the raw
+/// value, so a newer server never makes the core panic.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
+pub enum ZkError {
+    /// -1: range marker, never sent by a server.
+    SystemError,
+    /// -2: an operation of a multi after the one that failed.
+    RuntimeInconsistency,
+    /// -3: the data is inconsistent.
+    DataInconsistency,
+    /// -4: the connection to the server was lost; the request may or may not
+    /// have been applied.
+    ConnectionLoss,
+    /// -5: the server could not decode the request.
+    MarshallingError,
+    /// -6: the operation is not implemented by this server.
+    Unimplemented,
+    /// -7: the operation timed out.
+    OperationTimeout,
+    /// -8: invalid arguments (bad path, flags or TTL).
+    BadArguments,
+    /// -12: unknown session (server-internal).
+    UnknownSession,
+    /// -13: a reconfiguration has no quorum.
+    NewConfigNoQuorum,
+    /// -14: a reconfiguration is already in progress.
+    ReconfigInProgress,
+    /// -100: range marker, never sent by a server.
+    ApiError,
+    /// -101: the node does not exist.
+    NoNode,
+    /// -102: not authorised.
+    NoAuth,
+    /// -103: the version did not match.
+    BadVersion,
+    /// -108: ephemeral nodes may not have children.
+    NoChildrenForEphemerals,
+    /// -110: the node already exists.
+    NodeExists,
+    /// -111: the node has children.
+    NotEmpty,
+    /// -112: the session has expired.
+    SessionExpired,
+    /// -113: invalid callback (client-side).
+    InvalidCallback,
+    /// -114: invalid ACL.
+    InvalidAcl,
+    /// -115: authentication failed.
+    AuthFailed,
+    /// -118: the session moved to another server.
+    SessionMoved,
+    /// -119: a write was sent to a read-only server.
+    NotReadOnly,
+    /// -120: an ephemeral node on a local session.
+    EphemeralOnLocalSession,
+    /// -121: no such watcher.
+    NoWatcher,
+    /// -122: the client's request timed out.
+    RequestTimeout,
+    /// -123: reconfiguration is disabled.
+    ReconfigDisabled,
+    /// -124: the session is closed because it requires SASL authentication.
+    SessionClosedRequireSaslAuth,
+    /// -125: a quota was exceeded.
+    QuotaExceeded,
+    /// -127: the request was throttled; retry with backoff.
+    ThrottledOp,
+    /// A code this crate does not know, with its raw value.
+    Unknown(i32),
+}
+
+impl ZkError {
+    /// The error for a raw code, or `None` for `0` (OK).
+    pub const fn from_code(code: i32) -> Option<ZkError> {
+        use ZkError::*;
+        Some(match code {
+            0 => return None,
+            -1 => SystemError,
+            -2 => RuntimeInconsistency,
+            -3 => DataInconsistency,
+            -4 => ConnectionLoss,
+            -5 => MarshallingError,
+            -6 => Unimplemented,
+            -7 => OperationTimeout,
+            -8 => BadArguments,
+            -12 => UnknownSession,
+            -13 => NewConfigNoQuorum,
+            -14 => ReconfigInProgress,
+            -100 => ApiError,
+            -101 => NoNode,
+            -102 => NoAuth,
+            -103 => BadVersion,
+            -108 => NoChildrenForEphemerals,
+            -110 => NodeExists,
+            -111 => NotEmpty,
+            -112 => SessionExpired,
+            -113 => InvalidCallback,
+            -114 => InvalidAcl,
+            -115 => AuthFailed,
+            -118 => SessionMoved,
+            -119 => NotReadOnly,
+            -120 => EphemeralOnLocalSession,
+            -121 => NoWatcher,
+            -122 => RequestTimeout,
+            -123 => ReconfigDisabled,
+            -124 => SessionClosedRequireSaslAuth,
+            -125 => QuotaExceeded,
+            -127 => ThrottledOp,
+            other => Unknown(other),
+        })
+    }
+
+    /// The raw code as it appears on the wire.
+    pub const fn code(self) -> i32 {
+        use ZkError::*;
+        match self {
+            SystemError => -1,
+            RuntimeInconsistency => -2,
+            DataInconsistency => -3,
+            ConnectionLoss => -4,
+            MarshallingError => -5,
+            Unimplemented => -6,
+            OperationTimeout => -7,
+            BadArguments => -8,
+            UnknownSession => -12,
+            NewConfigNoQuorum => -13,
+            ReconfigInProgress => -14,
+            ApiError => -100,
+            NoNode => -101,
+            NoAuth => -102,
+            BadVersion => -103,
+            NoChildrenForEphemerals => -108,
+            NodeExists => -110,
+            NotEmpty => -111,
+            SessionExpired => -112,
+            InvalidCallback => -113,
+            InvalidAcl => -114,
+            AuthFailed => -115,
+            SessionMoved => -118,
+            NotReadOnly => -119,
+            EphemeralOnLocalSession => -120,
+            NoWatcher => -121,
+            RequestTimeout => -122,
+            ReconfigDisabled => -123,
+            SessionClosedRequireSaslAuth => -124,
+            QuotaExceeded => -125,
+            ThrottledOp => -127,
+            Unknown(code) => code,
+        }
+    }
+
+    /// Whether the request's outcome is unknown and the recipe must find out
+    /// what happened (the recipes page's "recoverable errors").
+    pub const fn is_connection_loss(self) -> bool {
+        matches!(
+            self,
+            ZkError::ConnectionLoss | ZkError::OperationTimeout | ZkError::RequestTimeout
+        )
+    }
+
+    /// Whether the session is gone, with its ephemeral nodes and watches.
+    pub const fn is_session_gone(self) -> bool {
+        matches!(
+            self,
+            ZkError::SessionExpired | ZkError::SessionMoved | ZkError::AuthFailed
+        )
+    }
+}
+
+impl fmt::Display for ZkError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use ZkError::*;
+        let text = match self {
+            SystemError => "system error",
+            RuntimeInconsistency => "a previous operation of the multi failed",
+            DataInconsistency => "data inconsistency",
+            ConnectionLoss => "connection to the server lost",
+            MarshallingError => "the server could not decode the request",
+            Unimplemented => "operation not implemented by the server",
+            OperationTimeout => "operation timed out",
+            BadArguments => "bad arguments",
+            UnknownSession => "unknown session",
+            NewConfigNoQuorum => "new configuration has no quorum",
+            ReconfigInProgress => "reconfiguration in progress",
+            ApiError => "API error",
+            NoNode => "node does not exist",
+            NoAuth => "not authorised",
+            BadVersion => "version mismatch",
+            NoChildrenForEphemerals => "ephemeral nodes cannot have children",
+            NodeExists => "node already exists",
+            NotEmpty => "node has children",
+            SessionExpired => "session expired",
+            InvalidCallback => "invalid callback",
+            InvalidAcl => "invalid ACL",
+            AuthFailed => "authentication failed",
+            SessionMoved => "session moved to another server",
+            NotReadOnly => "write sent to a read-only server",
+            EphemeralOnLocalSession => "ephemeral node on a local session",
+            NoWatcher => "no such watcher",
+            RequestTimeout => "request timed out",
+            ReconfigDisabled => "reconfiguration disabled",
+            SessionClosedRequireSaslAuth => "session closed: SASL authentication required",
+            QuotaExceeded => "quota exceeded",
+            ThrottledOp => "request throttled by the server",
+            Unknown(code) => return write!(f, "unknown ZooKeeper error code {code}"),
+        };
+        f.write_str(text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ZkError;
+
+    #[test]
+    fn every_code_round_trips() {
+        for code in -200..=0 {
+            match ZkError::from_code(code) {
+                None => assert_eq!(code, 0),
+                Some(err) => assert_eq!(err.code(), code),
+            }
+        }
+        assert_eq!(ZkError::from_code(-101), Some(ZkError::NoNode));
+        assert_eq!(ZkError::from_code(-9), Some(ZkError::Unknown(-9)));
+    }
+}
