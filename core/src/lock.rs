@@ -386,6 +386,16 @@ impl<const N: usize> Lock<N> {
         }
     }
 
+    fn remove_in_flight(&mut self, id: RequestId) {
+        for _ in 0..self.in_flight.len() {
+            if let Some(entry) = self.in_flight.pop_front() {
+                if entry.0 != id {
+                    let _ = self.in_flight.push_back(entry);
+                }
+            }
+        }
+    }
+
     /// Forgets requests in flight of these kinds: their replies are ignored.
     fn forget(&mut self, ops: &[Op]) {
         let len = self.in_flight.len();
@@ -427,8 +437,6 @@ impl<const N: usize> Lock<N> {
             self.queue(Op::List);
         } else {
             // Nothing was created (or the create was never sent).
-            self.forget(&[Op::Create, Op::Ensure { level: 0 }]);
-            self.outbox.clear();
             self.finish();
         }
     }
@@ -817,13 +825,8 @@ impl<const N: usize> Recipe for Lock<N> {
         let Some(pos) = self.in_flight.iter().position(|(i, _)| *i == id) else {
             return;
         };
-        // Replies come in order; anything before this one was forgotten.
-        let mut op = Op::List;
-        for _ in 0..=pos {
-            if let Some((_, o)) = self.in_flight.pop_front() {
-                op = o;
-            }
-        }
+        let op = self.in_flight.iter().nth(pos).map(|(_, op)| *op).unwrap_or(Op::List);
+        self.remove_in_flight(id);
         match (op, reply) {
             (Op::Ensure { .. }, Reply::Created { .. } | Reply::Error(ZkError::NodeExists)) => {}
             (Op::Ensure { .. }, Reply::Error(e)) => {
@@ -874,7 +877,8 @@ impl<const N: usize> Recipe for Lock<N> {
     }
 
     fn handle_watch(&mut self, event: WatchEvent<'_>) {
-        if self.step != Step::Watching || event.path != self.predecessor.as_str() {
+        // While disconnected, nothing is acted on: `Connected` re-lists anyway.
+        if !self.connected || self.step != Step::Watching || event.path != self.predecessor.as_str() {
             return;
         }
         match event.kind {

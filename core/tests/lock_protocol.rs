@@ -1,0 +1,355 @@
+//! The exclusive lock driven by hand-written replies: the protocol's exact
+//! sequence of requests, with no server at all.
+
+use herdless_core::lock::{GiveUp, Lock, LockEvent, LockState};
+use herdless_core::naming::Guid;
+use herdless_core::{
+    Children, CreateMode, Instant, Recipe, Reply, Request, RequestId, SessionEvent, Stat,
+    WatchEvent, WatchKind, ZkError,
+};
+
+const GUID: Guid = Guid([0x11; 16]);
+const OWN: &str = "11111111-1111-1111-1111-111111111111-lock-0000000005";
+
+/// Drains the requests, returning their ids and a printable form.
+fn drain(lock: &mut Lock) -> Vec<(RequestId, String)> {
+    let mut out = Vec::new();
+    while let Some(o) = lock.poll_request() {
+        let text = match o.request {
+            Request::Create { path, mode, .. } => format!("create {path} {mode:?}"),
+            Request::GetChildren { path, watch } => format!("children {path} watch={watch}"),
+            Request::GetData { path, watch } => format!("getData {path} watch={watch}"),
+            Request::Exists { path, watch } => format!("exists {path} watch={watch}"),
+            Request::Delete { path, .. } => format!("delete {path}"),
+            other => format!("{other:?}"),
+        };
+        out.push((o.id, text));
+    }
+    out
+}
+
+fn events(lock: &mut Lock) -> Vec<LockEvent> {
+    std::iter::from_fn(|| lock.poll_event()).collect()
+}
+
+fn children(lock: &mut Lock, id: RequestId, names: &[&str]) {
+    lock.handle_reply(id, Reply::Children(Children::new(&names)));
+}
+
+fn created(lock: &mut Lock, id: RequestId, name: &str) {
+    let path = format!("/locks/a/{name}");
+    lock.handle_reply(id, Reply::Created { path: &path });
+}
+
+/// A lock that holds after one round trip, with its requests drained.
+fn held() -> Lock {
+    let mut lock: Lock = Lock::new("/locks/a").unwrap();
+    lock.acquire(GUID).unwrap();
+    let sent = drain(&mut lock);
+    created(&mut lock, sent[0].0, OWN);
+    children(&mut lock, sent[1].0, &[OWN]);
+    assert_eq!(events(&mut lock), vec![LockEvent::Acquired]);
+    lock
+}
+
+#[test]
+fn uncontended_acquire_is_one_round_trip_and_release_one_delete() {
+    let mut lock: Lock = Lock::new("/locks/a").unwrap();
+    lock.acquire(GUID).unwrap();
+    let sent = drain(&mut lock);
+    assert_eq!(sent.len(), 2, "create and listing leave together: {sent:?}");
+    assert_eq!(
+        sent[0].1,
+        format!(
+            "create /locks/a/{} {:?}",
+            &OWN[..OWN.len() - 10],
+            CreateMode::EphemeralSequential
+        )
+    );
+    assert_eq!(sent[1].1, "children /locks/a watch=false");
+    created(&mut lock, sent[0].0, OWN);
+    children(&mut lock, sent[1].0, &[OWN, "unrelated", "sub-lock"]);
+    assert_eq!(events(&mut lock), vec![LockEvent::Acquired]);
+    assert!(lock.is_held());
+    assert!(drain(&mut lock).is_empty());
+
+    lock.release().unwrap();
+    let sent = drain(&mut lock);
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sent[0].1, format!("delete /locks/a/{OWN}"));
+    assert!(
+        events(&mut lock).is_empty(),
+        "released only once the delete is confirmed"
+    );
+    lock.handle_reply(sent[0].0, Reply::Deleted);
+    assert_eq!(events(&mut lock), vec![LockEvent::Released]);
+    assert_eq!(lock.state(), LockState::Idle);
+}
+
+#[test]
+fn waiter_watches_only_its_predecessor_with_get_data_and_takes_over_without_listing() {
+    let mut lock: Lock = Lock::new("/locks/a").unwrap();
+    lock.acquire(GUID).unwrap();
+    let sent = drain(&mut lock);
+    created(&mut lock, sent[0].0, OWN);
+    // Another library's node is lowest; sorting is by suffix, not by name.
+    let kazoo = "ffffffffffffffffffffffffffffffff__lock__0000000003";
+    children(&mut lock, sent[1].0, &["zzz-lock-0000000009", OWN, kazoo]);
+    let sent = drain(&mut lock);
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sent[0].1, format!("getData /locks/a/{kazoo} watch=true"));
+    lock.handle_reply(
+        sent[0].0,
+        Reply::Data {
+            data: b"",
+            stat: Stat::default(),
+        },
+    );
+    assert!(events(&mut lock).is_empty());
+    let path = format!("/locks/a/{kazoo}");
+    lock.handle_watch(WatchEvent {
+        kind: WatchKind::NodeDeleted,
+        path: &path,
+    });
+    assert!(
+        drain(&mut lock).is_empty(),
+        "the lowest predecessor's deletion needs no new listing"
+    );
+    assert_eq!(events(&mut lock), vec![LockEvent::Acquired]);
+}
+
+#[test]
+fn waiter_further_back_lists_again_and_vanished_predecessor_leaves_no_watch() {
+    let mut lock: Lock = Lock::new("/locks/a").unwrap();
+    lock.acquire(GUID).unwrap();
+    let sent = drain(&mut lock);
+    created(&mut lock, sent[0].0, OWN);
+    children(
+        &mut lock,
+        sent[1].0,
+        &["a-lock-0000000001", "b-lock-0000000004", OWN],
+    );
+    let sent = drain(&mut lock);
+    assert_eq!(sent[0].1, "getData /locks/a/b-lock-0000000004 watch=true");
+    // Gone before the watch was set: getData registers nothing, list again.
+    lock.handle_reply(sent[0].0, Reply::Error(ZkError::NoNode));
+    let sent = drain(&mut lock);
+    assert_eq!(sent[0].1, "children /locks/a watch=false");
+    children(&mut lock, sent[0].0, &["a-lock-0000000001", OWN]);
+    let sent = drain(&mut lock);
+    assert_eq!(sent[0].1, "getData /locks/a/a-lock-0000000001 watch=true");
+}
+
+#[test]
+fn lost_create_reply_adopts_the_node_found_by_guid() {
+    let mut lock: Lock = Lock::new("/locks/a").unwrap();
+    lock.acquire(GUID).unwrap();
+    let sent = drain(&mut lock);
+    lock.handle_session(SessionEvent::Suspended);
+    // Late answers from the lost connection are ignored.
+    created(&mut lock, sent[0].0, OWN);
+    assert!(lock.own_node().is_none());
+    assert!(drain(&mut lock).is_empty(), "nothing is sent while disconnected");
+    lock.handle_session(SessionEvent::Connected { session_id: 1 });
+    let sent = drain(&mut lock);
+    assert_eq!(sent.len(), 1, "no second create before looking: {sent:?}");
+    assert_eq!(sent[0].1, "children /locks/a watch=false");
+    children(&mut lock, sent[0].0, &["x-lock-0000000007", OWN]);
+    assert_eq!(lock.own_node(), Some(OWN));
+    assert_eq!(events(&mut lock), vec![LockEvent::Acquired]);
+}
+
+#[test]
+fn connection_loss_reply_on_release_retries_the_delete_after_reconnect() {
+    let mut lock = held();
+    lock.release().unwrap();
+    let sent = drain(&mut lock);
+    lock.handle_reply(sent[0].0, Reply::Error(ZkError::ConnectionLoss));
+    assert!(events(&mut lock).is_empty(), "not released until confirmed");
+    lock.handle_session(SessionEvent::Connected { session_id: 1 });
+    let sent = drain(&mut lock);
+    assert_eq!(sent[0].1, format!("delete /locks/a/{OWN}"));
+    lock.handle_reply(sent[0].0, Reply::Error(ZkError::NoNode));
+    assert_eq!(events(&mut lock), vec![LockEvent::Released]);
+}
+
+#[test]
+fn holder_hears_suspended_then_lost_on_expiry() {
+    let mut lock = held();
+    lock.handle_session(SessionEvent::Suspended);
+    assert_eq!(events(&mut lock), vec![LockEvent::Suspended]);
+    assert!(!lock.is_held());
+    lock.handle_session(SessionEvent::Expired);
+    assert_eq!(events(&mut lock), vec![LockEvent::Lost]);
+    assert_eq!(lock.state(), LockState::Idle);
+}
+
+#[test]
+fn reconnect_while_holding_confirms_the_node_before_resuming() {
+    let mut lock = held();
+    lock.handle_session(SessionEvent::Suspended);
+    lock.handle_session(SessionEvent::Connected { session_id: 1 });
+    let sent = drain(&mut lock);
+    assert_eq!(sent[0].1, format!("exists /locks/a/{OWN} watch=false"));
+    lock.handle_reply(
+        sent[0].0,
+        Reply::Exists {
+            stat: Stat::default(),
+        },
+    );
+    assert_eq!(
+        events(&mut lock),
+        vec![LockEvent::Suspended, LockEvent::Resumed]
+    );
+    assert!(lock.is_held());
+}
+
+#[test]
+fn reconnect_finding_the_node_gone_reports_lost() {
+    let mut lock = held();
+    lock.handle_session(SessionEvent::Suspended);
+    lock.handle_session(SessionEvent::Connected { session_id: 1 });
+    let sent = drain(&mut lock);
+    lock.handle_reply(sent[0].0, Reply::Error(ZkError::NoNode));
+    assert_eq!(events(&mut lock), vec![LockEvent::Suspended, LockEvent::Lost]);
+    assert_eq!(lock.state(), LockState::Idle);
+}
+
+#[test]
+fn try_acquire_on_a_held_lock_removes_its_node_before_answering() {
+    let mut lock: Lock = Lock::new("/locks/a").unwrap();
+    lock.try_acquire(GUID).unwrap();
+    let sent = drain(&mut lock);
+    created(&mut lock, sent[0].0, OWN);
+    children(&mut lock, sent[1].0, &["a-lock-0000000001", OWN]);
+    let sent = drain(&mut lock);
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sent[0].1, format!("delete /locks/a/{OWN}"));
+    assert!(events(&mut lock).is_empty());
+    lock.handle_reply(sent[0].0, Reply::Deleted);
+    assert_eq!(
+        events(&mut lock),
+        vec![LockEvent::NotAcquired(GiveUp::Busy)]
+    );
+}
+
+#[test]
+fn deadline_gives_up_and_deletes() {
+    let mut lock: Lock = Lock::new("/locks/a").unwrap();
+    lock.acquire_until(GUID, Instant::from_millis(500)).unwrap();
+    assert_eq!(lock.poll_timeout(), Some(Instant::from_millis(500)));
+    let sent = drain(&mut lock);
+    created(&mut lock, sent[0].0, OWN);
+    children(&mut lock, sent[1].0, &["a-lock-0000000001", OWN]);
+    drain(&mut lock);
+    lock.handle_timeout(Instant::from_millis(499));
+    assert!(drain(&mut lock).is_empty());
+    lock.handle_timeout(Instant::from_millis(500));
+    let sent = drain(&mut lock);
+    assert_eq!(sent[0].1, format!("delete /locks/a/{OWN}"));
+    lock.handle_reply(sent[0].0, Reply::Deleted);
+    assert_eq!(
+        events(&mut lock),
+        vec![LockEvent::NotAcquired(GiveUp::TimedOut)]
+    );
+    assert_eq!(lock.poll_timeout(), None);
+}
+
+#[test]
+fn cancel_during_create_waits_for_the_name_then_deletes() {
+    let mut lock: Lock = Lock::new("/locks/a").unwrap();
+    lock.acquire(GUID).unwrap();
+    let sent = drain(&mut lock);
+    lock.cancel().unwrap();
+    assert!(drain(&mut lock).is_empty());
+    created(&mut lock, sent[0].0, OWN);
+    let del = drain(&mut lock);
+    assert_eq!(del[0].1, format!("delete /locks/a/{OWN}"));
+    children(&mut lock, sent[1].0, &[OWN]);
+    assert!(
+        events(&mut lock).is_empty(),
+        "the listing after cancel is ignored"
+    );
+    lock.handle_reply(del[0].0, Reply::Deleted);
+    assert_eq!(
+        events(&mut lock),
+        vec![LockEvent::NotAcquired(GiveUp::Cancelled)]
+    );
+}
+
+#[test]
+fn cancel_while_suspended_deletes_after_reconnect() {
+    let mut lock: Lock = Lock::new("/locks/a").unwrap();
+    lock.acquire(GUID).unwrap();
+    let sent = drain(&mut lock);
+    created(&mut lock, sent[0].0, OWN);
+    children(&mut lock, sent[1].0, &["a-lock-0000000001", OWN]);
+    drain(&mut lock);
+    lock.handle_session(SessionEvent::Suspended);
+    lock.cancel().unwrap();
+    assert!(drain(&mut lock).is_empty());
+    assert!(events(&mut lock).is_empty(), "not reported before the node is gone");
+    lock.handle_session(SessionEvent::Connected { session_id: 1 });
+    let sent = drain(&mut lock);
+    assert_eq!(sent[0].1, format!("delete /locks/a/{OWN}"));
+    lock.handle_reply(sent[0].0, Reply::Deleted);
+    assert_eq!(
+        events(&mut lock),
+        vec![LockEvent::NotAcquired(GiveUp::Cancelled)]
+    );
+}
+
+#[test]
+fn missing_directory_is_created_with_its_ancestors_pipelined() {
+    let mut lock: Lock = Lock::new("/locks/a").unwrap();
+    lock.acquire(GUID).unwrap();
+    let sent = drain(&mut lock);
+    lock.handle_reply(sent[0].0, Reply::Error(ZkError::NoNode));
+    lock.handle_reply(sent[1].0, Reply::Error(ZkError::NoNode));
+    let sent = drain(&mut lock);
+    let texts: Vec<_> = sent.iter().map(|s| s.1.as_str()).collect();
+    assert_eq!(texts.len(), 4, "{texts:?}");
+    assert_eq!(texts[0], "create /locks Persistent");
+    assert_eq!(texts[1], "create /locks/a Persistent");
+    assert!(texts[2].starts_with("create /locks/a/11111111-"));
+    assert_eq!(texts[3], "children /locks/a watch=false");
+    lock.handle_reply(sent[0].0, Reply::Error(ZkError::NodeExists));
+    lock.handle_reply(sent[1].0, Reply::Created { path: "/locks/a" });
+    created(&mut lock, sent[2].0, OWN);
+    children(&mut lock, sent[3].0, &[OWN]);
+    assert_eq!(events(&mut lock), vec![LockEvent::Acquired]);
+}
+
+#[test]
+fn refuses_bad_paths_and_too_long_names() {
+    assert!(Lock::<128>::new("locks").is_err());
+    assert!(Lock::<128>::new("/locks/").is_err());
+    assert!(Lock::<128>::new("/").is_err());
+    let mut small: Lock<40> = Lock::new("/locks/a").unwrap();
+    assert!(matches!(
+        small.acquire(GUID),
+        Err(herdless_core::lock::Error::Path(
+            herdless_core::path::PathError::TooLong { .. }
+        ))
+    ));
+    assert_eq!(small.state(), LockState::Idle);
+}
+
+#[test]
+fn unexpected_reply_shapes_fail_cleanly_instead_of_panicking() {
+    let mut lock: Lock = Lock::new("/locks/a").unwrap();
+    lock.acquire(GUID).unwrap();
+    let sent = drain(&mut lock);
+    // A create answered with a name that has no sequence suffix.
+    lock.handle_reply(sent[0].0, Reply::Created { path: "/locks/a/x" });
+    lock.handle_reply(sent[1].0, Reply::Deleted);
+    // Recovery looks for the node by GUID, finds none, and reports.
+    let sent = drain(&mut lock);
+    assert_eq!(sent[0].1, "children /locks/a watch=false");
+    children(&mut lock, sent[0].0, &[]);
+    assert_eq!(
+        events(&mut lock),
+        vec![LockEvent::Failed(herdless_core::lock::Error::BadReply)]
+    );
+    assert_eq!(lock.state(), LockState::Idle);
+}

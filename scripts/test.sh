@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Runs every check and test of herdless on a fresh machine.
+#
+# Installs what is missing first (ZooKeeper 3.8 and a JRE from apt, the peers
+# for interoperability tests, the thumbv7em target), then: formatting, clippy,
+# the whole test suite (the integration tests start their own ZooKeeper
+# servers on free loopback ports), and a no_std build of the core for a
+# Cortex-M4F to prove it needs neither std nor alloc.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n==> %s\n' "$*"; }
+
+as_root() {
+    if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+missing=()
+[ -f /usr/share/java/zookeeper.jar ] || missing+=(zookeeper)
+command -v java >/dev/null 2>&1 || missing+=(default-jre-headless)
+/usr/bin/python3 -c 'import kazoo' >/dev/null 2>&1 || missing+=(python3-kazoo)
+[ -f /usr/share/java/curator-recipes.jar ] || missing+=(libcurator-recipes-java)
+if [ "${#missing[@]}" -gt 0 ]; then
+    step "installing ${missing[*]}"
+    as_root apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if ! rustup target list --installed | grep -qx thumbv7em-none-eabihf; then
+    step "adding the thumbv7em-none-eabihf target"
+    rustup target add thumbv7em-none-eabihf
+fi
+for component in rustfmt clippy; do
+    rustup component list --installed | grep -q "^$component" || rustup component add "$component"
+done
+
+step "cargo fmt --check"
+cargo fmt --all -- --check
+
+step "cargo clippy"
+cargo clippy --workspace --all-targets -- -D warnings
+
+step "cargo test"
+cargo test --workspace
+
+step "herdless-core for thumbv7em-none-eabihf (no std, no alloc)"
+cargo build -p herdless-core --no-default-features --target thumbv7em-none-eabihf
+
+step "all checks passed"
