@@ -84,6 +84,9 @@ mod tests {
         let slice: &[&str] = &names;
         let children = Children::new(&slice);
         assert_eq!(children.count_all(), 3);
-        assert_eq!(children.collect::<heapless::Vec<_, 4>>().as_slice(), &["a", "b", "c"]);
+        assert_eq!(
+            children.collect::<heapless::Vec<_, 4>>().as_slice(),
+            &["a", "b", "c"]
+        );
     }
 }

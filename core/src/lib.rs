@@ -83,6 +83,8 @@ pub mod recipe;
 pub mod reply;
 pub mod request;
 pub mod sequence;
+#[cfg(feature = "sim")]
+pub mod sim;
 pub mod time;
 pub mod zk_error;
 

@@ -94,6 +94,9 @@ pub enum Error {
     /// The server's answer did not make sense (e.g. a created node without a
     /// sequence suffix).
     BadReply,
+    /// The session ended (expired or closed) and no new one was reported
+    /// with [`SessionEvent::Connected`].
+    NoSession,
 }
 
 impl fmt::Display for Error {
@@ -103,6 +106,7 @@ impl fmt::Display for Error {
             Error::Path(e) => write!(f, "invalid path: {e}"),
             Error::InvalidState { state } => write!(f, "not allowed while the lock is {state:?}"),
             Error::BadReply => f.write_str("malformed reply from the server"),
+            Error::NoSession => f.write_str("the session has ended"),
         }
     }
 }
@@ -150,7 +154,9 @@ enum Step {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Op {
     /// Create the `level`-th ancestor of the lock directory (1 = topmost).
-    Ensure { level: u8 },
+    Ensure {
+        level: u8,
+    },
     Create,
     List,
     WatchPredecessor,
@@ -195,6 +201,8 @@ pub struct Lock<const N: usize = DEFAULT_PATH_CAPACITY> {
     try_only: bool,
     deadline: Option<Instant>,
     connected: bool,
+    /// The session ended; nothing can start before a new one connects.
+    session_over: bool,
     /// Held when the connection was lost: waiting for `Resumed` or `Lost`.
     suspended: bool,
     directory_retries: u8,
@@ -244,6 +252,7 @@ impl<const N: usize> Lock<N> {
             try_only: false,
             deadline: None,
             connected: true,
+            session_over: false,
             suspended: false,
             directory_retries: 0,
             outbox: Deque::new(),
@@ -322,16 +331,31 @@ impl<const N: usize> Lock<N> {
         self.start(guid, true, None)
     }
 
-    fn start(&mut self, guid: Guid, try_only: bool, deadline: Option<Instant>) -> Result<(), Error> {
+    fn start(
+        &mut self,
+        guid: Guid,
+        try_only: bool,
+        deadline: Option<Instant>,
+    ) -> Result<(), Error> {
         if self.step != Step::Idle {
-            return Err(Error::InvalidState { state: self.state() });
+            return Err(Error::InvalidState {
+                state: self.state(),
+            });
+        }
+        if self.session_over {
+            return Err(Error::NoSession);
         }
         // The own node's path must fit before anything is created.
         let mut measure = path::Measure::default();
-        let _ = self.flavour.write_prefix(NodeKind::Lock, &guid, &mut measure);
+        let _ = self
+            .flavour
+            .write_prefix(NodeKind::Lock, &guid, &mut measure);
         let needed = self.dir.len() + 1 + measure.0 + 11;
         if needed > N {
-            return Err(Error::Path(PathError::TooLong { needed, capacity: N }));
+            return Err(Error::Path(PathError::TooLong {
+                needed,
+                capacity: N,
+            }));
         }
         self.guid = guid;
         self.try_only = try_only;
@@ -356,7 +380,9 @@ impl<const N: usize> Lock<N> {
                 self.start_delete();
                 Ok(())
             }
-            _ => Err(Error::InvalidState { state: self.state() }),
+            _ => Err(Error::InvalidState {
+                state: self.state(),
+            }),
         }
     }
 
@@ -370,7 +396,9 @@ impl<const N: usize> Lock<N> {
             }
             LockState::Held => self.release(),
             LockState::Releasing => Ok(()),
-            LockState::Idle => Err(Error::InvalidState { state: LockState::Idle }),
+            LockState::Idle => Err(Error::InvalidState {
+                state: LockState::Idle,
+            }),
         }
     }
 
@@ -500,7 +528,8 @@ impl<const N: usize> Lock<N> {
         self.ids.new_epoch();
         if self.create_in_flight() && self.own.is_none() {
             // Sent or not, it may have been applied: only the GUID can tell.
-            self.create_unknown = self.in_flight.iter().any(|(_, op)| *op == Op::Create) || self.create_unknown;
+            self.create_unknown =
+                self.in_flight.iter().any(|(_, op)| *op == Op::Create) || self.create_unknown;
         }
         self.in_flight.clear();
         self.outbox.clear();
@@ -548,12 +577,15 @@ impl<const N: usize> Lock<N> {
     fn session_ended(&mut self, error: ZkError) {
         self.ids.new_epoch();
         self.connected = false;
+        self.session_over = true;
         let event = match (self.step, self.give_up) {
             (Step::Idle, _) => None,
             (_, Some(Outcome::Release)) => Some(LockEvent::Released),
             (_, Some(Outcome::GiveUp(reason))) => Some(LockEvent::NotAcquired(reason)),
             (_, Some(Outcome::Failed(e))) => Some(LockEvent::Failed(e)),
-            (_, Some(Outcome::Lost)) | (Step::Held | Step::Verifying, None) => Some(LockEvent::Lost),
+            (_, Some(Outcome::Lost)) | (Step::Held | Step::Verifying, None) => {
+                Some(LockEvent::Lost)
+            }
             (_, None) => Some(LockEvent::Failed(Error::Zk(error))),
         };
         self.give_up = None;
@@ -633,7 +665,11 @@ impl<const N: usize> Lock<N> {
             let found = self.find_own(children.clone());
             self.create_unknown = false;
             if self.give_up.is_some() {
-                return if found { self.start_delete() } else { self.finish() };
+                return if found {
+                    self.start_delete()
+                } else {
+                    self.finish()
+                };
             }
             if !found {
                 self.step = Step::Creating;
@@ -737,7 +773,9 @@ impl<const N: usize> Lock<N> {
                 self.scratch.clear();
                 let mut w = Bounded(&mut self.scratch);
                 let _ = write!(w, "{}/", self.dir);
-                let _ = self.flavour.write_prefix(NodeKind::Lock, &self.guid, &mut w);
+                let _ = self
+                    .flavour
+                    .write_prefix(NodeKind::Lock, &self.guid, &mut w);
                 Request::Create {
                     path: &self.scratch,
                     data: &[],
@@ -825,7 +863,12 @@ impl<const N: usize> Recipe for Lock<N> {
         let Some(pos) = self.in_flight.iter().position(|(i, _)| *i == id) else {
             return;
         };
-        let op = self.in_flight.iter().nth(pos).map(|(_, op)| *op).unwrap_or(Op::List);
+        let op = self
+            .in_flight
+            .iter()
+            .nth(pos)
+            .map(|(_, op)| *op)
+            .unwrap_or(Op::List);
         self.remove_in_flight(id);
         match (op, reply) {
             (Op::Ensure { .. }, Reply::Created { .. } | Reply::Error(ZkError::NodeExists)) => {}
@@ -878,7 +921,8 @@ impl<const N: usize> Recipe for Lock<N> {
 
     fn handle_watch(&mut self, event: WatchEvent<'_>) {
         // While disconnected, nothing is acted on: `Connected` re-lists anyway.
-        if !self.connected || self.step != Step::Watching || event.path != self.predecessor.as_str() {
+        if !self.connected || self.step != Step::Watching || event.path != self.predecessor.as_str()
+        {
             return;
         }
         match event.kind {
@@ -891,6 +935,7 @@ impl<const N: usize> Recipe for Lock<N> {
     fn handle_session(&mut self, event: SessionEvent) {
         match event {
             SessionEvent::Connected { .. } => {
+                self.session_over = false;
                 if !self.connected {
                     self.connected = true;
                     self.resume();

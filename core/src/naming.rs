@@ -152,7 +152,8 @@ mod tests {
     use heapless::String;
 
     const G: Guid = Guid([
-        0x12, 0x34, 0x56, 0x78, 0x9a, 0xbc, 0x4d, 0xef, 0x81, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef,
+        0x12, 0x34, 0x56, 0x78, 0x9a, 0xbc, 0x4d, 0xef, 0x81, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd,
+        0xef,
     ]);
 
     fn prefix(f: Flavour) -> String<80> {
@@ -163,9 +164,18 @@ mod tests {
 
     #[test]
     fn flavours_write_the_names_each_library_uses() {
-        assert_eq!(prefix(Flavour::Recipes).as_str(), "12345678-9abc-4def-8123-456789abcdef-lock-");
-        assert_eq!(prefix(Flavour::Curator).as_str(), "_c_12345678-9abc-4def-8123-456789abcdef-lock-");
-        assert_eq!(prefix(Flavour::Kazoo).as_str(), "123456789abc4def8123456789abcdef__lock__");
+        assert_eq!(
+            prefix(Flavour::Recipes).as_str(),
+            "12345678-9abc-4def-8123-456789abcdef-lock-"
+        );
+        assert_eq!(
+            prefix(Flavour::Curator).as_str(),
+            "_c_12345678-9abc-4def-8123-456789abcdef-lock-"
+        );
+        assert_eq!(
+            prefix(Flavour::Kazoo).as_str(),
+            "123456789abc4def8123456789abcdef__lock__"
+        );
     }
 
     #[test]
@@ -177,15 +187,28 @@ mod tests {
             assert!(f.is_own(NodeKind::Lock, &G, &name));
             assert!(!f.is_own(NodeKind::Lock, &Guid([0; 16]), &name));
         }
-        assert!(!Flavour::Recipes.is_own(NodeKind::Lock, &G, "x12345678-9abc-4def-8123-456789abcdef-lock-0000000003"));
+        assert!(!Flavour::Recipes.is_own(
+            NodeKind::Lock,
+            &G,
+            "x12345678-9abc-4def-8123-456789abcdef-lock-0000000003"
+        ));
     }
 
     #[test]
     fn contenders_of_every_library_are_recognised() {
         let seq = |n| contender_sequence(NodeKind::Lock, n).map(|s| s.value());
-        assert_eq!(seq("12345678-9abc-4def-8123-456789abcdef-lock-0000000005"), Some(5));
-        assert_eq!(seq("_c_12345678-9abc-4def-8123-456789abcdef-lock-0000000004"), Some(4));
-        assert_eq!(seq("0123456789abcdef0123456789abcdef__lock__0000000003"), Some(3));
+        assert_eq!(
+            seq("12345678-9abc-4def-8123-456789abcdef-lock-0000000005"),
+            Some(5)
+        );
+        assert_eq!(
+            seq("_c_12345678-9abc-4def-8123-456789abcdef-lock-0000000004"),
+            Some(4)
+        );
+        assert_eq!(
+            seq("0123456789abcdef0123456789abcdef__lock__0000000003"),
+            Some(3)
+        );
         assert_eq!(seq("lock-0000000002"), Some(2));
         assert_eq!(seq("x__rlock__0000000002"), None);
         assert_eq!(seq("sub-lock-dir"), None);

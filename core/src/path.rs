@@ -61,7 +61,10 @@ impl fmt::Display for PathError {
             }
             PathError::ForbiddenChar { at } => write!(f, "forbidden character at byte {at}"),
             PathError::TooLong { needed, capacity } => {
-                write!(f, "path needs {needed} bytes but the buffer holds {capacity}")
+                write!(
+                    f,
+                    "path needs {needed} bytes but the buffer holds {capacity}"
+                )
             }
             PathError::BadName => f.write_str("node name is empty or contains '/'"),
         }
@@ -189,7 +192,11 @@ pub fn join<const N: usize>(dir: &str, name: &str) -> Result<String<N>, PathErro
 }
 
 /// [`join`] into an existing buffer.
-pub fn join_into<const N: usize>(out: &mut String<N>, dir: &str, name: &str) -> Result<(), PathError> {
+pub fn join_into<const N: usize>(
+    out: &mut String<N>,
+    dir: &str,
+    name: &str,
+) -> Result<(), PathError> {
     let sep = if dir.ends_with('/') { "" } else { "/" };
     concat_into(out, &[dir, sep, name])
 }
@@ -212,7 +219,15 @@ mod tests {
 
     #[test]
     fn accepts_the_servers_valid_paths() {
-        for p in ["/", "/a", "/a/b", "/zookeeper/quota", "/a/.b", "/a/..b", "/ü/日本"] {
+        for p in [
+            "/",
+            "/a",
+            "/a/b",
+            "/zookeeper/quota",
+            "/a/.b",
+            "/a/..b",
+            "/ü/日本",
+        ] {
             assert_eq!(validate(p), Ok(()), "{p}");
         }
     }
@@ -223,14 +238,26 @@ mod tests {
         assert_eq!(validate("a/b"), Err(PathError::NotAbsolute));
         assert_eq!(validate("/a/"), Err(PathError::TrailingSlash));
         assert_eq!(validate("/a//b"), Err(PathError::EmptySegment { at: 3 }));
-        assert_eq!(validate("/a/./b"), Err(PathError::RelativeSegment { at: 3 }));
+        assert_eq!(
+            validate("/a/./b"),
+            Err(PathError::RelativeSegment { at: 3 })
+        );
         assert_eq!(validate("/a/.."), Err(PathError::RelativeSegment { at: 3 }));
         assert_eq!(validate("/a\0"), Err(PathError::ForbiddenChar { at: 2 }));
         assert_eq!(validate("/a\u{1}"), Err(PathError::ForbiddenChar { at: 2 }));
         assert_eq!(validate("/\u{85}"), Err(PathError::ForbiddenChar { at: 1 }));
-        assert_eq!(validate("/\u{e000}"), Err(PathError::ForbiddenChar { at: 1 }));
-        assert_eq!(validate("/\u{fff5}"), Err(PathError::ForbiddenChar { at: 1 }));
-        assert_eq!(validate("/\u{1f600}"), Err(PathError::ForbiddenChar { at: 1 }));
+        assert_eq!(
+            validate("/\u{e000}"),
+            Err(PathError::ForbiddenChar { at: 1 })
+        );
+        assert_eq!(
+            validate("/\u{fff5}"),
+            Err(PathError::ForbiddenChar { at: 1 })
+        );
+        assert_eq!(
+            validate("/\u{1f600}"),
+            Err(PathError::ForbiddenChar { at: 1 })
+        );
     }
 
     #[test]

@@ -49,7 +49,10 @@ pub struct RequestIds {
 impl RequestIds {
     /// A fresh allocator at epoch 0.
     pub const fn new() -> Self {
-        RequestIds { epoch: 0, serial: 0 }
+        RequestIds {
+            epoch: 0,
+            serial: 0,
+        }
     }
 
     /// The next id in the current epoch.
@@ -97,12 +100,18 @@ impl CreateMode {
 
     /// Whether the server appends a sequence suffix.
     pub const fn is_sequential(self) -> bool {
-        matches!(self, CreateMode::PersistentSequential | CreateMode::EphemeralSequential)
+        matches!(
+            self,
+            CreateMode::PersistentSequential | CreateMode::EphemeralSequential
+        )
     }
 
     /// Whether the node dies with its session.
     pub const fn is_ephemeral(self) -> bool {
-        matches!(self, CreateMode::Ephemeral | CreateMode::EphemeralSequential)
+        matches!(
+            self,
+            CreateMode::Ephemeral | CreateMode::EphemeralSequential
+        )
     }
 }
 

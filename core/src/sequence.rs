@@ -32,7 +32,9 @@ impl fmt::Display for SequenceError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             SequenceError::TooShort => f.write_str("name too short for a sequence suffix"),
-            SequenceError::NotANumber => f.write_str("name does not end in a %010d sequence number"),
+            SequenceError::NotANumber => {
+                f.write_str("name does not end in a %010d sequence number")
+            }
         }
     }
 }
@@ -63,7 +65,10 @@ impl Sequence {
                 return Ok((&name[..name.len() - SUFFIX_LEN], Sequence(v)));
             }
             // Only i32::MIN prints wider than ten characters: "-2147483648".
-            if value == 2_147_483_648 && bytes.len() > SUFFIX_LEN && bytes[bytes.len() - SUFFIX_LEN - 1] == b'-' {
+            if value == 2_147_483_648
+                && bytes.len() > SUFFIX_LEN
+                && bytes[bytes.len() - SUFFIX_LEN - 1] == b'-'
+            {
                 return Ok((&name[..name.len() - SUFFIX_LEN - 1], Sequence(i32::MIN)));
             }
             return Err(SequenceError::NotANumber);
@@ -114,17 +119,41 @@ mod tests {
 
     #[test]
     fn parses_what_the_server_writes() {
-        assert_eq!(Sequence::split("x-lock-0000000042"), Ok(("x-lock-", Sequence(42))));
+        assert_eq!(
+            Sequence::split("x-lock-0000000042"),
+            Ok(("x-lock-", Sequence(42)))
+        );
         assert_eq!(Sequence::parse("2147483647"), Ok(Sequence(i32::MAX)));
-        assert_eq!(Sequence::split("lock--000000001"), Ok(("lock-", Sequence(-1))));
-        assert_eq!(Sequence::split("lock--2147483648"), Ok(("lock-", Sequence(i32::MIN))));
+        assert_eq!(
+            Sequence::split("lock--000000001"),
+            Ok(("lock-", Sequence(-1)))
+        );
+        assert_eq!(
+            Sequence::split("lock--2147483648"),
+            Ok(("lock-", Sequence(i32::MIN)))
+        );
         // Only i32::MIN is wider than ten characters, so this reads as prefix "lock".
-        assert_eq!(Sequence::split("lock-2147483648"), Ok(("lock", Sequence(i32::MIN))));
-        assert_eq!(Sequence::parse("x12147483648"), Err(SequenceError::NotANumber));
-        assert_eq!(Sequence::parse("lock-12345"), Err(SequenceError::NotANumber));
+        assert_eq!(
+            Sequence::split("lock-2147483648"),
+            Ok(("lock", Sequence(i32::MIN)))
+        );
+        assert_eq!(
+            Sequence::parse("x12147483648"),
+            Err(SequenceError::NotANumber)
+        );
+        assert_eq!(
+            Sequence::parse("lock-12345"),
+            Err(SequenceError::NotANumber)
+        );
         assert_eq!(Sequence::parse("short"), Err(SequenceError::TooShort));
-        assert_eq!(Sequence::parse("lock-00000x0001"), Err(SequenceError::NotANumber));
-        assert_eq!(Sequence::parse("-000000000"), Err(SequenceError::NotANumber));
+        assert_eq!(
+            Sequence::parse("lock-00000x0001"),
+            Err(SequenceError::NotANumber)
+        );
+        assert_eq!(
+            Sequence::parse("-000000000"),
+            Err(SequenceError::NotANumber)
+        );
     }
 
     #[test]

@@ -149,7 +149,10 @@ fn lost_create_reply_adopts_the_node_found_by_guid() {
     // Late answers from the lost connection are ignored.
     created(&mut lock, sent[0].0, OWN);
     assert!(lock.own_node().is_none());
-    assert!(drain(&mut lock).is_empty(), "nothing is sent while disconnected");
+    assert!(
+        drain(&mut lock).is_empty(),
+        "nothing is sent while disconnected"
+    );
     lock.handle_session(SessionEvent::Connected { session_id: 1 });
     let sent = drain(&mut lock);
     assert_eq!(sent.len(), 1, "no second create before looking: {sent:?}");
@@ -211,7 +214,10 @@ fn reconnect_finding_the_node_gone_reports_lost() {
     lock.handle_session(SessionEvent::Connected { session_id: 1 });
     let sent = drain(&mut lock);
     lock.handle_reply(sent[0].0, Reply::Error(ZkError::NoNode));
-    assert_eq!(events(&mut lock), vec![LockEvent::Suspended, LockEvent::Lost]);
+    assert_eq!(
+        events(&mut lock),
+        vec![LockEvent::Suspended, LockEvent::Lost]
+    );
     assert_eq!(lock.state(), LockState::Idle);
 }
 
@@ -288,7 +294,10 @@ fn cancel_while_suspended_deletes_after_reconnect() {
     lock.handle_session(SessionEvent::Suspended);
     lock.cancel().unwrap();
     assert!(drain(&mut lock).is_empty());
-    assert!(events(&mut lock).is_empty(), "not reported before the node is gone");
+    assert!(
+        events(&mut lock).is_empty(),
+        "not reported before the node is gone"
+    );
     lock.handle_session(SessionEvent::Connected { session_id: 1 });
     let sent = drain(&mut lock);
     assert_eq!(sent[0].1, format!("delete /locks/a/{OWN}"));
@@ -352,4 +361,15 @@ fn unexpected_reply_shapes_fail_cleanly_instead_of_panicking() {
         vec![LockEvent::Failed(herdless_core::lock::Error::BadReply)]
     );
     assert_eq!(lock.state(), LockState::Idle);
+}
+
+#[test]
+fn lock_state_machine_size_is_bounded_by_its_path_buffers() {
+    let size = std::mem::size_of::<Lock>();
+    println!(
+        "size_of::<Lock<128>>() = {size} bytes; Lock<64> = {} bytes",
+        std::mem::size_of::<Lock<64>>()
+    );
+    // Four path buffers of N bytes plus small fixed state: no hidden growth.
+    assert!(size < 4 * 128 + 512, "{size}");
 }

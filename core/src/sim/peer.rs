@@ -1,0 +1,102 @@
+//! One recipe bound to one simulated session.
+
+use alloc::vec::Vec;
+
+use crate::{Instant, Recipe};
+
+use super::owned::Delivery;
+use super::server::SimZk;
+use super::SessionId;
+
+/// A recipe and the session it runs on, with the driver loop the transports
+/// implement: after every input, requests are sent, then events collected.
+pub struct Peer<R: Recipe> {
+    /// The recipe under test.
+    pub recipe: R,
+    session: SessionId,
+    events: Vec<R::Event>,
+}
+
+impl<R: Recipe> Peer<R> {
+    /// Binds `recipe` to an open session of `zk`.
+    pub fn new(recipe: R, session: SessionId) -> Self {
+        Peer {
+            recipe,
+            session,
+            events: Vec::new(),
+        }
+    }
+
+    /// The session the recipe runs on.
+    pub fn session(&self) -> SessionId {
+        self.session
+    }
+
+    /// Moves the recipe to a new session (after its old one ended) and tells
+    /// it `Connected`.
+    pub fn move_to_session(&mut self, zk: &mut SimZk, session: SessionId) {
+        self.session = session;
+        self.recipe.handle_session(crate::SessionEvent::Connected {
+            session_id: session,
+        });
+        self.pump(zk);
+    }
+
+    /// Calls `f` on the recipe (to acquire, release, ...), then drains.
+    pub fn act<T>(&mut self, zk: &mut SimZk, f: impl FnOnce(&mut R) -> T) -> T {
+        let out = f(&mut self.recipe);
+        self.pump(zk);
+        out
+    }
+
+    /// Sends every request the recipe wants sent, then collects its events.
+    pub fn pump(&mut self, zk: &mut SimZk) {
+        while let Some(out) = self.recipe.poll_request() {
+            zk.submit(self.session, out.id, &out.request);
+        }
+        while let Some(event) = self.recipe.poll_event() {
+            self.events.push(event);
+        }
+    }
+
+    /// Hands the session's next delivery to the recipe. Returns whether there
+    /// was one.
+    pub fn deliver_one(&mut self, zk: &mut SimZk) -> bool {
+        let Some(delivery) = zk.next_delivery(self.session) else {
+            return false;
+        };
+        self.handle(&delivery);
+        self.pump(zk);
+        true
+    }
+
+    fn handle(&mut self, delivery: &Delivery) {
+        match delivery {
+            Delivery::Reply(id, reply) => reply.with_reply(|r| self.recipe.handle_reply(*id, r)),
+            Delivery::Watch(..) => {
+                if let Some(event) = delivery.as_watch() {
+                    self.recipe.handle_watch(event);
+                }
+            }
+            Delivery::Session(event) => self.recipe.handle_session(*event),
+        }
+    }
+
+    /// Calls `handle_timeout` if the recipe's timer is due at `now`.
+    pub fn tick(&mut self, zk: &mut SimZk, now: Instant) {
+        if self.recipe.poll_timeout().is_some_and(|t| t <= now) {
+            self.recipe.handle_timeout(now);
+            self.pump(zk);
+        }
+    }
+
+    /// Takes the events collected so far.
+    pub fn take_events(&mut self) -> Vec<R::Event> {
+        core::mem::take(&mut self.events)
+    }
+
+    /// The events collected so far, without taking them.
+    pub fn events(&self) -> &[R::Event] {
+        &self.events
+    }
+}

@@ -1,0 +1,222 @@
+//! A seeded scheduler: many peers, one server, random interleavings and faults.
+
+use alloc::vec::Vec;
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use crate::{Instant, Recipe};
+
+use super::peer::Peer;
+use super::server::{SessionStatus, SimZk};
+
+/// Probabilities, per step, of each fault. All zero is a fault-free run.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Faults {
+    /// Break a connected session's connection (queued requests are lost,
+    /// replies of applied ones too).
+    pub disconnect: f64,
+    /// Apply a session's next request and break the connection before its
+    /// reply arrives.
+    pub lose_reply: f64,
+    /// Expire a session.
+    pub expire: f64,
+    /// Reconnect a disconnected session.
+    pub reconnect: f64,
+}
+
+impl Faults {
+    /// No faults.
+    pub const NONE: Faults = Faults {
+        disconnect: 0.0,
+        lose_reply: 0.0,
+        expire: 0.0,
+        reconnect: 1.0,
+    };
+
+    /// Frequent enough to hit every recovery path in short schedules.
+    pub const FREQUENT: Faults = Faults {
+        disconnect: 0.02,
+        lose_reply: 0.02,
+        expire: 0.005,
+        reconnect: 0.2,
+    };
+}
+
+/// One step the scheduler took, for logs and replay.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// The server applied peer `i`'s next request.
+    Apply(usize),
+    /// Peer `i` received its next delivery.
+    Deliver(usize),
+    /// Time advanced to this many ms.
+    Time(u64),
+    /// Peer `i`'s connection broke.
+    Disconnect(usize),
+    /// Peer `i`'s next request was applied and its reply lost.
+    LoseReply(usize),
+    /// Peer `i`'s session expired.
+    Expire(usize),
+    /// Peer `i` reconnected.
+    Reconnect(usize),
+}
+
+/// Several peers running the same kind of recipe against one [`SimZk`],
+/// interleaved by a seeded random scheduler.
+pub struct World<R: Recipe> {
+    /// The server.
+    pub zk: SimZk,
+    /// The peers, each on its own session.
+    pub peers: Vec<Peer<R>>,
+    /// The faults injected by [`step`](World::step).
+    pub faults: Faults,
+    now: Instant,
+    rng: ChaCha8Rng,
+}
+
+impl<R: Recipe> World<R> {
+    /// An empty world, deterministic from `seed`.
+    pub fn new(seed: u64) -> Self {
+        World {
+            zk: SimZk::new(seed ^ 0x9e37_79b9_7f4a_7c15),
+            peers: Vec::new(),
+            faults: Faults::NONE,
+            now: Instant::from_millis(0),
+            rng: ChaCha8Rng::seed_from_u64(seed),
+        }
+    }
+
+    /// Adds a peer on a new session; returns its index.
+    pub fn add_peer(&mut self, recipe: R) -> usize {
+        let session = self.zk.open_session();
+        self.peers.push(Peer::new(recipe, session));
+        self.peers.len() - 1
+    }
+
+    /// The simulated time.
+    pub fn now(&self) -> Instant {
+        self.now
+    }
+
+    /// The scheduler's random number generator, for the test's own choices
+    /// (so one seed replays the whole run).
+    pub fn rng(&mut self) -> &mut ChaCha8Rng {
+        &mut self.rng
+    }
+
+    /// Calls `f` on peer `i`'s recipe, then drains its requests and events.
+    pub fn act<T>(&mut self, i: usize, f: impl FnOnce(&mut R) -> T) -> T {
+        self.peers[i].act(&mut self.zk, f)
+    }
+
+    /// Gives peer `i` a new session after its old one ended.
+    pub fn renew_session(&mut self, i: usize) {
+        let session = self.zk.open_session();
+        self.peers[i].move_to_session(&mut self.zk, session);
+    }
+
+    /// Whether any request or delivery is queued, or a session is
+    /// disconnected.
+    pub fn busy(&self) -> bool {
+        self.peers.iter().any(|p| {
+            let s = p.session();
+            self.zk.pending_requests(s) > 0
+                || self.zk.pending_deliveries(s) > 0
+                || self.zk.status(s) == Some(SessionStatus::Disconnected)
+        })
+    }
+
+    /// Takes one random step (work, time, or a fault). Returns it, or `None`
+    /// when nothing is queued and no timer is pending.
+    pub fn step(&mut self) -> Option<Step> {
+        let mut work: Vec<Step> = Vec::new();
+        for (i, p) in self.peers.iter().enumerate() {
+            let s = p.session();
+            if self.zk.pending_requests(s) > 0 {
+                work.push(Step::Apply(i));
+            }
+            if self.zk.pending_deliveries(s) > 0 {
+                work.push(Step::Deliver(i));
+            }
+        }
+        let timer = self
+            .peers
+            .iter()
+            .filter_map(|p| p.recipe.poll_timeout())
+            .min();
+        let faults = self.faults;
+        let n = self.peers.len();
+        let step = if n > 0 && self.rng.gen_bool(faults.disconnect.clamp(0.0, 1.0)) {
+            Step::Disconnect(self.rng.gen_range(0..n))
+        } else if n > 0 && self.rng.gen_bool(faults.lose_reply.clamp(0.0, 1.0)) {
+            Step::LoseReply(self.rng.gen_range(0..n))
+        } else if n > 0 && self.rng.gen_bool(faults.expire.clamp(0.0, 1.0)) {
+            Step::Expire(self.rng.gen_range(0..n))
+        } else if let Some(i) =
+            self.disconnected_peer_to_reconnect(faults.reconnect, work.is_empty())
+        {
+            Step::Reconnect(i)
+        } else if !work.is_empty() && (timer.is_none() || !self.rng.gen_bool(0.05)) {
+            work[self.rng.gen_range(0..work.len())]
+        } else if let Some(t) = timer {
+            Step::Time(t.max(self.now).as_millis())
+        } else {
+            return None;
+        };
+        self.apply(step);
+        Some(step)
+    }
+
+    fn disconnected_peer_to_reconnect(&mut self, p: f64, idle: bool) -> Option<usize> {
+        let disconnected: Vec<usize> = (0..self.peers.len())
+            .filter(|&i| {
+                self.zk.status(self.peers[i].session()) == Some(SessionStatus::Disconnected)
+            })
+            .collect();
+        if disconnected.is_empty() || !(idle || self.rng.gen_bool(p.clamp(0.0, 1.0))) {
+            return None;
+        }
+        Some(disconnected[self.rng.gen_range(0..disconnected.len())])
+    }
+
+    /// Performs a given step (for replaying or scripting).
+    pub fn apply(&mut self, step: Step) {
+        match step {
+            Step::Apply(i) => {
+                self.zk.apply_next(self.peers[i].session());
+            }
+            Step::Deliver(i) => {
+                self.peers[i].deliver_one(&mut self.zk);
+            }
+            Step::Time(ms) => {
+                self.now = Instant::from_millis(ms);
+                self.zk.set_time(i64::try_from(ms).unwrap_or(i64::MAX));
+                for p in &mut self.peers {
+                    p.tick(&mut self.zk, self.now);
+                }
+            }
+            Step::Disconnect(i) => self.zk.disconnect(self.peers[i].session()),
+            Step::LoseReply(i) => self.zk.lose_reply_after_apply(self.peers[i].session()),
+            Step::Expire(i) => self.zk.expire(self.peers[i].session()),
+            Step::Reconnect(i) => self.zk.reconnect(self.peers[i].session()),
+        }
+    }
+
+    /// Runs without faults (reconnecting every disconnected session) until
+    /// nothing is queued and no timer is pending, or `max_steps` ran out.
+    /// Returns whether it became quiet.
+    pub fn run_until_quiet(&mut self, max_steps: usize) -> bool {
+        let saved = self.faults;
+        self.faults = Faults::NONE;
+        let mut quiet = false;
+        for _ in 0..max_steps {
+            if self.step().is_none() {
+                quiet = true;
+                break;
+            }
+        }
+        self.faults = saved;
+        quiet
+    }
+}
