@@ -1,0 +1,148 @@
+//! Mapping between the core's borrowed types and `zookeeper-client`'s.
+
+use herdless_core::{perms, Acl, Children, CreateMode, Reply, Stat, WatchKind, ZkError};
+use zookeeper_client as zk;
+
+/// A reply as the tokio driver holds it until the recipe takes it.
+#[derive(Debug)]
+pub(crate) enum OwnedReply {
+    Created(String),
+    Deleted,
+    Exists(Stat),
+    Data(Vec<u8>, Stat),
+    DataSet(Stat),
+    Children(Vec<String>),
+    Checked,
+    Synced,
+    Error(ZkError),
+}
+
+impl OwnedReply {
+    /// Hands the reply to `f` in the core's borrowed form.
+    pub(crate) fn with_reply<T>(&self, f: impl FnOnce(Reply<'_>) -> T) -> T {
+        match self {
+            OwnedReply::Created(path) => f(Reply::Created { path }),
+            OwnedReply::Deleted => f(Reply::Deleted),
+            OwnedReply::Exists(stat) => f(Reply::Exists { stat: *stat }),
+            OwnedReply::Data(data, stat) => f(Reply::Data { data, stat: *stat }),
+            OwnedReply::DataSet(stat) => f(Reply::DataSet { stat: *stat }),
+            OwnedReply::Children(names) => {
+                let slice: &[String] = names;
+                f(Reply::Children(Children::new(&slice)))
+            }
+            OwnedReply::Checked => f(Reply::Checked),
+            OwnedReply::Synced => f(Reply::Synced),
+            OwnedReply::Error(e) => f(Reply::Error(*e)),
+        }
+    }
+}
+
+pub(crate) fn stat(s: &zk::Stat) -> Stat {
+    Stat {
+        czxid: s.czxid,
+        mzxid: s.mzxid,
+        ctime: s.ctime,
+        mtime: s.mtime,
+        version: s.version,
+        cversion: s.cversion,
+        aversion: s.aversion,
+        ephemeral_owner: s.ephemeral_owner,
+        data_length: s.data_length,
+        num_children: s.num_children,
+        pzxid: s.pzxid,
+    }
+}
+
+pub(crate) fn create_mode(mode: CreateMode) -> zk::CreateMode {
+    match mode {
+        CreateMode::Persistent => zk::CreateMode::Persistent,
+        CreateMode::PersistentSequential => zk::CreateMode::PersistentSequential,
+        CreateMode::Ephemeral => zk::CreateMode::Ephemeral,
+        CreateMode::EphemeralSequential => zk::CreateMode::EphemeralSequential,
+    }
+}
+
+fn permission(bits: u32) -> zk::Permission {
+    [
+        (perms::READ, zk::Permission::READ),
+        (perms::WRITE, zk::Permission::WRITE),
+        (perms::CREATE, zk::Permission::CREATE),
+        (perms::DELETE, zk::Permission::DELETE),
+        (perms::ADMIN, zk::Permission::ADMIN),
+    ]
+    .into_iter()
+    .filter(|(bit, _)| bits & bit != 0)
+    .fold(zk::Permission::NONE, |acc, (_, p)| acc | p)
+}
+
+/// The core's ACL as `zookeeper-client` entries.
+pub(crate) fn acl(acl: Acl<'_>) -> Vec<zk::Acl> {
+    acl.entries()
+        .iter()
+        .map(|e| zk::Acl::new(permission(e.perms), zk::AuthId::new(e.scheme, e.id)))
+        .collect()
+}
+
+pub(crate) fn watch_kind(event: zk::EventType) -> Option<WatchKind> {
+    match event {
+        zk::EventType::NodeCreated => Some(WatchKind::NodeCreated),
+        zk::EventType::NodeDeleted => Some(WatchKind::NodeDeleted),
+        zk::EventType::NodeDataChanged => Some(WatchKind::NodeDataChanged),
+        zk::EventType::NodeChildrenChanged => Some(WatchKind::NodeChildrenChanged),
+        zk::EventType::Session => None,
+    }
+}
+
+/// The core's error code for a `zookeeper-client` error.
+pub(crate) fn error(e: &zk::Error) -> ZkError {
+    use zk::Error as E;
+    match e {
+        E::NoNode => ZkError::NoNode,
+        E::NoAuth => ZkError::NoAuth,
+        E::BadVersion => ZkError::BadVersion,
+        E::NoChildrenForEphemerals => ZkError::NoChildrenForEphemerals,
+        E::NodeExists => ZkError::NodeExists,
+        E::NotEmpty => ZkError::NotEmpty,
+        E::SessionExpired | E::ClientClosed => ZkError::SessionExpired,
+        E::InvalidAcl => ZkError::InvalidAcl,
+        E::AuthFailed => ZkError::AuthFailed,
+        E::SessionMoved => ZkError::SessionMoved,
+        E::NotReadOnly => ZkError::NotReadOnly,
+        E::NoWatcher => ZkError::NoWatcher,
+        E::QuotaExceeded => ZkError::QuotaExceeded,
+        E::Throttled => ZkError::ThrottledOp,
+        E::MarshallingError => ZkError::MarshallingError,
+        E::Unimplemented => ZkError::Unimplemented,
+        E::ConnectionLoss | E::Timeout | E::NoHosts => ZkError::ConnectionLoss,
+        E::ReconfigDisabled => ZkError::ReconfigDisabled,
+        E::BadArguments(_) => ZkError::BadArguments,
+        E::RuntimeInconsistent => ZkError::RuntimeInconsistency,
+        E::UnexpectedErrorCode(code) => ZkError::from_code(*code).unwrap_or(ZkError::SystemError),
+        _ => ZkError::SystemError,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn acls_keep_their_permissions() {
+        let open = acl(Acl::OPEN);
+        assert_eq!(open.len(), 1);
+        assert_eq!(open[0].permission(), zk::Permission::ALL);
+        assert_eq!(open[0].scheme(), "world");
+        let read = acl(Acl::READ);
+        assert_eq!(read[0].permission(), zk::Permission::READ);
+    }
+
+    #[test]
+    fn errors_map_to_their_codes() {
+        assert_eq!(error(&zk::Error::NoNode), ZkError::NoNode);
+        assert_eq!(error(&zk::Error::ConnectionLoss), ZkError::ConnectionLoss);
+        assert_eq!(
+            error(&zk::Error::UnexpectedErrorCode(-9)),
+            ZkError::Unknown(-9)
+        );
+    }
+}

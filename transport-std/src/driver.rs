@@ -1,0 +1,397 @@
+//! One generic driver: runs any core [`Recipe`] over a `zookeeper_client::Client`.
+//!
+//! The driver is a tokio task owning the recipe. It sends each request the
+//! moment the recipe emits it (so a create and a listing leave back to back,
+//! as the recipe intends), hands replies back strictly in request order,
+//! routes the one-shot watchers' notifications, maps the client's session
+//! states onto [`SessionEvent`]s, and arms the recipe's timer. After every
+//! input it drains requests, then events, then the timer, as the [`Recipe`]
+//! contract says.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use futures::stream::{FuturesOrdered, FuturesUnordered};
+use futures::StreamExt;
+use herdless_core::{Outgoing, Recipe, Request, RequestId, SessionEvent, WatchEvent, ZkError};
+use tokio::sync::mpsc;
+use tokio::time::Instant as TokioInstant;
+use tracing::{debug, trace, warn};
+use zookeeper_client as zk;
+
+use crate::convert::{self, OwnedReply};
+
+/// A change to apply to the recipe inside its task.
+pub(crate) type Command<R> = Box<dyn FnOnce(&mut R) + Send>;
+
+type ReplyFuture = BoxFuture<'static, (RequestId, OwnedReply, Option<zk::OneshotWatcher>)>;
+
+/// How long to wait, after a `ConnectionLoss` answer, before telling the
+/// recipe the connection is back when the client already claims to be
+/// connected (it reconnects by itself, possibly before its state watcher
+/// says so); avoids spinning on a flapping connection.
+const RECONNECT_SETTLE: Duration = Duration::from_millis(50);
+
+/// Counters shared by the drivers a handle spawns, for tests and metrics.
+#[derive(Debug, Default)]
+pub(crate) struct Counters {
+    pub(crate) notifications: AtomicU64,
+    pub(crate) requests: AtomicU64,
+}
+
+/// What the spawner keeps: the command channel into the task.
+pub(crate) struct DriverHandle<R> {
+    commands: mpsc::UnboundedSender<Command<R>>,
+}
+
+impl<R> DriverHandle<R> {
+    /// Runs `f` on the recipe in its task. Returns `false` if the task is gone.
+    pub(crate) fn command(&self, f: impl FnOnce(&mut R) + Send + 'static) -> bool {
+        self.commands.send(Box::new(f)).is_ok()
+    }
+}
+
+/// Spawns a task running `recipe` on `client`.
+///
+/// `on_event` receives every event the recipe emits. Once every
+/// [`DriverHandle`] is dropped, the task keeps running until `finished`
+/// says the recipe has nothing left to do (e.g. its node is deleted), so
+/// cleanup outlives the handle.
+pub(crate) fn spawn<R, E, D>(
+    client: zk::Client,
+    recipe: R,
+    counters: Arc<Counters>,
+    on_event: E,
+    finished: D,
+) -> DriverHandle<R>
+where
+    R: Recipe + Send + 'static,
+    E: FnMut(R::Event) + Send + 'static,
+    D: Fn(&R) -> bool + Send + 'static,
+{
+    let (tx, rx) = mpsc::unbounded_channel();
+    let driver = Driver {
+        client,
+        recipe,
+        counters,
+        on_event,
+        origin: TokioInstant::now(),
+        replies: FuturesOrdered::new(),
+        watches: FuturesUnordered::new(),
+        reconnect_pending: false,
+        terminal: false,
+    };
+    tokio::spawn(driver.run(rx, finished));
+    DriverHandle { commands: tx }
+}
+
+struct Driver<R, E> {
+    client: zk::Client,
+    recipe: R,
+    counters: Arc<Counters>,
+    on_event: E,
+    origin: TokioInstant,
+    replies: FuturesOrdered<ReplyFuture>,
+    watches: FuturesUnordered<BoxFuture<'static, zk::WatchedEvent>>,
+    /// A `ConnectionLoss` answer reached the recipe: it waits for `Connected`.
+    reconnect_pending: bool,
+    /// The session ended: no more state changes will come.
+    terminal: bool,
+}
+
+impl<R, E> Driver<R, E>
+where
+    R: Recipe + Send + 'static,
+    E: FnMut(R::Event) + Send + 'static,
+{
+    async fn run(
+        mut self,
+        mut commands: mpsc::UnboundedReceiver<Command<R>>,
+        finished: impl Fn(&R) -> bool,
+    ) {
+        let mut states = self.client.state_watcher();
+        let mut commands_open = true;
+        self.drain();
+        loop {
+            if !commands_open && finished(&self.recipe) {
+                break;
+            }
+            if self.terminal && self.replies.is_empty() && !commands_open {
+                break;
+            }
+            let timer = self
+                .recipe
+                .poll_timeout()
+                .map(|t| self.origin + Duration::from_millis(t.as_millis()));
+            let settle = self
+                .reconnect_pending
+                .then(|| tokio::time::sleep(RECONNECT_SETTLE));
+            tokio::select! {
+                biased;
+                Some((id, reply, watcher)) = self.replies.next(), if !self.replies.is_empty() => {
+                    self.on_reply(id, reply, watcher);
+                }
+                Some(event) = self.watches.next(), if !self.watches.is_empty() => {
+                    self.on_watch(event);
+                }
+                state = states.changed(), if !self.terminal => {
+                    self.on_state(state);
+                }
+                command = commands.recv(), if commands_open => match command {
+                    Some(f) => f(&mut self.recipe),
+                    None => commands_open = false,
+                },
+                () = async { settle.unwrap().await }, if self.reconnect_pending => {
+                    if matches!(self.client.state(), zk::SessionState::SyncConnected | zk::SessionState::ConnectedReadOnly) {
+                        self.connected();
+                    }
+                }
+                () = async { tokio::time::sleep_until(timer.unwrap()).await }, if timer.is_some() => {
+                    let now = herdless_core::Instant::from_millis(self.origin.elapsed().as_millis() as u64);
+                    self.recipe.handle_timeout(now);
+                }
+            }
+            self.drain();
+        }
+        trace!("driver finished");
+    }
+
+    fn connected(&mut self) {
+        self.reconnect_pending = false;
+        let session_id = self.client.session_id().0;
+        debug!(session_id, "connected");
+        self.recipe
+            .handle_session(SessionEvent::Connected { session_id });
+    }
+
+    fn on_reply(&mut self, id: RequestId, reply: OwnedReply, watcher: Option<zk::OneshotWatcher>) {
+        trace!(%id, ?reply, "reply");
+        if let Some(w) = watcher {
+            self.watches.push(Box::pin(w.changed()));
+        }
+        if matches!(reply, OwnedReply::Error(e) if e.is_connection_loss()) {
+            self.reconnect_pending = true;
+        }
+        reply.with_reply(|r| self.recipe.handle_reply(id, r));
+    }
+
+    fn on_watch(&mut self, event: zk::WatchedEvent) {
+        match convert::watch_kind(event.event_type) {
+            Some(kind) => {
+                self.counters.notifications.fetch_add(1, Ordering::Relaxed);
+                debug!(path = %event.path, ?kind, "watch fired");
+                self.recipe.handle_watch(WatchEvent {
+                    kind,
+                    path: &event.path,
+                });
+            }
+            // A watcher ends with the session's terminal state.
+            None => self.on_state(event.session_state),
+        }
+    }
+
+    fn on_state(&mut self, state: zk::SessionState) {
+        if self.terminal {
+            return;
+        }
+        use zk::SessionState as S;
+        match state {
+            S::Disconnected => {
+                warn!("connection lost: suspended");
+                self.recipe.handle_session(SessionEvent::Suspended);
+                self.reconnect_pending = false;
+            }
+            S::SyncConnected | S::ConnectedReadOnly => self.connected(),
+            S::Expired | S::AuthFailed => {
+                warn!("session expired");
+                self.terminal = true;
+                self.recipe.handle_session(SessionEvent::Expired);
+            }
+            S::Closed => {
+                self.terminal = true;
+                self.recipe.handle_session(SessionEvent::Closed);
+            }
+        }
+    }
+
+    /// Requests, then events: the contract's drain order. (The timer is
+    /// re-read at the top of the loop.)
+    fn drain(&mut self) {
+        while let Some(out) = self.recipe.poll_request() {
+            let future = send(&self.client, out);
+            self.counters.requests.fetch_add(1, Ordering::Relaxed);
+            self.replies.push_back(future);
+        }
+        while let Some(event) = self.recipe.poll_event() {
+            (self.on_event)(event);
+        }
+    }
+}
+
+/// Polls a future once, right now, so the request inside it goes on the
+/// wire in call order; the rest of the future is awaited later.
+fn send_now<F>(future: F) -> ReplyFuture
+where
+    F: Future<Output = (RequestId, OwnedReply, Option<zk::OneshotWatcher>)> + Send + 'static,
+{
+    let mut future = Box::pin(future);
+    let mut cx = Context::from_waker(futures::task::noop_waker_ref());
+    match future.as_mut().poll(&mut cx) {
+        Poll::Ready(out) => Box::pin(std::future::ready(out)),
+        Poll::Pending => future as Pin<Box<_>>,
+    }
+}
+
+fn failed(id: RequestId, e: &zk::Error) -> (RequestId, OwnedReply, Option<zk::OneshotWatcher>) {
+    (id, OwnedReply::Error(convert::error(e)), None)
+}
+
+/// Issues one core request on the client.
+fn send(client: &zk::Client, out: Outgoing<'_>) -> ReplyFuture {
+    let id = out.id;
+    let client = client.clone();
+    debug!(%id, request = ?out.request, "request");
+    match out.request {
+        Request::Create {
+            path,
+            data,
+            acl,
+            mode,
+        } => {
+            let (path, data, acls) = (path.to_owned(), data.to_vec(), convert::acl(acl));
+            let mode = convert::create_mode(mode);
+            send_now(async move {
+                let options = mode.with_acls(zk::Acls::new(&acls));
+                match client.create(&path, &data, &options).await {
+                    Ok((_, sequence)) => {
+                        let full = if mode == zk::CreateMode::EphemeralSequential
+                            || mode == zk::CreateMode::PersistentSequential
+                        {
+                            format!("{path}{sequence}")
+                        } else {
+                            path
+                        };
+                        (id, OwnedReply::Created(full), None)
+                    }
+                    Err(e) => failed(id, &e),
+                }
+            })
+        }
+        Request::Delete { path, version } => {
+            let path = path.to_owned();
+            send_now(async move {
+                let expected = match version {
+                    herdless_core::Version::Any => None,
+                    herdless_core::Version::Exactly(v) => Some(v),
+                };
+                match client.delete(&path, expected).await {
+                    Ok(()) => (id, OwnedReply::Deleted, None),
+                    Err(e) => failed(id, &e),
+                }
+            })
+        }
+        Request::Exists { path, watch } => {
+            let path = path.to_owned();
+            send_now(async move {
+                let result = if watch {
+                    client
+                        .check_and_watch_stat(&path)
+                        .await
+                        .map(|(s, w)| (s, Some(w)))
+                } else {
+                    client.check_stat(&path).await.map(|s| (s, None))
+                };
+                match result {
+                    Ok((Some(stat), w)) => (id, OwnedReply::Exists(convert::stat(&stat)), w),
+                    Ok((None, w)) => (id, OwnedReply::Error(ZkError::NoNode), w),
+                    Err(e) => failed(id, &e),
+                }
+            })
+        }
+        Request::GetData { path, watch } => {
+            let path = path.to_owned();
+            send_now(async move {
+                let result = if watch {
+                    client
+                        .get_and_watch_data(&path)
+                        .await
+                        .map(|(d, s, w)| (d, s, Some(w)))
+                } else {
+                    client.get_data(&path).await.map(|(d, s)| (d, s, None))
+                };
+                match result {
+                    Ok((data, stat, w)) => (id, OwnedReply::Data(data, convert::stat(&stat)), w),
+                    Err(e) => failed(id, &e),
+                }
+            })
+        }
+        Request::SetData {
+            path,
+            data,
+            version,
+        } => {
+            let (path, data) = (path.to_owned(), data.to_vec());
+            send_now(async move {
+                let expected = match version {
+                    herdless_core::Version::Any => None,
+                    herdless_core::Version::Exactly(v) => Some(v),
+                };
+                match client.set_data(&path, &data, expected).await {
+                    Ok(stat) => (id, OwnedReply::DataSet(convert::stat(&stat)), None),
+                    Err(e) => failed(id, &e),
+                }
+            })
+        }
+        Request::GetChildren { path, watch } => {
+            let path = path.to_owned();
+            send_now(async move {
+                let result = if watch {
+                    client
+                        .list_and_watch_children(&path)
+                        .await
+                        .map(|(c, w)| (c, Some(w)))
+                } else {
+                    client.list_children(&path).await.map(|c| (c, None))
+                };
+                match result {
+                    Ok((children, w)) => (id, OwnedReply::Children(children), w),
+                    Err(e) => failed(id, &e),
+                }
+            })
+        }
+        Request::Check { path, version } => {
+            let path = path.to_owned();
+            send_now(async move {
+                // A top-level check is only defined inside a multi on 3.8.
+                let mut writer = client.new_multi_writer();
+                if let Err(e) = writer.add_check_version(&path, version.wire()) {
+                    return failed(id, &e);
+                }
+                match writer.commit().await {
+                    Ok(_) => (id, OwnedReply::Checked, None),
+                    Err(zk::MultiWriteError::OperationFailed { source, .. }) => failed(id, &source),
+                    Err(zk::MultiWriteError::RequestFailed { source }) => failed(id, &source),
+                }
+            })
+        }
+        Request::Sync { path } => {
+            let path = path.to_owned();
+            send_now(async move {
+                match client.sync(&path).await {
+                    Ok(()) => (id, OwnedReply::Synced, None),
+                    Err(e) => failed(id, &e),
+                }
+            })
+        }
+        // Requests added to the core later are refused rather than guessed.
+        _ => {
+            let reply = (id, OwnedReply::Error(ZkError::Unimplemented), None);
+            Box::pin(std::future::ready(reply))
+        }
+    }
+}

@@ -1,0 +1,52 @@
+//! # herdless-std: ZooKeeper recipes on tokio
+//!
+//! The recipes of [`herdless_core`] run here over the
+//! [`zookeeper-client`](zookeeper_client) crate: one generic driver task per
+//! recipe instance turns the sans-IO state machine's requests into client
+//! calls (sent in the order the recipe emits them, so pipelining survives),
+//! and its replies, watch notifications and session changes back into
+//! inputs. On top sits the API Curator and Kazoo users expect.
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use herdless_std::Lock;
+//!
+//! # async fn run() -> Result<(), herdless_std::Error> {
+//! let client = herdless_std::connect("127.0.0.1:2181", Duration::from_secs(10)).await?;
+//! let lock = Lock::new(&client, "/locks/printer")?;
+//! let guard = lock.acquire().await?;
+//! tokio::select! {
+//!     _ = do_work() => {}
+//!     _ = guard.lost() => eprintln!("lock lost: stop"),
+//! }
+//! guard.release().await?;
+//! # Ok(()) }
+//! # async fn do_work() {}
+//! ```
+//!
+//! Every async method states whether it is cancel-safe. Acquisitions are:
+//! dropping the future deletes the attempt's node in the background.
+
+mod convert;
+mod driver;
+mod error;
+pub mod lock;
+
+use std::time::Duration;
+
+pub use error::Error;
+pub use lock::{Holding, Lock, LockGuard};
+pub use zookeeper_client::Client;
+
+/// Connects a new session to `addr` (`host:port[,host:port...][/chroot]`)
+/// with the given session timeout.
+///
+/// Not cancel-safe in a useful sense: a dropped connect leaves nothing
+/// behind, but must simply be retried.
+pub async fn connect(addr: &str, session_timeout: Duration) -> Result<Client, Error> {
+    Client::connector()
+        .with_session_timeout(session_timeout)
+        .connect(addr)
+        .await
+        .map_err(Error::Connect)
+}

@@ -1,0 +1,305 @@
+//! The exclusive lock on tokio: `acquire().await` gives a guard that releases.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use herdless_core::lock::{GiveUp, Lock as CoreLock, LockEvent, LockState};
+use herdless_core::naming::{Flavour, Guid};
+use herdless_core::Instant;
+use tokio::sync::{mpsc, watch};
+use tracing::{info, warn};
+use zookeeper_client::Client;
+
+use crate::driver::{self, Counters, DriverHandle};
+use crate::Error;
+
+/// Where a held lock stands, as seen by its guard.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Holding {
+    /// Held, connection up.
+    Held,
+    /// Held when the connection dropped: it may have been lost. Pause work
+    /// that needs exclusivity until it is `Held` again (or `Lost`).
+    Suspended,
+    /// Lost: the session ended or the node was deleted. Stop at once.
+    Lost,
+    /// Released by this guard.
+    Released,
+}
+
+/// An exclusive lock on a ZooKeeper directory (the recipes page's lock).
+///
+/// Cheap to create; each acquisition runs the core state machine in its own
+/// task over the shared client, so one session can hold many locks.
+#[derive(Clone)]
+pub struct Lock {
+    client: Client,
+    dir: String,
+    flavour: Flavour,
+    counters: Arc<Counters>,
+}
+
+impl std::fmt::Debug for Lock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Lock")
+            .field("dir", &self.dir)
+            .field("flavour", &self.flavour)
+            .finish()
+    }
+}
+
+impl Lock {
+    /// A lock on `dir` (created with its ancestors when first needed), with
+    /// nodes named as the recipes page does (`<guid>-lock-`).
+    pub fn new(client: &Client, dir: &str) -> Result<Lock, Error> {
+        Self::with_flavour(client, dir, Flavour::Recipes)
+    }
+
+    /// A lock whose nodes are named in `flavour` (e.g. Curator's), to share a
+    /// directory with services in other languages. Contenders of every
+    /// flavour are recognised whichever one this lock writes.
+    pub fn with_flavour(client: &Client, dir: &str, flavour: Flavour) -> Result<Lock, Error> {
+        CoreLock::<{ herdless_core::lock::DEFAULT_PATH_CAPACITY }>::with_flavour(dir, flavour)?;
+        Ok(Lock {
+            client: client.clone(),
+            dir: dir.to_owned(),
+            flavour,
+            counters: Arc::default(),
+        })
+    }
+
+    /// The lock directory.
+    pub fn dir(&self) -> &str {
+        &self.dir
+    }
+
+    /// Watch notifications received by this lock's acquisitions so far.
+    pub fn notifications(&self) -> u64 {
+        self.counters.notifications.load(Ordering::Relaxed)
+    }
+
+    /// Requests sent by this lock's acquisitions so far.
+    pub fn requests_sent(&self) -> u64 {
+        self.counters.requests.load(Ordering::Relaxed)
+    }
+
+    /// Waits until the lock is held.
+    ///
+    /// Cancel-safe: if the future is dropped (say under
+    /// `tokio::time::timeout`), the acquisition is cancelled in the
+    /// background and its node deleted, retried across connection losses.
+    pub async fn acquire(&self) -> Result<LockGuard, Error> {
+        match self.run(Attempt::Wait).await? {
+            Some(guard) => Ok(guard),
+            // Only `try_acquire` and deadlines give up without an error.
+            None => Err(Error::Recipe(herdless_core::lock::Error::InvalidState {
+                state: LockState::Idle,
+            })),
+        }
+    }
+
+    /// Takes the lock if nobody holds or waits for it; `None` otherwise, after
+    /// this attempt's node has been deleted. Cancel-safe like
+    /// [`acquire`](Lock::acquire).
+    pub async fn try_acquire(&self) -> Result<Option<LockGuard>, Error> {
+        self.run(Attempt::Try).await
+    }
+
+    /// Waits at most `timeout` for the lock; `None` when it passed, after
+    /// this attempt's node has been deleted. Cancel-safe like
+    /// [`acquire`](Lock::acquire).
+    pub async fn acquire_timeout(&self, timeout: Duration) -> Result<Option<LockGuard>, Error> {
+        self.run(Attempt::Until(timeout)).await
+    }
+
+    async fn run(&self, attempt: Attempt) -> Result<Option<LockGuard>, Error> {
+        let mut core: CoreLock = CoreLock::with_flavour(&self.dir, self.flavour)?;
+        let guid = Guid::from_random_bytes(uuid::Uuid::new_v4().into_bytes());
+        match attempt {
+            Attempt::Wait => core.acquire(guid)?,
+            Attempt::Try => core.try_acquire(guid)?,
+            // The driver's clock starts at 0 when it is spawned, just below.
+            Attempt::Until(t) => {
+                core.acquire_until(guid, Instant::from_millis(t.as_millis() as u64))?
+            }
+        }
+        let (events_tx, mut events) = mpsc::unbounded_channel();
+        let (holding_tx, holding) = watch::channel(Holding::Held);
+        let holding_tx = Arc::new(holding_tx);
+        let on_event = {
+            let holding_tx = holding_tx.clone();
+            move |event: LockEvent| {
+                let state = match event {
+                    LockEvent::Suspended => Some(Holding::Suspended),
+                    LockEvent::Resumed => Some(Holding::Held),
+                    LockEvent::Lost => Some(Holding::Lost),
+                    LockEvent::Released => Some(Holding::Released),
+                    _ => None,
+                };
+                if let Some(state) = state {
+                    holding_tx.send_replace(state);
+                }
+                let _ = events_tx.send(event);
+            }
+        };
+        let handle = driver::spawn(
+            self.client.clone(),
+            core,
+            self.counters.clone(),
+            on_event,
+            |l: &CoreLock| l.state() == LockState::Idle,
+        );
+        // Until a guard exists, dropping this future cancels the attempt.
+        let mut pending = CancelOnDrop {
+            handle: Some(handle),
+        };
+        loop {
+            let Some(event) = events.recv().await else {
+                return Err(Error::DriverGone);
+            };
+            match event {
+                LockEvent::Acquired => {
+                    let handle = pending.handle.take().ok_or(Error::DriverGone)?;
+                    info!(dir = %self.dir, "lock acquired");
+                    let (path_tx, path_rx) = tokio::sync::oneshot::channel();
+                    handle.command(move |l: &mut CoreLock| {
+                        let _ = path_tx.send(
+                            l.own_path::<256>()
+                                .and_then(Result::ok)
+                                .map(|p| p.to_string()),
+                        );
+                    });
+                    let node_path = path_rx.await.ok().flatten().unwrap_or_default();
+                    return Ok(Some(LockGuard {
+                        handle: Some(handle),
+                        events,
+                        holding,
+                        node_path,
+                    }));
+                }
+                LockEvent::NotAcquired(GiveUp::Busy | GiveUp::TimedOut) => return Ok(None),
+                LockEvent::NotAcquired(GiveUp::Cancelled) => return Ok(None),
+                LockEvent::Failed(e) => return Err(e.into()),
+                _ => {}
+            }
+        }
+    }
+}
+
+enum Attempt {
+    Wait,
+    Try,
+    Until(Duration),
+}
+
+/// Cancels an acquisition whose future was dropped before it finished.
+struct CancelOnDrop {
+    handle: Option<DriverHandle<CoreLock>>,
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if let Some(handle) = self.handle.take() {
+            handle.command(|l: &mut CoreLock| {
+                let _ = l.cancel();
+            });
+        }
+    }
+}
+
+/// A held lock. Dropping it releases the lock in the background; call
+/// [`release`](LockGuard::release) to wait until the node is deleted.
+pub struct LockGuard {
+    handle: Option<DriverHandle<CoreLock>>,
+    events: mpsc::UnboundedReceiver<LockEvent>,
+    holding: watch::Receiver<Holding>,
+    node_path: String,
+}
+
+impl std::fmt::Debug for LockGuard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LockGuard")
+            .field("node_path", &self.node_path)
+            .field("holding", &*self.holding.borrow())
+            .finish()
+    }
+}
+
+impl LockGuard {
+    /// The full path of this holder's node: put it in a `check` to fence
+    /// writes on still holding the lock.
+    pub fn node_path(&self) -> &str {
+        &self.node_path
+    }
+
+    /// Where the lock stands now.
+    pub fn holding(&self) -> Holding {
+        *self.holding.borrow()
+    }
+
+    /// Whether the lock is held with the connection up.
+    pub fn is_held(&self) -> bool {
+        self.holding() == Holding::Held
+    }
+
+    /// Resolves when the lock is lost (the session ended or the node went).
+    /// Cancel-safe.
+    pub async fn lost(&self) {
+        let mut holding = self.holding.clone();
+        // A closed channel means the driver is gone, which only happens once
+        // the lock is no longer held.
+        let _ = holding.wait_for(|h| *h == Holding::Lost).await;
+    }
+
+    /// Resolves when the lock becomes uncertain (`Suspended`) or lost.
+    /// Cancel-safe.
+    pub async fn suspended(&self) {
+        let mut holding = self.holding.clone();
+        let _ = holding
+            .wait_for(|h| matches!(h, Holding::Suspended | Holding::Lost))
+            .await;
+    }
+
+    /// Releases the lock and waits until its node is confirmed deleted
+    /// (retried across connection losses until confirmed or the session is
+    /// gone). If this future is dropped, the release still completes in the
+    /// background.
+    pub async fn release(mut self) -> Result<(), Error> {
+        let Some(handle) = self.handle.take() else {
+            return Ok(());
+        };
+        if !handle.command(|l: &mut CoreLock| {
+            let _ = l.release();
+        }) {
+            return Err(Error::DriverGone);
+        }
+        drop(handle);
+        loop {
+            match self.events.recv().await {
+                Some(LockEvent::Released) => {
+                    info!(node = %self.node_path, "lock released");
+                    return Ok(());
+                }
+                Some(LockEvent::Lost) => {
+                    warn!(node = %self.node_path, "lock was lost before its release");
+                    return Ok(());
+                }
+                Some(LockEvent::Failed(e)) => return Err(e.into()),
+                Some(_) => {}
+                // The driver only stops once the lock is idle.
+                None => return Ok(()),
+            }
+        }
+    }
+}
+
+impl Drop for LockGuard {
+    fn drop(&mut self) {
+        if let Some(handle) = self.handle.take() {
+            handle.command(|l: &mut CoreLock| {
+                let _ = l.release();
+            });
+        }
+    }
+}
