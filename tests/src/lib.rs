@@ -2,9 +2,17 @@
 //!
 //! [`ZkServer::start`] runs a standalone ZooKeeper 3.8 (the Debian package's
 //! jar) on a free loopback port, with its own data directory, and stops it
-//! when dropped, even when the test panics. Tests run in parallel, so nothing
-//! is fixed: ports are picked free (and retried on a collision), each server
-//! has its own temporary directory, and the AdminServer is off.
+//! when dropped, even when the test panics. [`ZkEnsemble::start`] does the
+//! same for a three-server ensemble. Tests run in parallel, so nothing is
+//! fixed: ports are picked free (and retried on a collision), each server has
+//! its own temporary directory, the AdminServer is off and everything listens
+//! on 127.0.0.1 only.
+//!
+//! The API is blocking `std` code, usable from any test, async or not.
+//!
+//! Each server is also watched by a tiny `sh` process that kills it should
+//! the test process die without unwinding (SIGKILL, a harness timeout), so
+//! no JVM outlives its test.
 //!
 //! Install the server with the README's test command (`./scripts/test.sh`).
 
@@ -13,42 +21,97 @@ use std::io::{Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use tempfile::TempDir;
 
+mod proxy;
+pub use proxy::Proxy;
+
 /// The server jar of Debian's `zookeeper` package.
 pub const ZOOKEEPER_JAR: &str = "/usr/share/java/zookeeper.jar";
 
-/// Whether a ZooKeeper server can be started here (the jar and `java`).
+/// The logging binding put on the class path when present, so that the
+/// server's log (`server.log` in its directory) says why it failed.
+const SLF4J_SIMPLE_JAR: &str = "/usr/share/java/slf4j-simple.jar";
+
+/// Configuration directories of the Debian package (log configuration).
+const CONF_DIRS: [&str; 2] = ["/etc/zookeeper/conf_example", "/etc/zookeeper/conf"];
+
+/// How long [`ZkServer::start`] tries, over all its attempts.
+const SERVER_START_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long [`ZkEnsemble::start`] tries, over all its attempts.
+const ENSEMBLE_START_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Attempts (fresh ports each) before giving up on a start.
+const START_ATTEMPTS: usize = 5;
+
+/// Whether a ZooKeeper server can be started here: the jar exists and `java`
+/// runs. Checked once per test process.
 pub fn zookeeper_available() -> bool {
-    Path::new(ZOOKEEPER_JAR).exists()
-        && Command::new("java")
+    static AVAILABLE: OnceLock<bool> = OnceLock::new();
+    *AVAILABLE.get_or_init(|| check_installed(Path::new(ZOOKEEPER_JAR)).is_ok())
+}
+
+/// `Ok` if `jar` exists and `java` runs, else the message to panic with.
+fn check_installed(jar: &Path) -> Result<(), String> {
+    let java_runs = || {
+        Command::new("java")
             .arg("-version")
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .status()
             .is_ok_and(|s| s.success())
+    };
+    if jar.exists() && java_runs() {
+        Ok(())
+    } else {
+        Err(format!(
+            "ZooKeeper is not installed ({} or a working `java` is missing): \
+             run the README's test command, ./scripts/test.sh, which installs it",
+            jar.display()
+        ))
+    }
 }
 
-fn free_port() -> u16 {
-    TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("bind an ephemeral loopback port")
+fn require_zookeeper() {
+    if !zookeeper_available() {
+        if let Err(message) = check_installed(Path::new(ZOOKEEPER_JAR)) {
+            panic!("{message}");
+        }
+    }
 }
 
-/// Sends a four-letter word to `127.0.0.1:port` and reads the answer.
+/// `n` distinct free loopback ports. All are held until all are picked, so
+/// they differ; they are released on return for the server to bind.
+fn free_ports(n: usize) -> Vec<u16> {
+    let listeners: Vec<TcpListener> = (0..n)
+        .map(|_| {
+            TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).expect("bind an ephemeral loopback port")
+        })
+        .collect();
+    listeners
+        .iter()
+        .map(|l| l.local_addr().expect("local address").port())
+        .collect()
+}
+
+/// Sends a four-letter word (`ruok`, `mntr`, `conf`, `cons`, `wchc`, ...) to
+/// `127.0.0.1:port` and reads the answer to the end.
 pub fn four_letter(port: u16, cmd: &str) -> std::io::Result<String> {
     let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
     let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(2))?;
     stream.set_read_timeout(Some(Duration::from_secs(5)))?;
+    stream.set_write_timeout(Some(Duration::from_secs(5)))?;
     stream.write_all(cmd.as_bytes())?;
     let mut out = String::new();
     stream.read_to_string(&mut out)?;
     Ok(out)
 }
 
+/// Parses a `mntr` answer (`zk_key\tvalue` lines).
 fn parse_mntr(text: &str) -> BTreeMap<String, String> {
     text.lines()
         .filter_map(|l| l.split_once('\t'))
@@ -56,66 +119,35 @@ fn parse_mntr(text: &str) -> BTreeMap<String, String> {
         .collect()
 }
 
-/// One ZooKeeper server process.
-struct Process {
-    child: Child,
-    dir: PathBuf,
-    client_port: u16,
-}
-
-impl Process {
-    fn spawn(dir: &Path, config: &str, client_port: u16) -> std::io::Result<Process> {
-        let cfg = dir.join("zoo.cfg");
-        std::fs::write(&cfg, config)?;
-        let log = std::fs::File::create(dir.join("server.log"))?;
-        let child = Command::new("java")
-            .arg("-Xmx256m")
-            .arg("-XX:+UseSerialGC")
-            .arg(format!("-Dzookeeper.log.dir={}", dir.display()))
-            .arg("-cp")
-            .arg(format!("/etc/zookeeper/conf_example:{ZOOKEEPER_JAR}"))
-            .arg("org.apache.zookeeper.server.quorum.QuorumPeerMain")
-            .arg(&cfg)
-            .stdout(log.try_clone()?)
-            .stderr(log)
-            .stdin(Stdio::null())
-            .spawn()?;
-        Ok(Process {
-            child,
-            dir: dir.to_owned(),
-            client_port,
-        })
-    }
-
-    fn exited(&mut self) -> bool {
-        !matches!(self.child.try_wait(), Ok(None))
-    }
-
-    fn state(&self) -> Option<String> {
-        let text = four_letter(self.client_port, "mntr").ok()?;
-        parse_mntr(&text).remove("zk_server_state")
-    }
-
-    fn log_tail(&self) -> String {
-        let log = std::fs::read_to_string(self.dir.join("server.log")).unwrap_or_default();
-        let lines: Vec<&str> = log.lines().collect();
-        lines[lines.len().saturating_sub(30)..].join("\n")
-    }
-
-    fn kill(&mut self) {
-        if !self.exited() {
-            let _ = self.child.kill();
+/// The last `n` lines of a file, or a note that it cannot be read.
+fn tail(path: &Path, n: usize) -> String {
+    match std::fs::read_to_string(path) {
+        Ok(text) => {
+            let lines: Vec<&str> = text.lines().collect();
+            lines[lines.len().saturating_sub(n)..].join("\n")
         }
-        let _ = self.child.wait();
+        Err(e) => format!("(cannot read {}: {e})", path.display()),
     }
 }
 
-impl Drop for Process {
-    fn drop(&mut self) {
-        self.kill();
+/// The JVM's class path: the package's configuration directory, the server
+/// jar (its manifest pulls the other jars) and a logging binding.
+fn class_path() -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    if let Some(conf) = CONF_DIRS.iter().find(|d| {
+        let d = Path::new(d);
+        d.join("log4j.properties").exists() || d.join("logback.xml").exists()
+    }) {
+        parts.push(conf);
     }
+    parts.push(ZOOKEEPER_JAR);
+    if Path::new(SLF4J_SIMPLE_JAR).exists() {
+        parts.push(SLF4J_SIMPLE_JAR);
+    }
+    parts.join(":")
 }
 
+/// The settings shared by standalone and ensemble servers.
 fn base_config(data: &Path, client_port: u16) -> String {
     format!(
         "tickTime=500\n\
@@ -131,54 +163,171 @@ fn base_config(data: &Path, client_port: u16) -> String {
     )
 }
 
-fn require_zookeeper() {
-    assert!(
-        zookeeper_available(),
-        "ZooKeeper is not installed ({ZOOKEEPER_JAR} or java missing): \
-         run the README's test command, ./scripts/test.sh, which installs it"
-    );
+/// A temporary directory, canonicalized so that the path in the server's
+/// configuration is the one its `conf` word reports.
+fn temp_dir(prefix: &str) -> (TempDir, PathBuf) {
+    let dir = tempfile::Builder::new()
+        .prefix(prefix)
+        .tempdir()
+        .expect("create a temporary directory");
+    let path = std::fs::canonicalize(dir.path()).expect("canonicalize the temporary directory");
+    (dir, path)
+}
+
+/// One ZooKeeper server process, killed (by its pid) when dropped.
+struct Process {
+    child: Child,
+    /// `sh` that kills the server when its stdin (our pipe) closes, i.e.
+    /// when this test process dies without running destructors.
+    watchdog: Option<Child>,
+    home: PathBuf,
+    data: PathBuf,
+    client_port: u16,
+}
+
+impl Process {
+    /// Writes `home/zoo.cfg` and starts the server, its output going to
+    /// `home/server.log`.
+    fn spawn(home: &Path, data: &Path, config: &str, client_port: u16) -> Process {
+        let cfg = home.join("zoo.cfg");
+        std::fs::write(&cfg, config).expect("write zoo.cfg");
+        let log = std::fs::File::create(home.join("server.log")).expect("create server.log");
+        let child = Command::new("java")
+            .arg("-Xmx256m")
+            .arg("-XX:+UseSerialGC")
+            .arg("-XX:TieredStopAtLevel=1")
+            .arg("-Djava.net.preferIPv4Stack=true")
+            .arg(format!("-Dzookeeper.log.dir={}", home.display()))
+            .arg("-Dorg.slf4j.simpleLogger.showDateTime=true")
+            .arg("-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS")
+            .arg("-cp")
+            .arg(class_path())
+            .arg("org.apache.zookeeper.server.quorum.QuorumPeerMain")
+            .arg(&cfg)
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().expect("clone the log file handle"))
+            .stderr(log)
+            .spawn()
+            .expect("spawn java for ZooKeeper");
+        // The server is our unreaped child until `kill` waits for it, so its
+        // pid cannot be reused while the watchdog may still use it; `kill`
+        // stops the watchdog first.
+        let watchdog = Command::new("sh")
+            .arg("-c")
+            .arg(r#"read -r _; kill -9 "$1" 2>/dev/null"#)
+            .arg("herdless-zk-watchdog")
+            .arg(child.id().to_string())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .ok();
+        Process {
+            child,
+            watchdog,
+            home: home.to_owned(),
+            data: data.to_owned(),
+            client_port,
+        }
+    }
+
+    fn exited(&mut self) -> bool {
+        !matches!(self.child.try_wait(), Ok(None))
+    }
+
+    /// `zk_server_state` from `mntr`, once the server serves.
+    fn state(&self) -> Option<String> {
+        let text = four_letter(self.client_port, "mntr").ok()?;
+        parse_mntr(&text).remove("zk_server_state")
+    }
+
+    /// Whether the server answering on the client port is this one (and
+    /// not another test's server that took the port first).
+    fn answers_as_itself(&self) -> bool {
+        four_letter(self.client_port, "conf")
+            .is_ok_and(|conf| conf.contains(&format!("dataDir={}", self.data.display())))
+    }
+
+    fn log_tail(&self) -> String {
+        tail(&self.home.join("server.log"), 40)
+    }
+
+    /// SIGKILL and reap; idempotent.
+    fn kill(&mut self) {
+        if let Some(mut watchdog) = self.watchdog.take() {
+            let _ = watchdog.kill();
+            let _ = watchdog.wait();
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        self.kill();
+    }
 }
 
 /// A standalone ZooKeeper server on a free loopback port.
+///
+/// Dropping it kills the server and removes its directory.
 pub struct ZkServer {
     process: Option<Process>,
     port: u16,
+    home: PathBuf,
     // Dropped after the process (fields drop in order): the directory goes
     // once the server is dead.
     _dir: TempDir,
 }
 
 impl ZkServer {
-    /// Starts a server and waits until it serves. Panics, with the server's
-    /// log, if it cannot start after a few attempts on different ports.
+    /// Starts a server and waits until it serves (`mntr` reports its state).
+    ///
+    /// Retries on fresh ports when the server exits early (a port taken in
+    /// between). Panics, with the tail of the server's log, if it does not
+    /// serve within about 30 s, and with the command to run if ZooKeeper is
+    /// not installed.
     pub fn start() -> ZkServer {
         require_zookeeper();
-        let mut last_log = String::new();
-        for _attempt in 0..4 {
-            let dir = tempfile::Builder::new()
-                .prefix("herdless-zk-")
-                .tempdir()
-                .expect("create a temporary directory");
-            let data = dir.path().join("data");
+        let deadline = Instant::now() + SERVER_START_TIMEOUT;
+        let mut failures = Vec::new();
+        for attempt in 1..=START_ATTEMPTS {
+            let (dir, home) = temp_dir("herdless-zk-");
+            let data = home.join("data");
             std::fs::create_dir_all(&data).expect("create the data directory");
-            let port = free_port();
-            let mut process = Process::spawn(dir.path(), &base_config(&data, port), port)
-                .expect("spawn java for ZooKeeper");
-            let deadline = Instant::now() + Duration::from_secs(30);
+            let port = free_ports(1)[0];
+            let mut process = Process::spawn(&home, &data, &base_config(&data, port), port);
             while Instant::now() < deadline && !process.exited() {
-                if process.state().is_some() {
+                if process.state().is_some() && process.answers_as_itself() {
                     return ZkServer {
                         process: Some(process),
                         port,
+                        home,
                         _dir: dir,
                     };
                 }
-                std::thread::sleep(Duration::from_millis(100));
+                std::thread::sleep(Duration::from_millis(50));
             }
-            last_log = process.log_tail();
+            let exited = process.exited();
+            failures.push(format!(
+                "attempt {attempt} on port {port}: {}; server log tail:\n{}",
+                if exited {
+                    "the server exited"
+                } else {
+                    "not serving in time"
+                },
+                process.log_tail()
+            ));
             process.kill();
+            if !exited || Instant::now() >= deadline {
+                break;
+            }
         }
-        panic!("ZooKeeper did not start; last server log:\n{last_log}");
+        panic!(
+            "ZooKeeper did not start within {SERVER_START_TIMEOUT:?}:\n{}",
+            failures.join("\n---\n")
+        );
     }
 
     /// `127.0.0.1:PORT`, the connect string.
@@ -191,54 +340,80 @@ impl ZkServer {
         self.port
     }
 
+    /// The server's directory: `zoo.cfg`, `data/` and `server.log`. Removed
+    /// when the server is dropped.
+    pub fn dir(&self) -> &Path {
+        &self.home
+    }
+
+    /// The server's log so far (useful in a failing test's message).
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.home.join("server.log")).unwrap_or_default()
+    }
+
+    /// Whether the server process is still running (not stopped, not
+    /// crashed).
+    pub fn is_running(&mut self) -> bool {
+        self.process.as_mut().is_some_and(|p| !p.exited())
+    }
+
     /// Sends a four-letter word (`ruok`, `mntr`, `cons`, `wchc`, ...).
     pub fn four_letter(&self, cmd: &str) -> std::io::Result<String> {
         four_letter(self.port, cmd)
     }
 
-    /// The `mntr` report as key/value pairs.
+    /// The `mntr` report as key/value pairs. Panics if the server does not
+    /// answer.
     pub fn mntr(&self) -> BTreeMap<String, String> {
-        parse_mntr(&self.four_letter("mntr").expect("mntr answers"))
+        let text = self
+            .four_letter("mntr")
+            .unwrap_or_else(|e| panic!("mntr on {}: {e}", self.addr()));
+        parse_mntr(&text)
     }
 
-    /// One numeric `mntr` value.
+    /// One numeric `mntr` value (`None` if absent or not an integer).
     pub fn mntr_value(&self, key: &str) -> Option<i64> {
         self.mntr().get(key).and_then(|v| v.parse().ok())
     }
 
-    /// `zk_packets_received`: frames received by the server. The `mntr`
-    /// connection asking counts one itself.
-    pub fn packets_received(&self) -> i64 {
-        self.mntr_value("zk_packets_received")
-            .expect("zk_packets_received")
+    fn counter(&self, key: &str) -> i64 {
+        self.mntr_value(key)
+            .unwrap_or_else(|| panic!("mntr on {} has no {key}", self.addr()))
     }
 
-    /// `zk_packets_sent`: frames sent by the server (replies and watch
+    /// `zk_packets_received`: packets received by the server. The `mntr`
+    /// connection asking counts one itself.
+    pub fn packets_received(&self) -> i64 {
+        self.counter("zk_packets_received")
+    }
+
+    /// `zk_packets_sent`: packets sent by the server (replies and watch
     /// notifications).
     pub fn packets_sent(&self) -> i64 {
-        self.mntr_value("zk_packets_sent").expect("zk_packets_sent")
+        self.counter("zk_packets_sent")
     }
 
     /// `zk_watch_count`: registered watches.
     pub fn watch_count(&self) -> i64 {
-        self.mntr_value("zk_watch_count").expect("zk_watch_count")
+        self.counter("zk_watch_count")
     }
 
     /// `zk_ephemerals_count`: ephemeral nodes.
     pub fn ephemerals_count(&self) -> i64 {
-        self.mntr_value("zk_ephemerals_count")
-            .expect("zk_ephemerals_count")
+        self.counter("zk_ephemerals_count")
     }
 
-    /// `zk_znode_count`: all nodes.
+    /// `zk_znode_count`: all nodes, including `/`, `/zookeeper` and its
+    /// children.
     pub fn znode_count(&self) -> i64 {
-        self.mntr_value("zk_znode_count").expect("zk_znode_count")
+        self.counter("zk_znode_count")
     }
 
-    /// Stops the server (by its pid); idempotent.
+    /// Kills the server (SIGKILL by its pid) and reaps it; idempotent. The
+    /// directory stays until the value is dropped.
     pub fn stop(&mut self) {
-        if let Some(mut p) = self.process.take() {
-            p.kill();
+        if let Some(mut process) = self.process.take() {
+            process.kill();
         }
     }
 }
@@ -249,85 +424,165 @@ impl Drop for ZkServer {
     }
 }
 
-/// A three-server ensemble on loopback ports.
+impl std::fmt::Debug for ZkServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ZkServer")
+            .field("addr", &self.addr())
+            .field("dir", &self.home)
+            .finish()
+    }
+}
+
+/// A three-server ensemble on loopback: servers `0`, `1` and `2` (ZooKeeper
+/// ids 1, 2 and 3), each with its own data directory and client, quorum and
+/// election ports.
+///
+/// Dropping it kills every server and removes the directories.
 pub struct ZkEnsemble {
     servers: Vec<Option<Process>>,
     client_ports: Vec<u16>,
+    // Dropped after the processes.
     _dir: TempDir,
 }
+
+/// Servers in an ensemble.
+const ENSEMBLE_SIZE: usize = 3;
 
 impl ZkEnsemble {
     /// Starts three servers and waits until all serve (one leader, two
     /// followers).
+    ///
+    /// Retries on fresh ports when a server exits early. Panics, with the
+    /// tails of the servers' logs, if the ensemble does not form within
+    /// about 60 s, and with the command to run if ZooKeeper is not
+    /// installed.
     pub fn start() -> ZkEnsemble {
         require_zookeeper();
-        let dir = tempfile::Builder::new()
-            .prefix("herdless-ensemble-")
-            .tempdir()
-            .expect("create a temporary directory");
-        let ports: Vec<[u16; 3]> = (0..3)
-            .map(|_| [free_port(), free_port(), free_port()])
-            .collect();
-        let peers: String = ports
-            .iter()
-            .enumerate()
-            .map(|(i, [_, q, e])| format!("server.{}=127.0.0.1:{q}:{e}\n", i + 1))
-            .collect();
-        let mut servers = Vec::new();
-        for (i, [client, _, _]) in ports.iter().enumerate() {
-            let home = dir.path().join(format!("s{}", i + 1));
-            let data = home.join("data");
-            std::fs::create_dir_all(&data).expect("create a data directory");
-            std::fs::write(data.join("myid"), format!("{}\n", i + 1)).expect("write myid");
-            let config = format!(
-                "{}initLimit=10\nsyncLimit=5\n{peers}",
-                base_config(&data, *client)
-            );
-            servers.push(Some(
-                Process::spawn(&home, &config, *client).expect("spawn java for ZooKeeper"),
-            ));
-        }
-        let ensemble = ZkEnsemble {
-            servers,
-            client_ports: ports.iter().map(|p| p[0]).collect(),
-            _dir: dir,
-        };
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while Instant::now() < deadline {
-            let states: Vec<Option<String>> = ensemble.states();
-            if states
-                .iter()
-                .all(|s| matches!(s.as_deref(), Some("leader" | "follower")))
-            {
-                return ensemble;
+        let deadline = Instant::now() + ENSEMBLE_START_TIMEOUT;
+        let mut failures = Vec::new();
+        for attempt in 1..=START_ATTEMPTS {
+            let mut ensemble = ZkEnsemble::spawn();
+            let mut exited = false;
+            while Instant::now() < deadline {
+                exited = ensemble.servers.iter_mut().flatten().any(Process::exited);
+                if exited {
+                    break;
+                }
+                if ensemble.formed() {
+                    return ensemble;
+                }
+                std::thread::sleep(Duration::from_millis(100));
             }
-            std::thread::sleep(Duration::from_millis(200));
+            let logs: Vec<String> = ensemble
+                .servers
+                .iter()
+                .flatten()
+                .enumerate()
+                .map(|(i, p)| format!("server {i} log tail:\n{}", p.log_tail()))
+                .collect();
+            failures.push(format!(
+                "attempt {attempt} (client ports {:?}): {}\n{}",
+                ensemble.client_ports,
+                if exited {
+                    "a server exited"
+                } else {
+                    "not formed in time"
+                },
+                logs.join("\n")
+            ));
+            drop(ensemble);
+            if !exited || Instant::now() >= deadline {
+                break;
+            }
         }
-        let logs: Vec<String> = ensemble
-            .servers
-            .iter()
-            .flatten()
-            .map(Process::log_tail)
-            .collect();
-        panic!("the ensemble did not form; logs:\n{}", logs.join("\n---\n"));
+        panic!(
+            "the ZooKeeper ensemble did not form within {ENSEMBLE_START_TIMEOUT:?}:\n{}",
+            failures.join("\n---\n")
+        );
     }
 
-    fn states(&self) -> Vec<Option<String>> {
-        self.servers
+    /// Writes the configurations and starts the three servers.
+    fn spawn() -> ZkEnsemble {
+        let (dir, root) = temp_dir("herdless-ensemble-");
+        let ports = free_ports(3 * ENSEMBLE_SIZE);
+        let (client_ports, peer_ports) = ports.split_at(ENSEMBLE_SIZE);
+        let peers: String = peer_ports
+            .chunks(2)
+            .enumerate()
+            .map(|(i, qe)| format!("server.{}=127.0.0.1:{}:{}\n", i + 1, qe[0], qe[1]))
+            .collect();
+        let servers = client_ports
             .iter()
-            .map(|p| p.as_ref().and_then(Process::state))
-            .collect()
+            .enumerate()
+            .map(|(i, &client)| {
+                let home = root.join(format!("server{}", i + 1));
+                let data = home.join("data");
+                std::fs::create_dir_all(&data).expect("create a data directory");
+                std::fs::write(data.join("myid"), format!("{}\n", i + 1)).expect("write myid");
+                let config = format!(
+                    "{}initLimit=10\nsyncLimit=5\n{peers}",
+                    base_config(&data, client)
+                );
+                Some(Process::spawn(&home, &data, &config, client))
+            })
+            .collect();
+        ZkEnsemble {
+            servers,
+            client_ports: client_ports.to_vec(),
+            _dir: dir,
+        }
+    }
+
+    /// All servers serve, one as leader, and each port answers as its own
+    /// server.
+    fn formed(&self) -> bool {
+        let states = self.states();
+        states
+            .iter()
+            .all(|s| matches!(s.as_deref(), Some("leader" | "follower")))
+            && states.iter().flatten().filter(|s| *s == "leader").count() == 1
+            && self
+                .servers
+                .iter()
+                .flatten()
+                .all(Process::answers_as_itself)
+    }
+
+    /// Each server's `zk_server_state` (`None` when killed or not serving).
+    pub fn states(&self) -> Vec<Option<String>> {
+        (0..self.len()).map(|i| self.server_state(i)).collect()
+    }
+
+    /// The `zk_server_state` of server `i` (`leader`, `follower`), or `None`
+    /// when it is killed or not serving (e.g. during an election).
+    pub fn server_state(&self, i: usize) -> Option<String> {
+        self.servers[i].as_ref().and_then(Process::state)
+    }
+
+    /// The number of servers (3, killed ones included).
+    pub fn len(&self) -> usize {
+        self.servers.len()
+    }
+
+    /// Always `false`: an ensemble has servers.
+    pub fn is_empty(&self) -> bool {
+        self.servers.is_empty()
     }
 
     /// `127.0.0.1:C1,127.0.0.1:C2,127.0.0.1:C3`.
     pub fn connect_string(&self) -> String {
-        let addrs: Vec<String> = (0..3).map(|i| self.client_addr(i)).collect();
+        let addrs: Vec<String> = (0..self.len()).map(|i| self.client_addr(i)).collect();
         addrs.join(",")
     }
 
-    /// The client address of server `i` (0-based).
+    /// The client address of server `i` (0-based), `127.0.0.1:PORT`.
     pub fn client_addr(&self, i: usize) -> String {
         format!("127.0.0.1:{}", self.client_ports[i])
+    }
+
+    /// The client port of server `i` (0-based).
+    pub fn client_port(&self, i: usize) -> u16 {
+        self.client_ports[i]
     }
 
     /// Sends a four-letter word to server `i`.
@@ -335,17 +590,67 @@ impl ZkEnsemble {
         four_letter(self.client_ports[i], cmd)
     }
 
-    /// The index of the current leader, if one answers.
+    /// The `mntr` report of server `i` (empty if it does not answer).
+    pub fn mntr(&self, i: usize) -> BTreeMap<String, String> {
+        self.four_letter(i, "mntr")
+            .map(|text| parse_mntr(&text))
+            .unwrap_or_default()
+    }
+
+    /// The index of the server reporting itself `leader`, if one does.
     pub fn leader(&self) -> Option<usize> {
         self.states()
             .iter()
             .position(|s| s.as_deref() == Some("leader"))
     }
 
-    /// Kills server `i` (by its pid).
+    /// Kills server `i` (SIGKILL by its pid) and reaps it; idempotent.
     pub fn kill(&mut self, i: usize) {
-        if let Some(mut p) = self.servers[i].take() {
-            p.kill();
+        if let Some(mut process) = self.servers[i].take() {
+            process.kill();
         }
+    }
+}
+
+impl Drop for ZkEnsemble {
+    fn drop(&mut self) {
+        for i in 0..self.len() {
+            self.kill(i);
+        }
+    }
+}
+
+impl std::fmt::Debug for ZkEnsemble {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ZkEnsemble")
+            .field("connect_string", &self.connect_string())
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod unit {
+    use super::*;
+
+    #[test]
+    fn missing_install_names_the_test_script() {
+        let message = check_installed(Path::new("/nonexistent/zookeeper.jar")).unwrap_err();
+        assert!(message.contains("./scripts/test.sh"), "{message}");
+    }
+
+    #[test]
+    fn mntr_lines_parse() {
+        let m = parse_mntr("zk_version\t3.8.0\nzk_server_state\tstandalone\nnoise\n");
+        assert_eq!(m["zk_server_state"], "standalone");
+        assert_eq!(m.len(), 2);
+    }
+
+    #[test]
+    fn free_ports_differ() {
+        let ports = free_ports(9);
+        let mut unique = ports.clone();
+        unique.sort_unstable();
+        unique.dedup();
+        assert_eq!(unique.len(), ports.len());
     }
 }

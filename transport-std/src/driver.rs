@@ -248,7 +248,11 @@ where
 }
 
 fn failed(id: RequestId, e: &zk::Error) -> (RequestId, OwnedReply, Option<zk::OneshotWatcher>) {
-    (id, OwnedReply::Error(convert::error(e)), None)
+    let code = convert::error(e);
+    if code == ZkError::SystemError {
+        warn!(%id, error = %e, "client error without a ZooKeeper code");
+    }
+    (id, OwnedReply::Error(code), None)
 }
 
 /// Issues one core request on the client.

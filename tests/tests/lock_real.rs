@@ -1,0 +1,286 @@
+//! The exclusive lock through `herdless-std` against a real ZooKeeper 3.8.
+//!
+//! Each test starts its own server on a free loopback port.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use herdless_std::{Client, Holding, Lock};
+use herdless_tests::{Proxy, ZkServer};
+
+const SESSION: Duration = Duration::from_secs(30);
+
+async fn client(server: &ZkServer) -> Client {
+    herdless_std::connect(&server.addr(), SESSION)
+        .await
+        .expect("connect to the test server")
+}
+
+/// Session timeout of the clients a test makes expire.
+const SHORT_SESSION: Duration = Duration::from_secs(2);
+
+/// A client connected through a proxy that can cut it off, with a short
+/// session timeout.
+async fn client_behind_proxy(server: &ZkServer) -> (Client, Proxy) {
+    let proxy = Proxy::start(server.port());
+    let client = herdless_std::connect(&proxy.addr(), SHORT_SESSION)
+        .await
+        .expect("connect through the proxy");
+    (client, proxy)
+}
+
+/// Expires the session for real: the client is cut off for longer than its
+/// session timeout, then learns of the expiry when it reconnects.
+async fn expire(client: &Client, proxy: &Proxy) {
+    proxy.cut();
+    tokio::time::sleep(SHORT_SESSION + Duration::from_millis(1500)).await;
+    proxy.restore();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !client.state().is_terminated() {
+        assert!(
+            Instant::now() < deadline,
+            "the client never heard of its expiry"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+async fn children(client: &Client, dir: &str) -> Vec<String> {
+    client.list_children(dir).await.unwrap_or_default()
+}
+
+async fn wait_until<F, Fut>(what: &str, timeout: Duration, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = Instant::now() + timeout;
+    while !check().await {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn eight_sessions_keep_mutual_exclusion_over_hundreds_of_acquisitions() {
+    let server = ZkServer::start();
+    let inside = Arc::new(AtomicBool::new(false));
+    let total = Arc::new(AtomicUsize::new(0));
+    let mut tasks = Vec::new();
+    for _ in 0..8 {
+        let c = client(&server).await;
+        let (inside, total) = (inside.clone(), total.clone());
+        tasks.push(tokio::spawn(async move {
+            let lock = Lock::new(&c, "/locks/mx").unwrap();
+            for _ in 0..40 {
+                let guard = lock.acquire().await.unwrap();
+                assert!(!inside.swap(true, Ordering::SeqCst), "two holders at once");
+                tokio::task::yield_now().await;
+                inside.store(false, Ordering::SeqCst);
+                total.fetch_add(1, Ordering::SeqCst);
+                guard.release().await.unwrap();
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    assert_eq!(total.load(Ordering::SeqCst), 320);
+    let c = client(&server).await;
+    assert!(children(&c, "/locks/mx").await.is_empty(), "no node left");
+}
+
+#[tokio::test]
+async fn uncontended_acquire_and_release_is_create_get_children_delete_on_the_wire() {
+    let server = ZkServer::start();
+    let c = client(&server).await;
+    let lock = Lock::new(&c, "/locks/wire").unwrap();
+    // Warm up: the first cycle also creates the directory.
+    lock.acquire().await.unwrap().release().await.unwrap();
+    let mut best = i64::MAX;
+    for _ in 0..5 {
+        let before = server.packets_received();
+        let sent_before = lock.requests_sent();
+        lock.acquire().await.unwrap().release().await.unwrap();
+        let after = server.packets_received();
+        assert_eq!(lock.requests_sent() - sent_before, 3);
+        // The second mntr connection counts one packet itself.
+        best = best.min(after - before - 1);
+    }
+    println!("packets per uncontended acquire+release: {best}");
+    assert_eq!(best, 3, "one create, one getChildren, one delete");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_release_with_twenty_waiters_sends_exactly_one_notification() {
+    let server = ZkServer::start();
+    let holder_client = client(&server).await;
+    let holder = Lock::new(&holder_client, "/locks/herd").unwrap();
+    let guard = holder.acquire().await.unwrap();
+    let watches_before = server.watch_count();
+
+    let acquired = Arc::new(AtomicUsize::new(0));
+    let mut waiters = Vec::new();
+    let (stop_tx, _) = tokio::sync::broadcast::channel::<()>(1);
+    for _ in 0..20 {
+        let c = client(&server).await;
+        let lock = Lock::new(&c, "/locks/herd").unwrap();
+        let acquired = acquired.clone();
+        let mut stop = stop_tx.subscribe();
+        let l = lock.clone();
+        waiters.push((
+            lock,
+            c,
+            tokio::spawn(async move {
+                let guard = l.acquire().await.unwrap();
+                acquired.fetch_add(1, Ordering::SeqCst);
+                let _ = stop.recv().await;
+                guard.release().await.unwrap();
+            }),
+        ));
+    }
+    wait_until("20 waiters watching", Duration::from_secs(20), || async {
+        server.watch_count() == watches_before + 20
+    })
+    .await;
+    assert_eq!(children(&holder_client, "/locks/herd").await.len(), 21);
+    let notified_before: u64 = waiters.iter().map(|(l, _, _)| l.notifications()).sum();
+    guard.release().await.unwrap();
+    wait_until("the next holder", Duration::from_secs(10), || async {
+        acquired.load(Ordering::SeqCst) == 1
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let notified: u64 = waiters
+        .iter()
+        .map(|(l, _, _)| l.notifications())
+        .sum::<u64>()
+        - notified_before;
+    println!("notifications for one release with 20 waiters: {notified}");
+    assert_eq!(notified, 1, "one release wakes exactly one waiter");
+    assert_eq!(acquired.load(Ordering::SeqCst), 1);
+    assert_eq!(server.watch_count(), watches_before + 19);
+
+    let _ = stop_tx.send(());
+    drop(stop_tx);
+    for (_, _, task) in waiters {
+        task.await.unwrap();
+    }
+    assert!(children(&holder_client, "/locks/herd").await.is_empty());
+}
+
+#[tokio::test]
+async fn a_waiter_whose_session_ends_leaves_no_node() {
+    let server = ZkServer::start();
+    let a = client(&server).await;
+    let (b, proxy) = client_behind_proxy(&server).await;
+    let guard = Lock::new(&a, "/locks/closed")
+        .unwrap()
+        .acquire()
+        .await
+        .unwrap();
+    let lock_b = Lock::new(&b, "/locks/closed").unwrap();
+    let waiting = tokio::spawn(async move { lock_b.acquire().await });
+    wait_until("b's node", Duration::from_secs(10), || async {
+        children(&a, "/locks/closed").await.len() == 2
+    })
+    .await;
+    expire(&b, &proxy).await;
+    let result = tokio::time::timeout(Duration::from_secs(10), waiting)
+        .await
+        .expect("the waiter hears its session end")
+        .unwrap();
+    assert!(
+        matches!(result, Err(herdless_std::Error::SessionEnded)),
+        "{result:?}"
+    );
+    assert_eq!(children(&a, "/locks/closed").await.len(), 1);
+    guard.release().await.unwrap();
+    assert!(children(&a, "/locks/closed").await.is_empty());
+}
+
+#[tokio::test]
+async fn dropped_acquire_timeout_and_try_acquire_leave_no_node() {
+    let server = ZkServer::start();
+    let a = client(&server).await;
+    let b = client(&server).await;
+    let guard = Lock::new(&a, "/locks/drop")
+        .unwrap()
+        .acquire()
+        .await
+        .unwrap();
+    let lock_b = Lock::new(&b, "/locks/drop").unwrap();
+
+    // CURATOR-79: an acquire abandoned under tokio::time::timeout.
+    let dropped = tokio::time::timeout(Duration::from_millis(300), lock_b.acquire()).await;
+    assert!(dropped.is_err(), "still held by a");
+    wait_until(
+        "the abandoned node to go",
+        Duration::from_secs(5),
+        || async { children(&a, "/locks/drop").await.len() == 1 },
+    )
+    .await;
+
+    // try_acquire answers only once its node is gone.
+    assert!(lock_b.try_acquire().await.unwrap().is_none());
+    assert_eq!(children(&a, "/locks/drop").await.len(), 1);
+
+    // The core's deadline, likewise.
+    let started = Instant::now();
+    assert!(lock_b
+        .acquire_timeout(Duration::from_millis(200))
+        .await
+        .unwrap()
+        .is_none());
+    assert!(started.elapsed() >= Duration::from_millis(200));
+    assert_eq!(children(&a, "/locks/drop").await.len(), 1);
+
+    // A guard dropped without release still releases.
+    drop(guard);
+    let g = tokio::time::timeout(Duration::from_secs(5), lock_b.acquire())
+        .await
+        .expect("b gets the lock after a's guard is dropped")
+        .unwrap();
+    g.release().await.unwrap();
+    assert!(children(&a, "/locks/drop").await.is_empty());
+}
+
+#[tokio::test]
+async fn expiry_of_the_holder_hands_over_and_its_guard_hears_lost() {
+    let server = ZkServer::start();
+    let (a, proxy) = client_behind_proxy(&server).await;
+    let b = client(&server).await;
+    let guard_a = Lock::new(&a, "/locks/expiry")
+        .unwrap()
+        .acquire()
+        .await
+        .unwrap();
+    assert_eq!(guard_a.holding(), Holding::Held);
+    let lock_b = Lock::new(&b, "/locks/expiry").unwrap();
+    let waiting = tokio::spawn(async move { lock_b.acquire().await });
+    wait_until("b's node", Duration::from_secs(10), || async {
+        children(&b, "/locks/expiry").await.len() == 2
+    })
+    .await;
+
+    let expiring = tokio::spawn(async move {
+        expire(&a, &proxy).await;
+    });
+    tokio::time::timeout(Duration::from_secs(10), guard_a.suspended())
+        .await
+        .expect("a's guard hears Suspended as soon as the connection drops");
+    assert_eq!(guard_a.holding(), Holding::Suspended);
+    expiring.await.unwrap();
+    let guard_b = tokio::time::timeout(Duration::from_secs(10), waiting)
+        .await
+        .expect("b takes over")
+        .unwrap()
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(10), guard_a.lost())
+        .await
+        .expect("a's guard hears that the lock is lost");
+    assert_eq!(guard_a.holding(), Holding::Lost);
+    assert!(guard_b.is_held());
+    guard_b.release().await.unwrap();
+}
