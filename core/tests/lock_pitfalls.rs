@@ -1,0 +1,221 @@
+//! Bugs other lock implementations shipped, each replayed on the in-memory
+//! ZooKeeper. Every test fails on the buggy behaviour.
+
+use herdless_core::lock::{GiveUp, Lock, LockEvent};
+use herdless_core::naming::Guid;
+use herdless_core::sim::World;
+
+const DIR: &str = "/locks/p";
+
+fn world(n: usize) -> World<Lock> {
+    let mut w: World<Lock> = World::new(42);
+    for _ in 0..n {
+        w.add_peer(Lock::new(DIR).unwrap());
+    }
+    w
+}
+
+fn g(n: u8) -> Guid {
+    Guid::from_random_bytes([n; 16])
+}
+
+/// Curator #3: the create succeeded but its reply was lost; the client must
+/// adopt its node by GUID instead of creating a second one.
+#[test]
+fn curator_3_lost_create_reply_leaves_no_orphan() {
+    let mut w = world(1);
+    w.zk.create_persistent(DIR, b"").unwrap();
+    w.act(0, |l| l.acquire(g(1))).unwrap();
+    let s = w.peers[0].session();
+    w.zk.lose_reply_after_apply(s); // the create is applied, its reply lost
+    assert!(w.run_until_quiet(1_000));
+    assert_eq!(w.peers[0].take_events(), vec![LockEvent::Acquired]);
+    assert_eq!(w.zk.children(DIR).unwrap().len(), 1, "one node, adopted");
+    assert_eq!(w.zk.stats().count("create"), 1, "never a second create");
+}
+
+/// CURATOR-79, zk-ruby#49: an acquire that times out leaves no waiter node.
+#[test]
+fn curator_79_timed_out_acquire_leaves_no_node() {
+    let mut w = world(2);
+    w.act(0, |l| l.acquire(g(1))).unwrap();
+    w.run_until_quiet(1_000);
+    let deadline = w.now() + 100;
+    w.act(1, |l| l.acquire_until(g(2), deadline)).unwrap();
+    assert!(w.run_until_quiet(1_000));
+    assert_eq!(
+        w.peers[1].take_events(),
+        vec![LockEvent::NotAcquired(GiveUp::TimedOut)]
+    );
+    assert_eq!(w.zk.children(DIR).unwrap().len(), 1);
+}
+
+/// kazoo#732: a failed try-acquire whose cleanup meets a suspended
+/// connection must still delete its node once reconnected.
+#[test]
+fn kazoo_732_cleanup_during_suspension_is_not_swallowed() {
+    let mut w = world(2);
+    w.act(0, |l| l.acquire(g(1))).unwrap();
+    w.run_until_quiet(1_000);
+    w.act(1, |l| l.try_acquire(g(2))).unwrap();
+    let s1 = w.peers[1].session();
+    // Create and listing applied and answered, then the delete is lost.
+    for _ in 0..2 {
+        w.zk.apply_next(s1);
+    }
+    while w.peers[1].deliver_one(&mut w.zk) {}
+    assert_eq!(w.zk.pending_requests(s1), 1, "the cleanup delete is queued");
+    w.zk.disconnect(s1);
+    while w.peers[1].deliver_one(&mut w.zk) {}
+    assert_eq!(
+        w.zk.children(DIR).unwrap().len(),
+        2,
+        "still there while suspended"
+    );
+    assert!(
+        w.peers[1].take_events().is_empty(),
+        "not reported before cleanup"
+    );
+    assert!(w.run_until_quiet(1_000)); // reconnects
+    assert_eq!(
+        w.peers[1].take_events(),
+        vec![LockEvent::NotAcquired(GiveUp::Busy)]
+    );
+    assert_eq!(w.zk.children(DIR).unwrap().len(), 1);
+}
+
+/// CURATOR-678: a release that meets a connection loss keeps its promise.
+#[test]
+fn curator_678_release_retries_until_the_delete_is_confirmed() {
+    let mut w = world(1);
+    w.act(0, |l| l.acquire(g(1))).unwrap();
+    w.run_until_quiet(1_000);
+    w.peers[0].take_events();
+    w.act(0, |l| l.release()).unwrap();
+    w.zk.disconnect(w.peers[0].session()); // the delete never reaches the server
+    assert!(w.run_until_quiet(1_000));
+    // Released only once the retried delete is confirmed.
+    assert_eq!(w.peers[0].take_events(), vec![LockEvent::Released]);
+    assert!(w.zk.children(DIR).unwrap().is_empty());
+}
+
+/// CURATOR-206: the holder is told when its session expires.
+#[test]
+fn curator_206_holder_is_told_it_lost_the_lock() {
+    let mut w = world(2);
+    w.act(0, |l| l.acquire(g(1))).unwrap();
+    w.run_until_quiet(1_000);
+    w.act(1, |l| l.acquire(g(2))).unwrap();
+    w.run_until_quiet(1_000);
+    w.zk.expire(w.peers[0].session());
+    assert!(w.run_until_quiet(1_000));
+    assert_eq!(
+        w.peers[0].take_events(),
+        vec![LockEvent::Acquired, LockEvent::Lost]
+    );
+    assert_eq!(w.peers[1].take_events(), vec![LockEvent::Acquired]);
+}
+
+/// ZOOKEEPER-2931: order by sequence suffix, not by whole name, whoever
+/// wrote the node.
+#[test]
+fn zookeeper_2931_foreign_prefixes_sort_by_sequence() {
+    let mut w = world(1);
+    w.zk.create_persistent(DIR, b"").unwrap();
+    // A Kazoo contender with the lowest sequence, whose name sorts last.
+    let s = w.zk.open_session();
+    let kazoo = herdless_core::Request::Create {
+        path: "/locks/p/ffffffffffffffffffffffffffffffff__lock__",
+        data: b"",
+        acl: herdless_core::Acl::OPEN,
+        mode: herdless_core::CreateMode::EphemeralSequential,
+    };
+    w.zk.submit(s, herdless_core::RequestId::new(0, 1), &kazoo);
+    w.zk.apply_next(s);
+    w.act(0, |l| l.acquire(g(1))).unwrap();
+    assert!(w.run_until_quiet(1_000));
+    assert!(
+        w.peers[0].take_events().is_empty(),
+        "waits for the Kazoo holder"
+    );
+    w.zk.close(s);
+    assert!(w.run_until_quiet(1_000));
+    assert_eq!(w.peers[0].take_events(), vec![LockEvent::Acquired]);
+}
+
+/// CURATOR-43: other children of the lock directory are not contenders.
+#[test]
+fn curator_43_unrelated_children_do_not_block() {
+    let mut w = world(1);
+    w.zk.create_persistent("/locks/p/sub/lock-0000000000", b"")
+        .unwrap();
+    w.zk.create_persistent("/locks/p/leases", b"").unwrap();
+    w.zk.create_persistent("/locks/p/foo-0000000001", b"")
+        .unwrap();
+    w.act(0, |l| l.acquire(g(1))).unwrap();
+    assert!(w.run_until_quiet(1_000));
+    assert_eq!(w.peers[0].take_events(), vec![LockEvent::Acquired]);
+}
+
+/// CURATOR-107: a predecessor gone before the watch is set leaves no watch.
+#[test]
+fn curator_107_no_watch_left_on_a_vanished_predecessor() {
+    let mut w = world(2);
+    w.act(0, |l| l.acquire(g(1))).unwrap();
+    w.run_until_quiet(1_000);
+    w.act(1, |l| l.acquire(g(2))).unwrap();
+    let s1 = w.peers[1].session();
+    // Peer 1's create and listing are answered: it will watch peer 0 next.
+    w.zk.apply_next(s1);
+    w.zk.apply_next(s1);
+    while w.peers[1].deliver_one(&mut w.zk) {}
+    // Peer 0 releases before peer 1's watch request reaches the server.
+    w.act(0, |l| l.release()).unwrap();
+    w.zk.apply_next(w.peers[0].session());
+    assert!(w.run_until_quiet(1_000));
+    assert!(w.peers[1].recipe.is_held());
+    assert_eq!(w.zk.watch_count(), 0, "no creation watch left behind");
+}
+
+/// CURATOR-498: every attempt has a fresh GUID, so a node of an earlier
+/// attempt is never adopted.
+#[test]
+fn curator_498_an_earlier_attempts_node_is_not_adopted() {
+    let mut w = world(2);
+    w.act(0, |l| l.acquire(g(1))).unwrap();
+    w.run_until_quiet(1_000);
+    // Peer 1's first attempt leaves a node (its session dies later).
+    w.act(1, |l| l.acquire(g(2))).unwrap();
+    w.run_until_quiet(1_000);
+    w.act(1, |l| l.cancel()).unwrap();
+    w.run_until_quiet(1_000);
+    // A new attempt whose create reply is lost must not pick an old node.
+    w.act(1, |l| l.acquire(g(3))).unwrap();
+    w.zk.lose_reply_after_apply(w.peers[1].session());
+    assert!(w.run_until_quiet(1_000));
+    let own = w.peers[1].recipe.own_node().unwrap().to_owned();
+    assert!(own.starts_with("03030303-"), "{own}");
+    assert_eq!(w.zk.children(DIR).unwrap().len(), 2);
+}
+
+/// Sequence numbers that wrapped past i32::MAX still order by age.
+#[test]
+fn wrapped_sequence_numbers_keep_creation_order() {
+    let mut w = world(2);
+    w.zk.create_persistent(DIR, b"").unwrap();
+    w.zk.set_cversion(DIR, i32::MAX).unwrap();
+    w.act(0, |l| l.acquire(g(1))).unwrap();
+    w.run_until_quiet(1_000);
+    w.act(1, |l| l.acquire(g(2))).unwrap();
+    w.run_until_quiet(1_000);
+    let names = w.zk.children(DIR).unwrap();
+    assert!(
+        names.iter().any(|n| n.ends_with("-2147483648")),
+        "{names:?}"
+    );
+    assert!(
+        w.peers[0].recipe.is_held(),
+        "2147483647 is older than -2147483648"
+    );
+    assert!(!w.peers[1].recipe.is_held());
+}
