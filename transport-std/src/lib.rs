@@ -50,3 +50,9 @@ pub async fn connect(addr: &str, session_timeout: Duration) -> Result<Client, Er
         .await
         .map_err(Error::Connect)
 }
+
+/// The README's examples, compiled (and run where they need no server) as
+/// doctests so the README stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+struct ReadmeExamples;

@@ -1,0 +1,1 @@
+//! Runnable demos of herdless. See `src/bin/demo.rs`.
