@@ -69,7 +69,7 @@
 #![no_std]
 #![cfg_attr(docsrs, feature(doc_auto_cfg))]
 
-#[cfg(feature = "sim")]
+#[cfg(feature = "alloc")]
 extern crate alloc;
 #[cfg(feature = "sim")]
 extern crate std;
@@ -78,6 +78,8 @@ pub mod children;
 pub mod event;
 pub mod lock;
 pub mod naming;
+#[cfg(feature = "alloc")]
+pub mod owned;
 pub mod path;
 pub mod recipe;
 pub mod reply;

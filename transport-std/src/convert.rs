@@ -1,39 +1,13 @@
 //! Mapping between the core's borrowed types and `zookeeper-client`'s.
 
-use herdless_core::{perms, Acl, Children, CreateMode, Reply, Stat, WatchKind, ZkError};
+use herdless_core::{perms, Acl, CreateMode, Stat, WatchKind, ZkError};
 use zookeeper_client as zk;
 
-/// A reply as the tokio driver holds it until the recipe takes it.
-#[derive(Debug)]
-pub(crate) enum OwnedReply {
-    Created(String),
-    Deleted,
-    Exists(Stat),
-    Data(Vec<u8>, Stat),
-    DataSet(Stat),
-    Children(Vec<String>),
-    Checked,
-    Synced,
-    Error(ZkError),
-}
-
-impl OwnedReply {
-    /// Hands the reply to `f` in the core's borrowed form.
-    pub(crate) fn with_reply<T>(&self, f: impl FnOnce(Reply<'_>) -> T) -> T {
-        match self {
-            OwnedReply::Created(path) => f(Reply::Created { path }),
-            OwnedReply::Deleted => f(Reply::Deleted),
-            OwnedReply::Exists(stat) => f(Reply::Exists { stat: *stat }),
-            OwnedReply::Data(data, stat) => f(Reply::Data { data, stat: *stat }),
-            OwnedReply::DataSet(stat) => f(Reply::DataSet { stat: *stat }),
-            OwnedReply::Children(names) => {
-                let slice: &[String] = names;
-                f(Reply::Children(Children::new(&slice)))
-            }
-            OwnedReply::Checked => f(Reply::Checked),
-            OwnedReply::Synced => f(Reply::Synced),
-            OwnedReply::Error(e) => f(Reply::Error(*e)),
-        }
+/// `zookeeper-client`'s "expected version" (`None` for any).
+pub(crate) fn expected_version(version: herdless_core::Version) -> Option<i32> {
+    match version {
+        herdless_core::Version::Any => None,
+        herdless_core::Version::Exactly(v) => Some(v),
     }
 }
 

@@ -24,7 +24,8 @@ use tokio::time::Instant as TokioInstant;
 use tracing::{debug, trace, warn};
 use zookeeper_client as zk;
 
-use crate::convert::{self, OwnedReply};
+use crate::convert;
+use herdless_core::owned::OwnedReply;
 
 /// A change to apply to the recipe inside its task.
 pub(crate) type Command<R> = Box<dyn FnOnce(&mut R) + Send>;
@@ -289,10 +290,7 @@ fn send(client: &zk::Client, out: Outgoing<'_>) -> ReplyFuture {
         Request::Delete { path, version } => {
             let path = path.to_owned();
             send_now(async move {
-                let expected = match version {
-                    herdless_core::Version::Any => None,
-                    herdless_core::Version::Exactly(v) => Some(v),
-                };
+                let expected = convert::expected_version(version);
                 match client.delete(&path, expected).await {
                     Ok(()) => (id, OwnedReply::Deleted, None),
                     Err(e) => failed(id, &e),
@@ -341,10 +339,7 @@ fn send(client: &zk::Client, out: Outgoing<'_>) -> ReplyFuture {
         } => {
             let (path, data) = (path.to_owned(), data.to_vec());
             send_now(async move {
-                let expected = match version {
-                    herdless_core::Version::Any => None,
-                    herdless_core::Version::Exactly(v) => Some(v),
-                };
+                let expected = convert::expected_version(version);
                 match client.set_data(&path, &data, expected).await {
                     Ok(stat) => (id, OwnedReply::DataSet(convert::stat(&stat)), None),
                     Err(e) => failed(id, &e),

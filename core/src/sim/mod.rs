@@ -49,7 +49,8 @@ mod tree;
 mod watches;
 mod world;
 
-pub use owned::{Delivery, OwnedReply, OwnedRequest};
+pub use crate::owned::OwnedReply;
+pub use owned::{Delivery, OwnedRequest};
 pub use peer::Peer;
 pub use server::{SessionStatus, SimZk, Stats};
 pub use tree::Node;

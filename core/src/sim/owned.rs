@@ -3,10 +3,8 @@
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
-use crate::{
-    Children, CreateMode, Reply, Request, RequestId, SessionEvent, Stat, Version, WatchEvent,
-    WatchKind, ZkError,
-};
+use crate::owned::OwnedReply;
+use crate::{CreateMode, Request, RequestId, SessionEvent, Version, WatchEvent, WatchKind};
 
 /// A request as the simulated server queues it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -128,49 +126,6 @@ impl OwnedRequest {
             OwnedRequest::GetChildren { .. } => "getChildren",
             OwnedRequest::Check { .. } => "check",
             OwnedRequest::Sync { .. } => "sync",
-        }
-    }
-}
-
-/// A reply as the simulated server queues it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum OwnedReply {
-    /// See [`Reply::Created`].
-    Created(String),
-    /// See [`Reply::Deleted`].
-    Deleted,
-    /// See [`Reply::Exists`].
-    Exists(Stat),
-    /// See [`Reply::Data`].
-    Data(Vec<u8>, Stat),
-    /// See [`Reply::DataSet`].
-    DataSet(Stat),
-    /// See [`Reply::Children`].
-    Children(Vec<String>),
-    /// See [`Reply::Checked`].
-    Checked,
-    /// See [`Reply::Synced`].
-    Synced,
-    /// See [`Reply::Error`].
-    Error(ZkError),
-}
-
-impl OwnedReply {
-    /// Hands the reply to `f` in its borrowed form.
-    pub fn with_reply<T>(&self, f: impl FnOnce(Reply<'_>) -> T) -> T {
-        match self {
-            OwnedReply::Created(path) => f(Reply::Created { path }),
-            OwnedReply::Deleted => f(Reply::Deleted),
-            OwnedReply::Exists(stat) => f(Reply::Exists { stat: *stat }),
-            OwnedReply::Data(data, stat) => f(Reply::Data { data, stat: *stat }),
-            OwnedReply::DataSet(stat) => f(Reply::DataSet { stat: *stat }),
-            OwnedReply::Children(names) => {
-                let slice: &[String] = names;
-                f(Reply::Children(Children::new(&slice)))
-            }
-            OwnedReply::Checked => f(Reply::Checked),
-            OwnedReply::Synced => f(Reply::Synced),
-            OwnedReply::Error(e) => f(Reply::Error(*e)),
         }
     }
 }

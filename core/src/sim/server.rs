@@ -10,10 +10,11 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::{Request, RequestId, SessionEvent, Version, ZkError};
 
-use super::owned::{Delivery, OwnedReply, OwnedRequest};
+use super::owned::{Delivery, OwnedRequest};
 use super::tree::{Change, Node, Tree};
 use super::watches::{Table, Watches};
 use super::SessionId;
+use crate::owned::OwnedReply;
 
 /// Where a session stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
