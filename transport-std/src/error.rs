@@ -22,6 +22,19 @@ pub enum Error {
     /// Connecting to ZooKeeper failed.
     #[error("could not connect to ZooKeeper: {0}")]
     Connect(zookeeper_client::Error),
+    /// A fenced batch was refused because its fence node is gone: the lock
+    /// or leadership it was fenced on was lost. Nothing was written.
+    #[error("fenced write refused: the lock or leadership is no longer held")]
+    Fenced,
+    /// A write of a fenced batch was refused (the fence itself held);
+    /// nothing of the batch was written.
+    #[error("write {index} of the fenced batch failed: {error}")]
+    FencedWrite {
+        /// Position of the failed write, counted from 0 in the order added.
+        index: usize,
+        /// ZooKeeper's answer to it.
+        error: ZkError,
+    },
     /// The task running the recipe is gone (the runtime is shutting down).
     #[error("the recipe's driver task has stopped")]
     DriverGone,

@@ -30,11 +30,14 @@
 mod convert;
 mod driver;
 mod error;
+pub mod fence;
 pub mod lock;
 
 use std::time::Duration;
 
 pub use error::Error;
+pub use fence::{Fenced, FencedResult};
+pub use herdless_core::{CreateMode, ZkError};
 pub use lock::{Holding, Lock, LockGuard};
 pub use zookeeper_client::Client;
 

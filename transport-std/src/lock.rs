@@ -12,6 +12,7 @@ use tracing::{info, warn};
 use zookeeper_client::Client;
 
 use crate::driver::{self, Counters, DriverHandle};
+use crate::fence::Fenced;
 use crate::Error;
 
 /// Where a held lock stands, as seen by its guard.
@@ -172,6 +173,7 @@ impl Lock {
                     });
                     let node_path = path_rx.await.ok().flatten().unwrap_or_default();
                     return Ok(Some(LockGuard {
+                        client: self.client.clone(),
                         handle: Some(handle),
                         events,
                         holding,
@@ -211,6 +213,7 @@ impl Drop for CancelOnDrop {
 /// A held lock. Dropping it releases the lock in the background; call
 /// [`release`](LockGuard::release) to wait until the node is deleted.
 pub struct LockGuard {
+    client: Client,
     handle: Option<DriverHandle<CoreLock>>,
     events: mpsc::UnboundedReceiver<LockEvent>,
     holding: watch::Receiver<Holding>,
@@ -231,6 +234,14 @@ impl LockGuard {
     /// writes on still holding the lock.
     pub fn node_path(&self) -> &str {
         &self.node_path
+    }
+
+    /// A batch of writes that lands only while this guard's node exists,
+    /// that is, only while the lock is held: see [`Fenced`]. Fails at once
+    /// with [`Error::Fenced`] if the guard already knows the lock is gone.
+    pub fn fenced(&self) -> Fenced {
+        let held = matches!(self.holding(), Holding::Held | Holding::Suspended);
+        Fenced::new(self.client.clone(), self.node_path.clone(), held)
     }
 
     /// Where the lock stands now.
