@@ -62,6 +62,7 @@
 //! ## Modules
 //!
 //! * [`lock`]: the exclusive lock.
+//! * [`config`]: a watched configuration value with compare-and-set.
 //! * [`path`], [`sequence`], [`naming`]: paths, sequence suffixes and node
 //!   names (GUIDs, flavours compatible with Curator and Kazoo).
 //! * `sim` (feature `sim`): an in-memory ZooKeeper with fault injection, for
@@ -75,6 +76,7 @@ extern crate alloc;
 extern crate std;
 
 pub mod children;
+pub mod config;
 pub mod event;
 pub mod lock;
 pub mod naming;

@@ -196,7 +196,18 @@ impl SimZk {
         }
         s.status = SessionStatus::Disconnected;
         s.inbound.clear();
-        s.outbound.clear();
+        // Replies in flight are lost with the connection. Notifications the
+        // server already sent are lost too, but a real client re-registers
+        // its watches with `SetWatches` and its last zxid on reconnect, and
+        // the server fires them again for every change since: so they come
+        // after the reconnect, ahead of anything that fired meanwhile.
+        let mut resent: Vec<Delivery> = s
+            .outbound
+            .drain(..)
+            .filter(|d| matches!(d, Delivery::Watch(..)))
+            .collect();
+        resent.append(&mut s.held);
+        s.held = resent;
         s.outbound
             .push_back(Delivery::Session(SessionEvent::Suspended));
     }

@@ -1,0 +1,597 @@
+//! A watched configuration value with compare-and-set updates (the recipes
+//! page's "Name Service and Configuration").
+//!
+//! The value lives in one node's data. Watching it means: read it with a
+//! watch, and on every notification read it again with a new watch. Each
+//! read both fetches the latest data and re-arms the watch in one request, so
+//! a change made between the notification and the re-read is not missed: it
+//! is already in what the re-read returns, and any later change fires the new
+//! watch. Intermediate versions written faster than a round trip are
+//! coalesced (ZooKeeper's one-shot watches never promise every version), but
+//! the last version is always delivered and versions only ever grow.
+//!
+//! While the node does not exist, the watcher waits with `exists` and a
+//! watch: here the creation watch that recipes otherwise avoid is the point
+//! (it is the only way to hear of the creation), and it is spent by that
+//! creation.
+//!
+//! Writes are compare-and-set by version ([`Version::Exactly`]) or plain
+//! ([`Version::Any`]). A write whose reply was lost with the connection is
+//! resolved by reading the node back, not by blindly sending it again, so a
+//! compare-and-set is never applied twice and never reported wrongly: it is
+//! `Updated` if the node holds its data, sent again if the node is still at
+//! the expected version, `Conflict` if the next version holds other data,
+//! and [`ConfigEvent::Unknown`] when other writes have moved the node on so
+//! far that ZooKeeper, which keeps no history, cannot tell.
+
+use core::fmt;
+
+use heapless::{Deque, String, Vec};
+
+use crate::path::{self, PathError};
+use crate::{
+    Acl, CreateMode, Instant, Outgoing, Recipe, Reply, Request, RequestId, RequestIds,
+    SessionEvent, Stat, Version, WatchEvent, WatchKind, ZkError,
+};
+
+/// Default capacity, in bytes, of the value a [`Config`] keeps.
+pub const DEFAULT_VALUE_CAPACITY: usize = 256;
+
+/// Default capacity, in bytes, of the node path a [`Config`] keeps.
+pub const DEFAULT_PATH_CAPACITY: usize = 128;
+
+/// What the configuration watcher tells the application.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
+pub enum ConfigEvent {
+    /// A newer version of the value arrived; read it with [`Config::value`].
+    Changed {
+        /// The node's data version.
+        version: i32,
+    },
+    /// The node does not exist (any more).
+    Missing,
+    /// A newer version arrived that does not fit the value buffer; the last
+    /// value that fitted is no longer current ([`Config::value`] is `None`).
+    TooLarge {
+        /// The node's data version.
+        version: i32,
+        /// The data's length.
+        len: usize,
+    },
+    /// This watcher's own write landed.
+    Updated {
+        /// The node's data version after the write.
+        version: i32,
+    },
+    /// This watcher's own write was refused: the version did not match, or
+    /// the node already existed (create), or no longer existed (set).
+    Conflict,
+    /// This watcher's own write was sent, its reply was lost with the
+    /// connection, and by the time the node could be read back other
+    /// writes had moved it on: whether ours landed in between cannot be
+    /// known. Read the value and decide (a compare-and-set loop simply
+    /// retries from the current version).
+    Unknown,
+    /// A write or the watch failed for another reason.
+    Failed(Error),
+    /// The session ended; the watch resumes when a new session connects.
+    SessionEnded,
+}
+
+/// Errors of configuration operations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
+pub enum Error {
+    /// ZooKeeper refused a request.
+    Zk(ZkError),
+    /// The node path is invalid or too long.
+    Path(PathError),
+    /// A value to write does not fit the buffer.
+    TooLarge {
+        /// Its length.
+        len: usize,
+        /// The buffer's capacity.
+        capacity: usize,
+    },
+    /// A write is already in progress: wait for its outcome.
+    WriteInProgress,
+    /// The server's answer did not make sense for the request.
+    BadReply,
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Zk(e) => write!(f, "ZooKeeper error: {e}"),
+            Error::Path(e) => write!(f, "invalid path: {e}"),
+            Error::TooLarge { len, capacity } => {
+                write!(f, "value of {len} bytes exceeds the {capacity}-byte buffer")
+            }
+            Error::WriteInProgress => f.write_str("a write is already in progress"),
+            Error::BadReply => f.write_str("malformed reply from the server"),
+        }
+    }
+}
+
+impl From<PathError> for Error {
+    fn from(e: PathError) -> Self {
+        Error::Path(e)
+    }
+}
+
+/// What is known of the node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Known {
+    Unknown,
+    Missing,
+    Value { version: i32 },
+    TooLarge { version: i32, len: usize },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Op {
+    /// getData with a watch.
+    Read,
+    /// exists with a watch, while the node is missing.
+    AwaitCreation,
+    /// getData without a watch, to learn a lost write's outcome.
+    Probe,
+    Write,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum WriteKind {
+    Set(Version),
+    Create,
+}
+
+/// A configuration value in one node: watched, and written by
+/// compare-and-set.
+///
+/// `D` is the capacity of the value in bytes, `N` of the node's path.
+///
+/// ```
+/// use herdless_core::config::{Config, ConfigEvent};
+/// use herdless_core::{Recipe, Reply, Stat};
+///
+/// let mut config: Config = Config::new("/app/config").unwrap();
+/// config.watch();
+/// let read = config.poll_request().unwrap().id;
+/// let stat = Stat { version: 3, ..Stat::default() };
+/// config.handle_reply(read, Reply::Data { data: b"level=debug", stat });
+/// assert_eq!(config.poll_event(), Some(ConfigEvent::Changed { version: 3 }));
+/// assert_eq!(config.value(), Some(&b"level=debug"[..]));
+///
+/// // Compare-and-set against the version just read:
+/// config.set(b"level=info", herdless_core::Version::Exactly(3)).unwrap();
+/// assert!(config.poll_request().is_some());
+/// ```
+pub struct Config<const D: usize = DEFAULT_VALUE_CAPACITY, const N: usize = DEFAULT_PATH_CAPACITY>
+{
+    path: String<N>,
+    ids: RequestIds,
+    watching: bool,
+    known: Known,
+    value: Vec<u8, D>,
+    /// The last state reported, so a re-read of the same version is silent.
+    reported: Known,
+    write: Option<(WriteKind, Vec<u8, D>)>,
+    /// The pending write was sent and its reply lost: read back to decide.
+    write_unknown: bool,
+    /// A read was lost with the connection (or a notification arrived while
+    /// disconnected): read again once connected.
+    read_lost: bool,
+    connected: bool,
+    session_over: bool,
+    outbox: Deque<Op, 4>,
+    in_flight: Deque<(RequestId, Op), 4>,
+    events: Deque<ConfigEvent, 8>,
+}
+
+impl<const D: usize, const N: usize> Config<D, N> {
+    /// A configuration value kept in the node at `path`.
+    pub fn new(path: &str) -> Result<Self, Error> {
+        path::validate(path)?;
+        let mut stored = String::new();
+        path::concat_into(&mut stored, &[path])?;
+        Ok(Config {
+            path: stored,
+            ids: RequestIds::new(),
+            watching: false,
+            known: Known::Unknown,
+            value: Vec::new(),
+            reported: Known::Unknown,
+            write: None,
+            write_unknown: false,
+            read_lost: false,
+            connected: true,
+            session_over: false,
+            outbox: Deque::new(),
+            in_flight: Deque::new(),
+            events: Deque::new(),
+        })
+    }
+
+    /// The node's path.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// Starts watching: the current value (or [`ConfigEvent::Missing`])
+    /// follows, then every newer version.
+    pub fn watch(&mut self) {
+        if !self.watching {
+            self.watching = true;
+            self.queue(Op::Read);
+        }
+    }
+
+    /// The latest value read, if the node exists and its data fits.
+    pub fn value(&self) -> Option<&[u8]> {
+        matches!(self.known, Known::Value { .. }).then_some(&self.value[..])
+    }
+
+    /// The version of the latest value read, if the node exists.
+    pub fn version(&self) -> Option<i32> {
+        match self.known {
+            Known::Value { version } | Known::TooLarge { version, .. } => Some(version),
+            Known::Unknown | Known::Missing => None,
+        }
+    }
+
+    /// Whether the node is known not to exist.
+    pub fn is_missing(&self) -> bool {
+        self.known == Known::Missing
+    }
+
+    /// Whether a write is waiting for its outcome.
+    pub fn is_writing(&self) -> bool {
+        self.write.is_some()
+    }
+
+    /// Replaces the value if the node's version matches `version`;
+    /// [`ConfigEvent::Updated`] or [`ConfigEvent::Conflict`] follows.
+    pub fn set(&mut self, data: &[u8], version: Version) -> Result<(), Error> {
+        self.start_write(WriteKind::Set(version), data)
+    }
+
+    /// Creates the node (persistent) with `data`; [`ConfigEvent::Conflict`]
+    /// if it already exists.
+    pub fn create(&mut self, data: &[u8]) -> Result<(), Error> {
+        self.start_write(WriteKind::Create, data)
+    }
+
+    fn start_write(&mut self, kind: WriteKind, data: &[u8]) -> Result<(), Error> {
+        if self.write.is_some() {
+            return Err(Error::WriteInProgress);
+        }
+        let buffer = Vec::from_slice(data).map_err(|_| Error::TooLarge {
+            len: data.len(),
+            capacity: D,
+        })?;
+        self.write = Some((kind, buffer));
+        self.write_unknown = false;
+        self.queue(Op::Write);
+        Ok(())
+    }
+
+    fn queue(&mut self, op: Op) {
+        if !self.outbox.iter().any(|o| *o == op) && !self.in_flight.iter().any(|(_, o)| *o == op) {
+            let _ = self.outbox.push_back(op);
+        }
+    }
+
+    fn emit(&mut self, event: ConfigEvent) {
+        if self.events.is_full() {
+            let _ = self.events.pop_front();
+        }
+        let _ = self.events.push_back(event);
+    }
+
+    /// Reports the current knowledge if it differs from the last report.
+    fn report(&mut self) {
+        if self.known == self.reported || !self.watching {
+            return;
+        }
+        // Versions only grow while the node lives: an older read arriving
+        // after a newer one (a probe and a watched read crossing) is stale.
+        if let (Known::Value { version: new } | Known::TooLarge { version: new, .. },
+                Known::Value { version: old } | Known::TooLarge { version: old, .. }) =
+            (self.known, self.reported)
+        {
+            if new < old {
+                return;
+            }
+        }
+        self.reported = self.known;
+        match self.known {
+            Known::Value { version } => self.emit(ConfigEvent::Changed { version }),
+            Known::TooLarge { version, len } => self.emit(ConfigEvent::TooLarge { version, len }),
+            Known::Missing => self.emit(ConfigEvent::Missing),
+            Known::Unknown => {}
+        }
+    }
+
+    fn on_data(&mut self, data: &[u8], stat: Stat) {
+        let newer = match self.known {
+            Known::Value { version } | Known::TooLarge { version, .. } => stat.version >= version,
+            Known::Unknown | Known::Missing => true,
+        };
+        if newer {
+            match Vec::from_slice(data) {
+                Ok(v) => {
+                    self.value = v;
+                    self.known = Known::Value {
+                        version: stat.version,
+                    };
+                }
+                Err(()) => {
+                    self.value.clear();
+                    self.known = Known::TooLarge {
+                        version: stat.version,
+                        len: data.len(),
+                    };
+                }
+            }
+        }
+        self.resolve_unknown_write(Some((data, stat)));
+        self.report();
+    }
+
+    fn on_missing(&mut self) {
+        self.known = Known::Missing;
+        self.value.clear();
+        self.resolve_unknown_write(None);
+        self.report();
+    }
+
+    /// Decides a write whose reply was lost from the node as it is now.
+    fn resolve_unknown_write(&mut self, node: Option<(&[u8], Stat)>) {
+        if !self.write_unknown {
+            return;
+        }
+        let Some((kind, pending)) = self.write.as_ref() else {
+            self.write_unknown = false;
+            return;
+        };
+        self.write_unknown = false;
+        let ours = node.is_some_and(|(data, _)| data == &pending[..]);
+        let version = node.map(|(_, stat)| stat.version);
+        let event = match (kind, version) {
+            // Exactly one write moves a node from v to v + 1: if that
+            // version holds our data, it was ours; if it holds other data,
+            // someone else's write won and ours was refused.
+            (WriteKind::Set(Version::Exactly(v)), Some(now)) if now == v.wrapping_add(1) => {
+                if ours {
+                    ConfigEvent::Updated { version: now }
+                } else {
+                    ConfigEvent::Conflict
+                }
+            }
+            // Still at the expected version: it never landed; send it again.
+            (WriteKind::Set(Version::Exactly(v)), Some(now)) if now == *v => {
+                return self.queue(Op::Write);
+            }
+            // Never created: create it now.
+            (WriteKind::Create, None) => return self.queue(Op::Write),
+            // A new node at version 0 holding other data: created by someone
+            // else, so our create was refused.
+            (WriteKind::Create, Some(0)) if !ours => ConfigEvent::Conflict,
+            (_, Some(now)) if ours => ConfigEvent::Updated { version: now },
+            // The node moved on past what our write could have produced (or
+            // went away): ZooKeeper keeps no history to tell whether ours
+            // landed in between. Say so rather than guess.
+            _ => ConfigEvent::Unknown,
+        };
+        self.write_done(event);
+    }
+
+    fn write_done(&mut self, event: ConfigEvent) {
+        self.write = None;
+        self.write_unknown = false;
+        self.emit(event);
+    }
+
+    /// Notes what the requests in flight (and `also`, whose error reply
+    /// just arrived) leave undone once their replies are lost.
+    fn mark_lost(&mut self, also: Option<Op>) {
+        let lost = self.in_flight.iter().map(|(_, op)| *op).chain(also);
+        for op in lost {
+            match op {
+                Op::Read | Op::AwaitCreation => self.read_lost = true,
+                Op::Write => self.write_unknown = true,
+                Op::Probe => {}
+            }
+        }
+        self.in_flight.clear();
+        self.outbox.clear();
+    }
+
+    fn connection_lost(&mut self, also: Option<Op>) {
+        if !self.connected {
+            return;
+        }
+        self.connected = false;
+        self.ids.new_epoch();
+        self.mark_lost(also);
+    }
+
+    fn session_ended(&mut self, also: Option<Op>) {
+        self.connected = false;
+        self.ids.new_epoch();
+        self.mark_lost(also);
+        if !self.session_over {
+            self.session_over = true;
+            self.emit(ConfigEvent::SessionEnded);
+        }
+    }
+
+    fn resume(&mut self, new_session: bool) {
+        self.outbox.clear();
+        if self.watching && (new_session || self.read_lost) {
+            // A new session has no watches; a lost read may have been the
+            // one re-arming it.
+            self.queue(Op::Read);
+        }
+        self.read_lost = false;
+        if self.write.is_some() {
+            if self.write_unknown {
+                self.queue(Op::Probe);
+            } else {
+                self.queue(Op::Write);
+            }
+        }
+    }
+
+    fn on_error(&mut self, op: Op, e: ZkError) {
+        if e.is_connection_loss() {
+            self.connection_lost(Some(op));
+        } else if e.is_session_gone() {
+            self.session_ended(Some(op));
+        } else if op == Op::Write {
+            self.write_done(ConfigEvent::Failed(Error::Zk(e)));
+        } else {
+            self.emit(ConfigEvent::Failed(Error::Zk(e)));
+        }
+    }
+
+    fn take_in_flight(&mut self, id: RequestId) -> Option<Op> {
+        let mut found = None;
+        for _ in 0..self.in_flight.len() {
+            if let Some(entry) = self.in_flight.pop_front() {
+                if entry.0 == id && found.is_none() {
+                    found = Some(entry.1);
+                } else {
+                    let _ = self.in_flight.push_back(entry);
+                }
+            }
+        }
+        found
+    }
+}
+
+impl<const D: usize, const N: usize> Recipe for Config<D, N> {
+    type Event = ConfigEvent;
+
+    fn poll_request(&mut self) -> Option<Outgoing<'_>> {
+        if !self.connected || self.in_flight.is_full() {
+            return None;
+        }
+        let op = self.outbox.pop_front()?;
+        let id = self.ids.next_id();
+        let _ = self.in_flight.push_back((id, op));
+        let path = self.path.as_str();
+        let request = match op {
+            Op::Read => Request::GetData { path, watch: true },
+            Op::Probe => Request::GetData { path, watch: false },
+            Op::AwaitCreation => Request::Exists { path, watch: true },
+            Op::Write => {
+                let (kind, data) = self.write.as_ref()?;
+                match kind {
+                    WriteKind::Set(version) => Request::SetData {
+                        path,
+                        data,
+                        version: *version,
+                    },
+                    WriteKind::Create => Request::Create {
+                        path,
+                        data,
+                        acl: Acl::OPEN,
+                        mode: CreateMode::Persistent,
+                    },
+                }
+            }
+        };
+        Some(Outgoing { id, request })
+    }
+
+    fn handle_reply(&mut self, id: RequestId, reply: Reply<'_>) {
+        if !self.ids.is_current(id) {
+            return;
+        }
+        let Some(op) = self.take_in_flight(id) else {
+            return;
+        };
+        match (op, reply) {
+            (Op::Read | Op::Probe, Reply::Data { data, stat }) => self.on_data(data, stat),
+            (Op::Read, Reply::Error(ZkError::NoNode)) => {
+                // getData on a missing node leaves no watch: wait for the
+                // creation with exists, which does.
+                self.queue(Op::AwaitCreation);
+                self.on_missing();
+            }
+            (Op::Probe, Reply::Error(ZkError::NoNode)) => self.on_missing(),
+            // Created between the read and the exists: the exists left a
+            // data watch, read the value.
+            (Op::AwaitCreation, Reply::Exists { .. }) => self.queue(Op::Read),
+            (Op::AwaitCreation, Reply::Error(ZkError::NoNode)) => {}
+            (Op::Write, Reply::DataSet { stat }) => self.write_done(ConfigEvent::Updated {
+                version: stat.version,
+            }),
+            // A new node starts at version 0.
+            (Op::Write, Reply::Created { .. }) => {
+                self.write_done(ConfigEvent::Updated { version: 0 })
+            }
+            (
+                Op::Write,
+                Reply::Error(ZkError::BadVersion | ZkError::NodeExists | ZkError::NoNode),
+            ) => self.write_done(ConfigEvent::Conflict),
+            (op, Reply::Error(e)) => self.on_error(op, e),
+            (Op::Write, _) => self.write_done(ConfigEvent::Failed(Error::BadReply)),
+            (_, _) => self.emit(ConfigEvent::Failed(Error::BadReply)),
+        }
+    }
+
+    fn handle_watch(&mut self, event: WatchEvent<'_>) {
+        if !self.watching || event.path != self.path.as_str() {
+            return;
+        }
+        if event.kind == WatchKind::NodeChildrenChanged {
+            return;
+        }
+        if self.connected {
+            self.queue(Op::Read);
+        } else {
+            self.read_lost = true;
+        }
+    }
+
+    fn handle_session(&mut self, event: SessionEvent) {
+        match event {
+            SessionEvent::Connected { .. } => {
+                let new_session = self.session_over;
+                self.session_over = false;
+                if !self.connected || new_session {
+                    self.connected = true;
+                    self.resume(new_session);
+                }
+            }
+            SessionEvent::Suspended => self.connection_lost(None),
+            SessionEvent::Expired | SessionEvent::Closed => self.session_ended(None),
+        }
+    }
+
+    fn handle_timeout(&mut self, _now: Instant) {}
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        None
+    }
+
+    fn poll_event(&mut self) -> Option<ConfigEvent> {
+        self.events.pop_front()
+    }
+}
+
+impl<const D: usize, const N: usize> fmt::Debug for Config<D, N> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Config")
+            .field("path", &self.path.as_str())
+            .field("version", &self.version())
+            .field("writing", &self.is_writing())
+            .field("connected", &self.connected)
+            .finish()
+    }
+}
