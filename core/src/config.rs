@@ -169,8 +169,7 @@ enum WriteKind {
 /// config.set(b"level=info", herdless_core::Version::Exactly(3)).unwrap();
 /// assert!(config.poll_request().is_some());
 /// ```
-pub struct Config<const D: usize = DEFAULT_VALUE_CAPACITY, const N: usize = DEFAULT_PATH_CAPACITY>
-{
+pub struct Config<const D: usize = DEFAULT_VALUE_CAPACITY, const N: usize = DEFAULT_PATH_CAPACITY> {
     path: String<N>,
     ids: RequestIds,
     watching: bool,
@@ -298,9 +297,10 @@ impl<const D: usize, const N: usize> Config<D, N> {
         }
         // Versions only grow while the node lives: an older read arriving
         // after a newer one (a probe and a watched read crossing) is stale.
-        if let (Known::Value { version: new } | Known::TooLarge { version: new, .. },
-                Known::Value { version: old } | Known::TooLarge { version: old, .. }) =
-            (self.known, self.reported)
+        if let (
+            Known::Value { version: new } | Known::TooLarge { version: new, .. },
+            Known::Value { version: old } | Known::TooLarge { version: old, .. },
+        ) = (self.known, self.reported)
         {
             if new < old {
                 return;

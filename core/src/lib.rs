@@ -63,6 +63,8 @@
 //!
 //! * [`lock`]: the exclusive lock.
 //! * [`config`]: a watched configuration value with compare-and-set.
+//! * [`member`], [`members`]: group membership (a member that re-joins by
+//!   itself after its session expired, and an observer of the group).
 //! * [`path`], [`sequence`], [`naming`]: paths, sequence suffixes and node
 //!   names (GUIDs, flavours compatible with Curator and Kazoo).
 //! * `sim` (feature `sim`): an in-memory ZooKeeper with fault injection, for
@@ -79,6 +81,8 @@ pub mod children;
 pub mod config;
 pub mod event;
 pub mod lock;
+pub mod member;
+pub mod members;
 pub mod naming;
 #[cfg(feature = "alloc")]
 pub mod owned;

@@ -319,7 +319,10 @@ fn a_missing_node_is_reported_then_its_creation() {
     world.zk.create_persistent("/app", b"").unwrap();
     world.act(watcher, |c| c.watch());
     assert!(world.run_until_quiet(1_000));
-    assert_eq!(world.peers[watcher].take_events(), vec![ConfigEvent::Missing]);
+    assert_eq!(
+        world.peers[watcher].take_events(),
+        vec![ConfigEvent::Missing]
+    );
     // The creation watch is the only watch left, and the intended one.
     assert_eq!(world.zk.watch_count(), 1);
 
@@ -338,12 +341,18 @@ fn a_missing_node_is_reported_then_its_creation() {
     // A second create conflicts; a stale compare-and-set too.
     world.act(writer, |c| c.create(b"v2")).unwrap();
     assert!(world.run_until_quiet(1_000));
-    assert_eq!(world.peers[writer].take_events(), vec![ConfigEvent::Conflict]);
+    assert_eq!(
+        world.peers[writer].take_events(),
+        vec![ConfigEvent::Conflict]
+    );
     world
         .act(writer, |c| c.set(b"v2", Version::Exactly(7)))
         .unwrap();
     assert!(world.run_until_quiet(1_000));
-    assert_eq!(world.peers[writer].take_events(), vec![ConfigEvent::Conflict]);
+    assert_eq!(
+        world.peers[writer].take_events(),
+        vec![ConfigEvent::Conflict]
+    );
     assert_eq!(world.peers[watcher].take_events(), vec![]);
 }
 

@@ -1,0 +1,634 @@
+//! Group membership, the member's side: an ephemeral node that stays
+//! (the recipes page's "Group Membership"; also a name-service
+//! registration, whose data is the address).
+//!
+//! Joining creates `<group>/<name>` ephemeral with the member's data (the
+//! group directory and its ancestors are created when missing). The node
+//! lives as long as the session, which is the point: a crashed member leaves
+//! the group on its own. What other libraries get wrong is the other way
+//! round: a member whose *own* session expired must come back by itself on
+//! its next session, and say that it was out, instead of silently staying
+//! out of the group (Curator's `PersistentNode` does this; plain ephemeral
+//! nodes do not). So does a member whose node an operator deleted.
+//!
+//! A create whose reply was lost is resolved by reading the node: if it
+//! exists and its `ephemeralOwner` is this session, it is ours. A node of
+//! the same name owned by another live session is a name clash, reported
+//! rather than taken over.
+
+use core::fmt;
+
+use heapless::{Deque, String, Vec};
+
+use crate::path::{self, PathError};
+use crate::{
+    Acl, CreateMode, Instant, Outgoing, Recipe, Reply, Request, RequestId, RequestIds,
+    SessionEvent, Stat, Version, WatchEvent, WatchKind, ZkError,
+};
+
+/// Default capacity, in bytes, of a member's data.
+pub const DEFAULT_DATA_CAPACITY: usize = 128;
+
+/// Default capacity, in bytes, of the member node's path.
+pub const DEFAULT_PATH_CAPACITY: usize = 128;
+
+/// How often a vanished group directory is re-created before giving up.
+const MAX_DIRECTORY_RETRIES: u8 = 8;
+
+/// What a member hears about its own membership.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
+pub enum MemberEvent {
+    /// The member node exists: this member is in the group.
+    Joined,
+    /// The connection dropped: others may already see this member as gone
+    /// (if the session expires meanwhile).
+    Suspended,
+    /// The same session came back and the node is confirmed.
+    Resumed,
+    /// The member is out of the group: its session ended or its node was
+    /// deleted. It re-joins by itself once it can
+    /// ([`MemberEvent::Rejoined`]).
+    Out,
+    /// After [`MemberEvent::Out`], the node exists again (on a new session,
+    /// or re-created after a deletion): the member was absent in between.
+    Rejoined,
+    /// The member left at its own request; the node is confirmed gone.
+    Left,
+    /// Joining failed; the member is not in the group.
+    Failed(Error),
+}
+
+/// Errors of membership operations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
+pub enum Error {
+    /// ZooKeeper refused a request.
+    Zk(ZkError),
+    /// The group path or member name is invalid or too long.
+    Path(PathError),
+    /// The data does not fit the buffer.
+    TooLarge {
+        /// Its length.
+        len: usize,
+        /// The buffer's capacity.
+        capacity: usize,
+    },
+    /// Another live session holds a member node of this name.
+    NameTaken,
+    /// The operation needs another state (`join` while joined, `leave`
+    /// while not).
+    InvalidState,
+    /// The server's answer did not make sense for the request.
+    BadReply,
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Zk(e) => write!(f, "ZooKeeper error: {e}"),
+            Error::Path(e) => write!(f, "invalid path: {e}"),
+            Error::TooLarge { len, capacity } => {
+                write!(f, "data of {len} bytes exceeds the {capacity}-byte buffer")
+            }
+            Error::NameTaken => f.write_str("another session holds a member of this name"),
+            Error::InvalidState => f.write_str("not allowed in the member's current state"),
+            Error::BadReply => f.write_str("malformed reply from the server"),
+        }
+    }
+}
+
+impl From<PathError> for Error {
+    fn from(e: PathError) -> Self {
+        Error::Path(e)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Step {
+    Idle,
+    /// Creating the node (first time or again).
+    Creating,
+    /// A create's outcome is unknown, or the name exists: read the node.
+    Checking,
+    /// In the group, watching the own node.
+    In,
+    /// Out of the group, waiting for a session to re-join on.
+    Out,
+    Deleting,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Op {
+    /// Create the `level`-th ancestor of the group directory.
+    Ensure {
+        level: u8,
+    },
+    Create,
+    /// getData with a watch on the own node.
+    Check,
+    Delete,
+}
+
+/// A member of a group: an ephemeral node `<group>/<name>` that comes back
+/// by itself after its session expired.
+///
+/// `D` is the capacity of the member's data, `N` of the node's path.
+///
+/// ```
+/// use herdless_core::member::{Member, MemberEvent};
+/// use herdless_core::{Recipe, Reply};
+///
+/// let mut member: Member = Member::new("/fleet/gateways", "edge-7").unwrap();
+/// member.join(b"10.0.0.7:8080").unwrap();
+/// let create = member.poll_request().unwrap().id;
+/// member.handle_reply(create, Reply::Created { path: "/fleet/gateways/edge-7" });
+/// assert_eq!(member.poll_event(), Some(MemberEvent::Joined));
+/// ```
+pub struct Member<const D: usize = DEFAULT_DATA_CAPACITY, const N: usize = DEFAULT_PATH_CAPACITY> {
+    node: String<N>,
+    /// Length of the group directory prefix of `node`.
+    dir_len: usize,
+    data: Vec<u8, D>,
+    ids: RequestIds,
+    step: Step,
+    /// Set once the member was out: the next `In` is a re-join.
+    was_out: bool,
+    /// Whether this join got in at least once (before that, a lost session
+    /// only delays the first `Joined`).
+    ever_in: bool,
+    suspended: bool,
+    connected: bool,
+    session_over: bool,
+    session_id: Option<i64>,
+    /// A create was sent whose reply never came.
+    create_unknown: bool,
+    directory_retries: u8,
+    outbox: Deque<Op, 8>,
+    in_flight: Deque<(RequestId, Op), 8>,
+    events: Deque<MemberEvent, 8>,
+    scratch: String<N>,
+}
+
+impl<const D: usize, const N: usize> Member<D, N> {
+    /// A member called `name` of the group directory `group`.
+    pub fn new(group: &str, name: &str) -> Result<Self, Error> {
+        path::validate(group)?;
+        path::validate_name(name)?;
+        let node = path::join(group, name)?;
+        let dir_len = if group == "/" { 0 } else { group.len() };
+        Ok(Member {
+            node,
+            dir_len,
+            data: Vec::new(),
+            ids: RequestIds::new(),
+            step: Step::Idle,
+            was_out: false,
+            ever_in: false,
+            suspended: false,
+            connected: true,
+            session_over: false,
+            session_id: None,
+            create_unknown: false,
+            directory_retries: 0,
+            outbox: Deque::new(),
+            in_flight: Deque::new(),
+            events: Deque::new(),
+            scratch: String::new(),
+        })
+    }
+
+    /// The member node's full path.
+    pub fn node_path(&self) -> &str {
+        &self.node
+    }
+
+    /// The member's name.
+    pub fn name(&self) -> &str {
+        path::basename(&self.node)
+    }
+
+    /// The member's data.
+    pub fn data(&self) -> &[u8] {
+        &self.data
+    }
+
+    /// Whether the node is known to exist and the connection is up.
+    pub fn is_in(&self) -> bool {
+        self.step == Step::In && self.connected && !self.suspended
+    }
+
+    /// Whether the member is idle (never joined, or left).
+    pub fn is_idle(&self) -> bool {
+        self.step == Step::Idle
+    }
+
+    /// Joins the group with `data`; [`MemberEvent::Joined`] follows.
+    pub fn join(&mut self, data: &[u8]) -> Result<(), Error> {
+        if self.step != Step::Idle {
+            return Err(Error::InvalidState);
+        }
+        self.data = Vec::from_slice(data).map_err(|_| Error::TooLarge {
+            len: data.len(),
+            capacity: D,
+        })?;
+        self.was_out = false;
+        self.ever_in = false;
+        self.directory_retries = 0;
+        self.start_create();
+        Ok(())
+    }
+
+    /// Leaves the group; [`MemberEvent::Left`] follows once the node is
+    /// confirmed deleted (retried across connection losses).
+    pub fn leave(&mut self) -> Result<(), Error> {
+        match self.step {
+            Step::Idle | Step::Deleting => Err(Error::InvalidState),
+            Step::Out if self.session_over => {
+                // Nothing exists on the server: the session took it.
+                self.finish(MemberEvent::Left);
+                Ok(())
+            }
+            _ => {
+                self.step = Step::Deleting;
+                self.forget_all_but(Op::Create);
+                // A create still in flight is answered first; the delete
+                // queued behind it then removes what it made.
+                self.queue(Op::Delete);
+                Ok(())
+            }
+        }
+    }
+
+    fn start_create(&mut self) {
+        self.step = Step::Creating;
+        self.outbox.clear();
+        self.queue(Op::Create);
+    }
+
+    fn queue(&mut self, op: Op) {
+        if !self.outbox.iter().any(|o| *o == op) && !self.in_flight.iter().any(|(_, o)| *o == op) {
+            let _ = self.outbox.push_back(op);
+        }
+    }
+
+    fn forget_all_but(&mut self, keep: Op) {
+        self.outbox.clear();
+        let len = self.in_flight.len();
+        for _ in 0..len {
+            if let Some(entry) = self.in_flight.pop_front() {
+                if entry.1 == keep {
+                    let _ = self.in_flight.push_back(entry);
+                }
+            }
+        }
+    }
+
+    fn emit(&mut self, event: MemberEvent) {
+        if self.events.is_full() {
+            let _ = self.events.pop_front();
+        }
+        let _ = self.events.push_back(event);
+    }
+
+    fn finish(&mut self, event: MemberEvent) {
+        self.step = Step::Idle;
+        self.outbox.clear();
+        self.in_flight.clear();
+        self.create_unknown = false;
+        self.suspended = false;
+        self.emit(event);
+    }
+
+    fn now_in(&mut self) {
+        self.step = Step::In;
+        self.create_unknown = false;
+        self.directory_retries = 0;
+        let rejoined = self.was_out;
+        self.was_out = false;
+        self.ever_in = true;
+        self.suspended = false;
+        self.emit(if rejoined {
+            MemberEvent::Rejoined
+        } else {
+            MemberEvent::Joined
+        });
+        // Watch the own node, to hear of a deletion by someone else.
+        self.queue(Op::Check);
+    }
+
+    fn now_out(&mut self) {
+        if self.ever_in && !self.was_out {
+            self.was_out = true;
+            self.emit(MemberEvent::Out);
+        }
+    }
+
+    fn on_node(&mut self, stat: Stat) {
+        match self.step {
+            Step::Checking => {
+                let owner_matches = match self.session_id {
+                    Some(id) => stat.ephemeral_owner == id,
+                    // No session id was ever reported: only a create of ours
+                    // whose reply was lost can explain the node.
+                    None => self.create_unknown,
+                };
+                if owner_matches {
+                    self.now_in();
+                } else {
+                    self.finish(MemberEvent::Failed(Error::NameTaken));
+                }
+            }
+            Step::In if self.suspended => {
+                self.suspended = false;
+                self.emit(MemberEvent::Resumed);
+            }
+            _ => {}
+        }
+    }
+
+    fn on_node_missing(&mut self) {
+        match self.step {
+            // Our lost create never landed, or the clashing node went:
+            // create it (again).
+            Step::Checking => self.start_create(),
+            Step::In => {
+                self.now_out();
+                self.start_create();
+            }
+            _ => {}
+        }
+    }
+
+    fn connection_lost(&mut self, also: Option<Op>) {
+        if !self.connected {
+            return;
+        }
+        self.connected = false;
+        self.ids.new_epoch();
+        if self.in_flight.iter().any(|(_, op)| *op == Op::Create) || also == Some(Op::Create) {
+            self.create_unknown = true;
+        }
+        self.in_flight.clear();
+        self.outbox.clear();
+        if self.step == Step::In && !self.suspended {
+            self.suspended = true;
+            self.emit(MemberEvent::Suspended);
+        }
+    }
+
+    fn session_ended(&mut self) {
+        self.connected = false;
+        self.session_over = true;
+        self.ids.new_epoch();
+        self.in_flight.clear();
+        self.outbox.clear();
+        self.create_unknown = false;
+        self.suspended = false;
+        match self.step {
+            Step::Idle | Step::Out => {}
+            // The node died with the session: the leave is done.
+            Step::Deleting => self.finish(MemberEvent::Left),
+            Step::Creating | Step::Checking | Step::In => {
+                self.step = Step::Out;
+                self.now_out();
+            }
+        }
+    }
+
+    fn resume(&mut self, new_session: bool) {
+        self.outbox.clear();
+        if new_session {
+            // Whatever the old session created died with it.
+            self.create_unknown = false;
+            match self.step {
+                Step::Idle => {}
+                Step::Deleting => self.finish(MemberEvent::Left),
+                Step::In | Step::Out | Step::Creating | Step::Checking => {
+                    if self.step == Step::In {
+                        self.now_out();
+                    }
+                    self.start_create();
+                }
+            }
+            return;
+        }
+        match self.step {
+            Step::Idle => {}
+            Step::Out => self.start_create(),
+            Step::Creating | Step::Checking => {
+                if self.create_unknown {
+                    self.step = Step::Checking;
+                    self.queue(Op::Check);
+                } else {
+                    self.start_create();
+                }
+            }
+            // Confirm the node (and re-arm the watch the lost read carried).
+            Step::In => self.queue(Op::Check),
+            Step::Deleting => self.queue(Op::Delete),
+        }
+    }
+
+    fn on_error(&mut self, op: Op, e: ZkError) {
+        if e.is_connection_loss() {
+            self.connection_lost(Some(op));
+        } else if e.is_session_gone() {
+            self.session_ended();
+        } else if op == Op::Delete {
+            self.finish(MemberEvent::Failed(Error::Zk(e)));
+        } else if self.step == Step::In {
+            // A failed re-check: try again after the next notification or
+            // reconnect rather than leave the group.
+        } else {
+            self.finish(MemberEvent::Failed(Error::Zk(e)));
+        }
+    }
+
+    fn on_create_error(&mut self, e: ZkError) {
+        match e {
+            ZkError::NodeExists if self.step == Step::Creating => {
+                self.step = Step::Checking;
+                self.queue(Op::Check);
+            }
+            ZkError::NoNode
+                if self.step == Step::Creating
+                    && self.directory_retries < MAX_DIRECTORY_RETRIES =>
+            {
+                self.directory_retries += 1;
+                self.outbox.clear();
+                let _ = self.outbox.push_back(Op::Ensure { level: 1 });
+                let _ = self.outbox.push_back(Op::Create);
+            }
+            _ if e.is_connection_loss() || e.is_session_gone() => self.on_error(Op::Create, e),
+            _ if self.step == Step::Creating => self.finish(MemberEvent::Failed(Error::Zk(e))),
+            _ => {}
+        }
+    }
+
+    fn take_in_flight(&mut self, id: RequestId) -> Option<Op> {
+        let mut found = None;
+        for _ in 0..self.in_flight.len() {
+            if let Some(entry) = self.in_flight.pop_front() {
+                if entry.0 == id && found.is_none() {
+                    found = Some(entry.1);
+                } else {
+                    let _ = self.in_flight.push_back(entry);
+                }
+            }
+        }
+        found
+    }
+
+    fn depth(&self) -> u8 {
+        let dir = &self.node[..self.dir_len];
+        u8::try_from(dir.matches('/').count()).unwrap_or(u8::MAX)
+    }
+}
+
+impl<const D: usize, const N: usize> Recipe for Member<D, N> {
+    type Event = MemberEvent;
+
+    fn poll_request(&mut self) -> Option<Outgoing<'_>> {
+        if !self.connected || self.in_flight.is_full() {
+            return None;
+        }
+        let op = self.outbox.pop_front()?;
+        if let Op::Ensure { level } = op {
+            if level < self.depth() {
+                let _ = self.outbox.push_front(Op::Ensure { level: level + 1 });
+            }
+        }
+        let id = self.ids.next_id();
+        let _ = self.in_flight.push_back((id, op));
+        let node = self.node.as_str();
+        let request = match op {
+            Op::Ensure { level } => {
+                let dir = &node[..self.dir_len];
+                let end = dir
+                    .match_indices('/')
+                    .map(|(i, _)| i)
+                    .chain(core::iter::once(dir.len()))
+                    .filter(|&i| i > 0)
+                    .nth(usize::from(level.saturating_sub(1)))
+                    .unwrap_or(dir.len());
+                self.scratch.clear();
+                // Cannot fail: a prefix of a path that fits.
+                let _ = self.scratch.push_str(&dir[..end]);
+                Request::Create {
+                    path: &self.scratch,
+                    data: &[],
+                    acl: Acl::OPEN,
+                    mode: CreateMode::Persistent,
+                }
+            }
+            Op::Create => Request::Create {
+                path: node,
+                data: &self.data,
+                acl: Acl::OPEN,
+                mode: CreateMode::Ephemeral,
+            },
+            // getData, not exists: when the node is gone it leaves no
+            // creation watch behind.
+            Op::Check => Request::GetData {
+                path: node,
+                watch: true,
+            },
+            Op::Delete => Request::Delete {
+                path: node,
+                version: Version::Any,
+            },
+        };
+        Some(Outgoing { id, request })
+    }
+
+    fn handle_reply(&mut self, id: RequestId, reply: Reply<'_>) {
+        if !self.ids.is_current(id) {
+            return;
+        }
+        let Some(op) = self.take_in_flight(id) else {
+            return;
+        };
+        match (op, reply) {
+            (Op::Ensure { .. }, Reply::Created { .. } | Reply::Error(ZkError::NodeExists)) => {}
+            (Op::Ensure { .. }, Reply::Error(e)) => self.on_error(op, e),
+            // While leaving, the delete queued behind the create removes
+            // what it made.
+            (Op::Create, Reply::Created { .. }) => {
+                if self.step == Step::Creating {
+                    self.now_in();
+                }
+            }
+            (Op::Create, Reply::Error(e)) => self.on_create_error(e),
+            (Op::Check, Reply::Data { stat, .. }) => self.on_node(stat),
+            (Op::Check, Reply::Error(ZkError::NoNode)) => self.on_node_missing(),
+            (Op::Delete, Reply::Deleted | Reply::Error(ZkError::NoNode)) => {
+                self.finish(MemberEvent::Left)
+            }
+            (op, Reply::Error(e)) => self.on_error(op, e),
+            (_, _) => {
+                if self.step != Step::In {
+                    self.finish(MemberEvent::Failed(Error::BadReply));
+                }
+            }
+        }
+    }
+
+    fn handle_watch(&mut self, event: WatchEvent<'_>) {
+        if event.path != self.node.as_str() || self.step != Step::In {
+            return;
+        }
+        if !self.connected {
+            return;
+        }
+        match event.kind {
+            // Deleted by someone else: out, and back in.
+            WatchKind::NodeDeleted => {
+                self.now_out();
+                self.start_create();
+            }
+            // Data changed by someone else: keep watching.
+            _ => self.queue(Op::Check),
+        }
+    }
+
+    fn handle_session(&mut self, event: SessionEvent) {
+        match event {
+            SessionEvent::Connected { session_id } => {
+                let new_session =
+                    self.session_over || self.session_id.is_some_and(|id| id != session_id);
+                self.session_id = Some(session_id);
+                self.session_over = false;
+                if !self.connected || new_session {
+                    self.connected = true;
+                    self.resume(new_session);
+                }
+            }
+            SessionEvent::Suspended => self.connection_lost(None),
+            SessionEvent::Expired | SessionEvent::Closed => self.session_ended(),
+        }
+    }
+
+    fn handle_timeout(&mut self, _now: Instant) {}
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        None
+    }
+
+    fn poll_event(&mut self) -> Option<MemberEvent> {
+        self.events.pop_front()
+    }
+}
+
+impl<const D: usize, const N: usize> fmt::Debug for Member<D, N> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Member")
+            .field("node", &self.node.as_str())
+            .field("step", &self.step)
+            .field("connected", &self.connected)
+            .field("suspended", &self.suspended)
+            .finish()
+    }
+}

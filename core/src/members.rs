@@ -1,0 +1,402 @@
+//! Group membership, the observer's side: who is in the group now.
+//!
+//! The observer lists the group directory with a child watch and lists it
+//! again on every notification, so it always ends up with the current
+//! members: a change made between a notification and the new listing is in
+//! that listing, and any later one fires the new watch. The member names are
+//! kept sorted in a caller-sized buffer (`M` names of at most `K` bytes);
+//! a group larger than that is reported, never silently cut.
+
+use core::fmt;
+
+use heapless::{Deque, String, Vec};
+
+use crate::path::{self, PathError};
+use crate::{
+    Children, Instant, Outgoing, Recipe, Reply, Request, RequestId, RequestIds, SessionEvent,
+    WatchEvent, WatchKind, ZkError,
+};
+
+/// Default number of member names an observer keeps.
+pub const DEFAULT_MAX_MEMBERS: usize = 32;
+
+/// Default capacity, in bytes, of one member name.
+pub const DEFAULT_NAME_CAPACITY: usize = 64;
+
+/// Default capacity, in bytes, of the group directory's path.
+pub const DEFAULT_PATH_CAPACITY: usize = 128;
+
+/// What the observer reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
+pub enum MembersEvent {
+    /// The member list changed (or was read for the first time): read it
+    /// with [`Members::members`].
+    Changed {
+        /// Members that joined since the last report.
+        joined: u32,
+        /// Members that left since the last report.
+        left: u32,
+    },
+    /// The group has more members, or longer names, than the buffer holds:
+    /// [`Members::members`] holds the first that fit, in name order.
+    Overflow {
+        /// Members in the group.
+        count: u32,
+    },
+    /// The group directory does not exist (yet); the observer waits for it.
+    NoGroup,
+    /// The connection dropped: the list may be out of date until
+    /// [`MembersEvent::Changed`] or [`MembersEvent::Current`].
+    Stale,
+    /// After [`MembersEvent::Stale`], the list was read again and did not
+    /// change.
+    Current,
+    /// Listing failed for another reason.
+    Failed(ZkError),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Op {
+    /// getChildren with a watch.
+    List,
+    /// exists with a watch, while the group directory is missing.
+    AwaitGroup,
+}
+
+/// Watches a group directory's members.
+///
+/// ```
+/// use herdless_core::members::{Members, MembersEvent};
+/// use herdless_core::{Children, Recipe, Reply};
+///
+/// let mut group: Members = Members::new("/fleet/gateways").unwrap();
+/// group.watch();
+/// let list = group.poll_request().unwrap().id;
+/// let names = ["edge-2", "edge-1"];
+/// group.handle_reply(list, Reply::Children(Children::new(&&names[..])));
+/// assert_eq!(group.poll_event(), Some(MembersEvent::Changed { joined: 2, left: 0 }));
+/// assert_eq!(group.members().collect::<Vec<_>>(), ["edge-1", "edge-2"]);
+/// ```
+pub struct Members<
+    const M: usize = DEFAULT_MAX_MEMBERS,
+    const K: usize = DEFAULT_NAME_CAPACITY,
+    const N: usize = DEFAULT_PATH_CAPACITY,
+> {
+    dir: String<N>,
+    ids: RequestIds,
+    watching: bool,
+    /// Sorted, unique.
+    names: Vec<String<K>, M>,
+    /// Whether the current list is complete.
+    complete: bool,
+    /// Whether anything was ever read.
+    known: bool,
+    stale: bool,
+    list_lost: bool,
+    connected: bool,
+    session_over: bool,
+    outbox: Deque<Op, 2>,
+    in_flight: Deque<(RequestId, Op), 2>,
+    events: Deque<MembersEvent, 8>,
+}
+
+impl<const M: usize, const K: usize, const N: usize> Members<M, K, N> {
+    /// An observer of the group directory `group`.
+    pub fn new(group: &str) -> Result<Self, PathError> {
+        path::validate(group)?;
+        let mut dir = String::new();
+        path::concat_into(&mut dir, &[group])?;
+        Ok(Members {
+            dir,
+            ids: RequestIds::new(),
+            watching: false,
+            names: Vec::new(),
+            complete: true,
+            known: false,
+            stale: false,
+            list_lost: false,
+            connected: true,
+            session_over: false,
+            outbox: Deque::new(),
+            in_flight: Deque::new(),
+            events: Deque::new(),
+        })
+    }
+
+    /// The group directory.
+    pub fn group(&self) -> &str {
+        &self.dir
+    }
+
+    /// Starts watching; [`MembersEvent::Changed`] (or
+    /// [`MembersEvent::NoGroup`]) follows with the first list.
+    pub fn watch(&mut self) {
+        if !self.watching {
+            self.watching = true;
+            self.queue(Op::List);
+        }
+    }
+
+    /// The members, in name order.
+    pub fn members(&self) -> impl Iterator<Item = &str> + '_ {
+        self.names.iter().map(|n| n.as_str())
+    }
+
+    /// Number of members held (all of them unless [`Members::is_complete`]
+    /// is false).
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    /// Whether no member is held.
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+
+    /// Whether `name` is a member.
+    pub fn contains(&self, name: &str) -> bool {
+        self.names
+            .binary_search_by(|n| n.as_str().cmp(name))
+            .is_ok()
+    }
+
+    /// Whether the held list has every member (it did not overflow).
+    pub fn is_complete(&self) -> bool {
+        self.complete
+    }
+
+    fn queue(&mut self, op: Op) {
+        if !self.outbox.iter().any(|o| *o == op) && !self.in_flight.iter().any(|(_, o)| *o == op) {
+            let _ = self.outbox.push_back(op);
+        }
+    }
+
+    fn emit(&mut self, event: MembersEvent) {
+        if self.events.is_full() {
+            let _ = self.events.pop_front();
+        }
+        let _ = self.events.push_back(event);
+    }
+
+    /// Replaces the list with `children`, counting the difference. Two
+    /// passes over the borrowed listing and no allocation: first drop the
+    /// names that are gone, then add the new ones in order.
+    fn on_children(&mut self, children: Children<'_>) {
+        let mut count: u32 = 0;
+        let mut fits = true;
+        let mut left = 0u32;
+        // Pass 1: which held names are still there.
+        let mut still = [false; M];
+        for name in children.clone() {
+            count = count.saturating_add(1);
+            if let Ok(i) = self.names.binary_search_by(|n| n.as_str().cmp(name)) {
+                if let Some(flag) = still.get_mut(i) {
+                    *flag = true;
+                }
+            }
+        }
+        let mut i = 0;
+        self.names.retain(|_| {
+            let keep = still.get(i).copied().unwrap_or(false);
+            i += 1;
+            if !keep {
+                left += 1;
+            }
+            keep
+        });
+        // Pass 2: insert the new names in order; when full, keep the
+        // smallest names so the held list is a stable prefix. `fresh` marks
+        // the names inserted by this pass, so a name pushed out again is
+        // not counted as joined, and an old one pushed out counts as left.
+        let mut fresh: Vec<bool, M> = Vec::new();
+        for _ in 0..self.names.len() {
+            let _ = fresh.push(false);
+        }
+        for name in children {
+            if let Err(at) = self.names.binary_search_by(|n| n.as_str().cmp(name)) {
+                let Ok(owned) = String::<K>::try_from(name) else {
+                    fits = false;
+                    continue;
+                };
+                if self.names.is_full() {
+                    fits = false;
+                    if at >= self.names.len() {
+                        continue;
+                    }
+                    self.names.pop();
+                    if fresh.pop() == Some(false) {
+                        left += 1;
+                    }
+                }
+                let _ = self.names.insert(at, owned);
+                let _ = fresh.insert(at, true);
+            }
+        }
+        let joined = u32::try_from(fresh.iter().filter(|f| **f).count()).unwrap_or(u32::MAX);
+        self.complete = fits;
+        let first = !self.known;
+        self.known = true;
+        let was_stale = self.stale;
+        self.stale = false;
+        if !fits {
+            self.emit(MembersEvent::Overflow { count });
+        }
+        if joined > 0 || left > 0 || first {
+            self.emit(MembersEvent::Changed { joined, left });
+        } else if was_stale {
+            self.emit(MembersEvent::Current);
+        }
+    }
+
+    fn on_no_group(&mut self) {
+        let left = u32::try_from(self.names.len()).unwrap_or(u32::MAX);
+        self.names.clear();
+        self.complete = true;
+        self.known = true;
+        self.stale = false;
+        if left > 0 {
+            self.emit(MembersEvent::Changed { joined: 0, left });
+        }
+        self.emit(MembersEvent::NoGroup);
+        self.queue(Op::AwaitGroup);
+    }
+
+    fn connection_lost(&mut self, also: Option<Op>) {
+        if !self.connected {
+            return;
+        }
+        self.connected = false;
+        self.ids.new_epoch();
+        if !self.in_flight.is_empty() || also.is_some() {
+            self.list_lost = true;
+        }
+        self.in_flight.clear();
+        self.outbox.clear();
+        if self.watching && !self.stale {
+            self.stale = true;
+            self.emit(MembersEvent::Stale);
+        }
+    }
+
+    fn take_in_flight(&mut self, id: RequestId) -> Option<Op> {
+        let mut found = None;
+        for _ in 0..self.in_flight.len() {
+            if let Some(entry) = self.in_flight.pop_front() {
+                if entry.0 == id && found.is_none() {
+                    found = Some(entry.1);
+                } else {
+                    let _ = self.in_flight.push_back(entry);
+                }
+            }
+        }
+        found
+    }
+}
+
+impl<const M: usize, const K: usize, const N: usize> Recipe for Members<M, K, N> {
+    type Event = MembersEvent;
+
+    fn poll_request(&mut self) -> Option<Outgoing<'_>> {
+        if !self.connected || self.in_flight.is_full() {
+            return None;
+        }
+        let op = self.outbox.pop_front()?;
+        let id = self.ids.next_id();
+        let _ = self.in_flight.push_back((id, op));
+        let path = self.dir.as_str();
+        let request = match op {
+            Op::List => Request::GetChildren { path, watch: true },
+            // The creation watch is wanted here: it is how the observer
+            // hears of the group's creation, and that creation spends it.
+            Op::AwaitGroup => Request::Exists { path, watch: true },
+        };
+        Some(Outgoing { id, request })
+    }
+
+    fn handle_reply(&mut self, id: RequestId, reply: Reply<'_>) {
+        if !self.ids.is_current(id) {
+            return;
+        }
+        let Some(op) = self.take_in_flight(id) else {
+            return;
+        };
+        match (op, reply) {
+            (Op::List, Reply::Children(children)) => self.on_children(children),
+            // getChildren on a missing node leaves no watch.
+            (Op::List, Reply::Error(ZkError::NoNode)) => self.on_no_group(),
+            (Op::AwaitGroup, Reply::Exists { .. }) => self.queue(Op::List),
+            (Op::AwaitGroup, Reply::Error(ZkError::NoNode)) => {}
+            (op, Reply::Error(e)) if e.is_connection_loss() => self.connection_lost(Some(op)),
+            (_, Reply::Error(e)) if e.is_session_gone() => {
+                self.connected = false;
+                self.session_over = true;
+                self.ids.new_epoch();
+                self.in_flight.clear();
+                self.outbox.clear();
+            }
+            (_, Reply::Error(e)) => self.emit(MembersEvent::Failed(e)),
+            (_, _) => self.emit(MembersEvent::Failed(ZkError::MarshallingError)),
+        }
+    }
+
+    fn handle_watch(&mut self, event: WatchEvent<'_>) {
+        if !self.watching || event.path != self.dir.as_str() {
+            return;
+        }
+        match event.kind {
+            WatchKind::NodeChildrenChanged | WatchKind::NodeCreated | WatchKind::NodeDeleted => {
+                if self.connected {
+                    self.queue(Op::List);
+                } else {
+                    self.list_lost = true;
+                }
+            }
+            WatchKind::NodeDataChanged => {}
+        }
+    }
+
+    fn handle_session(&mut self, event: SessionEvent) {
+        match event {
+            SessionEvent::Connected { .. } => {
+                let new_session = self.session_over;
+                self.session_over = false;
+                if !self.connected || new_session {
+                    self.connected = true;
+                    self.outbox.clear();
+                    if self.watching && (new_session || self.list_lost || self.stale) {
+                        self.queue(Op::List);
+                    }
+                    self.list_lost = false;
+                }
+            }
+            SessionEvent::Suspended => self.connection_lost(None),
+            SessionEvent::Expired | SessionEvent::Closed => {
+                self.connection_lost(None);
+                self.session_over = true;
+            }
+        }
+    }
+
+    fn handle_timeout(&mut self, _now: Instant) {}
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        None
+    }
+
+    fn poll_event(&mut self) -> Option<MembersEvent> {
+        self.events.pop_front()
+    }
+}
+
+impl<const M: usize, const K: usize, const N: usize> fmt::Debug for Members<M, K, N> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Members")
+            .field("group", &self.dir.as_str())
+            .field("members", &self.names)
+            .field("complete", &self.complete)
+            .field("connected", &self.connected)
+            .finish()
+    }
+}
