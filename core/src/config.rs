@@ -74,7 +74,11 @@ pub enum ConfigEvent {
     /// known. Read the value and decide (a compare-and-set loop simply
     /// retries from the current version).
     Unknown,
-    /// A write or the watch failed for another reason.
+    /// This watcher's own write failed for another reason (say, no
+    /// permission); nothing was written.
+    WriteFailed(Error),
+    /// Reading the value failed for another reason; the watch goes on at
+    /// the next notification or reconnect.
     Failed(Error),
     /// The session ended; the watch resumes when a new session connects.
     SessionEnded,
@@ -258,7 +262,8 @@ impl<const D: usize, const N: usize> Config<D, N> {
     }
 
     /// Creates the node (persistent) with `data`; [`ConfigEvent::Conflict`]
-    /// if it already exists.
+    /// if it already exists, [`ConfigEvent::WriteFailed`] with `NoNode` if
+    /// its parent does not.
     pub fn create(&mut self, data: &[u8]) -> Result<(), Error> {
         self.start_write(WriteKind::Create, data)
     }
@@ -452,7 +457,7 @@ impl<const D: usize, const N: usize> Config<D, N> {
         } else if e.is_session_gone() {
             self.session_ended(Some(op));
         } else if op == Op::Write {
-            self.write_done(ConfigEvent::Failed(Error::Zk(e)));
+            self.write_done(ConfigEvent::WriteFailed(Error::Zk(e)));
         } else {
             self.emit(ConfigEvent::Failed(Error::Zk(e)));
         }
@@ -535,12 +540,19 @@ impl<const D: usize, const N: usize> Recipe for Config<D, N> {
             (Op::Write, Reply::Created { .. }) => {
                 self.write_done(ConfigEvent::Updated { version: 0 })
             }
+            // A create refused with NoNode is missing its parent: a real
+            // failure, not a lost race.
+            (Op::Write, Reply::Error(ZkError::NoNode))
+                if matches!(self.write, Some((WriteKind::Create, _))) =>
+            {
+                self.write_done(ConfigEvent::WriteFailed(Error::Zk(ZkError::NoNode)))
+            }
             (
                 Op::Write,
                 Reply::Error(ZkError::BadVersion | ZkError::NodeExists | ZkError::NoNode),
             ) => self.write_done(ConfigEvent::Conflict),
             (op, Reply::Error(e)) => self.on_error(op, e),
-            (Op::Write, _) => self.write_done(ConfigEvent::Failed(Error::BadReply)),
+            (Op::Write, _) => self.write_done(ConfigEvent::WriteFailed(Error::BadReply)),
             (_, _) => self.emit(ConfigEvent::Failed(Error::BadReply)),
         }
     }

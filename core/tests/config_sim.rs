@@ -141,7 +141,7 @@ impl Run {
                         }
                         self.updates += 1;
                     }
-                    ConfigEvent::Conflict | ConfigEvent::Failed(_) => {
+                    ConfigEvent::Conflict | ConfigEvent::WriteFailed(_) => {
                         let wrote = self.pending[i]
                             .take()
                             .ok_or_else(|| format!("peer {i}: {event:?} without a write"))?;

@@ -19,7 +19,7 @@ use futures::future::BoxFuture;
 use futures::stream::{FuturesOrdered, FuturesUnordered};
 use futures::StreamExt;
 use herdless_core::{Outgoing, Recipe, Request, RequestId, SessionEvent, WatchEvent, ZkError};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 use tokio::time::Instant as TokioInstant;
 use tracing::{debug, trace, warn};
 use zookeeper_client as zk;
@@ -67,7 +67,7 @@ pub(crate) fn spawn<R, E, D>(
     client: zk::Client,
     recipe: R,
     counters: Arc<Counters>,
-    on_event: E,
+    mut on_event: E,
     finished: D,
 ) -> DriverHandle<R>
 where
@@ -75,9 +75,54 @@ where
     E: FnMut(R::Event) + Send + 'static,
     D: Fn(&R) -> bool + Send + 'static,
 {
+    spawn_on(
+        Source::Fixed(client),
+        recipe,
+        counters,
+        move |_: &R, event| on_event(event),
+        finished,
+    )
+}
+
+/// Where a driver gets its client from.
+#[derive(Clone)]
+pub enum Source {
+    /// One client: when its session ends, the recipe hears so and stays on
+    /// it.
+    Fixed(zk::Client),
+    /// A [`Session`](crate::Session)'s current client: when the session
+    /// ends, the driver moves the recipe to the next one.
+    Renewing(watch::Receiver<zk::Client>),
+}
+
+impl Source {
+    fn current(&mut self) -> zk::Client {
+        match self {
+            Source::Fixed(client) => client.clone(),
+            Source::Renewing(clients) => clients.borrow_and_update().clone(),
+        }
+    }
+}
+
+/// Like [`spawn`], on any [`Source`], with `on_event` seeing the recipe as
+/// it is right after the event (to read a value the event announces).
+pub(crate) fn spawn_on<R, E, D>(
+    mut source: Source,
+    recipe: R,
+    counters: Arc<Counters>,
+    on_event: E,
+    finished: D,
+) -> DriverHandle<R>
+where
+    R: Recipe + Send + 'static,
+    E: FnMut(&R, R::Event) + Send + 'static,
+    D: Fn(&R) -> bool + Send + 'static,
+{
     let (tx, rx) = mpsc::unbounded_channel();
+    let client = source.current();
     let driver = Driver {
         client,
+        source,
         recipe,
         counters,
         on_event,
@@ -93,6 +138,7 @@ where
 
 struct Driver<R, E> {
     client: zk::Client,
+    source: Source,
     recipe: R,
     counters: Arc<Counters>,
     on_event: E,
@@ -108,7 +154,7 @@ struct Driver<R, E> {
 impl<R, E> Driver<R, E>
 where
     R: Recipe + Send + 'static,
-    E: FnMut(R::Event) + Send + 'static,
+    E: FnMut(&R, R::Event) + Send + 'static,
 {
     async fn run(
         mut self,
@@ -122,7 +168,8 @@ where
             if !commands_open && finished(&self.recipe) {
                 break;
             }
-            if self.terminal && self.replies.is_empty() && !commands_open {
+            let renewing = matches!(self.source, Source::Renewing(_));
+            if self.terminal && self.replies.is_empty() && !commands_open && !renewing {
                 break;
             }
             let timer = self
@@ -142,6 +189,18 @@ where
                 }
                 state = states.changed(), if !self.terminal => {
                     self.on_state(state);
+                }
+                Some(client) = next_client(&mut self.source), if self.terminal && renewing => {
+                    if client.session_id() != self.client.session_id() {
+                        debug!(session_id = client.session_id().0, "moving to a new session");
+                        self.client = client;
+                        states = self.client.state_watcher();
+                        // Answers and watches of the old session are void.
+                        self.replies = FuturesOrdered::new();
+                        self.watches = FuturesUnordered::new();
+                        self.terminal = false;
+                        self.connected();
+                    }
                 }
                 command = commands.recv(), if commands_open => match command {
                     Some(f) => f(&mut self.recipe),
@@ -229,7 +288,19 @@ where
             self.replies.push_back(future);
         }
         while let Some(event) = self.recipe.poll_event() {
-            (self.on_event)(event);
+            (self.on_event)(&self.recipe, event);
+        }
+    }
+}
+
+/// The next client of a renewing source, once it changes; never for a
+/// fixed one.
+async fn next_client(source: &mut Source) -> Option<zk::Client> {
+    match source {
+        Source::Fixed(_) => std::future::pending().await,
+        Source::Renewing(clients) => {
+            clients.changed().await.ok()?;
+            Some(clients.borrow_and_update().clone())
         }
     }
 }

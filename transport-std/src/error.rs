@@ -35,6 +35,21 @@ pub enum Error {
         /// ZooKeeper's answer to it.
         error: ZkError,
     },
+    /// A value does not fit the recipe's buffer.
+    #[error("value of {len} bytes exceeds the {capacity}-byte limit")]
+    TooLarge {
+        /// Its length.
+        len: usize,
+        /// The limit.
+        capacity: usize,
+    },
+    /// Another live session holds a node of this name.
+    #[error("the name is held by another session")]
+    NameTaken,
+    /// The operation is not allowed in the current state (say, a second
+    /// write while one is in flight on the same handle).
+    #[error("not allowed in the current state")]
+    InvalidState,
     /// The task running the recipe is gone (the runtime is shutting down).
     #[error("the recipe's driver task has stopped")]
     DriverGone,
@@ -56,5 +71,34 @@ impl From<herdless_core::lock::Error> for Error {
 impl From<PathError> for Error {
     fn from(e: PathError) -> Self {
         Error::Path(e)
+    }
+}
+
+impl From<herdless_core::config::Error> for Error {
+    fn from(e: herdless_core::config::Error) -> Self {
+        use herdless_core::config::Error as C;
+        match e {
+            C::Zk(z) if z.is_session_gone() => Error::SessionEnded,
+            C::Zk(z) => Error::Zk(z),
+            C::Path(p) => Error::Path(p),
+            C::TooLarge { len, capacity } => Error::TooLarge { len, capacity },
+            C::WriteInProgress => Error::InvalidState,
+            _ => Error::Zk(ZkError::MarshallingError),
+        }
+    }
+}
+
+impl From<herdless_core::member::Error> for Error {
+    fn from(e: herdless_core::member::Error) -> Self {
+        use herdless_core::member::Error as M;
+        match e {
+            M::Zk(z) if z.is_session_gone() => Error::SessionEnded,
+            M::Zk(z) => Error::Zk(z),
+            M::Path(p) => Error::Path(p),
+            M::TooLarge { len, capacity } => Error::TooLarge { len, capacity },
+            M::NameTaken => Error::NameTaken,
+            M::InvalidState => Error::InvalidState,
+            _ => Error::Zk(ZkError::MarshallingError),
+        }
     }
 }

@@ -27,11 +27,15 @@
 //! Every async method states whether it is cancel-safe. Acquisitions are:
 //! dropping the future deletes the attempt's node in the background.
 
+pub mod config;
 mod convert;
 mod driver;
 mod error;
 pub mod fence;
+pub mod group;
 pub mod lock;
+pub mod member;
+mod session;
 
 use std::time::Duration;
 
@@ -39,6 +43,8 @@ pub use error::Error;
 pub use fence::{Fenced, FencedResult};
 pub use herdless_core::{CreateMode, ZkError};
 pub use lock::{Holding, Lock, LockGuard};
+pub use member::{GroupMember, MembershipEvent, Presence};
+pub use session::{Connection, Session};
 pub use zookeeper_client::Client;
 
 /// Connects a new session to `addr` (`host:port[,host:port...][/chroot]`)

@@ -1,0 +1,237 @@
+//! A watched configuration value on tokio, with compare-and-set writes.
+
+use std::fmt;
+use std::sync::Arc;
+
+use herdless_core::config::{Config as CoreConfig, ConfigEvent};
+use herdless_core::Version;
+use tokio::sync::{mpsc, watch, Mutex};
+use tracing::{debug, warn};
+
+use crate::driver::{self, Counters, DriverHandle};
+use crate::{Connection, Error};
+
+/// Largest value, in bytes, a [`Config`] holds; larger ones are reported as
+/// [`Error::TooLarge`] rather than cut.
+pub const MAX_VALUE: usize = 32 * 1024;
+
+type Core = CoreConfig<MAX_VALUE, 256>;
+
+/// One version of the value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Versioned {
+    /// The node's data.
+    pub data: Vec<u8>,
+    /// The node's data version (for compare-and-set).
+    pub version: i32,
+}
+
+/// What the watcher knows of the value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Value {
+    /// Nothing read yet.
+    Unknown,
+    /// The node does not exist.
+    Missing,
+    /// The latest version.
+    Present(Versioned),
+    /// The latest version does not fit [`MAX_VALUE`].
+    TooLarge {
+        /// Its version.
+        version: i32,
+        /// Its length.
+        len: usize,
+    },
+}
+
+impl Value {
+    /// The value, if present.
+    pub fn present(&self) -> Option<&Versioned> {
+        match self {
+            Value::Present(v) => Some(v),
+            _ => None,
+        }
+    }
+}
+
+/// How a write ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Written {
+    /// It landed; the node's new version.
+    Updated {
+        /// The version the write produced.
+        version: i32,
+    },
+    /// It was refused: the version did not match (or the node existed, for a
+    /// create; or was missing, for a set). Nothing was written.
+    Conflict,
+    /// Its reply was lost with the connection and other writes moved the
+    /// node on before it could be read back: it may or may not have landed.
+    /// Read the value and retry from it.
+    Unknown,
+}
+
+/// A configuration value in one node, always showing its latest version.
+///
+/// The watch is re-armed by every read, so an update is never missed
+/// between a notification and the re-read; versions only grow; versions
+/// written faster than a round trip may be coalesced into the last one (as
+/// ZooKeeper's watches do). On a [`Session`](crate::Session) the watch
+/// survives session expiry.
+///
+/// ```no_run
+/// # async fn run(client: herdless_std::Client) -> Result<(), herdless_std::Error> {
+/// use herdless_std::config::{Config, Written};
+///
+/// let mut config = Config::watch(&client, "/app/config")?;
+/// let current = config.wait_present().await?;
+/// // Compare-and-set against what was read:
+/// match config.set(b"level=info", Some(current.version)).await? {
+///     Written::Updated { version } => println!("now at version {version}"),
+///     Written::Conflict | Written::Unknown => { /* re-read and retry */ }
+/// }
+/// # Ok(()) }
+/// ```
+pub struct Config {
+    handle: DriverHandle<Core>,
+    value: watch::Receiver<Value>,
+    writes: Mutex<mpsc::UnboundedReceiver<Result<Written, Error>>>,
+    path: String,
+}
+
+impl fmt::Debug for Config {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Config")
+            .field("path", &self.path)
+            .field("value", &*self.value.borrow())
+            .finish()
+    }
+}
+
+impl Config {
+    /// Starts watching the node at `path`. The first value (or
+    /// [`Value::Missing`]) arrives after one round trip.
+    pub fn watch(conn: &impl Connection, path: &str) -> Result<Config, Error> {
+        let mut core = Core::new(path)?;
+        core.watch();
+        let (value_tx, value_rx) = watch::channel(Value::Unknown);
+        let (writes_tx, writes_rx) = mpsc::unbounded_channel();
+        let on_event = move |core: &Core, event: ConfigEvent| {
+            debug!(?event, "config");
+            let value = match event {
+                ConfigEvent::Changed { version } => core.value().map(|data| {
+                    Value::Present(Versioned {
+                        data: data.to_vec(),
+                        version,
+                    })
+                }),
+                ConfigEvent::Missing => Some(Value::Missing),
+                ConfigEvent::TooLarge { version, len } => Some(Value::TooLarge { version, len }),
+                ConfigEvent::Updated { version } => {
+                    let _ = writes_tx.send(Ok(Written::Updated { version }));
+                    None
+                }
+                ConfigEvent::Conflict => {
+                    let _ = writes_tx.send(Ok(Written::Conflict));
+                    None
+                }
+                ConfigEvent::Unknown => {
+                    let _ = writes_tx.send(Ok(Written::Unknown));
+                    None
+                }
+                ConfigEvent::WriteFailed(e) => {
+                    let _ = writes_tx.send(Err(e.into()));
+                    None
+                }
+                ConfigEvent::Failed(e) => {
+                    warn!(path = %core.path(), error = %e, "reading the config failed");
+                    None
+                }
+                ConfigEvent::SessionEnded => None,
+                _ => None,
+            };
+            if let Some(value) = value {
+                value_tx.send_replace(value);
+            }
+        };
+        let handle = driver::spawn_on(
+            conn.source(),
+            core,
+            Arc::new(Counters::default()),
+            on_event,
+            // The watch ends with its handle.
+            |_: &Core| true,
+        );
+        Ok(Config {
+            handle,
+            value: value_rx,
+            writes: Mutex::new(writes_rx),
+            path: path.to_owned(),
+        })
+    }
+
+    /// The node's path.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// What is known now.
+    pub fn value(&self) -> Value {
+        self.value.borrow().clone()
+    }
+
+    /// Waits until something newer than what [`value`](Config::value) last
+    /// showed arrives, and returns it. Cancel-safe.
+    pub async fn changed(&mut self) -> Result<Value, Error> {
+        self.value.changed().await.map_err(|_| Error::DriverGone)?;
+        Ok(self.value.borrow_and_update().clone())
+    }
+
+    /// Waits until the node exists with a value that fits, and returns it.
+    /// Cancel-safe.
+    pub async fn wait_present(&mut self) -> Result<Versioned, Error> {
+        let value = self
+            .value
+            .wait_for(|v| matches!(v, Value::Present(_)))
+            .await
+            .map_err(|_| Error::DriverGone)?;
+        match &*value {
+            Value::Present(v) => Ok(v.clone()),
+            _ => Err(Error::DriverGone),
+        }
+    }
+
+    /// Replaces the value if the node is at `version` (`None`: any version).
+    ///
+    /// Writes on one handle are serialised. Cancel-safe in that a dropped
+    /// future leaves the handle usable, but the write may still land.
+    pub async fn set(&self, data: &[u8], version: Option<i32>) -> Result<Written, Error> {
+        let data = data.to_vec();
+        let version = version.map_or(Version::Any, Version::Exactly);
+        self.write(move |c: &mut Core| c.set(&data, version)).await
+    }
+
+    /// Creates the node (persistent) with `data`; [`Written::Conflict`] if
+    /// it exists.
+    pub async fn create(&self, data: &[u8]) -> Result<Written, Error> {
+        let data = data.to_vec();
+        self.write(move |c: &mut Core| c.create(&data)).await
+    }
+
+    async fn write(
+        &self,
+        start: impl FnOnce(&mut Core) -> Result<(), herdless_core::config::Error> + Send + 'static,
+    ) -> Result<Written, Error> {
+        let mut writes = self.writes.lock().await;
+        // Outcomes of writes whose futures were dropped are stale.
+        while writes.try_recv().is_ok() {}
+        let (started_tx, started_rx) = tokio::sync::oneshot::channel();
+        if !self.handle.command(move |c: &mut Core| {
+            let _ = started_tx.send(start(c));
+        }) {
+            return Err(Error::DriverGone);
+        }
+        started_rx.await.map_err(|_| Error::DriverGone)??;
+        writes.recv().await.ok_or(Error::DriverGone)?
+    }
+}

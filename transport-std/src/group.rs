@@ -1,0 +1,200 @@
+//! Group membership on tokio, the observer's side: who is in a group, and a
+//! stream of who joined and left.
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::sync::Arc;
+
+use herdless_core::members::{Members as CoreMembers, MembersEvent};
+use tokio::sync::watch;
+use tracing::warn;
+
+use crate::driver::{self, Counters, DriverHandle};
+use crate::{convert, Connection, Error, GroupMember};
+
+/// Most members a [`GroupWatch`] follows.
+pub const MAX_MEMBERS: usize = 1024;
+
+/// Longest member name, in bytes, a [`GroupWatch`] follows.
+pub const MAX_NAME: usize = 128;
+
+type Core = CoreMembers<MAX_MEMBERS, MAX_NAME, 256>;
+
+/// The members of `group` now, in name order (empty if the group does not
+/// exist). One round trip.
+pub async fn members(conn: &impl Connection, group: &str) -> Result<Vec<String>, Error> {
+    herdless_core::path::validate(group)?;
+    match conn.client().list_children(group).await {
+        Ok(mut names) => {
+            names.sort();
+            Ok(names)
+        }
+        Err(zookeeper_client::Error::NoNode) => Ok(Vec::new()),
+        Err(e) => Err(match convert::error(&e) {
+            z if z.is_session_gone() => Error::SessionEnded,
+            z => Error::Zk(z),
+        }),
+    }
+}
+
+/// A change of a group's members.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MembershipChange {
+    /// Names that joined, in name order.
+    pub joined: Vec<String>,
+    /// Names that left, in name order.
+    pub left: Vec<String>,
+}
+
+#[derive(Clone, Debug, Default)]
+struct Snapshot {
+    members: BTreeSet<String>,
+    /// Whether the list was read at least once.
+    known: bool,
+    /// Whether the group outgrew [`MAX_MEMBERS`] or [`MAX_NAME`].
+    overflow: bool,
+}
+
+/// Follows the members of a group.
+///
+/// ```no_run
+/// # async fn run(client: herdless_std::Client) -> Result<(), herdless_std::Error> {
+/// use herdless_std::group::GroupWatch;
+///
+/// let mut group = GroupWatch::start(&client, "/fleet/gateways")?;
+/// loop {
+///     let change = group.changed().await?;
+///     println!("joined {:?}, left {:?}; now {:?}", change.joined, change.left, group.members());
+/// }
+/// # }
+/// ```
+pub struct GroupWatch {
+    _handle: DriverHandle<Core>,
+    snapshot: watch::Receiver<Snapshot>,
+    seen: BTreeSet<String>,
+    group: String,
+}
+
+impl fmt::Debug for GroupWatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("GroupWatch")
+            .field("group", &self.group)
+            .field("members", &self.snapshot.borrow().members)
+            .finish()
+    }
+}
+
+impl GroupWatch {
+    /// Starts following `group` (which may not exist yet).
+    pub fn start(conn: &impl Connection, group: &str) -> Result<GroupWatch, Error> {
+        let mut core = Core::new(group)?;
+        core.watch();
+        let (tx, rx) = watch::channel(Snapshot::default());
+        let name = group.to_owned();
+        let on_event = move |core: &Core, event: MembersEvent| match event {
+            MembersEvent::Changed { .. } | MembersEvent::NoGroup | MembersEvent::Current => {
+                tx.send_modify(|s| {
+                    s.members = core.members().map(str::to_owned).collect();
+                    s.known = true;
+                    s.overflow = !core.is_complete();
+                });
+            }
+            MembersEvent::Overflow { count } => {
+                warn!(group = %name, count, "group larger than the watch follows");
+            }
+            MembersEvent::Failed(e) => warn!(group = %name, error = %e, "listing failed"),
+            _ => {}
+        };
+        let handle = driver::spawn_on(
+            conn.source(),
+            core,
+            Arc::new(Counters::default()),
+            on_event,
+            |_: &Core| true,
+        );
+        Ok(GroupWatch {
+            _handle: handle,
+            snapshot: rx,
+            seen: BTreeSet::new(),
+            group: group.to_owned(),
+        })
+    }
+
+    /// The members as last read, in name order.
+    pub fn members(&self) -> Vec<String> {
+        self.snapshot.borrow().members.iter().cloned().collect()
+    }
+
+    /// Waits for the next change relative to what the previous call (or
+    /// the start) returned, and returns it. The first call returns every
+    /// current member as joined. Cancel-safe.
+    pub async fn changed(&mut self) -> Result<MembershipChange, Error> {
+        loop {
+            let snapshot = self
+                .snapshot
+                .wait_for(|s| s.known)
+                .await
+                .map_err(|_| Error::DriverGone)?
+                .clone();
+            if snapshot.overflow {
+                return Err(Error::TooLarge {
+                    len: snapshot.members.len(),
+                    capacity: MAX_MEMBERS,
+                });
+            }
+            let change = MembershipChange {
+                joined: snapshot.members.difference(&self.seen).cloned().collect(),
+                left: self.seen.difference(&snapshot.members).cloned().collect(),
+            };
+            self.snapshot.mark_unchanged();
+            self.seen = snapshot.members;
+            if !change.joined.is_empty() || !change.left.is_empty() {
+                return Ok(change);
+            }
+            self.snapshot
+                .changed()
+                .await
+                .map_err(|_| Error::DriverGone)?;
+        }
+    }
+}
+
+/// Registers `name` under the name-service directory `root` with its
+/// `address` (the recipes page's name service): a [`GroupMember`] whose
+/// data is the address, so the name disappears with its owner's session
+/// and, on a [`Session`](crate::Session), comes back with the next one.
+///
+/// ```no_run
+/// # async fn run(session: herdless_std::Session) -> Result<(), herdless_std::Error> {
+/// use herdless_std::group::{lookup, register};
+///
+/// let _registration = register(&session, "/services", "billing", b"10.0.0.5:443").await?;
+/// assert_eq!(lookup(&session, "/services", "billing").await?, Some(b"10.0.0.5:443".to_vec()));
+/// # Ok(()) }
+/// ```
+pub async fn register(
+    conn: &impl Connection,
+    root: &str,
+    name: &str,
+    address: &[u8],
+) -> Result<GroupMember, Error> {
+    GroupMember::join(conn, root, name, address).await
+}
+
+/// Looks up a registered name: the data of `<root>/<name>`, if registered.
+pub async fn lookup(
+    conn: &impl Connection,
+    root: &str,
+    name: &str,
+) -> Result<Option<Vec<u8>>, Error> {
+    herdless_core::path::validate_name(name)?;
+    let path = herdless_core::path::join::<1024>(root, name)?;
+    match conn.client().get_data(&path).await {
+        Ok((data, _)) => Ok(Some(data)),
+        Err(zookeeper_client::Error::NoNode) => Ok(None),
+        Err(e) => Err(match convert::error(&e) {
+            z if z.is_session_gone() => Error::SessionEnded,
+            z => Error::Zk(z),
+        }),
+    }
+}
