@@ -63,6 +63,7 @@
 //!
 //! * [`lock`]: the exclusive lock.
 //! * [`config`]: a watched configuration value with compare-and-set.
+//! * [`two_phase`]: two-phase commit, both variants of the recipes page.
 //! * [`member`], [`members`]: group membership (a member that re-joins by
 //!   itself after its session expired, and an observer of the group).
 //! * [`path`], [`sequence`], [`naming`]: paths, sequence suffixes and node
@@ -94,6 +95,7 @@ pub mod sequence;
 #[cfg(feature = "sim")]
 pub mod sim;
 pub mod time;
+pub mod two_phase;
 pub mod zk_error;
 
 pub use children::{Children, NameList};

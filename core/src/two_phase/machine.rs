@@ -1,0 +1,1022 @@
+//! The two-phase commit participant: coordinator or site, one state machine.
+
+use core::fmt;
+
+use heapless::{Deque, String, Vec};
+
+use super::{Error, Outcome, TxEvent, Variant, Vote, DECISION};
+use crate::path::{self, PathError};
+use crate::{
+    Acl, Children, CreateMode, Instant, Outgoing, Recipe, Reply, Request, RequestId, RequestIds,
+    SessionEvent, Version, WatchEvent, WatchKind, ZkError,
+};
+
+/// How often a vanished transaction directory is re-created before giving
+/// up.
+const MAX_DIRECTORY_RETRIES: u8 = 8;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Role {
+    Idle,
+    Coordinator,
+    Site,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SiteState {
+    /// Its vote node was not seen yet.
+    Unknown,
+    /// Its vote node exists without a vote.
+    Present,
+    Voted(Vote),
+    /// Its vote node vanished after being seen: the site is gone.
+    Gone,
+}
+
+#[derive(Clone, Debug)]
+struct Slot<const K: usize> {
+    name: String<K>,
+    state: SiteState,
+    /// The coordinator's create of this vote node is not confirmed yet.
+    need_create: bool,
+    need_read: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Op {
+    /// Create the `level`-th ancestor of the transaction node.
+    Ensure(u8),
+    CreateTx,
+    CreateVote(u16),
+    SetBody,
+    /// getChildren of the transaction node, with a watch.
+    List,
+    /// getData of a vote node, with a watch.
+    ReadVote(u16),
+    /// getData of the decision node, with a watch.
+    ReadDecision,
+    /// exists of the decision node, with a watch (sites that wait for it).
+    AwaitDecision,
+    CreateDecision,
+    /// getData of the transaction node, with a watch.
+    ReadBody,
+    CreateOwn,
+    WriteVote,
+}
+
+/// One participant of a two-phase commit: the coordinator, or one site.
+///
+/// `S` is the most sites it tracks, `K` the capacity of a site name, `B` of
+/// the body, `N` of a path. See the [module docs](super).
+///
+/// ```
+/// use herdless_core::two_phase::{TwoPhase, TxEvent, Variant, Vote};
+/// use herdless_core::{Recipe, Reply, Stat};
+///
+/// // A site of a coordinated transaction, with ephemeral votes.
+/// let mut site: TwoPhase = TwoPhase::new("/tx/42").unwrap();
+/// site.participate("s1", Variant::Coordinated { ephemeral_votes: true }).unwrap();
+/// let body = site.poll_request().unwrap().id;        // read the body
+/// let decision = site.poll_request().unwrap().id;    // is it decided already?
+/// let own = site.poll_request().unwrap().id;         // own ephemeral vote node
+/// let stat = Stat { version: 1, ..Stat::default() };
+/// site.handle_reply(body, Reply::Data { data: b"debit 10", stat });
+/// site.handle_reply(decision, Reply::Error(herdless_core::ZkError::NoNode));
+/// site.handle_reply(own, Reply::Created { path: "/tx/42/s1" });
+/// assert_eq!(site.poll_event(), Some(TxEvent::Transaction));
+/// assert_eq!(site.body(), Some(&b"debit 10"[..]));
+/// site.vote(Vote::Commit).unwrap();
+/// ```
+pub struct TwoPhase<
+    const S: usize = 16,
+    const K: usize = 32,
+    const B: usize = 256,
+    const N: usize = 128,
+> {
+    tx: String<N>,
+    variant: Variant,
+    role: Role,
+    own: String<K>,
+    body: Vec<u8, B>,
+    body_known: bool,
+    sites: Vec<Slot<K>, S>,
+    /// Whether this participant decides (coordinator, or an all-watch site).
+    decider: bool,
+    tallying: bool,
+    decision: Option<Outcome>,
+    proposal: Option<Outcome>,
+    vote: Option<Vote>,
+    vote_written: bool,
+    own_created: bool,
+    /// The own ephemeral vote node died with a session: never re-create it,
+    /// the coordinator may already have counted the site as gone.
+    own_lost: bool,
+    tx_created: bool,
+    tx_create_unknown: bool,
+    body_set: bool,
+    started: bool,
+    directory_retries: u8,
+    deadline: Option<Instant>,
+    ids: RequestIds,
+    connected: bool,
+    session_over: bool,
+    outbox: Deque<Op, 16>,
+    /// Ops that must follow the per-site creates on the wire.
+    late: Deque<Op, 2>,
+    in_flight: Deque<(RequestId, Op), 48>,
+    events: Deque<TxEvent, 8>,
+    scratch: String<N>,
+}
+
+impl<const S: usize, const K: usize, const B: usize, const N: usize> TwoPhase<S, K, B, N> {
+    /// A participant of the transaction at node `tx`.
+    pub fn new(tx: &str) -> Result<Self, Error> {
+        path::validate(tx)?;
+        if tx == "/" {
+            return Err(Error::Path(PathError::BadName));
+        }
+        // Every path the participant builds must fit: `<tx>/decision` and
+        // `<tx>/<site>` with the longest name.
+        let needed = tx.len() + 1 + DECISION.len().max(K);
+        if needed > N {
+            return Err(Error::Path(PathError::TooLong {
+                needed,
+                capacity: N,
+            }));
+        }
+        let mut stored = String::new();
+        path::concat_into(&mut stored, &[tx])?;
+        Ok(TwoPhase {
+            tx: stored,
+            variant: Variant::AllWatch,
+            role: Role::Idle,
+            own: String::new(),
+            body: Vec::new(),
+            body_known: false,
+            sites: Vec::new(),
+            decider: false,
+            tallying: false,
+            decision: None,
+            proposal: None,
+            vote: None,
+            vote_written: false,
+            own_created: false,
+            own_lost: false,
+            tx_created: false,
+            tx_create_unknown: false,
+            body_set: false,
+            started: false,
+            directory_retries: 0,
+            deadline: None,
+            ids: RequestIds::new(),
+            connected: true,
+            session_over: false,
+            outbox: Deque::new(),
+            late: Deque::new(),
+            in_flight: Deque::new(),
+            events: Deque::new(),
+            scratch: String::new(),
+        })
+    }
+
+    /// The transaction node's path.
+    pub fn tx(&self) -> &str {
+        &self.tx
+    }
+
+    /// The transaction body, once read (site) or written (coordinator).
+    pub fn body(&self) -> Option<&[u8]> {
+        self.body_known.then_some(&self.body[..])
+    }
+
+    /// The outcome, once decided.
+    pub fn decision(&self) -> Option<Outcome> {
+        self.decision
+    }
+
+    /// The votes seen so far (deciders only): `(site, vote)`, `None` for a
+    /// site that has not voted.
+    pub fn votes(&self) -> impl Iterator<Item = (&str, Option<Vote>)> + '_ {
+        self.sites.iter().map(|s| {
+            let vote = match s.state {
+                SiteState::Voted(v) => Some(v),
+                // A vanished site counts as an abort.
+                SiteState::Gone => Some(Vote::Abort),
+                SiteState::Unknown | SiteState::Present => None,
+            };
+            (s.name.as_str(), vote)
+        })
+    }
+
+    /// Whether the participant has nothing left to do (idle, decided, or
+    /// failed).
+    pub fn is_done(&self) -> bool {
+        self.role == Role::Idle || self.decision.is_some()
+    }
+
+    /// Starts the transaction as its coordinator: creates `<tx>` (and its
+    /// ancestors) with the vote nodes of `sites` as the variant wants, then
+    /// writes `body`. If `deadline` passes before the decision, decides
+    /// `abort`.
+    pub fn coordinate(
+        &mut self,
+        body: &[u8],
+        sites: &[&str],
+        variant: Variant,
+        deadline: Option<Instant>,
+    ) -> Result<(), Error> {
+        if self.role != Role::Idle {
+            return Err(Error::InvalidState);
+        }
+        if sites.is_empty() {
+            return Err(Error::TooManySites);
+        }
+        let mut slots: Vec<Slot<K>, S> = Vec::new();
+        for (i, name) in sites.iter().enumerate() {
+            let name = site_name::<K>(name)?;
+            if sites[..i].iter().any(|other| *other == name.as_str()) {
+                return Err(Error::Path(PathError::BadName));
+            }
+            slots
+                .push(Slot {
+                    name,
+                    state: SiteState::Unknown,
+                    need_create: variant.coordinator_creates_votes(),
+                    need_read: false,
+                })
+                .map_err(|_| Error::TooManySites)?;
+        }
+        if u16::try_from(slots.len()).is_err() {
+            return Err(Error::TooManySites);
+        }
+        self.body = Vec::from_slice(body).map_err(|_| Error::TooLarge {
+            len: body.len(),
+            capacity: B,
+        })?;
+        self.sites = slots;
+        self.role = Role::Coordinator;
+        self.variant = variant;
+        self.decider = true;
+        self.tallying = true;
+        self.body_known = true;
+        self.deadline = deadline;
+        self.queue(Op::CreateTx);
+        let _ = self.late.push_back(Op::SetBody);
+        self.queue(Op::List);
+        self.queue(Op::ReadDecision);
+        Ok(())
+    }
+
+    /// Takes part in the transaction as the site `name`: reads the body
+    /// ([`TxEvent::Transaction`] follows), learns the decision, and in the
+    /// ephemeral variant creates its own vote node.
+    pub fn participate(&mut self, name: &str, variant: Variant) -> Result<(), Error> {
+        if self.role != Role::Idle {
+            return Err(Error::InvalidState);
+        }
+        self.own = site_name::<K>(name)?;
+        self.role = Role::Site;
+        self.variant = variant;
+        self.decider = variant == Variant::AllWatch;
+        self.queue(Op::ReadBody);
+        self.queue(Op::ReadDecision);
+        if !variant.coordinator_creates_votes() {
+            self.queue(Op::CreateOwn);
+        }
+        Ok(())
+    }
+
+    /// Votes (sites only, once, after [`TxEvent::Transaction`] and before
+    /// the decision); [`TxEvent::Voted`] follows once written.
+    pub fn vote(&mut self, vote: Vote) -> Result<(), Error> {
+        if self.role != Role::Site
+            || !self.body_known
+            || self.vote.is_some()
+            || self.decision.is_some()
+        {
+            return Err(Error::InvalidState);
+        }
+        if self.own_lost {
+            return Err(Error::SessionEnded);
+        }
+        self.vote = Some(vote);
+        if self.variant.coordinator_creates_votes() || self.own_created {
+            self.queue(Op::WriteVote);
+        }
+        Ok(())
+    }
+
+    fn queue(&mut self, op: Op) {
+        if !self.outbox.iter().any(|o| *o == op) && !self.in_flight.iter().any(|(_, o)| *o == op) {
+            let _ = self.outbox.push_back(op);
+        }
+    }
+
+    fn emit(&mut self, event: TxEvent) {
+        if self.events.is_full() {
+            let _ = self.events.pop_front();
+        }
+        let _ = self.events.push_back(event);
+    }
+
+    fn fail(&mut self, e: Error) {
+        self.role = Role::Idle;
+        self.outbox.clear();
+        self.late.clear();
+        self.in_flight.clear();
+        self.deadline = None;
+        self.emit(TxEvent::Failed(e));
+    }
+
+    fn decide(&mut self, outcome: Outcome) {
+        if self.decision.is_some() {
+            return;
+        }
+        self.decision = Some(outcome);
+        self.deadline = None;
+        self.tallying = false;
+        // Nothing read from here on matters; a vote still in flight may
+        // land, which is harmless.
+        for _ in 0..self.outbox.len() {
+            if let Some(op) = self.outbox.pop_front() {
+                if op == Op::WriteVote {
+                    let _ = self.outbox.push_back(op);
+                }
+            }
+        }
+        for slot in self.sites.iter_mut() {
+            slot.need_read = false;
+        }
+        self.emit(TxEvent::Decided(outcome));
+    }
+
+    fn propose(&mut self, outcome: Outcome) {
+        if self.decision.is_none() && self.proposal.is_none() {
+            self.proposal = Some(outcome);
+            self.queue(Op::CreateDecision);
+        }
+    }
+
+    /// Decides as soon as the votes allow: `abort` at the first abort or
+    /// vanished site, `commit` when every site voted `commit`.
+    fn evaluate(&mut self) {
+        if !self.decider || !self.tallying || self.decision.is_some() {
+            return;
+        }
+        let abort = self
+            .sites
+            .iter()
+            .any(|s| matches!(s.state, SiteState::Voted(Vote::Abort) | SiteState::Gone));
+        let commit = !self.sites.is_empty()
+            && self
+                .sites
+                .iter()
+                .all(|s| s.state == SiteState::Voted(Vote::Commit));
+        if abort {
+            self.propose(Outcome::Abort);
+        } else if commit {
+            self.propose(Outcome::Commit);
+        }
+    }
+
+    fn check_started(&mut self) {
+        if self.role == Role::Coordinator
+            && !self.started
+            && self.body_set
+            && self.sites.iter().all(|s| !s.need_create)
+        {
+            self.started = true;
+            self.emit(TxEvent::Started);
+        }
+    }
+
+    fn slot_of(&self, name: &str) -> Option<usize> {
+        self.sites.iter().position(|s| s.name.as_str() == name)
+    }
+
+    /// One listing of the transaction node: two passes, no allocation.
+    fn on_children(&mut self, children: Children<'_>) {
+        let mut present = [false; S];
+        for name in children {
+            if name == DECISION {
+                self.queue(Op::ReadDecision);
+                continue;
+            }
+            let index = match self.slot_of(name) {
+                Some(i) => i,
+                // An all-watch site learns the sites from the listing (every
+                // vote node exists once the body is written).
+                None if self.role == Role::Site => {
+                    let Ok(name) = site_name::<K>(name) else {
+                        continue;
+                    };
+                    let slot = Slot {
+                        name,
+                        state: SiteState::Unknown,
+                        need_create: false,
+                        need_read: false,
+                    };
+                    if self.sites.push(slot).is_err() {
+                        return self.fail(Error::TooManySites);
+                    }
+                    self.sites.len() - 1
+                }
+                None => continue,
+            };
+            if let Some(flag) = present.get_mut(index) {
+                *flag = true;
+            }
+            if let Some(slot) = self.sites.get_mut(index) {
+                if slot.state == SiteState::Unknown {
+                    slot.state = SiteState::Present;
+                    slot.need_read = true;
+                }
+            }
+        }
+        for (i, slot) in self.sites.iter_mut().enumerate() {
+            let seen_before = matches!(slot.state, SiteState::Present | SiteState::Voted(_));
+            if seen_before && !present.get(i).copied().unwrap_or(true) && !slot.need_create {
+                slot.state = SiteState::Gone;
+                slot.need_read = false;
+            }
+        }
+        self.evaluate();
+    }
+
+    fn on_vote(&mut self, index: usize, reply: Reply<'_>) {
+        let Some(slot) = self.sites.get_mut(index) else {
+            return;
+        };
+        match reply {
+            Reply::Data { data, .. } => {
+                slot.state = if data.is_empty() {
+                    SiteState::Present
+                } else if data == Vote::Commit.as_bytes() {
+                    SiteState::Voted(Vote::Commit)
+                } else {
+                    // Only an explicit `commit` commits.
+                    SiteState::Voted(Vote::Abort)
+                };
+            }
+            Reply::Error(ZkError::NoNode) => {
+                if slot.state != SiteState::Unknown {
+                    slot.state = SiteState::Gone;
+                }
+            }
+            Reply::Error(e) => return self.on_error(Op::ReadVote(index as u16), e),
+            _ => return self.fail(Error::BadReply),
+        }
+        self.evaluate();
+    }
+
+    fn on_body(&mut self, data: &[u8], version: i32) {
+        if self.body_known {
+            return;
+        }
+        // Version 0 is the coordinator's empty placeholder: the vote nodes
+        // may not exist yet. The watch set by this read tells when the body
+        // is written.
+        if version < 1 {
+            return;
+        }
+        match Vec::from_slice(data) {
+            Ok(body) => self.body = body,
+            Err(()) => {
+                return self.fail(Error::TooLarge {
+                    len: data.len(),
+                    capacity: B,
+                })
+            }
+        }
+        self.body_known = true;
+        if self.decision.is_none() {
+            self.emit(TxEvent::Transaction);
+        }
+        if self.decider && self.decision.is_none() {
+            self.tallying = true;
+            self.queue(Op::List);
+        }
+    }
+
+    fn connection_lost(&mut self, also: Option<Op>) {
+        if !self.connected {
+            return;
+        }
+        self.connected = false;
+        self.ids.new_epoch();
+        if also == Some(Op::CreateTx) || self.in_flight.iter().any(|(_, op)| *op == Op::CreateTx) {
+            // Applied or not, only the next answer can tell.
+            self.tx_create_unknown = true;
+        }
+        self.in_flight.clear();
+        self.outbox.clear();
+        self.late.clear();
+    }
+
+    fn session_ended(&mut self) {
+        self.connected = false;
+        self.session_over = true;
+        self.ids.new_epoch();
+        let in_flight = |op: Op| self.in_flight.iter().any(|(_, o)| *o == op);
+        if in_flight(Op::CreateTx) {
+            self.tx_create_unknown = true;
+        }
+        let own_may_exist = self.own_created || in_flight(Op::CreateOwn);
+        self.in_flight.clear();
+        self.outbox.clear();
+        self.late.clear();
+        if self.role == Role::Site && !self.variant.coordinator_creates_votes() && own_may_exist {
+            // The ephemeral vote node died with the session, and the
+            // coordinator may already have counted the site as gone.
+            self.own_lost = true;
+            self.own_created = false;
+        }
+    }
+
+    /// Rebuilds what to send after a reconnect or on a new session: every
+    /// write not confirmed, and every read (watches may be gone).
+    fn resync(&mut self) {
+        self.outbox.clear();
+        self.late.clear();
+        if self.role == Role::Idle {
+            return;
+        }
+        if self.role == Role::Coordinator && !self.tx_created {
+            self.queue(Op::CreateTx);
+        }
+        if self.role == Role::Coordinator && !self.body_set {
+            let _ = self.late.push_back(Op::SetBody);
+        }
+        if self.decision.is_none() {
+            self.queue(Op::ReadDecision);
+            if self.proposal.is_some() {
+                self.queue(Op::CreateDecision);
+            }
+        }
+        if self.role == Role::Site && self.own_lost && self.decision.is_none() {
+            // Our ephemeral vote node died with a session: we can never
+            // vote, and the coordinator may never have seen us. Abort is
+            // always a valid outcome until a decision is recorded, so record
+            // it ourselves rather than leave everyone to a deadline.
+            self.proposal = Some(Outcome::Abort);
+            self.queue(Op::CreateDecision);
+        }
+        if self.role == Role::Site {
+            if !self.body_known {
+                self.queue(Op::ReadBody);
+            }
+            if !self.variant.coordinator_creates_votes() && !self.own_created && !self.own_lost {
+                self.queue(Op::CreateOwn);
+            }
+            let can_write = self.variant.coordinator_creates_votes() || self.own_created;
+            if self.vote.is_some() && !self.vote_written && can_write && !self.own_lost {
+                self.queue(Op::WriteVote);
+            }
+        }
+        if self.tallying && self.decision.is_none() {
+            self.queue(Op::List);
+            for slot in self.sites.iter_mut() {
+                if slot.state != SiteState::Unknown && slot.state != SiteState::Gone {
+                    slot.need_read = true;
+                }
+            }
+        }
+    }
+
+    fn on_error(&mut self, op: Op, e: ZkError) {
+        if e.is_connection_loss() {
+            self.connection_lost(Some(op));
+        } else if e.is_session_gone() {
+            self.session_ended();
+        } else {
+            self.fail(Error::Zk(e));
+        }
+    }
+
+    fn on_create_tx(&mut self, reply: Reply<'_>) {
+        match reply {
+            Reply::Created { .. } => {
+                self.tx_created = true;
+                self.tx_create_unknown = false;
+            }
+            // Our own create, applied before its reply was lost.
+            Reply::Error(ZkError::NodeExists) if self.tx_create_unknown => {
+                self.tx_created = true;
+                self.tx_create_unknown = false;
+            }
+            Reply::Error(ZkError::NodeExists) => self.fail(Error::TransactionExists),
+            Reply::Error(ZkError::NoNode) if self.directory_retries < MAX_DIRECTORY_RETRIES => {
+                // A missing parent: create the ancestors, then everything
+                // again. The pipelined vote creates and body write fail with
+                // NoNode too and are re-queued as their answers come in.
+                self.directory_retries += 1;
+                let _ = self.outbox.push_front(Op::CreateTx);
+                let _ = self.outbox.push_front(Op::Ensure(1));
+            }
+            Reply::Error(e) => self.on_error(Op::CreateTx, e),
+            _ => self.fail(Error::BadReply),
+        }
+    }
+
+    fn depth(&self) -> u8 {
+        let parent = path::parent(&self.tx).unwrap_or("/");
+        if parent == "/" {
+            0
+        } else {
+            u8::try_from(parent.matches('/').count()).unwrap_or(u8::MAX)
+        }
+    }
+
+    fn take_in_flight(&mut self, id: RequestId) -> Option<Op> {
+        let mut found = None;
+        for _ in 0..self.in_flight.len() {
+            if let Some(entry) = self.in_flight.pop_front() {
+                if entry.0 == id && found.is_none() {
+                    found = Some(entry.1);
+                } else {
+                    let _ = self.in_flight.push_back(entry);
+                }
+            }
+        }
+        found
+    }
+
+    /// The next op to send: early ops, then per-site work, then the ops
+    /// that must follow the vote creates.
+    fn next_op(&mut self) -> Option<Op> {
+        if let Some(op) = self.outbox.pop_front() {
+            if let Op::Ensure(level) = op {
+                if level < self.depth() {
+                    let _ = self.outbox.push_front(Op::Ensure(level + 1));
+                }
+            }
+            return Some(op);
+        }
+        for (i, slot) in self.sites.iter_mut().enumerate() {
+            let index = u16::try_from(i).ok()?;
+            if slot.need_create {
+                // Cleared when the create is confirmed.
+                let op = Op::CreateVote(index);
+                if !self.in_flight.iter().any(|(_, o)| *o == op) {
+                    return Some(op);
+                }
+            }
+            if slot.need_read {
+                slot.need_read = false;
+                return Some(Op::ReadVote(index));
+            }
+        }
+        self.late.pop_front()
+    }
+
+    fn site_path(&mut self, index: u16) -> &str {
+        let name = self
+            .sites
+            .get(usize::from(index))
+            .map(|s| s.name.as_str())
+            .unwrap_or("");
+        // Cannot fail: sized in `new` for the longest site name.
+        let _ = path::join_into(&mut self.scratch, &self.tx, name);
+        &self.scratch
+    }
+}
+
+/// Validates a site name and stores it.
+fn site_name<const K: usize>(name: &str) -> Result<String<K>, Error> {
+    path::validate_name(name)?;
+    if name == DECISION {
+        return Err(Error::Path(PathError::BadName));
+    }
+    String::try_from(name).map_err(|_| {
+        Error::Path(PathError::TooLong {
+            needed: name.len(),
+            capacity: K,
+        })
+    })
+}
+
+impl<const S: usize, const K: usize, const B: usize, const N: usize> Recipe
+    for TwoPhase<S, K, B, N>
+{
+    type Event = TxEvent;
+
+    fn poll_request(&mut self) -> Option<Outgoing<'_>> {
+        if !self.connected || self.in_flight.is_full() || self.role == Role::Idle {
+            return None;
+        }
+        let op = self.next_op()?;
+        let id = self.ids.next_id();
+        let _ = self.in_flight.push_back((id, op));
+        let request = match op {
+            Op::Ensure(level) => {
+                let parent = path::parent(&self.tx).unwrap_or("/");
+                let end = parent
+                    .match_indices('/')
+                    .map(|(i, _)| i)
+                    .chain(core::iter::once(parent.len()))
+                    .filter(|&i| i > 0)
+                    .nth(usize::from(level.saturating_sub(1)))
+                    .unwrap_or(parent.len());
+                self.scratch.clear();
+                let _ = self.scratch.push_str(&parent[..end]);
+                Request::Create {
+                    path: &self.scratch,
+                    data: &[],
+                    acl: Acl::OPEN,
+                    mode: CreateMode::Persistent,
+                }
+            }
+            Op::CreateTx => Request::Create {
+                path: &self.tx,
+                data: &[],
+                acl: Acl::OPEN,
+                mode: CreateMode::Persistent,
+            },
+            Op::CreateVote(i) => Request::Create {
+                path: self.site_path(i),
+                data: &[],
+                acl: Acl::OPEN,
+                mode: CreateMode::Persistent,
+            },
+            // Only onto the empty placeholder: never over another
+            // coordinator's body, and a resend after a lost reply is
+            // refused instead of applied twice.
+            Op::SetBody => Request::SetData {
+                path: &self.tx,
+                data: &self.body,
+                version: Version::Exactly(0),
+            },
+            Op::List => Request::GetChildren {
+                path: &self.tx,
+                watch: true,
+            },
+            Op::ReadVote(i) => Request::GetData {
+                path: self.site_path(i),
+                watch: true,
+            },
+            Op::ReadDecision | Op::AwaitDecision | Op::CreateDecision => {
+                let _ = path::join_into(&mut self.scratch, &self.tx, DECISION);
+                match op {
+                    Op::ReadDecision => Request::GetData {
+                        path: &self.scratch,
+                        watch: true,
+                    },
+                    // Waiting for the decision's creation is the point of
+                    // this watch, and the decision always comes (by vote or
+                    // by the coordinator's deadline) and spends it.
+                    Op::AwaitDecision => Request::Exists {
+                        path: &self.scratch,
+                        watch: true,
+                    },
+                    _ => Request::Create {
+                        path: &self.scratch,
+                        data: self.proposal.unwrap_or(Outcome::Abort).as_bytes(),
+                        acl: Acl::OPEN,
+                        mode: CreateMode::Persistent,
+                    },
+                }
+            }
+            Op::ReadBody => Request::GetData {
+                path: &self.tx,
+                watch: true,
+            },
+            Op::CreateOwn | Op::WriteVote => {
+                let _ = path::join_into(&mut self.scratch, &self.tx, &self.own);
+                if op == Op::CreateOwn {
+                    Request::Create {
+                        path: &self.scratch,
+                        data: &[],
+                        acl: Acl::OPEN,
+                        mode: CreateMode::Ephemeral,
+                    }
+                } else {
+                    Request::SetData {
+                        path: &self.scratch,
+                        data: self.vote.unwrap_or(Vote::Abort).as_bytes(),
+                        version: Version::Any,
+                    }
+                }
+            }
+        };
+        Some(Outgoing { id, request })
+    }
+
+    fn handle_reply(&mut self, id: RequestId, reply: Reply<'_>) {
+        if !self.ids.is_current(id) || self.role == Role::Idle {
+            return;
+        }
+        let Some(op) = self.take_in_flight(id) else {
+            return;
+        };
+        match (op, reply) {
+            // Progress: only a directory that keeps vanishing counts
+            // against the retries.
+            (Op::Ensure(_), Reply::Created { .. } | Reply::Error(ZkError::NodeExists)) => {
+                self.directory_retries = 0;
+            }
+            (Op::CreateTx, reply) => self.on_create_tx(reply),
+            (Op::CreateVote(i), Reply::Created { .. } | Reply::Error(ZkError::NodeExists)) => {
+                if let Some(slot) = self.sites.get_mut(usize::from(i)) {
+                    slot.need_create = false;
+                }
+                self.check_started();
+            }
+            // The transaction node was not there yet: sent again after it.
+            (Op::CreateVote(_), Reply::Error(ZkError::NoNode)) => {}
+            (Op::SetBody, Reply::DataSet { .. }) => {
+                self.body_set = true;
+                self.check_started();
+            }
+            // Applied before, its reply lost: the body is ours.
+            (Op::SetBody, Reply::Error(ZkError::BadVersion)) if self.tx_created => {
+                self.body_set = true;
+                self.check_started();
+            }
+            (Op::SetBody, Reply::Error(ZkError::NoNode)) if !self.tx_created => {
+                let _ = self.late.push_back(Op::SetBody);
+            }
+            (Op::SetBody, Reply::Error(ZkError::BadVersion)) => {
+                // Someone else's transaction (our create failed): the
+                // create's answer already reported it.
+            }
+            (Op::List, Reply::Children(children)) => {
+                if self.tallying {
+                    self.on_children(children);
+                }
+            }
+            (Op::List, Reply::Error(ZkError::NoNode)) => {
+                if self.role == Role::Coordinator && !self.tx_created {
+                    // Pipelined behind a create that found no parent: list
+                    // again behind the create that follows the ancestors.
+                    self.queue(Op::List);
+                } else if self.decision.is_none() {
+                    self.fail(Error::NoTransaction);
+                }
+            }
+            (Op::ReadVote(i), reply) => {
+                if self.tallying {
+                    self.on_vote(usize::from(i), reply);
+                }
+            }
+            (Op::ReadDecision, Reply::Data { data, .. }) => self.decide(Outcome::from_bytes(data)),
+            (Op::ReadDecision, Reply::Error(ZkError::NoNode)) => {
+                // Deciders hear of the decision through their child watch;
+                // the others wait for it directly.
+                if !self.decider && self.decision.is_none() {
+                    self.queue(Op::AwaitDecision);
+                }
+            }
+            (Op::AwaitDecision, Reply::Exists { .. }) => self.queue(Op::ReadDecision),
+            (Op::AwaitDecision, Reply::Error(ZkError::NoNode)) => {}
+            (Op::CreateDecision, Reply::Created { .. }) => {
+                if let Some(outcome) = self.proposal {
+                    self.decide(outcome);
+                }
+            }
+            // Someone decided first: adopt what they recorded.
+            (Op::CreateDecision, Reply::Error(ZkError::NodeExists)) => self.queue(Op::ReadDecision),
+            // Decided (by the deadline) before the transaction node was
+            // created: record it behind the create.
+            (Op::CreateDecision, Reply::Error(ZkError::NoNode))
+                if self.role == Role::Coordinator && !self.tx_created =>
+            {
+                self.queue(Op::CreateDecision)
+            }
+            (Op::CreateDecision, Reply::Error(ZkError::NoNode)) => self.fail(Error::NoTransaction),
+            (Op::ReadBody, Reply::Data { data, stat }) => self.on_body(data, stat.version),
+            (Op::ReadBody, Reply::Error(ZkError::NoNode)) => {
+                if self.decision.is_none() {
+                    self.fail(Error::NoTransaction);
+                }
+            }
+            (Op::CreateOwn, Reply::Created { .. })
+            | (Op::CreateOwn, Reply::Error(ZkError::NodeExists)) => {
+                self.own_created = true;
+                if self.vote.is_some() && !self.vote_written {
+                    self.queue(Op::WriteVote);
+                }
+            }
+            (Op::CreateOwn, Reply::Error(ZkError::NoNode)) => {
+                if self.decision.is_none() {
+                    self.fail(Error::NoTransaction);
+                }
+            }
+            (Op::WriteVote, Reply::DataSet { .. }) => {
+                if !self.vote_written {
+                    self.vote_written = true;
+                    self.emit(TxEvent::Voted);
+                }
+            }
+            (Op::WriteVote, Reply::Error(ZkError::NoNode)) => {
+                // The own vote node is gone: with ephemeral votes that is
+                // the session's end, which aborts; otherwise the
+                // transaction was removed.
+                if self.variant.coordinator_creates_votes() && self.decision.is_none() {
+                    self.fail(Error::NoTransaction);
+                }
+            }
+            (op, Reply::Error(e)) => self.on_error(op, e),
+            (_, _) => self.fail(Error::BadReply),
+        }
+    }
+
+    fn handle_watch(&mut self, event: WatchEvent<'_>) {
+        if self.role == Role::Idle || self.decision.is_some() {
+            return;
+        }
+        if !self.connected {
+            // `Connected` re-reads everything.
+            return;
+        }
+        let tx = self.tx.as_str();
+        if event.path == tx {
+            match event.kind {
+                WatchKind::NodeDataChanged if !self.body_known => self.queue(Op::ReadBody),
+                WatchKind::NodeChildrenChanged if self.tallying => self.queue(Op::List),
+                WatchKind::NodeDeleted => self.fail(Error::NoTransaction),
+                _ => {}
+            }
+            return;
+        }
+        let Some(name) = event
+            .path
+            .strip_prefix(tx)
+            .and_then(|rest| rest.strip_prefix('/'))
+        else {
+            return;
+        };
+        if name == DECISION {
+            self.queue(Op::ReadDecision);
+            return;
+        }
+        if !self.tallying {
+            return;
+        }
+        let Some(index) = self.slot_of(name) else {
+            return;
+        };
+        if let Some(slot) = self.sites.get_mut(index) {
+            match event.kind {
+                WatchKind::NodeDeleted => {
+                    slot.state = SiteState::Gone;
+                    slot.need_read = false;
+                }
+                _ => slot.need_read = true,
+            }
+        }
+        self.evaluate();
+    }
+
+    fn handle_session(&mut self, event: SessionEvent) {
+        match event {
+            SessionEvent::Connected { .. } => {
+                let new_session = self.session_over;
+                self.session_over = false;
+                if !self.connected || new_session {
+                    self.connected = true;
+                    self.resync();
+                }
+            }
+            SessionEvent::Suspended => self.connection_lost(None),
+            SessionEvent::Expired | SessionEvent::Closed => self.session_ended(),
+        }
+    }
+
+    fn handle_timeout(&mut self, now: Instant) {
+        if let Some(deadline) = self.deadline {
+            if now >= deadline && self.decision.is_none() && self.role == Role::Coordinator {
+                self.deadline = None;
+                self.propose(Outcome::Abort);
+            }
+        }
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        if self.decision.is_none() && self.proposal.is_none() {
+            self.deadline
+        } else {
+            None
+        }
+    }
+
+    fn poll_event(&mut self) -> Option<TxEvent> {
+        self.events.pop_front()
+    }
+}
+
+impl<const S: usize, const K: usize, const B: usize, const N: usize> fmt::Debug
+    for TwoPhase<S, K, B, N>
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TwoPhase")
+            .field("tx", &self.tx.as_str())
+            .field("role", &self.role)
+            .field("own", &self.own.as_str())
+            .field("decision", &self.decision)
+            .field("proposal", &self.proposal)
+            .field("vote", &self.vote)
+            .field("sites", &self.sites)
+            .field("connected", &self.connected)
+            .finish()
+    }
+}

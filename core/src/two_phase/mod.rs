@@ -1,0 +1,200 @@
+//! Two-phase commit (the recipes page's "Two-phased Commit").
+//!
+//! A coordinator creates the transaction node `<tx>` and, under it, one
+//! vote node per site; each site reads the transaction and votes `commit`
+//! or `abort` by writing its vote node; once every vote is in (or one
+//! `abort`), the outcome is decided. Both variants the recipes page
+//! discusses are here ([`Variant`]):
+//!
+//! * [`Variant::AllWatch`]: every site (and the coordinator) watches every
+//!   vote and decides by itself: fast, but O(n²) notifications;
+//! * [`Variant::Coordinated`]: only the coordinator watches the votes; sites
+//!   watch only the decision. Scales to large groups, one hop slower. With
+//!   `ephemeral_votes`, each site creates its own vote node as an
+//!   ephemeral node (the page's fix for failure detection): a site that
+//!   crashes before the decision makes its node vanish, and that decides
+//!   `abort` instead of leaving everyone waiting.
+//!
+//! # Layout and the decision record
+//!
+//! * `<tx>`: persistent, data = the transaction body. The coordinator
+//!   creates it empty, creates the vote nodes, and only then writes the
+//!   body, so a site that has read the body (data version 1) and lists the
+//!   children sees every vote node.
+//! * `<tx>/<site>`: the vote node; data empty until the site writes
+//!   `commit` or `abort`. Any other content counts as `abort`: only an
+//!   explicit `commit` commits.
+//! * `<tx>/decision`: persistent, `commit` or `abort`, created once. Every
+//!   decider creates it with its outcome; the first create wins and every
+//!   participant adopts what it holds. Without this record, deciders could
+//!   disagree (an ephemeral vote node vanishing after one site saw every
+//!   `commit`), and a late site could not learn the outcome.
+//!
+//! The coordinator also has a deadline: a site that never shows up (or
+//! never votes, in the variants without ephemeral votes) makes it decide
+//! `abort` then, instead of a hang. A site whose ephemeral vote node died
+//! with its session before the decision records `abort` itself once it has
+//! a new session: it can never vote again, and the coordinator may never
+//! have seen its node.
+
+mod machine;
+
+pub use machine::TwoPhase;
+
+use core::fmt;
+
+use crate::path::PathError;
+use crate::ZkError;
+
+/// Name of the decision node under the transaction node; no site may use it.
+pub const DECISION: &str = "decision";
+
+/// A site's vote.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum Vote {
+    /// The site can commit.
+    Commit,
+    /// The site cannot commit.
+    Abort,
+}
+
+/// The outcome of a transaction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum Outcome {
+    /// Every site voted `commit`.
+    Commit,
+    /// Some site voted `abort`, crashed, or did not vote in time.
+    Abort,
+}
+
+impl Outcome {
+    /// The decision node's data.
+    pub const fn as_bytes(self) -> &'static [u8] {
+        match self {
+            Outcome::Commit => b"commit",
+            Outcome::Abort => b"abort",
+        }
+    }
+
+    /// The outcome a decision node holds (anything but `commit` aborts).
+    pub fn from_bytes(data: &[u8]) -> Outcome {
+        if data == b"commit" {
+            Outcome::Commit
+        } else {
+            Outcome::Abort
+        }
+    }
+}
+
+impl Vote {
+    /// The vote node's data.
+    pub const fn as_bytes(self) -> &'static [u8] {
+        match self {
+            Vote::Commit => b"commit",
+            Vote::Abort => b"abort",
+        }
+    }
+}
+
+/// How votes travel (see the [module docs](self)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum Variant {
+    /// Every participant watches every vote and decides.
+    AllWatch,
+    /// Only the coordinator watches votes and decides; sites watch the
+    /// decision.
+    Coordinated {
+        /// Sites create their own vote nodes as ephemeral nodes, so a
+        /// crashed site aborts the transaction.
+        ephemeral_votes: bool,
+    },
+}
+
+impl Variant {
+    /// Whether the coordinator creates the vote nodes.
+    pub const fn coordinator_creates_votes(self) -> bool {
+        !matches!(
+            self,
+            Variant::Coordinated {
+                ephemeral_votes: true
+            }
+        )
+    }
+}
+
+/// What a participant tells the application.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
+pub enum TxEvent {
+    /// The coordinator's nodes exist and the body is written: sites can
+    /// read it.
+    Started,
+    /// (Site) The transaction body is read ([`TwoPhase::body`]): process
+    /// it and [`vote`](TwoPhase::vote).
+    Transaction,
+    /// (Site) The own vote is written.
+    Voted,
+    /// The outcome is decided (and recorded in `<tx>/decision`).
+    Decided(Outcome),
+    /// The participant failed; it is idle.
+    Failed(Error),
+}
+
+/// Errors of two-phase commit operations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
+pub enum Error {
+    /// ZooKeeper refused a request.
+    Zk(ZkError),
+    /// A path or site name is invalid or too long (or is `decision`).
+    Path(PathError),
+    /// The body does not fit the buffer.
+    TooLarge {
+        /// Its length.
+        len: usize,
+        /// The buffer's capacity.
+        capacity: usize,
+    },
+    /// More sites than the participant can track.
+    TooManySites,
+    /// The transaction node already exists (coordinator).
+    TransactionExists,
+    /// The transaction node does not exist (site).
+    NoTransaction,
+    /// The operation needs another state (say, a vote before the
+    /// transaction was read, or after the decision).
+    InvalidState,
+    /// The session ended before the participant could finish its part.
+    SessionEnded,
+    /// The server's answer did not make sense for the request.
+    BadReply,
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Zk(e) => write!(f, "ZooKeeper error: {e}"),
+            Error::Path(e) => write!(f, "invalid path or site name: {e}"),
+            Error::TooLarge { len, capacity } => {
+                write!(f, "body of {len} bytes exceeds the {capacity}-byte buffer")
+            }
+            Error::TooManySites => f.write_str("more sites than the participant can track"),
+            Error::TransactionExists => f.write_str("the transaction node already exists"),
+            Error::NoTransaction => f.write_str("the transaction node does not exist"),
+            Error::InvalidState => f.write_str("not allowed in the current state"),
+            Error::SessionEnded => f.write_str("the session ended"),
+            Error::BadReply => f.write_str("malformed reply from the server"),
+        }
+    }
+}
+
+impl From<PathError> for Error {
+    fn from(e: PathError) -> Self {
+        Error::Path(e)
+    }
+}
