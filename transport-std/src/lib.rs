@@ -36,6 +36,7 @@ pub mod group;
 pub mod lock;
 pub mod member;
 mod session;
+pub mod two_phase;
 
 use std::time::Duration;
 

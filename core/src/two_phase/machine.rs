@@ -76,12 +76,12 @@ enum Op {
 /// // A site of a coordinated transaction, with ephemeral votes.
 /// let mut site: TwoPhase = TwoPhase::new("/tx/42").unwrap();
 /// site.participate("s1", Variant::Coordinated { ephemeral_votes: true }).unwrap();
-/// let body = site.poll_request().unwrap().id;        // read the body
 /// let decision = site.poll_request().unwrap().id;    // is it decided already?
+/// let body = site.poll_request().unwrap().id;        // read the body
 /// let own = site.poll_request().unwrap().id;         // own ephemeral vote node
 /// let stat = Stat { version: 1, ..Stat::default() };
-/// site.handle_reply(body, Reply::Data { data: b"debit 10", stat });
 /// site.handle_reply(decision, Reply::Error(herdless_core::ZkError::NoNode));
+/// site.handle_reply(body, Reply::Data { data: b"debit 10", stat });
 /// site.handle_reply(own, Reply::Created { path: "/tx/42/s1" });
 /// assert_eq!(site.poll_event(), Some(TxEvent::Transaction));
 /// assert_eq!(site.body(), Some(&b"debit 10"[..]));
@@ -278,8 +278,10 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> TwoPhase<S,
         self.role = Role::Site;
         self.variant = variant;
         self.decider = variant == Variant::AllWatch;
-        self.queue(Op::ReadBody);
+        // The decision first: a late site learns the outcome before it is
+        // offered a transaction it may no longer vote on.
         self.queue(Op::ReadDecision);
+        self.queue(Op::ReadBody);
         if !variant.coordinator_creates_votes() {
             self.queue(Op::CreateOwn);
         }
