@@ -12,6 +12,7 @@ use clap::Parser;
 use herdless_core::lock::{Lock, LockEvent};
 use herdless_core::naming::Guid;
 use herdless_core::sim::World;
+use herdless_examples::scenes;
 use rand::{Rng, SeedableRng};
 
 const DEVICES: usize = 5;
@@ -33,10 +34,21 @@ struct Args {
 fn main() {
     let args = Args::parse();
     match args.zk {
-        None => simulated(args.seed),
+        None => {
+            simulated(args.seed);
+            scenes::config::simulated(args.seed);
+            scenes::membership::simulated(args.seed);
+            scenes::two_phase::simulated(args.seed);
+        }
         Some(addr) => {
             let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
-            if let Err(e) = runtime.block_on(real(&addr)) {
+            let result = runtime.block_on(async {
+                real(&addr).await?;
+                scenes::config::real(&addr).await?;
+                scenes::membership::real(&addr).await?;
+                scenes::two_phase::real(&addr).await
+            });
+            if let Err(e) = result {
                 eprintln!("demo failed: {e}");
                 std::process::exit(1);
             }

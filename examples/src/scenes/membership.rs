@@ -1,0 +1,120 @@
+//! Four devices join the fleet; one loses its session and comes back by
+//! itself; an observer follows who is in.
+
+use std::time::{Duration, Instant};
+
+use herdless_core::member::{Member, MemberEvent};
+use herdless_core::members::{Members, MembersEvent};
+use herdless_core::sim::World;
+use herdless_std::group::GroupWatch;
+use herdless_std::{GroupMember, Session};
+
+use super::pair::{Pair, PairEvent};
+use super::title;
+
+const FLEET: &str = "/herdless-demo/fleet";
+
+type Node = Pair<Member, Members>;
+
+/// The scene on the in-memory ZooKeeper.
+pub fn simulated(seed: u64) {
+    title("group membership: a device whose session expires comes back by itself");
+    let mut world: World<Node> = World::new(seed);
+    let observer = world.add_peer(Pair::B(Members::new(FLEET).expect("a valid path")));
+    world.act(observer, |n| {
+        if let Pair::B(o) = n {
+            o.watch();
+        }
+    });
+    for i in 1..=4 {
+        let name = format!("edge-{i}");
+        let p = world.add_peer(Pair::A(Member::new(FLEET, &name).expect("a valid name")));
+        let addr = format!("10.0.0.{i}");
+        world.act(p, |n| {
+            if let Pair::A(m) = n {
+                m.join(addr.as_bytes()).expect("join");
+            }
+        });
+    }
+    world.run_until_quiet(10_000);
+    report(&mut world);
+    println!("edge-3's session expires (a long network partition)");
+    let session = world.peers[3].session();
+    world.zk.expire(session);
+    world.run_until_quiet(10_000);
+    report(&mut world);
+    println!("edge-3 reaches ZooKeeper again with a new session");
+    world.renew_session(3);
+    world.run_until_quiet(10_000);
+    report(&mut world);
+}
+
+fn report(world: &mut World<Node>) {
+    for i in 0..world.peers.len() {
+        let events = world.peers[i].take_events();
+        for event in events {
+            match event {
+                PairEvent::A(e) => {
+                    let who = format!("edge-{i}");
+                    match e {
+                        MemberEvent::Joined => println!("  {who} joined"),
+                        MemberEvent::Out => println!("  {who} is told: OUT of the group"),
+                        MemberEvent::Rejoined => println!("  {who} is back in, by itself"),
+                        other => println!("  {who}: {other:?}"),
+                    }
+                }
+                PairEvent::B(MembersEvent::Changed { joined, left }) => {
+                    if let Pair::B(o) = &world.peers[i].recipe {
+                        let members: Vec<&str> = o.members().collect();
+                        println!("  observer: +{joined} -{left}, members now {members:?}");
+                    }
+                }
+                PairEvent::B(MembersEvent::NoGroup) => {
+                    println!("  observer: the fleet directory does not exist yet")
+                }
+                PairEvent::B(other) => println!("  observer: {other:?}"),
+            }
+        }
+    }
+}
+
+/// The scene against a real server: members on self-renewing sessions
+/// join, one leaves, an observer follows.
+pub async fn real(addr: &str) -> Result<(), herdless_std::Error> {
+    title("group membership: devices join and leave, an observer follows");
+    let observer = herdless_std::connect(addr, Duration::from_secs(10)).await?;
+    let mut watch = GroupWatch::start(&observer, FLEET)?;
+    let start = Instant::now();
+    let mut members = Vec::new();
+    for i in 1..=3 {
+        // A Session re-joins its members by itself after an expiry.
+        let session = Session::connect(addr, Duration::from_secs(10)).await?;
+        let data = format!("10.0.0.{i}");
+        let member =
+            GroupMember::join(&session, FLEET, &format!("edge-{i}"), data.as_bytes()).await?;
+        members.push((session, member));
+    }
+    while watch.members().len() < 3 {
+        let change = watch.changed().await?;
+        println!(
+            "  [{:>4} ms] observer: joined {:?}",
+            start.elapsed().as_millis(),
+            change.joined
+        );
+    }
+    println!("edge-3 leaves");
+    if let Some((_, member)) = members.pop() {
+        member.leave().await?;
+    }
+    let change = watch.changed().await?;
+    println!(
+        "  [{:>4} ms] observer: left {:?}, members now {:?}",
+        start.elapsed().as_millis(),
+        change.left,
+        watch.members()
+    );
+    for (_, member) in members {
+        member.leave().await?;
+    }
+    Ok(())
+}

@@ -1,0 +1,13 @@
+//! Short scenes of the demo, one per recipe: `simulated(seed)` on the
+//! in-memory ZooKeeper, `real(addr)` against a server through
+//! `herdless-std`.
+
+pub mod config;
+pub mod membership;
+mod pair;
+pub mod two_phase;
+
+/// Prints a scene's title.
+fn title(text: &str) {
+    println!("\n=== {text} ===\n");
+}

@@ -1,0 +1,50 @@
+//! The README's demo command, both ways: on the in-memory ZooKeeper, and
+//! with `--zk` against a real server this test starts.
+
+use std::process::Command;
+
+use herdless_tests::ZkServer;
+
+fn run_demo(args: &[&str]) -> String {
+    let output = Command::new(env!("CARGO_BIN_EXE_demo"))
+        .args(args)
+        .output()
+        .expect("run the demo");
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        output.status.success(),
+        "demo {args:?} failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    stdout
+}
+
+#[test]
+fn the_demo_runs_on_the_simulator() {
+    let out = run_demo(&[]);
+    for expected in [
+        "all 5 devices served",
+        "nodes left: []",
+        "REFUSED, the value moved on",
+        "edge-3 is back in, by itself",
+        "decision holds Some(\"abort\")",
+        "decision holds Some(\"commit\")",
+    ] {
+        assert!(out.contains(expected), "missing {expected:?} in:\n{out}");
+    }
+}
+
+#[test]
+fn the_demo_runs_against_a_real_server() {
+    let server = ZkServer::start();
+    let out = run_demo(&["--zk", &server.addr()]);
+    for expected in [
+        "devices finished",
+        "CRASHES while holding the lock",
+        "a stale write against version 0 is REFUSED",
+        "observer: left [\"edge-3\"]",
+        "decided: Commit",
+    ] {
+        assert!(out.contains(expected), "missing {expected:?} in:\n{out}");
+    }
+}
