@@ -284,3 +284,32 @@ async fn expiry_of_the_holder_hands_over_and_its_guard_hears_lost() {
     assert!(guard_b.is_held());
     guard_b.release().await.unwrap();
 }
+
+#[tokio::test]
+async fn a_lock_on_a_session_is_acquired_again_after_its_session_expired() {
+    let server = ZkServer::start();
+    let proxy = Proxy::start(server.port());
+    let session = herdless_std::Session::connect(&proxy.addr(), SHORT_SESSION)
+        .await
+        .unwrap();
+    let lock = Lock::new(&session, "/locks/renewed").unwrap();
+    let guard = lock.acquire().await.unwrap();
+    let first_session = session.session_id();
+    proxy.cut();
+    tokio::time::sleep(SHORT_SESSION + Duration::from_millis(1500)).await;
+    proxy.restore();
+    tokio::time::timeout(Duration::from_secs(20), guard.lost())
+        .await
+        .expect("the guard hears that the lock is lost");
+    tokio::time::timeout(Duration::from_secs(20), session.renewed(first_session))
+        .await
+        .expect("a new session is opened");
+    let again = tokio::time::timeout(Duration::from_secs(10), lock.acquire())
+        .await
+        .expect("acquired on the new session")
+        .unwrap();
+    let observer = client(&server).await;
+    let (_, stat) = observer.get_data(again.node_path()).await.unwrap();
+    assert_eq!(stat.ephemeral_owner, session.session_id());
+    again.release().await.unwrap();
+}

@@ -57,33 +57,6 @@ impl<R> DriverHandle<R> {
     }
 }
 
-/// Spawns a task running `recipe` on `client`.
-///
-/// `on_event` receives every event the recipe emits. Once every
-/// [`DriverHandle`] is dropped, the task keeps running until `finished`
-/// says the recipe has nothing left to do (e.g. its node is deleted), so
-/// cleanup outlives the handle.
-pub(crate) fn spawn<R, E, D>(
-    client: zk::Client,
-    recipe: R,
-    counters: Arc<Counters>,
-    mut on_event: E,
-    finished: D,
-) -> DriverHandle<R>
-where
-    R: Recipe + Send + 'static,
-    E: FnMut(R::Event) + Send + 'static,
-    D: Fn(&R) -> bool + Send + 'static,
-{
-    spawn_on(
-        Source::Fixed(client),
-        recipe,
-        counters,
-        move |_: &R, event| on_event(event),
-        finished,
-    )
-}
-
 /// Where a driver gets its client from.
 #[derive(Clone)]
 pub enum Source {
@@ -96,6 +69,14 @@ pub enum Source {
 }
 
 impl Source {
+    /// The current client, without marking it seen.
+    pub(crate) fn client(&self) -> zk::Client {
+        match self {
+            Source::Fixed(client) => client.clone(),
+            Source::Renewing(clients) => clients.borrow().clone(),
+        }
+    }
+
     fn current(&mut self) -> zk::Client {
         match self {
             Source::Fixed(client) => client.clone(),
@@ -104,8 +85,13 @@ impl Source {
     }
 }
 
-/// Like [`spawn`], on any [`Source`], with `on_event` seeing the recipe as
-/// it is right after the event (to read a value the event announces).
+/// Spawns a task running `recipe` on the clients of `source`.
+///
+/// `on_event` receives every event the recipe emits, with the recipe as it
+/// is right after the event (to read a value the event announces). Once
+/// every [`DriverHandle`] is dropped, the task keeps running until
+/// `finished` says the recipe has nothing left to do (e.g. its node is
+/// deleted), so cleanup outlives the handle.
 pub(crate) fn spawn_on<R, E, D>(
     mut source: Source,
     recipe: R,

@@ -11,8 +11,9 @@ use tokio::sync::{mpsc, watch};
 use tracing::{info, warn};
 use zookeeper_client::Client;
 
-use crate::driver::{self, Counters, DriverHandle};
+use crate::driver::{self, Counters, DriverHandle, Source};
 use crate::fence::Fenced;
+use crate::Connection;
 use crate::Error;
 
 /// Where a held lock stands, as seen by its guard.
@@ -35,7 +36,7 @@ pub enum Holding {
 /// task over the shared client, so one session can hold many locks.
 #[derive(Clone)]
 pub struct Lock {
-    client: Client,
+    source: Source,
     dir: String,
     flavour: Flavour,
     counters: Arc<Counters>,
@@ -53,17 +54,24 @@ impl std::fmt::Debug for Lock {
 impl Lock {
     /// A lock on `dir` (created with its ancestors when first needed), with
     /// nodes named as the recipes page does (`<guid>-lock-`).
-    pub fn new(client: &Client, dir: &str) -> Result<Lock, Error> {
-        Self::with_flavour(client, dir, Flavour::Recipes)
+    ///
+    /// On a [`Session`](crate::Session), a lock lost to an expired session
+    /// can be acquired again on the next one.
+    pub fn new(conn: &impl Connection, dir: &str) -> Result<Lock, Error> {
+        Self::with_flavour(conn, dir, Flavour::Recipes)
     }
 
     /// A lock whose nodes are named in `flavour` (e.g. Curator's), to share a
     /// directory with services in other languages. Contenders of every
     /// flavour are recognised whichever one this lock writes.
-    pub fn with_flavour(client: &Client, dir: &str, flavour: Flavour) -> Result<Lock, Error> {
+    pub fn with_flavour(
+        conn: &impl Connection,
+        dir: &str,
+        flavour: Flavour,
+    ) -> Result<Lock, Error> {
         CoreLock::<{ herdless_core::lock::DEFAULT_PATH_CAPACITY }>::with_flavour(dir, flavour)?;
         Ok(Lock {
-            client: client.clone(),
+            source: conn.source(),
             dir: dir.to_owned(),
             flavour,
             counters: Arc::default(),
@@ -144,11 +152,11 @@ impl Lock {
                 let _ = events_tx.send(event);
             }
         };
-        let handle = driver::spawn(
-            self.client.clone(),
+        let handle = driver::spawn_on(
+            self.source.clone(),
             core,
             self.counters.clone(),
-            on_event,
+            move |_: &CoreLock, event| on_event(event),
             |l: &CoreLock| l.state() == LockState::Idle,
         );
         // Until a guard exists, dropping this future cancels the attempt.
@@ -173,7 +181,9 @@ impl Lock {
                     });
                     let node_path = path_rx.await.ok().flatten().unwrap_or_default();
                     return Ok(Some(LockGuard {
-                        client: self.client.clone(),
+                        // The session the lock is held on: a fence over a
+                        // later session fails, as it must.
+                        client: self.source.client(),
                         handle: Some(handle),
                         events,
                         holding,
