@@ -26,12 +26,14 @@
 
 use core::fmt;
 
-use heapless::{Deque, String, Vec};
+use heapless::{String, Vec};
 
+use crate::event_queue::EventQueue;
 use crate::path::{self, PathError};
+use crate::pipeline::Pipeline;
 use crate::{
-    Acl, CreateMode, Instant, Outgoing, Recipe, Reply, Request, RequestId, RequestIds,
-    SessionEvent, Stat, Version, WatchEvent, WatchKind, ZkError,
+    Acl, CreateMode, Instant, Outgoing, Recipe, Reply, Request, RequestId, SessionEvent, Stat,
+    Version, WatchEvent, WatchKind, ZkError,
 };
 
 /// Default capacity, in bytes, of the value a [`Config`] keeps.
@@ -175,7 +177,7 @@ enum WriteKind {
 /// ```
 pub struct Config<const D: usize = DEFAULT_VALUE_CAPACITY, const N: usize = DEFAULT_PATH_CAPACITY> {
     path: String<N>,
-    ids: RequestIds,
+    ops: Pipeline<Op, 4, 4>,
     watching: bool,
     known: Known,
     value: Vec<u8, D>,
@@ -189,9 +191,7 @@ pub struct Config<const D: usize = DEFAULT_VALUE_CAPACITY, const N: usize = DEFA
     read_lost: bool,
     connected: bool,
     session_over: bool,
-    outbox: Deque<Op, 4>,
-    in_flight: Deque<(RequestId, Op), 4>,
-    events: Deque<ConfigEvent, 8>,
+    events: EventQueue<ConfigEvent, 8>,
 }
 
 impl<const D: usize, const N: usize> Config<D, N> {
@@ -202,7 +202,7 @@ impl<const D: usize, const N: usize> Config<D, N> {
         path::concat_into(&mut stored, &[path])?;
         Ok(Config {
             path: stored,
-            ids: RequestIds::new(),
+            ops: Pipeline::new(),
             watching: false,
             known: Known::Unknown,
             value: Vec::new(),
@@ -212,9 +212,7 @@ impl<const D: usize, const N: usize> Config<D, N> {
             read_lost: false,
             connected: true,
             session_over: false,
-            outbox: Deque::new(),
-            in_flight: Deque::new(),
-            events: Deque::new(),
+            events: EventQueue::new(),
         })
     }
 
@@ -228,7 +226,7 @@ impl<const D: usize, const N: usize> Config<D, N> {
     pub fn watch(&mut self) {
         if !self.watching {
             self.watching = true;
-            self.queue(Op::Read);
+            self.ops.queue(Op::Read);
         }
     }
 
@@ -278,21 +276,8 @@ impl<const D: usize, const N: usize> Config<D, N> {
         })?;
         self.write = Some((kind, buffer));
         self.write_unknown = false;
-        self.queue(Op::Write);
+        self.ops.queue(Op::Write);
         Ok(())
-    }
-
-    fn queue(&mut self, op: Op) {
-        if !self.outbox.iter().any(|o| *o == op) && !self.in_flight.iter().any(|(_, o)| *o == op) {
-            let _ = self.outbox.push_back(op);
-        }
-    }
-
-    fn emit(&mut self, event: ConfigEvent) {
-        if self.events.is_full() {
-            let _ = self.events.pop_front();
-        }
-        let _ = self.events.push_back(event);
     }
 
     /// Reports the current knowledge if it differs from the last report.
@@ -313,9 +298,11 @@ impl<const D: usize, const N: usize> Config<D, N> {
         }
         self.reported = self.known;
         match self.known {
-            Known::Value { version } => self.emit(ConfigEvent::Changed { version }),
-            Known::TooLarge { version, len } => self.emit(ConfigEvent::TooLarge { version, len }),
-            Known::Missing => self.emit(ConfigEvent::Missing),
+            Known::Value { version } => self.events.emit(ConfigEvent::Changed { version }),
+            Known::TooLarge { version, len } => {
+                self.events.emit(ConfigEvent::TooLarge { version, len })
+            }
+            Known::Missing => self.events.emit(ConfigEvent::Missing),
             Known::Unknown => {}
         }
     }
@@ -378,10 +365,10 @@ impl<const D: usize, const N: usize> Config<D, N> {
             }
             // Still at the expected version: it never landed; send it again.
             (WriteKind::Set(Version::Exactly(v)), Some(now)) if now == *v => {
-                return self.queue(Op::Write);
+                return self.ops.queue(Op::Write);
             }
             // Never created: create it now.
-            (WriteKind::Create, None) => return self.queue(Op::Write),
+            (WriteKind::Create, None) => return self.ops.queue(Op::Write),
             // A new node at version 0 holding other data: created by someone
             // else, so our create was refused.
             (WriteKind::Create, Some(0)) if !ours => ConfigEvent::Conflict,
@@ -397,22 +384,22 @@ impl<const D: usize, const N: usize> Config<D, N> {
     fn write_done(&mut self, event: ConfigEvent) {
         self.write = None;
         self.write_unknown = false;
-        self.emit(event);
+        self.events.emit(event);
     }
 
-    /// Notes what the requests in flight (and `also`, whose error reply
-    /// just arrived) leave undone once their replies are lost.
+    /// Moves to a new epoch and notes what the requests in flight (and
+    /// `also`, whose error answer just arrived) leave undone.
     fn mark_lost(&mut self, also: Option<Op>) {
-        let lost = self.in_flight.iter().map(|(_, op)| *op).chain(also);
-        for op in lost {
+        let (mut read_lost, mut write_unknown) = (false, false);
+        for op in self.ops.lose().into_iter().chain(also) {
             match op {
-                Op::Read | Op::AwaitCreation => self.read_lost = true,
-                Op::Write => self.write_unknown = true,
+                Op::Read | Op::AwaitCreation => read_lost = true,
+                Op::Write => write_unknown = true,
                 Op::Probe => {}
             }
         }
-        self.in_flight.clear();
-        self.outbox.clear();
+        self.read_lost |= read_lost;
+        self.write_unknown |= write_unknown;
     }
 
     fn connection_lost(&mut self, also: Option<Op>) {
@@ -420,33 +407,31 @@ impl<const D: usize, const N: usize> Config<D, N> {
             return;
         }
         self.connected = false;
-        self.ids.new_epoch();
         self.mark_lost(also);
     }
 
     fn session_ended(&mut self, also: Option<Op>) {
         self.connected = false;
-        self.ids.new_epoch();
         self.mark_lost(also);
         if !self.session_over {
             self.session_over = true;
-            self.emit(ConfigEvent::SessionEnded);
+            self.events.emit(ConfigEvent::SessionEnded);
         }
     }
 
     fn resume(&mut self, new_session: bool) {
-        self.outbox.clear();
+        self.ops.clear_queued();
         if self.watching && (new_session || self.read_lost) {
             // A new session has no watches; a lost read may have been the
             // one re-arming it.
-            self.queue(Op::Read);
+            self.ops.queue(Op::Read);
         }
         self.read_lost = false;
         if self.write.is_some() {
             if self.write_unknown {
-                self.queue(Op::Probe);
+                self.ops.queue(Op::Probe);
             } else {
-                self.queue(Op::Write);
+                self.ops.queue(Op::Write);
             }
         }
     }
@@ -459,22 +444,8 @@ impl<const D: usize, const N: usize> Config<D, N> {
         } else if op == Op::Write {
             self.write_done(ConfigEvent::WriteFailed(Error::Zk(e)));
         } else {
-            self.emit(ConfigEvent::Failed(Error::Zk(e)));
+            self.events.emit(ConfigEvent::Failed(Error::Zk(e)));
         }
-    }
-
-    fn take_in_flight(&mut self, id: RequestId) -> Option<Op> {
-        let mut found = None;
-        for _ in 0..self.in_flight.len() {
-            if let Some(entry) = self.in_flight.pop_front() {
-                if entry.0 == id && found.is_none() {
-                    found = Some(entry.1);
-                } else {
-                    let _ = self.in_flight.push_back(entry);
-                }
-            }
-        }
-        found
     }
 }
 
@@ -482,12 +453,10 @@ impl<const D: usize, const N: usize> Recipe for Config<D, N> {
     type Event = ConfigEvent;
 
     fn poll_request(&mut self) -> Option<Outgoing<'_>> {
-        if !self.connected || self.in_flight.is_full() {
+        if !self.connected {
             return None;
         }
-        let op = self.outbox.pop_front()?;
-        let id = self.ids.next_id();
-        let _ = self.in_flight.push_back((id, op));
+        let (id, op) = self.ops.next()?;
         let path = self.path.as_str();
         let request = match op {
             Op::Read => Request::GetData { path, watch: true },
@@ -514,10 +483,7 @@ impl<const D: usize, const N: usize> Recipe for Config<D, N> {
     }
 
     fn handle_reply(&mut self, id: RequestId, reply: Reply<'_>) {
-        if !self.ids.is_current(id) {
-            return;
-        }
-        let Some(op) = self.take_in_flight(id) else {
+        let Some(op) = self.ops.take(id) else {
             return;
         };
         match (op, reply) {
@@ -525,13 +491,13 @@ impl<const D: usize, const N: usize> Recipe for Config<D, N> {
             (Op::Read, Reply::Error(ZkError::NoNode)) => {
                 // getData on a missing node leaves no watch: wait for the
                 // creation with exists, which does.
-                self.queue(Op::AwaitCreation);
+                self.ops.queue(Op::AwaitCreation);
                 self.on_missing();
             }
             (Op::Probe, Reply::Error(ZkError::NoNode)) => self.on_missing(),
             // Created between the read and the exists: the exists left a
             // data watch, read the value.
-            (Op::AwaitCreation, Reply::Exists { .. }) => self.queue(Op::Read),
+            (Op::AwaitCreation, Reply::Exists { .. }) => self.ops.queue(Op::Read),
             (Op::AwaitCreation, Reply::Error(ZkError::NoNode)) => {}
             (Op::Write, Reply::DataSet { stat }) => self.write_done(ConfigEvent::Updated {
                 version: stat.version,
@@ -553,7 +519,7 @@ impl<const D: usize, const N: usize> Recipe for Config<D, N> {
             ) => self.write_done(ConfigEvent::Conflict),
             (op, Reply::Error(e)) => self.on_error(op, e),
             (Op::Write, _) => self.write_done(ConfigEvent::WriteFailed(Error::BadReply)),
-            (_, _) => self.emit(ConfigEvent::Failed(Error::BadReply)),
+            (_, _) => self.events.emit(ConfigEvent::Failed(Error::BadReply)),
         }
     }
 
@@ -565,7 +531,7 @@ impl<const D: usize, const N: usize> Recipe for Config<D, N> {
             return;
         }
         if self.connected {
-            self.queue(Op::Read);
+            self.ops.queue(Op::Read);
         } else {
             self.read_lost = true;
         }
@@ -593,7 +559,7 @@ impl<const D: usize, const N: usize> Recipe for Config<D, N> {
     }
 
     fn poll_event(&mut self) -> Option<ConfigEvent> {
-        self.events.pop_front()
+        self.events.pop()
     }
 }
 

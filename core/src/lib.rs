@@ -81,6 +81,7 @@ extern crate std;
 pub mod children;
 pub mod config;
 pub mod event;
+mod event_queue;
 pub mod lock;
 pub mod member;
 pub mod members;
@@ -88,6 +89,7 @@ pub mod naming;
 #[cfg(feature = "alloc")]
 pub mod owned;
 pub mod path;
+mod pipeline;
 pub mod recipe;
 pub mod reply;
 pub mod request;

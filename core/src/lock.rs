@@ -22,13 +22,15 @@
 
 use core::fmt::{self, Write};
 
-use heapless::{Deque, String};
+use heapless::String;
 
+use crate::event_queue::EventQueue;
 use crate::naming::{contender_sequence, Flavour, Guid, NodeKind};
 use crate::path::{self, PathError};
+use crate::pipeline::Pipeline;
 use crate::{
-    Acl, CreateMode, Instant, Outgoing, Recipe, Reply, Request, RequestId, RequestIds, Sequence,
-    SessionEvent, Version, WatchEvent, WatchKind, ZkError,
+    Acl, CreateMode, Instant, Outgoing, Recipe, Reply, Request, RequestId, Sequence, SessionEvent,
+    Version, WatchEvent, WatchKind, ZkError,
 };
 
 /// Default capacity, in bytes, of the paths a [`Lock`] stores.
@@ -187,7 +189,6 @@ enum Op {
 pub struct Lock<const N: usize = DEFAULT_PATH_CAPACITY> {
     dir: String<N>,
     flavour: Flavour,
-    ids: RequestIds,
     step: Step,
     guid: Guid,
     /// Name (not path) of the own node, once known.
@@ -206,9 +207,8 @@ pub struct Lock<const N: usize = DEFAULT_PATH_CAPACITY> {
     /// Held when the connection was lost: waiting for `Resumed` or `Lost`.
     suspended: bool,
     directory_retries: u8,
-    outbox: Deque<Op, 8>,
-    in_flight: Deque<(RequestId, Op), MAX_IN_FLIGHT>,
-    events: Deque<LockEvent, 4>,
+    ops: Pipeline<Op, 8, MAX_IN_FLIGHT>,
+    events: EventQueue<LockEvent, 4>,
     scratch: String<N>,
 }
 
@@ -241,7 +241,6 @@ impl<const N: usize> Lock<N> {
         Ok(Lock {
             dir: stored,
             flavour,
-            ids: RequestIds::new(),
             step: Step::Idle,
             guid: Guid::default(),
             own: None,
@@ -255,9 +254,8 @@ impl<const N: usize> Lock<N> {
             session_over: false,
             suspended: false,
             directory_retries: 0,
-            outbox: Deque::new(),
-            in_flight: Deque::new(),
-            events: Deque::new(),
+            ops: Pipeline::new(),
+            events: EventQueue::new(),
             scratch: String::new(),
         })
     }
@@ -403,50 +401,14 @@ impl<const N: usize> Lock<N> {
     }
 
     fn queue_create(&mut self) {
-        self.outbox.clear();
-        let _ = self.outbox.push_back(Op::Create);
-        let _ = self.outbox.push_back(Op::List);
+        self.ops.clear_queued();
+        self.ops.push(Op::Create);
+        self.ops.push(Op::List);
     }
 
-    fn queue(&mut self, op: Op) {
-        if !self.outbox.iter().any(|o| *o == op) && !self.in_flight.iter().any(|(_, o)| *o == op) {
-            let _ = self.outbox.push_back(op);
-        }
-    }
-
-    fn remove_in_flight(&mut self, id: RequestId) {
-        for _ in 0..self.in_flight.len() {
-            if let Some(entry) = self.in_flight.pop_front() {
-                if entry.0 != id {
-                    let _ = self.in_flight.push_back(entry);
-                }
-            }
-        }
-    }
-
-    /// Forgets requests in flight of these kinds: their replies are ignored.
+    /// Forgets requests of these kinds: their replies are ignored.
     fn forget(&mut self, ops: &[Op]) {
-        let len = self.in_flight.len();
-        for _ in 0..len {
-            if let Some(entry) = self.in_flight.pop_front() {
-                if !ops.contains(&entry.1) {
-                    let _ = self.in_flight.push_back(entry);
-                }
-            }
-        }
-        let len = self.outbox.len();
-        for _ in 0..len {
-            if let Some(op) = self.outbox.pop_front() {
-                if !ops.contains(&op) {
-                    let _ = self.outbox.push_back(op);
-                }
-            }
-        }
-    }
-
-    fn create_in_flight(&self) -> bool {
-        self.in_flight.iter().any(|(_, op)| *op == Op::Create)
-            || self.outbox.iter().any(|op| *op == Op::Create)
+        self.ops.forget(|op| ops.contains(&op));
     }
 
     /// Abandons the acquisition: delete the own node (once its name is
@@ -457,12 +419,12 @@ impl<const N: usize> Lock<N> {
         self.forget(&[Op::List, Op::WatchPredecessor, Op::Verify]);
         if self.own.is_some() {
             self.start_delete();
-        } else if self.in_flight.iter().any(|(_, op)| *op == Op::Create) {
+        } else if self.ops.is_in_flight(Op::Create) {
             // Wait for the create's answer, then delete what it made.
             self.step = Step::Creating;
         } else if self.create_unknown {
             self.step = Step::Finding;
-            self.queue(Op::List);
+            self.ops.queue(Op::List);
         } else {
             // Nothing was created (or the create was never sent).
             self.finish();
@@ -472,7 +434,7 @@ impl<const N: usize> Lock<N> {
     fn start_delete(&mut self) {
         self.step = Step::Deleting;
         self.forget(&[Op::List, Op::WatchPredecessor, Op::Verify]);
-        self.queue(Op::Delete);
+        self.ops.queue(Op::Delete);
     }
 
     /// Reports the pending outcome and returns to idle.
@@ -485,7 +447,7 @@ impl<const N: usize> Lock<N> {
             None => LockEvent::Released,
         };
         self.reset();
-        self.emit(event);
+        self.events.emit(event);
     }
 
     fn reset(&mut self) {
@@ -494,24 +456,14 @@ impl<const N: usize> Lock<N> {
         self.create_unknown = false;
         self.deadline = None;
         self.suspended = false;
-        self.outbox.clear();
-        self.in_flight.clear();
-    }
-
-    fn emit(&mut self, event: LockEvent) {
-        if self.events.is_full() {
-            // The application did not drain; keep the newest, which is the
-            // one describing the current state.
-            let _ = self.events.pop_front();
-        }
-        let _ = self.events.push_back(event);
+        self.ops.clear();
     }
 
     fn acquired(&mut self) {
         self.step = Step::Held;
         self.deadline = None;
         self.forget(&[Op::List, Op::WatchPredecessor]);
-        self.emit(LockEvent::Acquired);
+        self.events.emit(LockEvent::Acquired);
     }
 
     fn fail(&mut self, e: Error) {
@@ -525,32 +477,28 @@ impl<const N: usize> Lock<N> {
             return;
         }
         self.connected = false;
-        self.ids.new_epoch();
-        if self.create_in_flight() && self.own.is_none() {
-            // Sent or not, it may have been applied: only the GUID can tell.
-            self.create_unknown =
-                self.in_flight.iter().any(|(_, op)| *op == Op::Create) || self.create_unknown;
+        if self.ops.lose().contains(&Op::Create) && self.own.is_none() {
+            // Sent, it may have been applied: only the GUID can tell.
+            self.create_unknown = true;
         }
-        self.in_flight.clear();
-        self.outbox.clear();
         if matches!(self.step, Step::Held | Step::Verifying) && !self.suspended {
             self.suspended = true;
-            self.emit(LockEvent::Suspended);
+            self.events.emit(LockEvent::Suspended);
         }
     }
 
     /// The same session is usable again: rebuild what to send from the step.
     fn resume(&mut self) {
-        self.outbox.clear();
+        self.ops.clear_queued();
         match self.step {
             Step::Idle => {}
             Step::Creating | Step::Finding | Step::Listing | Step::Watching => {
                 if self.own.is_some() {
                     self.step = Step::Listing;
-                    self.queue(Op::List);
+                    self.ops.queue(Op::List);
                 } else if self.create_unknown {
                     self.step = Step::Finding;
-                    self.queue(Op::List);
+                    self.ops.queue(Op::List);
                 } else {
                     self.step = Step::Creating;
                     self.queue_create();
@@ -558,14 +506,14 @@ impl<const N: usize> Lock<N> {
             }
             Step::Held | Step::Verifying => {
                 self.step = Step::Verifying;
-                self.queue(Op::Verify);
+                self.ops.queue(Op::Verify);
             }
             Step::Deleting => {
                 if self.own.is_some() {
-                    self.queue(Op::Delete);
+                    self.ops.queue(Op::Delete);
                 } else if self.create_unknown {
                     self.step = Step::Finding;
-                    self.queue(Op::List);
+                    self.ops.queue(Op::List);
                 } else {
                     self.finish();
                 }
@@ -575,7 +523,7 @@ impl<const N: usize> Lock<N> {
 
     /// The session is gone and its ephemeral nodes with it.
     fn session_ended(&mut self, error: ZkError) {
-        self.ids.new_epoch();
+        self.ops.lose();
         self.connected = false;
         self.session_over = true;
         let event = match (self.step, self.give_up) {
@@ -591,7 +539,7 @@ impl<const N: usize> Lock<N> {
         self.give_up = None;
         self.reset();
         if let Some(event) = event {
-            self.emit(event);
+            self.events.emit(event);
         }
     }
 
@@ -634,10 +582,10 @@ impl<const N: usize> Lock<N> {
             if self.give_up.is_some() {
                 return self.finish();
             }
-            self.outbox.clear();
-            let _ = self.outbox.push_back(Op::Ensure { level: 1 });
-            let _ = self.outbox.push_back(Op::Create);
-            let _ = self.outbox.push_back(Op::List);
+            self.ops.clear_queued();
+            self.ops.push(Op::Ensure { level: 1 });
+            self.ops.push(Op::Create);
+            self.ops.push(Op::List);
         } else if e.is_connection_loss() || e.is_session_gone() {
             if e.is_connection_loss() {
                 self.create_unknown = true;
@@ -722,7 +670,7 @@ impl<const N: usize> Lock<N> {
                 self.predecessor = buf;
                 self.predecessor_is_lowest = lower == 1;
                 self.step = Step::Watching;
-                self.queue(Op::WatchPredecessor);
+                self.ops.queue(Op::WatchPredecessor);
             }
         }
     }
@@ -735,7 +683,7 @@ impl<const N: usize> Lock<N> {
             self.acquired();
         } else {
             self.step = Step::Listing;
-            self.queue(Op::List);
+            self.ops.queue(Op::List);
         }
     }
 
@@ -841,35 +789,23 @@ impl<const N: usize> Recipe for Lock<N> {
     type Event = LockEvent;
 
     fn poll_request(&mut self) -> Option<Outgoing<'_>> {
-        if !self.connected || self.in_flight.is_full() {
+        if !self.connected {
             return None;
         }
-        let op = self.outbox.pop_front()?;
+        let (id, op) = self.ops.next()?;
         if let Op::Ensure { level } = op {
             if level < depth(&self.dir) {
-                let _ = self.outbox.push_front(Op::Ensure { level: level + 1 });
+                self.ops.queue_first(Op::Ensure { level: level + 1 });
             }
         }
-        let id = self.ids.next_id();
-        let _ = self.in_flight.push_back((id, op));
         let request = self.materialise(op);
         Some(Outgoing { id, request })
     }
 
     fn handle_reply(&mut self, id: RequestId, reply: Reply<'_>) {
-        if !self.ids.is_current(id) {
-            return;
-        }
-        let Some(pos) = self.in_flight.iter().position(|(i, _)| *i == id) else {
+        let Some(op) = self.ops.take(id) else {
             return;
         };
-        let op = self
-            .in_flight
-            .iter()
-            .nth(pos)
-            .map(|(_, op)| *op)
-            .unwrap_or(Op::List);
-        self.remove_in_flight(id);
         match (op, reply) {
             (Op::Ensure { .. }, Reply::Created { .. } | Reply::Error(ZkError::NodeExists)) => {}
             (Op::Ensure { .. }, Reply::Error(e)) => {
@@ -906,7 +842,7 @@ impl<const N: usize> Recipe for Lock<N> {
             (Op::Verify, Reply::Exists { .. }) => {
                 self.step = Step::Held;
                 self.suspended = false;
-                self.emit(LockEvent::Resumed);
+                self.events.emit(LockEvent::Resumed);
             }
             (Op::Verify, Reply::Error(ZkError::NoNode)) => {
                 self.own = None;
@@ -928,7 +864,7 @@ impl<const N: usize> Recipe for Lock<N> {
         match event.kind {
             WatchKind::NodeDeleted => self.predecessor_gone(),
             // The one-shot watch is spent without the node going: re-arm it.
-            _ => self.queue(Op::WatchPredecessor),
+            _ => self.ops.queue(Op::WatchPredecessor),
         }
     }
 
@@ -964,7 +900,7 @@ impl<const N: usize> Recipe for Lock<N> {
     }
 
     fn poll_event(&mut self) -> Option<LockEvent> {
-        self.events.pop_front()
+        self.events.pop()
     }
 }
 

@@ -18,12 +18,14 @@
 
 use core::fmt;
 
-use heapless::{Deque, String, Vec};
+use heapless::{String, Vec};
 
+use crate::event_queue::EventQueue;
 use crate::path::{self, PathError};
+use crate::pipeline::Pipeline;
 use crate::{
-    Acl, CreateMode, Instant, Outgoing, Recipe, Reply, Request, RequestId, RequestIds,
-    SessionEvent, Stat, Version, WatchEvent, WatchKind, ZkError,
+    Acl, CreateMode, Instant, Outgoing, Recipe, Reply, Request, RequestId, SessionEvent, Stat,
+    Version, WatchEvent, WatchKind, ZkError,
 };
 
 /// Default capacity, in bytes, of a member's data.
@@ -152,7 +154,7 @@ pub struct Member<const D: usize = DEFAULT_DATA_CAPACITY, const N: usize = DEFAU
     /// Length of the group directory prefix of `node`.
     dir_len: usize,
     data: Vec<u8, D>,
-    ids: RequestIds,
+    ops: Pipeline<Op, 8, 8>,
     step: Step,
     /// Set once the member was out: the next `In` is a re-join.
     was_out: bool,
@@ -166,9 +168,7 @@ pub struct Member<const D: usize = DEFAULT_DATA_CAPACITY, const N: usize = DEFAU
     /// A create was sent whose reply never came.
     create_unknown: bool,
     directory_retries: u8,
-    outbox: Deque<Op, 8>,
-    in_flight: Deque<(RequestId, Op), 8>,
-    events: Deque<MemberEvent, 8>,
+    events: EventQueue<MemberEvent, 8>,
     scratch: String<N>,
 }
 
@@ -183,7 +183,7 @@ impl<const D: usize, const N: usize> Member<D, N> {
             node,
             dir_len,
             data: Vec::new(),
-            ids: RequestIds::new(),
+            ops: Pipeline::new(),
             step: Step::Idle,
             was_out: false,
             ever_in: false,
@@ -193,9 +193,7 @@ impl<const D: usize, const N: usize> Member<D, N> {
             session_id: None,
             create_unknown: false,
             directory_retries: 0,
-            outbox: Deque::new(),
-            in_flight: Deque::new(),
-            events: Deque::new(),
+            events: EventQueue::new(),
             scratch: String::new(),
         })
     }
@@ -253,10 +251,10 @@ impl<const D: usize, const N: usize> Member<D, N> {
             }
             _ => {
                 self.step = Step::Deleting;
-                self.forget_all_but(Op::Create);
+                self.ops.forget(|op| op != Op::Create);
                 // A create still in flight is answered first; the delete
                 // queued behind it then removes what it made.
-                self.queue(Op::Delete);
+                self.ops.queue(Op::Delete);
                 Ok(())
             }
         }
@@ -264,42 +262,16 @@ impl<const D: usize, const N: usize> Member<D, N> {
 
     fn start_create(&mut self) {
         self.step = Step::Creating;
-        self.outbox.clear();
-        self.queue(Op::Create);
-    }
-
-    fn queue(&mut self, op: Op) {
-        if !self.outbox.iter().any(|o| *o == op) && !self.in_flight.iter().any(|(_, o)| *o == op) {
-            let _ = self.outbox.push_back(op);
-        }
-    }
-
-    fn forget_all_but(&mut self, keep: Op) {
-        self.outbox.clear();
-        let len = self.in_flight.len();
-        for _ in 0..len {
-            if let Some(entry) = self.in_flight.pop_front() {
-                if entry.1 == keep {
-                    let _ = self.in_flight.push_back(entry);
-                }
-            }
-        }
-    }
-
-    fn emit(&mut self, event: MemberEvent) {
-        if self.events.is_full() {
-            let _ = self.events.pop_front();
-        }
-        let _ = self.events.push_back(event);
+        self.ops.clear_queued();
+        self.ops.queue(Op::Create);
     }
 
     fn finish(&mut self, event: MemberEvent) {
         self.step = Step::Idle;
-        self.outbox.clear();
-        self.in_flight.clear();
+        self.ops.clear();
         self.create_unknown = false;
         self.suspended = false;
-        self.emit(event);
+        self.events.emit(event);
     }
 
     fn now_in(&mut self) {
@@ -310,19 +282,19 @@ impl<const D: usize, const N: usize> Member<D, N> {
         self.was_out = false;
         self.ever_in = true;
         self.suspended = false;
-        self.emit(if rejoined {
+        self.events.emit(if rejoined {
             MemberEvent::Rejoined
         } else {
             MemberEvent::Joined
         });
         // Watch the own node, to hear of a deletion by someone else.
-        self.queue(Op::Check);
+        self.ops.queue(Op::Check);
     }
 
     fn now_out(&mut self) {
         if self.ever_in && !self.was_out {
             self.was_out = true;
-            self.emit(MemberEvent::Out);
+            self.events.emit(MemberEvent::Out);
         }
     }
 
@@ -343,7 +315,7 @@ impl<const D: usize, const N: usize> Member<D, N> {
             }
             Step::In if self.suspended => {
                 self.suspended = false;
-                self.emit(MemberEvent::Resumed);
+                self.events.emit(MemberEvent::Resumed);
             }
             _ => {}
         }
@@ -367,24 +339,27 @@ impl<const D: usize, const N: usize> Member<D, N> {
             return;
         }
         self.connected = false;
-        self.ids.new_epoch();
-        if self.in_flight.iter().any(|(_, op)| *op == Op::Create) || also == Some(Op::Create) {
+        // Sent or not, a create may have been applied: only reading the
+        // node can tell.
+        if self
+            .ops
+            .lose()
+            .into_iter()
+            .chain(also)
+            .any(|op| op == Op::Create)
+        {
             self.create_unknown = true;
         }
-        self.in_flight.clear();
-        self.outbox.clear();
         if self.step == Step::In && !self.suspended {
             self.suspended = true;
-            self.emit(MemberEvent::Suspended);
+            self.events.emit(MemberEvent::Suspended);
         }
     }
 
     fn session_ended(&mut self) {
         self.connected = false;
         self.session_over = true;
-        self.ids.new_epoch();
-        self.in_flight.clear();
-        self.outbox.clear();
+        self.ops.lose();
         self.create_unknown = false;
         self.suspended = false;
         match self.step {
@@ -399,7 +374,7 @@ impl<const D: usize, const N: usize> Member<D, N> {
     }
 
     fn resume(&mut self, new_session: bool) {
-        self.outbox.clear();
+        self.ops.clear_queued();
         if new_session {
             // Whatever the old session created died with it.
             self.create_unknown = false;
@@ -421,14 +396,14 @@ impl<const D: usize, const N: usize> Member<D, N> {
             Step::Creating | Step::Checking => {
                 if self.create_unknown {
                     self.step = Step::Checking;
-                    self.queue(Op::Check);
+                    self.ops.queue(Op::Check);
                 } else {
                     self.start_create();
                 }
             }
             // Confirm the node (and re-arm the watch the lost read carried).
-            Step::In => self.queue(Op::Check),
-            Step::Deleting => self.queue(Op::Delete),
+            Step::In => self.ops.queue(Op::Check),
+            Step::Deleting => self.ops.queue(Op::Delete),
         }
     }
 
@@ -451,35 +426,21 @@ impl<const D: usize, const N: usize> Member<D, N> {
         match e {
             ZkError::NodeExists if self.step == Step::Creating => {
                 self.step = Step::Checking;
-                self.queue(Op::Check);
+                self.ops.queue(Op::Check);
             }
             ZkError::NoNode
                 if self.step == Step::Creating
                     && self.directory_retries < MAX_DIRECTORY_RETRIES =>
             {
                 self.directory_retries += 1;
-                self.outbox.clear();
-                let _ = self.outbox.push_back(Op::Ensure { level: 1 });
-                let _ = self.outbox.push_back(Op::Create);
+                self.ops.clear_queued();
+                self.ops.queue(Op::Ensure { level: 1 });
+                self.ops.queue(Op::Create);
             }
             _ if e.is_connection_loss() || e.is_session_gone() => self.on_error(Op::Create, e),
             _ if self.step == Step::Creating => self.finish(MemberEvent::Failed(Error::Zk(e))),
             _ => {}
         }
-    }
-
-    fn take_in_flight(&mut self, id: RequestId) -> Option<Op> {
-        let mut found = None;
-        for _ in 0..self.in_flight.len() {
-            if let Some(entry) = self.in_flight.pop_front() {
-                if entry.0 == id && found.is_none() {
-                    found = Some(entry.1);
-                } else {
-                    let _ = self.in_flight.push_back(entry);
-                }
-            }
-        }
-        found
     }
 
     fn depth(&self) -> u8 {
@@ -492,17 +453,15 @@ impl<const D: usize, const N: usize> Recipe for Member<D, N> {
     type Event = MemberEvent;
 
     fn poll_request(&mut self) -> Option<Outgoing<'_>> {
-        if !self.connected || self.in_flight.is_full() {
+        if !self.connected {
             return None;
         }
-        let op = self.outbox.pop_front()?;
+        let (id, op) = self.ops.next()?;
         if let Op::Ensure { level } = op {
             if level < self.depth() {
-                let _ = self.outbox.push_front(Op::Ensure { level: level + 1 });
+                self.ops.queue_first(Op::Ensure { level: level + 1 });
             }
         }
-        let id = self.ids.next_id();
-        let _ = self.in_flight.push_back((id, op));
         let node = self.node.as_str();
         let request = match op {
             Op::Ensure { level } => {
@@ -545,10 +504,7 @@ impl<const D: usize, const N: usize> Recipe for Member<D, N> {
     }
 
     fn handle_reply(&mut self, id: RequestId, reply: Reply<'_>) {
-        if !self.ids.is_current(id) {
-            return;
-        }
-        let Some(op) = self.take_in_flight(id) else {
+        let Some(op) = self.ops.take(id) else {
             return;
         };
         match (op, reply) {
@@ -590,7 +546,7 @@ impl<const D: usize, const N: usize> Recipe for Member<D, N> {
                 self.start_create();
             }
             // Data changed by someone else: keep watching.
-            _ => self.queue(Op::Check),
+            _ => self.ops.queue(Op::Check),
         }
     }
 
@@ -618,7 +574,7 @@ impl<const D: usize, const N: usize> Recipe for Member<D, N> {
     }
 
     fn poll_event(&mut self) -> Option<MemberEvent> {
-        self.events.pop_front()
+        self.events.pop()
     }
 }
 

@@ -9,12 +9,14 @@
 
 use core::fmt;
 
-use heapless::{Deque, String, Vec};
+use heapless::{String, Vec};
 
+use crate::event_queue::EventQueue;
 use crate::path::{self, PathError};
+use crate::pipeline::Pipeline;
 use crate::{
-    Children, Instant, Outgoing, Recipe, Reply, Request, RequestId, RequestIds, SessionEvent,
-    WatchEvent, WatchKind, ZkError,
+    Children, Instant, Outgoing, Recipe, Reply, Request, RequestId, SessionEvent, WatchEvent,
+    WatchKind, ZkError,
 };
 
 /// Default number of member names an observer keeps.
@@ -85,7 +87,7 @@ pub struct Members<
     const N: usize = DEFAULT_PATH_CAPACITY,
 > {
     dir: String<N>,
-    ids: RequestIds,
+    ops: Pipeline<Op, 2, 2>,
     watching: bool,
     /// Sorted, unique.
     names: Vec<String<K>, M>,
@@ -97,9 +99,7 @@ pub struct Members<
     list_lost: bool,
     connected: bool,
     session_over: bool,
-    outbox: Deque<Op, 2>,
-    in_flight: Deque<(RequestId, Op), 2>,
-    events: Deque<MembersEvent, 8>,
+    events: EventQueue<MembersEvent, 8>,
 }
 
 impl<const M: usize, const K: usize, const N: usize> Members<M, K, N> {
@@ -110,7 +110,7 @@ impl<const M: usize, const K: usize, const N: usize> Members<M, K, N> {
         path::concat_into(&mut dir, &[group])?;
         Ok(Members {
             dir,
-            ids: RequestIds::new(),
+            ops: Pipeline::new(),
             watching: false,
             names: Vec::new(),
             complete: true,
@@ -119,9 +119,7 @@ impl<const M: usize, const K: usize, const N: usize> Members<M, K, N> {
             list_lost: false,
             connected: true,
             session_over: false,
-            outbox: Deque::new(),
-            in_flight: Deque::new(),
-            events: Deque::new(),
+            events: EventQueue::new(),
         })
     }
 
@@ -135,7 +133,7 @@ impl<const M: usize, const K: usize, const N: usize> Members<M, K, N> {
     pub fn watch(&mut self) {
         if !self.watching {
             self.watching = true;
-            self.queue(Op::List);
+            self.ops.queue(Op::List);
         }
     }
 
@@ -165,19 +163,6 @@ impl<const M: usize, const K: usize, const N: usize> Members<M, K, N> {
     /// Whether the held list has every member (it did not overflow).
     pub fn is_complete(&self) -> bool {
         self.complete
-    }
-
-    fn queue(&mut self, op: Op) {
-        if !self.outbox.iter().any(|o| *o == op) && !self.in_flight.iter().any(|(_, o)| *o == op) {
-            let _ = self.outbox.push_back(op);
-        }
-    }
-
-    fn emit(&mut self, event: MembersEvent) {
-        if self.events.is_full() {
-            let _ = self.events.pop_front();
-        }
-        let _ = self.events.push_back(event);
     }
 
     /// Replaces the list with `children`, counting the difference. Two
@@ -241,12 +226,12 @@ impl<const M: usize, const K: usize, const N: usize> Members<M, K, N> {
         let was_stale = self.stale;
         self.stale = false;
         if !fits {
-            self.emit(MembersEvent::Overflow { count });
+            self.events.emit(MembersEvent::Overflow { count });
         }
         if joined > 0 || left > 0 || first {
-            self.emit(MembersEvent::Changed { joined, left });
+            self.events.emit(MembersEvent::Changed { joined, left });
         } else if was_stale {
-            self.emit(MembersEvent::Current);
+            self.events.emit(MembersEvent::Current);
         }
     }
 
@@ -257,10 +242,10 @@ impl<const M: usize, const K: usize, const N: usize> Members<M, K, N> {
         self.known = true;
         self.stale = false;
         if left > 0 {
-            self.emit(MembersEvent::Changed { joined: 0, left });
+            self.events.emit(MembersEvent::Changed { joined: 0, left });
         }
-        self.emit(MembersEvent::NoGroup);
-        self.queue(Op::AwaitGroup);
+        self.events.emit(MembersEvent::NoGroup);
+        self.ops.queue(Op::AwaitGroup);
     }
 
     fn connection_lost(&mut self, also: Option<Op>) {
@@ -268,30 +253,13 @@ impl<const M: usize, const K: usize, const N: usize> Members<M, K, N> {
             return;
         }
         self.connected = false;
-        self.ids.new_epoch();
-        if !self.in_flight.is_empty() || also.is_some() {
+        if !self.ops.lose().is_empty() || also.is_some() {
             self.list_lost = true;
         }
-        self.in_flight.clear();
-        self.outbox.clear();
         if self.watching && !self.stale {
             self.stale = true;
-            self.emit(MembersEvent::Stale);
+            self.events.emit(MembersEvent::Stale);
         }
-    }
-
-    fn take_in_flight(&mut self, id: RequestId) -> Option<Op> {
-        let mut found = None;
-        for _ in 0..self.in_flight.len() {
-            if let Some(entry) = self.in_flight.pop_front() {
-                if entry.0 == id && found.is_none() {
-                    found = Some(entry.1);
-                } else {
-                    let _ = self.in_flight.push_back(entry);
-                }
-            }
-        }
-        found
     }
 }
 
@@ -299,12 +267,10 @@ impl<const M: usize, const K: usize, const N: usize> Recipe for Members<M, K, N>
     type Event = MembersEvent;
 
     fn poll_request(&mut self) -> Option<Outgoing<'_>> {
-        if !self.connected || self.in_flight.is_full() {
+        if !self.connected {
             return None;
         }
-        let op = self.outbox.pop_front()?;
-        let id = self.ids.next_id();
-        let _ = self.in_flight.push_back((id, op));
+        let (id, op) = self.ops.next()?;
         let path = self.dir.as_str();
         let request = match op {
             Op::List => Request::GetChildren { path, watch: true },
@@ -316,28 +282,25 @@ impl<const M: usize, const K: usize, const N: usize> Recipe for Members<M, K, N>
     }
 
     fn handle_reply(&mut self, id: RequestId, reply: Reply<'_>) {
-        if !self.ids.is_current(id) {
-            return;
-        }
-        let Some(op) = self.take_in_flight(id) else {
+        let Some(op) = self.ops.take(id) else {
             return;
         };
         match (op, reply) {
             (Op::List, Reply::Children(children)) => self.on_children(children),
             // getChildren on a missing node leaves no watch.
             (Op::List, Reply::Error(ZkError::NoNode)) => self.on_no_group(),
-            (Op::AwaitGroup, Reply::Exists { .. }) => self.queue(Op::List),
+            (Op::AwaitGroup, Reply::Exists { .. }) => self.ops.queue(Op::List),
             (Op::AwaitGroup, Reply::Error(ZkError::NoNode)) => {}
             (op, Reply::Error(e)) if e.is_connection_loss() => self.connection_lost(Some(op)),
             (_, Reply::Error(e)) if e.is_session_gone() => {
                 self.connected = false;
                 self.session_over = true;
-                self.ids.new_epoch();
-                self.in_flight.clear();
-                self.outbox.clear();
+                self.ops.lose();
             }
-            (_, Reply::Error(e)) => self.emit(MembersEvent::Failed(e)),
-            (_, _) => self.emit(MembersEvent::Failed(ZkError::MarshallingError)),
+            (_, Reply::Error(e)) => self.events.emit(MembersEvent::Failed(e)),
+            (_, _) => self
+                .events
+                .emit(MembersEvent::Failed(ZkError::MarshallingError)),
         }
     }
 
@@ -348,7 +311,7 @@ impl<const M: usize, const K: usize, const N: usize> Recipe for Members<M, K, N>
         match event.kind {
             WatchKind::NodeChildrenChanged | WatchKind::NodeCreated | WatchKind::NodeDeleted => {
                 if self.connected {
-                    self.queue(Op::List);
+                    self.ops.queue(Op::List);
                 } else {
                     self.list_lost = true;
                 }
@@ -364,9 +327,9 @@ impl<const M: usize, const K: usize, const N: usize> Recipe for Members<M, K, N>
                 self.session_over = false;
                 if !self.connected || new_session {
                     self.connected = true;
-                    self.outbox.clear();
+                    self.ops.clear_queued();
                     if self.watching && (new_session || self.list_lost || self.stale) {
-                        self.queue(Op::List);
+                        self.ops.queue(Op::List);
                     }
                     self.list_lost = false;
                 }
@@ -386,7 +349,7 @@ impl<const M: usize, const K: usize, const N: usize> Recipe for Members<M, K, N>
     }
 
     fn poll_event(&mut self) -> Option<MembersEvent> {
-        self.events.pop_front()
+        self.events.pop()
     }
 }
 

@@ -4,11 +4,14 @@ use core::fmt;
 
 use heapless::{Deque, String, Vec};
 
+use crate::event_queue::EventQueue;
+use crate::pipeline::Pipeline;
+
 use super::{Error, Outcome, TxEvent, Variant, Vote, DECISION};
 use crate::path::{self, PathError};
 use crate::{
-    Acl, Children, CreateMode, Instant, Outgoing, Recipe, Reply, Request, RequestId, RequestIds,
-    SessionEvent, Version, WatchEvent, WatchKind, ZkError,
+    Acl, Children, CreateMode, Instant, Outgoing, Recipe, Reply, Request, RequestId, SessionEvent,
+    Version, WatchEvent, WatchKind, ZkError,
 };
 
 /// How often a vanished transaction directory is re-created before giving
@@ -117,14 +120,12 @@ pub struct TwoPhase<
     started: bool,
     directory_retries: u8,
     deadline: Option<Instant>,
-    ids: RequestIds,
     connected: bool,
     session_over: bool,
-    outbox: Deque<Op, 16>,
+    ops: Pipeline<Op, 16, 48>,
     /// Ops that must follow the per-site creates on the wire.
     late: Deque<Op, 2>,
-    in_flight: Deque<(RequestId, Op), 48>,
-    events: Deque<TxEvent, 8>,
+    events: EventQueue<TxEvent, 8>,
     scratch: String<N>,
 }
 
@@ -168,13 +169,11 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> TwoPhase<S,
             started: false,
             directory_retries: 0,
             deadline: None,
-            ids: RequestIds::new(),
             connected: true,
             session_over: false,
-            outbox: Deque::new(),
+            ops: Pipeline::new(),
             late: Deque::new(),
-            in_flight: Deque::new(),
-            events: Deque::new(),
+            events: EventQueue::new(),
             scratch: String::new(),
         })
     }
@@ -260,10 +259,10 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> TwoPhase<S,
         self.tallying = true;
         self.body_known = true;
         self.deadline = deadline;
-        self.queue(Op::CreateTx);
+        self.ops.queue(Op::CreateTx);
         let _ = self.late.push_back(Op::SetBody);
-        self.queue(Op::List);
-        self.queue(Op::ReadDecision);
+        self.ops.queue(Op::List);
+        self.ops.queue(Op::ReadDecision);
         Ok(())
     }
 
@@ -280,10 +279,10 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> TwoPhase<S,
         self.decider = variant == Variant::AllWatch;
         // The decision first: a late site learns the outcome before it is
         // offered a transaction it may no longer vote on.
-        self.queue(Op::ReadDecision);
-        self.queue(Op::ReadBody);
+        self.ops.queue(Op::ReadDecision);
+        self.ops.queue(Op::ReadBody);
         if !variant.coordinator_creates_votes() {
-            self.queue(Op::CreateOwn);
+            self.ops.queue(Op::CreateOwn);
         }
         Ok(())
     }
@@ -303,31 +302,17 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> TwoPhase<S,
         }
         self.vote = Some(vote);
         if self.variant.coordinator_creates_votes() || self.own_created {
-            self.queue(Op::WriteVote);
+            self.ops.queue(Op::WriteVote);
         }
         Ok(())
     }
 
-    fn queue(&mut self, op: Op) {
-        if !self.outbox.iter().any(|o| *o == op) && !self.in_flight.iter().any(|(_, o)| *o == op) {
-            let _ = self.outbox.push_back(op);
-        }
-    }
-
-    fn emit(&mut self, event: TxEvent) {
-        if self.events.is_full() {
-            let _ = self.events.pop_front();
-        }
-        let _ = self.events.push_back(event);
-    }
-
     fn fail(&mut self, e: Error) {
         self.role = Role::Idle;
-        self.outbox.clear();
+        self.ops.clear();
         self.late.clear();
-        self.in_flight.clear();
         self.deadline = None;
-        self.emit(TxEvent::Failed(e));
+        self.events.emit(TxEvent::Failed(e));
     }
 
     fn decide(&mut self, outcome: Outcome) {
@@ -337,25 +322,20 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> TwoPhase<S,
         self.decision = Some(outcome);
         self.deadline = None;
         self.tallying = false;
-        // Nothing read from here on matters; a vote still in flight may
-        // land, which is harmless.
-        for _ in 0..self.outbox.len() {
-            if let Some(op) = self.outbox.pop_front() {
-                if op == Op::WriteVote {
-                    let _ = self.outbox.push_back(op);
-                }
-            }
-        }
+        // Nothing read from here on matters; a vote still on its way may
+        // land, which is harmless, and the answers in flight still finish
+        // the coordinator's start.
+        self.ops.unqueue(|op| op != Op::WriteVote);
         for slot in self.sites.iter_mut() {
             slot.need_read = false;
         }
-        self.emit(TxEvent::Decided(outcome));
+        self.events.emit(TxEvent::Decided(outcome));
     }
 
     fn propose(&mut self, outcome: Outcome) {
         if self.decision.is_none() && self.proposal.is_none() {
             self.proposal = Some(outcome);
-            self.queue(Op::CreateDecision);
+            self.ops.queue(Op::CreateDecision);
         }
     }
 
@@ -388,7 +368,7 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> TwoPhase<S,
             && self.sites.iter().all(|s| !s.need_create)
         {
             self.started = true;
-            self.emit(TxEvent::Started);
+            self.events.emit(TxEvent::Started);
         }
     }
 
@@ -401,7 +381,7 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> TwoPhase<S,
         let mut present = [false; S];
         for name in children {
             if name == DECISION {
-                self.queue(Op::ReadDecision);
+                self.ops.queue(Op::ReadDecision);
                 continue;
             }
             let index = match self.slot_of(name) {
@@ -492,11 +472,11 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> TwoPhase<S,
         }
         self.body_known = true;
         if self.decision.is_none() {
-            self.emit(TxEvent::Transaction);
+            self.events.emit(TxEvent::Transaction);
         }
         if self.decider && self.decision.is_none() {
             self.tallying = true;
-            self.queue(Op::List);
+            self.ops.queue(Op::List);
         }
     }
 
@@ -505,27 +485,27 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> TwoPhase<S,
             return;
         }
         self.connected = false;
-        self.ids.new_epoch();
-        if also == Some(Op::CreateTx) || self.in_flight.iter().any(|(_, op)| *op == Op::CreateTx) {
+        if self
+            .ops
+            .lose()
+            .into_iter()
+            .chain(also)
+            .any(|op| op == Op::CreateTx)
+        {
             // Applied or not, only the next answer can tell.
             self.tx_create_unknown = true;
         }
-        self.in_flight.clear();
-        self.outbox.clear();
         self.late.clear();
     }
 
     fn session_ended(&mut self) {
         self.connected = false;
         self.session_over = true;
-        self.ids.new_epoch();
-        let in_flight = |op: Op| self.in_flight.iter().any(|(_, o)| *o == op);
-        if in_flight(Op::CreateTx) {
+        let lost = self.ops.lose();
+        if lost.contains(&Op::CreateTx) {
             self.tx_create_unknown = true;
         }
-        let own_may_exist = self.own_created || in_flight(Op::CreateOwn);
-        self.in_flight.clear();
-        self.outbox.clear();
+        let own_may_exist = self.own_created || lost.contains(&Op::CreateOwn);
         self.late.clear();
         if self.role == Role::Site && !self.variant.coordinator_creates_votes() && own_may_exist {
             // The ephemeral vote node died with the session, and the
@@ -538,21 +518,21 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> TwoPhase<S,
     /// Rebuilds what to send after a reconnect or on a new session: every
     /// write not confirmed, and every read (watches may be gone).
     fn resync(&mut self) {
-        self.outbox.clear();
+        self.ops.clear_queued();
         self.late.clear();
         if self.role == Role::Idle {
             return;
         }
         if self.role == Role::Coordinator && !self.tx_created {
-            self.queue(Op::CreateTx);
+            self.ops.queue(Op::CreateTx);
         }
         if self.role == Role::Coordinator && !self.body_set {
             let _ = self.late.push_back(Op::SetBody);
         }
         if self.decision.is_none() {
-            self.queue(Op::ReadDecision);
+            self.ops.queue(Op::ReadDecision);
             if self.proposal.is_some() {
-                self.queue(Op::CreateDecision);
+                self.ops.queue(Op::CreateDecision);
             }
         }
         if self.role == Role::Site && self.own_lost && self.decision.is_none() {
@@ -561,22 +541,22 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> TwoPhase<S,
             // always a valid outcome until a decision is recorded, so record
             // it ourselves rather than leave everyone to a deadline.
             self.proposal = Some(Outcome::Abort);
-            self.queue(Op::CreateDecision);
+            self.ops.queue(Op::CreateDecision);
         }
         if self.role == Role::Site {
             if !self.body_known {
-                self.queue(Op::ReadBody);
+                self.ops.queue(Op::ReadBody);
             }
             if !self.variant.coordinator_creates_votes() && !self.own_created && !self.own_lost {
-                self.queue(Op::CreateOwn);
+                self.ops.queue(Op::CreateOwn);
             }
             let can_write = self.variant.coordinator_creates_votes() || self.own_created;
             if self.vote.is_some() && !self.vote_written && can_write && !self.own_lost {
-                self.queue(Op::WriteVote);
+                self.ops.queue(Op::WriteVote);
             }
         }
         if self.tallying && self.decision.is_none() {
-            self.queue(Op::List);
+            self.ops.queue(Op::List);
             for slot in self.sites.iter_mut() {
                 if slot.state != SiteState::Unknown && slot.state != SiteState::Gone {
                     slot.need_read = true;
@@ -612,8 +592,8 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> TwoPhase<S,
                 // again. The pipelined vote creates and body write fail with
                 // NoNode too and are re-queued as their answers come in.
                 self.directory_retries += 1;
-                let _ = self.outbox.push_front(Op::CreateTx);
-                let _ = self.outbox.push_front(Op::Ensure(1));
+                self.ops.queue_first(Op::CreateTx);
+                self.ops.queue_first(Op::Ensure(1));
             }
             Reply::Error(e) => self.on_error(Op::CreateTx, e),
             _ => self.fail(Error::BadReply),
@@ -629,27 +609,13 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> TwoPhase<S,
         }
     }
 
-    fn take_in_flight(&mut self, id: RequestId) -> Option<Op> {
-        let mut found = None;
-        for _ in 0..self.in_flight.len() {
-            if let Some(entry) = self.in_flight.pop_front() {
-                if entry.0 == id && found.is_none() {
-                    found = Some(entry.1);
-                } else {
-                    let _ = self.in_flight.push_back(entry);
-                }
-            }
-        }
-        found
-    }
-
     /// The next op to send: early ops, then per-site work, then the ops
     /// that must follow the vote creates.
     fn next_op(&mut self) -> Option<Op> {
-        if let Some(op) = self.outbox.pop_front() {
+        if let Some(op) = self.ops.pop_queued() {
             if let Op::Ensure(level) = op {
                 if level < self.depth() {
-                    let _ = self.outbox.push_front(Op::Ensure(level + 1));
+                    self.ops.queue_first(Op::Ensure(level + 1));
                 }
             }
             return Some(op);
@@ -659,7 +625,7 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> TwoPhase<S,
             if slot.need_create {
                 // Cleared when the create is confirmed.
                 let op = Op::CreateVote(index);
-                if !self.in_flight.iter().any(|(_, o)| *o == op) {
+                if !self.ops.is_in_flight(op) {
                     return Some(op);
                 }
             }
@@ -703,12 +669,11 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> Recipe
     type Event = TxEvent;
 
     fn poll_request(&mut self) -> Option<Outgoing<'_>> {
-        if !self.connected || self.in_flight.is_full() || self.role == Role::Idle {
+        if !self.connected || !self.ops.has_room() || self.role == Role::Idle {
             return None;
         }
         let op = self.next_op()?;
-        let id = self.ids.next_id();
-        let _ = self.in_flight.push_back((id, op));
+        let id = self.ops.record(op);
         let request = match op {
             Op::Ensure(level) => {
                 let parent = path::parent(&self.tx).unwrap_or("/");
@@ -804,10 +769,10 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> Recipe
     }
 
     fn handle_reply(&mut self, id: RequestId, reply: Reply<'_>) {
-        if !self.ids.is_current(id) || self.role == Role::Idle {
+        if self.role == Role::Idle {
             return;
         }
-        let Some(op) = self.take_in_flight(id) else {
+        let Some(op) = self.ops.take(id) else {
             return;
         };
         match (op, reply) {
@@ -850,7 +815,7 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> Recipe
                 if self.role == Role::Coordinator && !self.tx_created {
                     // Pipelined behind a create that found no parent: list
                     // again behind the create that follows the ancestors.
-                    self.queue(Op::List);
+                    self.ops.queue(Op::List);
                 } else if self.decision.is_none() {
                     self.fail(Error::NoTransaction);
                 }
@@ -865,10 +830,10 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> Recipe
                 // Deciders hear of the decision through their child watch;
                 // the others wait for it directly.
                 if !self.decider && self.decision.is_none() {
-                    self.queue(Op::AwaitDecision);
+                    self.ops.queue(Op::AwaitDecision);
                 }
             }
-            (Op::AwaitDecision, Reply::Exists { .. }) => self.queue(Op::ReadDecision),
+            (Op::AwaitDecision, Reply::Exists { .. }) => self.ops.queue(Op::ReadDecision),
             (Op::AwaitDecision, Reply::Error(ZkError::NoNode)) => {}
             (Op::CreateDecision, Reply::Created { .. }) => {
                 if let Some(outcome) = self.proposal {
@@ -876,13 +841,15 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> Recipe
                 }
             }
             // Someone decided first: adopt what they recorded.
-            (Op::CreateDecision, Reply::Error(ZkError::NodeExists)) => self.queue(Op::ReadDecision),
+            (Op::CreateDecision, Reply::Error(ZkError::NodeExists)) => {
+                self.ops.queue(Op::ReadDecision)
+            }
             // Decided (by the deadline) before the transaction node was
             // created: record it behind the create.
             (Op::CreateDecision, Reply::Error(ZkError::NoNode))
                 if self.role == Role::Coordinator && !self.tx_created =>
             {
-                self.queue(Op::CreateDecision)
+                self.ops.queue(Op::CreateDecision)
             }
             (Op::CreateDecision, Reply::Error(ZkError::NoNode)) => self.fail(Error::NoTransaction),
             (Op::ReadBody, Reply::Data { data, stat }) => self.on_body(data, stat.version),
@@ -895,7 +862,7 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> Recipe
             | (Op::CreateOwn, Reply::Error(ZkError::NodeExists)) => {
                 self.own_created = true;
                 if self.vote.is_some() && !self.vote_written {
-                    self.queue(Op::WriteVote);
+                    self.ops.queue(Op::WriteVote);
                 }
             }
             (Op::CreateOwn, Reply::Error(ZkError::NoNode)) => {
@@ -906,7 +873,7 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> Recipe
             (Op::WriteVote, Reply::DataSet { .. }) => {
                 if !self.vote_written {
                     self.vote_written = true;
-                    self.emit(TxEvent::Voted);
+                    self.events.emit(TxEvent::Voted);
                 }
             }
             (Op::WriteVote, Reply::Error(ZkError::NoNode)) => {
@@ -933,8 +900,8 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> Recipe
         let tx = self.tx.as_str();
         if event.path == tx {
             match event.kind {
-                WatchKind::NodeDataChanged if !self.body_known => self.queue(Op::ReadBody),
-                WatchKind::NodeChildrenChanged if self.tallying => self.queue(Op::List),
+                WatchKind::NodeDataChanged if !self.body_known => self.ops.queue(Op::ReadBody),
+                WatchKind::NodeChildrenChanged if self.tallying => self.ops.queue(Op::List),
                 WatchKind::NodeDeleted => self.fail(Error::NoTransaction),
                 _ => {}
             }
@@ -948,7 +915,7 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> Recipe
             return;
         };
         if name == DECISION {
-            self.queue(Op::ReadDecision);
+            self.ops.queue(Op::ReadDecision);
             return;
         }
         if !self.tallying {
@@ -1002,7 +969,7 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> Recipe
     }
 
     fn poll_event(&mut self) -> Option<TxEvent> {
-        self.events.pop_front()
+        self.events.pop()
     }
 }
 

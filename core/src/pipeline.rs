@@ -1,0 +1,198 @@
+//! The request bookkeeping every recipe shares: what to send next, what is
+//! in flight, and which session epoch its answers belong to.
+//!
+//! A recipe names its requests with a small `Copy` enum of its own (`Op`)
+//! and materialises the actual [`Request`](crate::Request) only when the
+//! driver polls, so nothing here borrows or allocates.
+
+use heapless::{Deque, Vec};
+
+use crate::{RequestId, RequestIds};
+
+/// Queued and in-flight operations of one recipe, tagged with epochs.
+#[derive(Debug)]
+pub(crate) struct Pipeline<Op, const QUEUED: usize, const IN_FLIGHT: usize> {
+    ids: RequestIds,
+    queued: Deque<Op, QUEUED>,
+    in_flight: Deque<(RequestId, Op), IN_FLIGHT>,
+}
+
+impl<Op: Copy + PartialEq, const QUEUED: usize, const IN_FLIGHT: usize>
+    Pipeline<Op, QUEUED, IN_FLIGHT>
+{
+    pub(crate) const fn new() -> Self {
+        Pipeline {
+            ids: RequestIds::new(),
+            queued: Deque::new(),
+            in_flight: Deque::new(),
+        }
+    }
+
+    /// Queues `op` unless it is already queued or in flight (a second copy
+    /// would only fetch the same answer twice).
+    pub(crate) fn queue(&mut self, op: Op) {
+        if !self.is_pending(op) {
+            let _ = self.queued.push_back(op);
+        }
+    }
+
+    /// Queues `op` even if it is already queued or in flight (an answer to
+    /// a newer copy is then wanted).
+    pub(crate) fn push(&mut self, op: Op) {
+        let _ = self.queued.push_back(op);
+    }
+
+    /// Queues `op` ahead of everything queued.
+    pub(crate) fn queue_first(&mut self, op: Op) {
+        let _ = self.queued.push_front(op);
+    }
+
+    /// Whether `op` is queued or in flight.
+    pub(crate) fn is_pending(&self, op: Op) -> bool {
+        self.queued.iter().any(|o| *o == op) || self.is_in_flight(op)
+    }
+
+    /// Whether `op` is in flight.
+    pub(crate) fn is_in_flight(&self, op: Op) -> bool {
+        self.in_flight.iter().any(|(_, o)| *o == op)
+    }
+
+    /// Whether another request may go out.
+    pub(crate) fn has_room(&self) -> bool {
+        !self.in_flight.is_full()
+    }
+
+    /// The next queued op, not yet recorded as sent.
+    pub(crate) fn pop_queued(&mut self) -> Option<Op> {
+        self.queued.pop_front()
+    }
+
+    /// Records `op` as sent and gives the id its answer will carry.
+    pub(crate) fn record(&mut self, op: Op) -> RequestId {
+        let id = self.ids.next_id();
+        let _ = self.in_flight.push_back((id, op));
+        id
+    }
+
+    /// The next queued op, recorded as sent, if there is room.
+    pub(crate) fn next(&mut self) -> Option<(RequestId, Op)> {
+        if !self.has_room() {
+            return None;
+        }
+        let op = self.pop_queued()?;
+        Some((self.record(op), op))
+    }
+
+    /// The op an answer belongs to, removed from the in-flight list; `None`
+    /// for an answer from an earlier epoch or to a forgotten request.
+    pub(crate) fn take(&mut self, id: RequestId) -> Option<Op> {
+        if !self.ids.is_current(id) {
+            return None;
+        }
+        let position = self.in_flight.iter().position(|(i, _)| *i == id)?;
+        let mut found = None;
+        for i in 0..self.in_flight.len() {
+            if let Some(entry) = self.in_flight.pop_front() {
+                if i == position {
+                    found = Some(entry.1);
+                } else {
+                    let _ = self.in_flight.push_back(entry);
+                }
+            }
+        }
+        found
+    }
+
+    /// Drops the queued ops `drop` selects; those in flight stay.
+    pub(crate) fn unqueue(&mut self, drop: impl Fn(Op) -> bool) {
+        for _ in 0..self.queued.len() {
+            if let Some(op) = self.queued.pop_front() {
+                if !drop(op) {
+                    let _ = self.queued.push_back(op);
+                }
+            }
+        }
+    }
+
+    /// Drops the queued and in-flight ops `drop` selects; answers to the
+    /// latter are then ignored.
+    pub(crate) fn forget(&mut self, drop: impl Fn(Op) -> bool) {
+        self.unqueue(&drop);
+        for _ in 0..self.in_flight.len() {
+            if let Some(entry) = self.in_flight.pop_front() {
+                if !drop(entry.1) {
+                    let _ = self.in_flight.push_back(entry);
+                }
+            }
+        }
+    }
+
+    /// Empties the queue (the in-flight ops stay).
+    pub(crate) fn clear_queued(&mut self) {
+        self.queued.clear();
+    }
+
+    /// Forgets everything, queued and in flight, in the same epoch.
+    pub(crate) fn clear(&mut self) {
+        self.queued.clear();
+        self.in_flight.clear();
+    }
+
+    /// The connection is gone: moves to a new epoch (so late answers are
+    /// ignored), empties the queue and the in-flight list, and hands back
+    /// the ops that were in flight, whose answers will never come.
+    pub(crate) fn lose(&mut self) -> Vec<Op, IN_FLIGHT> {
+        self.ids.new_epoch();
+        self.queued.clear();
+        let mut lost = Vec::new();
+        while let Some((_, op)) = self.in_flight.pop_front() {
+            let _ = lost.push(op);
+        }
+        lost
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    enum Op {
+        A,
+        B,
+        C,
+    }
+
+    #[test]
+    fn answers_match_their_op_and_stale_epochs_are_ignored() {
+        let mut p: Pipeline<Op, 4, 2> = Pipeline::new();
+        p.queue(Op::A);
+        p.queue(Op::A);
+        p.queue(Op::B);
+        p.queue(Op::C);
+        let (a, op_a) = p.next().unwrap();
+        let (b, op_b) = p.next().unwrap();
+        assert_eq!((op_a, op_b), (Op::A, Op::B));
+        assert!(p.next().is_none(), "two in flight at most");
+        assert_eq!(p.take(b), Some(Op::B));
+        assert_eq!(p.take(b), None);
+        let (_, op_c) = p.next().unwrap();
+        assert_eq!(op_c, Op::C);
+        assert_eq!(p.lose(), [Op::A, Op::C]);
+        assert!(!p.is_in_flight(Op::A));
+        assert_eq!(p.take(a), None, "from the lost epoch");
+    }
+
+    #[test]
+    fn forget_drops_queued_and_in_flight() {
+        let mut p: Pipeline<Op, 4, 4> = Pipeline::new();
+        p.queue(Op::A);
+        let (a, _) = p.next().unwrap();
+        p.queue(Op::B);
+        p.queue(Op::C);
+        p.forget(|op| op != Op::C);
+        assert_eq!(p.take(a), None);
+        assert_eq!(p.pop_queued(), Some(Op::C));
+        assert_eq!(p.pop_queued(), None);
+    }
+}
