@@ -20,11 +20,12 @@
 //! `HERDLESS_SEED=<seed> cargo test -p herdless-core --test config_sim`; run
 //! more with `HERDLESS_SCHEDULES=<n>`.
 
+mod support;
+
 use std::collections::BTreeMap;
-use std::time::Instant as WallClock;
 
 use herdless_core::config::{Config, ConfigEvent};
-use herdless_core::sim::{Faults, SessionStatus, World};
+use herdless_core::sim::{Faults, World};
 use herdless_core::Version;
 use rand::Rng;
 
@@ -105,7 +106,7 @@ impl Run {
     fn absorb_events(&mut self) -> Result<(), String> {
         for i in 0..self.n() {
             for event in self.world.peers[i].take_events() {
-                if std::env::var_os("HERDLESS_TRACE").is_some() {
+                if support::tracing() {
                     println!("  peer {i}: {event:?} {:?}", self.world.peers[i].recipe);
                 }
                 match event {
@@ -192,13 +193,8 @@ impl Run {
     }
 
     fn renew_ended_sessions(&mut self) {
-        for i in 0..self.n() {
-            let session = self.world.peers[i].session();
-            let ended = matches!(
-                self.world.zk.status(session),
-                Some(SessionStatus::Expired | SessionStatus::Closed)
-            );
-            if ended && self.world.zk.pending_deliveries(session) == 0 {
+        for i in 0..self.world.peers.len() {
+            if self.world.session_ended(i) {
                 self.world.renew_session(i);
             }
         }
@@ -207,7 +203,7 @@ impl Run {
     fn one_step(&mut self, may_start: bool) -> Result<bool, String> {
         self.write_sometimes(may_start)?;
         let taken = self.world.step();
-        if std::env::var_os("HERDLESS_TRACE").is_some() {
+        if support::tracing() {
             println!("step {}: {taken:?}", self.step);
         }
         let stepped = taken.is_some();
@@ -278,36 +274,14 @@ fn run_schedule(seed: u64) -> Result<(u64, u64), String> {
     Ok((run.updates, run.unknown))
 }
 
-fn env_u64(name: &str) -> Option<u64> {
-    std::env::var(name).ok().and_then(|v| v.parse().ok())
-}
-
 #[test]
 fn config_delivers_every_latest_version_and_loses_no_update_under_faults() {
-    let seeds: Vec<u64> = match env_u64("HERDLESS_SEED") {
-        Some(seed) => vec![seed],
-        None => (0..env_u64("HERDLESS_SCHEDULES").unwrap_or(DEFAULT_SCHEDULES)).collect(),
-    };
-    let started = WallClock::now();
-    let (mut updates, mut unknown) = (0, 0);
-    for &seed in &seeds {
-        match run_schedule(seed) {
-            Ok((u, k)) => {
-                updates += u;
-                unknown += k;
-            }
-            Err(why) => panic!(
-                "schedule with seed {seed} failed: {why}\n\
-                 replay: HERDLESS_SEED={seed} cargo test -p herdless-core --test config_sim"
-            ),
-        }
-    }
+    let (runs, secs) = support::for_each_seed("config_sim", DEFAULT_SCHEDULES, run_schedule);
+    let updates: u64 = runs.iter().map(|(u, _)| u).sum();
+    let unknown: u64 = runs.iter().map(|(_, k)| k).sum();
     println!(
-        "{} seeded schedules ({} compare-and-set increments under faults, {} outcomes unknown) in {:.1} s",
-        seeds.len(),
-        updates,
-        unknown,
-        started.elapsed().as_secs_f64()
+        "{} seeded schedules ({updates} compare-and-set increments under faults, {unknown} outcomes unknown) in {secs:.1} s",
+        runs.len()
     );
 }
 

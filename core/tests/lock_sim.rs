@@ -19,11 +19,11 @@
 //! `HERDLESS_SEED=<seed> cargo test -p herdless-core --test lock_sim`, and
 //! run more with `HERDLESS_SCHEDULES=<n>`.
 
-use std::time::Instant as WallClock;
+mod support;
 
 use herdless_core::lock::{Lock, LockEvent, LockState};
 use herdless_core::naming::{contender_sequence, Guid, NodeKind};
-use herdless_core::sim::{Faults, SessionStatus, World};
+use herdless_core::sim::{Faults, World};
 use herdless_core::{Instant, Recipe};
 use rand::Rng;
 
@@ -134,15 +134,8 @@ impl Run {
 
     /// Gives contenders whose session ended a new one, once their lock is idle.
     fn renew_ended_sessions(&mut self) {
-        for i in 0..self.n() {
-            let session = self.world.peers[i].session();
-            let ended = matches!(
-                self.world.zk.status(session),
-                Some(SessionStatus::Expired | SessionStatus::Closed)
-            );
-            if ended
-                && self.world.zk.pending_deliveries(session) == 0
-                && self.world.peers[i].recipe.state() == LockState::Idle
+        for i in 0..self.world.peers.len() {
+            if self.world.session_ended(i) && self.world.peers[i].recipe.state() == LockState::Idle
             {
                 self.world.renew_session(i);
             }
@@ -298,32 +291,13 @@ fn run_schedule(seed: u64) -> Result<usize, String> {
     Ok(run.acquisitions)
 }
 
-fn env_u64(name: &str) -> Option<u64> {
-    std::env::var(name).ok().and_then(|v| v.parse().ok())
-}
-
 #[test]
 fn lock_is_exclusive_live_and_herd_free_under_seeded_faults() {
-    let seeds: Vec<u64> = match env_u64("HERDLESS_SEED") {
-        Some(seed) => vec![seed],
-        None => (0..env_u64("HERDLESS_SCHEDULES").unwrap_or(DEFAULT_SCHEDULES)).collect(),
-    };
-    let started = WallClock::now();
-    let mut acquisitions = 0;
-    for &seed in &seeds {
-        match run_schedule(seed) {
-            Ok(a) => acquisitions += a,
-            Err(why) => panic!(
-                "schedule with seed {seed} failed: {why}\n\
-                 replay: HERDLESS_SEED={seed} cargo test -p herdless-core --test lock_sim"
-            ),
-        }
-    }
+    let (acquisitions, secs) = support::for_each_seed("lock_sim", DEFAULT_SCHEDULES, run_schedule);
     println!(
-        "{} seeded schedules ({} acquisitions under faults) in {:.1} s",
-        seeds.len(),
-        acquisitions,
-        started.elapsed().as_secs_f64()
+        "{} seeded schedules ({} acquisitions under faults) in {secs:.1} s",
+        acquisitions.len(),
+        acquisitions.iter().sum::<usize>()
     );
 }
 

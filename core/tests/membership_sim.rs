@@ -12,12 +12,13 @@
 //! Replay a failing seed with
 //! `HERDLESS_SEED=<seed> cargo test -p herdless-core --test membership_sim`.
 
+mod support;
+
 use std::collections::BTreeSet;
-use std::time::Instant as WallClock;
 
 use herdless_core::member::{Member, MemberEvent};
 use herdless_core::members::{Members, MembersEvent};
-use herdless_core::sim::{Faults, SessionStatus, World};
+use herdless_core::sim::{Faults, World};
 use herdless_core::{
     Instant, Outgoing, Recipe, Reply, Request, RequestId, SessionEvent, Version, WatchEvent,
 };
@@ -208,12 +209,7 @@ impl Run {
 
     fn renew_ended_sessions(&mut self) {
         for i in 0..self.world.peers.len() {
-            let session = self.world.peers[i].session();
-            let ended = matches!(
-                self.world.zk.status(session),
-                Some(SessionStatus::Expired | SessionStatus::Closed)
-            );
-            if ended && self.world.zk.pending_deliveries(session) == 0 {
+            if self.world.session_ended(i) {
                 self.world.renew_session(i);
             }
         }
@@ -317,32 +313,13 @@ fn run_schedule(seed: u64) -> Result<usize, String> {
     Ok(run.rejoins)
 }
 
-fn env_u64(name: &str) -> Option<u64> {
-    std::env::var(name).ok().and_then(|v| v.parse().ok())
-}
-
 #[test]
 fn members_come_back_by_themselves_and_observers_follow_under_faults() {
-    let seeds: Vec<u64> = match env_u64("HERDLESS_SEED") {
-        Some(seed) => vec![seed],
-        None => (0..env_u64("HERDLESS_SCHEDULES").unwrap_or(DEFAULT_SCHEDULES)).collect(),
-    };
-    let started = WallClock::now();
-    let mut rejoins = 0;
-    for &seed in &seeds {
-        match run_schedule(seed) {
-            Ok(r) => rejoins += r,
-            Err(why) => panic!(
-                "schedule with seed {seed} failed: {why}\n\
-                 replay: HERDLESS_SEED={seed} cargo test -p herdless-core --test membership_sim"
-            ),
-        }
-    }
+    let (rejoins, secs) = support::for_each_seed("membership_sim", DEFAULT_SCHEDULES, run_schedule);
     println!(
-        "{} seeded schedules ({} re-joins after expiry) in {:.1} s",
-        seeds.len(),
-        rejoins,
-        started.elapsed().as_secs_f64()
+        "{} seeded schedules ({} re-joins after expiry) in {secs:.1} s",
+        rejoins.len(),
+        rejoins.iter().sum::<usize>()
     );
 }
 

@@ -18,9 +18,9 @@
 //! Replay a failing seed with
 //! `HERDLESS_SEED=<seed> cargo test -p herdless-core --test two_phase_sim`.
 
-use std::time::Instant as WallClock;
+mod support;
 
-use herdless_core::sim::{Faults, SessionStatus, World};
+use herdless_core::sim::{Faults, World};
 use herdless_core::two_phase::{Outcome, TwoPhase, TxEvent, Variant, Vote};
 use herdless_core::Instant;
 use rand::Rng;
@@ -130,7 +130,7 @@ impl Run {
     fn absorb_events(&mut self) -> Result<(), String> {
         for i in 0..self.world.peers.len() {
             for event in self.world.peers[i].take_events() {
-                if std::env::var_os("HERDLESS_TRACE").is_some() {
+                if support::tracing() {
                     println!("  peer {i}: {event:?}");
                 }
                 match event {
@@ -245,12 +245,7 @@ impl Run {
             if self.crashed[i] {
                 continue;
             }
-            let session = self.world.peers[i].session();
-            let ended = matches!(
-                self.world.zk.status(session),
-                Some(SessionStatus::Expired | SessionStatus::Closed)
-            );
-            if ended && self.world.zk.pending_deliveries(session) == 0 {
+            if self.world.session_ended(i) {
                 self.world.renew_session(i);
             }
         }
@@ -296,7 +291,7 @@ impl Run {
         } else {
             self.world.step()
         };
-        if std::env::var_os("HERDLESS_TRACE").is_some() {
+        if support::tracing() {
             println!("step {}: {taken:?} now {:?}", self.step, self.world.now());
             println!("    coordinator {:?}", self.world.peers[0].recipe);
         }
@@ -343,32 +338,16 @@ impl Run {
     }
 }
 
-fn env_u64(name: &str) -> Option<u64> {
-    std::env::var(name).ok().and_then(|v| v.parse().ok())
-}
-
 #[test]
 fn participants_agree_commit_only_unanimously_and_never_hang_under_faults() {
-    let seeds: Vec<u64> = match env_u64("HERDLESS_SEED") {
-        Some(seed) => vec![seed],
-        None => (0..env_u64("HERDLESS_SCHEDULES").unwrap_or(DEFAULT_SCHEDULES)).collect(),
-    };
-    let started = WallClock::now();
-    let (mut commits, mut aborts) = (0, 0);
-    for &seed in &seeds {
-        match Run::new(seed, true).run() {
-            Ok(Outcome::Commit) => commits += 1,
-            Ok(Outcome::Abort) => aborts += 1,
-            Err(why) => panic!(
-                "schedule with seed {seed} failed: {why}\n\
-                 replay: HERDLESS_SEED={seed} cargo test -p herdless-core --test two_phase_sim"
-            ),
-        }
-    }
+    let (outcomes, secs) = support::for_each_seed("two_phase_sim", DEFAULT_SCHEDULES, |seed| {
+        Run::new(seed, true).run()
+    });
+    let commits = outcomes.iter().filter(|o| **o == Outcome::Commit).count();
+    let aborts = outcomes.len() - commits;
     println!(
-        "{} seeded schedules ({commits} committed, {aborts} aborted) in {:.1} s",
-        seeds.len(),
-        started.elapsed().as_secs_f64()
+        "{} seeded schedules ({commits} committed, {aborts} aborted) in {secs:.1} s",
+        outcomes.len()
     );
     assert!(commits > 0 && aborts > 0, "both outcomes were exercised");
 }

@@ -116,6 +116,17 @@ impl<R: Recipe> World<R> {
         self.peers[i].move_to_session(&mut self.zk, session);
     }
 
+    /// Whether peer `i`'s session has ended (expired or closed) and the peer
+    /// has read everything it delivered, so it knows: the moment to give it
+    /// a new one with [`renew_session`](World::renew_session).
+    pub fn session_ended(&self, i: usize) -> bool {
+        let session = self.peers[i].session();
+        matches!(
+            self.zk.status(session),
+            Some(SessionStatus::Expired | SessionStatus::Closed)
+        ) && self.zk.pending_deliveries(session) == 0
+    }
+
     /// Whether any request or delivery is queued, or a session is
     /// disconnected.
     pub fn busy(&self) -> bool {
