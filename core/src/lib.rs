@@ -63,6 +63,7 @@
 //!
 //! * [`lock`]: the exclusive lock.
 //! * [`config`]: a watched configuration value with compare-and-set.
+//! * [`barrier`], [`double_barrier`]: barriers.
 //! * [`two_phase`]: two-phase commit, both variants of the recipes page.
 //! * [`member`], [`members`]: group membership (a member that re-joins by
 //!   itself after its session expired, and an observer of the group).
@@ -78,8 +79,10 @@ extern crate alloc;
 #[cfg(feature = "sim")]
 extern crate std;
 
+pub mod barrier;
 pub mod children;
 pub mod config;
+pub mod double_barrier;
 pub mod event;
 mod event_queue;
 pub mod lock;

@@ -1,0 +1,326 @@
+//! The barrier of the recipes page: a node whose existence holds processes
+//! back.
+//!
+//! [`Barrier::set`] creates the node (and its ancestors), [`Barrier::remove`]
+//! deletes it, [`Barrier::wait`] waits until it is gone. Waiting reads the
+//! node with `getData` and a watch: a data change fires the one-shot watch
+//! too, so it is re-armed after every notification, and a deletion ends the
+//! wait. `getData`, not the recipe's `exists`: on a node that is already
+//! gone it leaves no watch behind, where `exists` would leave a creation
+//! watch on the server for as long as the session lives (the leak of
+//! CURATOR-654).
+
+use core::fmt;
+
+use heapless::String;
+
+use crate::event_queue::EventQueue;
+use crate::path::{self, PathError};
+use crate::pipeline::Pipeline;
+use crate::{
+    Acl, CreateMode, Instant, Outgoing, Recipe, Reply, Request, RequestId, SessionEvent, Version,
+    WatchEvent, WatchKind, ZkError,
+};
+
+/// Default capacity, in bytes, of the barrier node's path.
+pub const DEFAULT_PATH_CAPACITY: usize = 128;
+
+/// What the barrier tells the application.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
+pub enum BarrierEvent {
+    /// The barrier node exists (created now, or it already did).
+    Set,
+    /// The barrier node is gone (deleted now, or it already was).
+    Removed,
+    /// A wait ended: the barrier is down.
+    Passed,
+    /// An operation failed.
+    Failed(ZkError),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Op {
+    /// Create the `level`-th ancestor of the barrier node.
+    Ensure(u8),
+    Create,
+    Delete,
+    /// getData with a watch, while waiting.
+    Watch,
+}
+
+/// A barrier: one node that processes wait on until it is removed.
+///
+/// ```
+/// use herdless_core::barrier::{Barrier, BarrierEvent};
+/// use herdless_core::{Recipe, Reply, ZkError};
+///
+/// let mut barrier: Barrier = Barrier::new("/jobs/start").unwrap();
+/// barrier.wait();
+/// let read = barrier.poll_request().unwrap().id;
+/// // The barrier was never set (or is already removed): pass at once.
+/// barrier.handle_reply(read, Reply::Error(ZkError::NoNode));
+/// assert_eq!(barrier.poll_event(), Some(BarrierEvent::Passed));
+/// ```
+pub struct Barrier<const N: usize = DEFAULT_PATH_CAPACITY> {
+    node: String<N>,
+    ops: Pipeline<Op, 8, 8>,
+    waiting: bool,
+    /// A write whose answer was lost: sent again after the reconnect (both
+    /// are idempotent: NodeExists and NoNode count as done).
+    pending_write: Option<Op>,
+    connected: bool,
+    session_over: bool,
+    events: EventQueue<BarrierEvent, 4>,
+    scratch: String<N>,
+}
+
+impl<const N: usize> Barrier<N> {
+    /// The barrier at `node`.
+    pub fn new(node: &str) -> Result<Self, PathError> {
+        path::validate(node)?;
+        if node == "/" {
+            return Err(PathError::BadName);
+        }
+        let mut stored = String::new();
+        path::concat_into(&mut stored, &[node])?;
+        Ok(Barrier {
+            node: stored,
+            ops: Pipeline::new(),
+            waiting: false,
+            pending_write: None,
+            connected: true,
+            session_over: false,
+            events: EventQueue::new(),
+            scratch: String::new(),
+        })
+    }
+
+    /// The barrier node's path.
+    pub fn node(&self) -> &str {
+        &self.node
+    }
+
+    /// Whether a wait is in progress.
+    pub fn is_waiting(&self) -> bool {
+        self.waiting
+    }
+
+    /// Whether nothing is in progress.
+    pub fn is_idle(&self) -> bool {
+        !self.waiting && self.pending_write.is_none()
+    }
+
+    /// Raises the barrier; [`BarrierEvent::Set`] follows.
+    pub fn set(&mut self) {
+        self.pending_write = Some(Op::Create);
+        self.ops.queue(Op::Create);
+    }
+
+    /// Lowers the barrier; [`BarrierEvent::Removed`] follows, and every
+    /// waiter passes.
+    pub fn remove(&mut self) {
+        self.pending_write = Some(Op::Delete);
+        self.ops.queue(Op::Delete);
+    }
+
+    /// Waits until the barrier is down; [`BarrierEvent::Passed`] follows
+    /// (at once if it is not set).
+    pub fn wait(&mut self) {
+        if !self.waiting {
+            self.waiting = true;
+            self.ops.queue(Op::Watch);
+        }
+    }
+
+    /// Stops waiting (no event follows). A watch already on the server
+    /// stays until the node changes: ZooKeeper 3.8 clients cannot take one
+    /// back.
+    pub fn cancel_wait(&mut self) {
+        self.waiting = false;
+        self.ops.forget(|op| op == Op::Watch);
+    }
+
+    fn write_done(&mut self, event: BarrierEvent) {
+        self.pending_write = None;
+        self.events.emit(event);
+    }
+
+    fn passed(&mut self) {
+        if self.waiting {
+            self.waiting = false;
+            self.ops.forget(|op| op == Op::Watch);
+            self.events.emit(BarrierEvent::Passed);
+        }
+    }
+
+    fn lost(&mut self) {
+        self.connected = false;
+        self.ops.lose();
+    }
+
+    fn depth(&self) -> u8 {
+        let parent = path::parent(&self.node).unwrap_or("/");
+        if parent == "/" {
+            0
+        } else {
+            u8::try_from(parent.matches('/').count()).unwrap_or(u8::MAX)
+        }
+    }
+}
+
+impl<const N: usize> Recipe for Barrier<N> {
+    type Event = BarrierEvent;
+
+    fn poll_request(&mut self) -> Option<Outgoing<'_>> {
+        if !self.connected {
+            return None;
+        }
+        let (id, op) = self.ops.next()?;
+        if let Op::Ensure(level) = op {
+            if level < self.depth() {
+                self.ops.queue_first(Op::Ensure(level + 1));
+            }
+        }
+        let node = self.node.as_str();
+        let request = match op {
+            Op::Ensure(level) => {
+                let parent = path::parent(node).unwrap_or("/");
+                let end = parent
+                    .match_indices('/')
+                    .map(|(i, _)| i)
+                    .chain(core::iter::once(parent.len()))
+                    .filter(|&i| i > 0)
+                    .nth(usize::from(level.saturating_sub(1)))
+                    .unwrap_or(parent.len());
+                self.scratch.clear();
+                // Cannot fail: a prefix of a path that fits.
+                let _ = self.scratch.push_str(&parent[..end]);
+                Request::Create {
+                    path: &self.scratch,
+                    data: &[],
+                    acl: Acl::OPEN,
+                    mode: CreateMode::Persistent,
+                }
+            }
+            Op::Create => Request::Create {
+                path: node,
+                data: &[],
+                acl: Acl::OPEN,
+                mode: CreateMode::Persistent,
+            },
+            Op::Delete => Request::Delete {
+                path: node,
+                version: Version::Any,
+            },
+            Op::Watch => Request::GetData {
+                path: node,
+                watch: true,
+            },
+        };
+        Some(Outgoing { id, request })
+    }
+
+    fn handle_reply(&mut self, id: RequestId, reply: Reply<'_>) {
+        let Some(op) = self.ops.take(id) else {
+            return;
+        };
+        match (op, reply) {
+            (Op::Ensure(_), Reply::Created { .. } | Reply::Error(ZkError::NodeExists)) => {}
+            (Op::Create, Reply::Created { .. } | Reply::Error(ZkError::NodeExists)) => {
+                self.write_done(BarrierEvent::Set)
+            }
+            // The parent is missing: create the ancestors, then the node.
+            (Op::Create, Reply::Error(ZkError::NoNode)) if self.depth() > 0 => {
+                self.ops.queue(Op::Ensure(1));
+                self.ops.push(Op::Create);
+            }
+            (Op::Delete, Reply::Deleted | Reply::Error(ZkError::NoNode)) => {
+                self.write_done(BarrierEvent::Removed)
+            }
+            // Up: the watch is armed.
+            (Op::Watch, Reply::Data { .. }) => {}
+            (Op::Watch, Reply::Error(ZkError::NoNode)) => self.passed(),
+            (_, Reply::Error(e)) if e.is_connection_loss() => {
+                if matches!(op, Op::Create | Op::Delete) {
+                    self.pending_write = Some(op);
+                }
+                self.lost();
+            }
+            (_, Reply::Error(e)) if e.is_session_gone() => {
+                self.session_over = true;
+                self.lost();
+            }
+            (Op::Create | Op::Delete | Op::Ensure(_), Reply::Error(e)) => {
+                self.write_done(BarrierEvent::Failed(e))
+            }
+            (Op::Watch, Reply::Error(e)) => {
+                self.waiting = false;
+                self.events.emit(BarrierEvent::Failed(e));
+            }
+            (_, _) => self
+                .events
+                .emit(BarrierEvent::Failed(ZkError::MarshallingError)),
+        }
+    }
+
+    fn handle_watch(&mut self, event: WatchEvent<'_>) {
+        if !self.waiting || event.path != self.node.as_str() {
+            return;
+        }
+        match event.kind {
+            WatchKind::NodeDeleted => self.passed(),
+            // A data change spends the one-shot watch: arm it again.
+            _ if self.connected => self.ops.queue(Op::Watch),
+            _ => {}
+        }
+    }
+
+    fn handle_session(&mut self, event: SessionEvent) {
+        match event {
+            SessionEvent::Connected { .. } => {
+                let new_session = self.session_over;
+                self.session_over = false;
+                if !self.connected || new_session {
+                    self.connected = true;
+                    self.ops.clear_queued();
+                    // Writes whose answer was lost are idempotent: send
+                    // again. A wait reads again (its watch may be gone).
+                    if let Some(op) = self.pending_write {
+                        self.ops.queue(op);
+                    }
+                    if self.waiting {
+                        self.ops.queue(Op::Watch);
+                    }
+                }
+            }
+            SessionEvent::Suspended => self.lost(),
+            SessionEvent::Expired | SessionEvent::Closed => {
+                self.session_over = true;
+                self.lost();
+            }
+        }
+    }
+
+    fn handle_timeout(&mut self, _now: Instant) {}
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        None
+    }
+
+    fn poll_event(&mut self) -> Option<BarrierEvent> {
+        self.events.pop()
+    }
+}
+
+impl<const N: usize> fmt::Debug for Barrier<N> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Barrier")
+            .field("node", &self.node.as_str())
+            .field("waiting", &self.waiting)
+            .field("pending_write", &self.pending_write)
+            .field("connected", &self.connected)
+            .finish()
+    }
+}

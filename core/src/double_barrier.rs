@@ -1,0 +1,482 @@
+//! The double barrier of the recipes page: processes enter together once
+//! enough have arrived, and leave together once all are done.
+//!
+//! **Enter**: in one flight, watch `<b>/ready` with `exists`, create the own
+//! ephemeral node `<b>/<name>`, and list `<b>`. If the listing holds the
+//! chosen number of processes, create `<b>/ready`; otherwise wait for the
+//! watch, which fires only when `ready` is created, so nobody wakes before
+//! the count is reached. (`exists` on a missing node leaves a creation
+//! watch: here that is the point, and the creation of `ready` spends it.)
+//!
+//! **Leave**, with the recipe's optimisation: list `<b>`; no process nodes
+//! left: done; only the own: delete it, done; the own is the lowest: wait on
+//! the highest; otherwise delete the own and wait on the lowest; list again
+//! when the watched node goes. Each deletion wakes one process, except the
+//! last. Names order processes (they are unique in the barrier); the last
+//! to leave deletes `ready`, so the barrier can be used again once everyone
+//! has left.
+//!
+//! A process that dies inside the barrier does not block the others: its
+//! ephemeral node goes with its session, and whoever waited on it lists
+//! again.
+
+use core::fmt;
+
+use heapless::String;
+
+use crate::event_queue::EventQueue;
+use crate::path::{self, PathError};
+use crate::pipeline::Pipeline;
+use crate::{
+    Acl, Children, CreateMode, Instant, Outgoing, Recipe, Reply, Request, RequestId, SessionEvent,
+    Version, WatchEvent, WatchKind, ZkError,
+};
+
+/// Default capacity, in bytes, of the paths a [`DoubleBarrier`] keeps.
+pub const DEFAULT_PATH_CAPACITY: usize = 128;
+
+/// Name of the node that opens the barrier; no process may use it.
+pub const READY: &str = "ready";
+
+/// What the double barrier tells the application.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
+pub enum DoubleBarrierEvent {
+    /// Enough processes arrived: the computation may start.
+    Entered,
+    /// Every process has left: the computation is over everywhere.
+    Left,
+    /// The session ended while inside: this process's node is gone, the
+    /// others no longer wait for it.
+    Lost,
+    /// An operation failed.
+    Failed(ZkError),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Step {
+    Idle,
+    Entering,
+    Inside,
+    Leaving,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Op {
+    Ensure(u8),
+    /// exists on `ready` with a watch.
+    WatchReady,
+    CreateOwn,
+    List,
+    CreateReady,
+    DeleteOwn,
+    DeleteReady,
+    /// getData with a watch on the process node being waited for.
+    WatchOther,
+}
+
+/// One process of a double barrier.
+///
+/// ```
+/// use herdless_core::double_barrier::{DoubleBarrier, DoubleBarrierEvent};
+/// use herdless_core::{Children, Recipe, Reply, ZkError};
+///
+/// let mut p: DoubleBarrier = DoubleBarrier::new("/barriers/job-7", "worker-1").unwrap();
+/// p.enter(1).unwrap();
+/// let watch = p.poll_request().unwrap().id;   // exists(ready, watch)
+/// let create = p.poll_request().unwrap().id;  // the own node
+/// let list = p.poll_request().unwrap().id;    // who is here
+/// p.handle_reply(watch, Reply::Error(ZkError::NoNode));
+/// p.handle_reply(create, Reply::Created { path: "/barriers/job-7/worker-1" });
+/// let names = ["worker-1"];
+/// p.handle_reply(list, Reply::Children(Children::new(&&names[..])));
+/// let ready = p.poll_request().unwrap().id;   // the count is reached: open
+/// p.handle_reply(ready, Reply::Created { path: "/barriers/job-7/ready" });
+/// assert_eq!(p.poll_event(), Some(DoubleBarrierEvent::Entered));
+/// ```
+pub struct DoubleBarrier<const N: usize = DEFAULT_PATH_CAPACITY> {
+    dir: String<N>,
+    own: String<N>,
+    ops: Pipeline<Op, 8, 8>,
+    step: Step,
+    count: u32,
+    /// The process node being waited for while leaving (a name).
+    other: String<N>,
+    connected: bool,
+    session_over: bool,
+    events: EventQueue<DoubleBarrierEvent, 4>,
+    scratch: String<N>,
+}
+
+impl<const N: usize> DoubleBarrier<N> {
+    /// Process `name` of the double barrier at `dir`.
+    pub fn new(dir: &str, name: &str) -> Result<Self, PathError> {
+        path::validate(dir)?;
+        path::validate_name(name)?;
+        if name == READY || dir == "/" {
+            return Err(PathError::BadName);
+        }
+        // Every path built later must fit: `<dir>/<name>` and `<dir>/ready`
+        // and `<dir>/<any other process>` of the same length budget.
+        let mut own = String::new();
+        path::concat_into(&mut own, &[name])?;
+        let _probe: String<N> = path::join(dir, name)?;
+        let _ready: String<N> = path::join(dir, READY)?;
+        let mut stored = String::new();
+        path::concat_into(&mut stored, &[dir])?;
+        Ok(DoubleBarrier {
+            dir: stored,
+            own,
+            ops: Pipeline::new(),
+            step: Step::Idle,
+            count: 0,
+            other: String::new(),
+            connected: true,
+            session_over: false,
+            events: EventQueue::new(),
+            scratch: String::new(),
+        })
+    }
+
+    /// This process's name.
+    pub fn name(&self) -> &str {
+        &self.own
+    }
+
+    /// Whether this process has entered and not yet left.
+    pub fn is_inside(&self) -> bool {
+        self.step == Step::Inside
+    }
+
+    /// Whether nothing is in progress.
+    pub fn is_idle(&self) -> bool {
+        self.step == Step::Idle
+    }
+
+    /// The process node this process waits for while leaving.
+    pub fn waiting_for(&self) -> Option<&str> {
+        (self.step == Step::Leaving && !self.other.is_empty()).then_some(self.other.as_str())
+    }
+
+    /// Enters, waiting until `count` processes have;
+    /// [`DoubleBarrierEvent::Entered`] follows.
+    pub fn enter(&mut self, count: u32) -> Result<(), ZkError> {
+        if self.step != Step::Idle || self.session_over {
+            return Err(ZkError::BadArguments);
+        }
+        self.count = count.max(1);
+        self.step = Step::Entering;
+        self.ops.queue(Op::WatchReady);
+        self.ops.queue(Op::CreateOwn);
+        self.ops.queue(Op::List);
+        Ok(())
+    }
+
+    /// Leaves, waiting until every process has;
+    /// [`DoubleBarrierEvent::Left`] follows.
+    pub fn leave(&mut self) -> Result<(), ZkError> {
+        if self.step != Step::Inside {
+            return Err(ZkError::BadArguments);
+        }
+        self.step = Step::Leaving;
+        self.other.clear();
+        self.ops.queue(Op::List);
+        Ok(())
+    }
+
+    fn finish(&mut self, event: DoubleBarrierEvent) {
+        self.step = Step::Idle;
+        self.ops.clear();
+        self.other.clear();
+        self.events.emit(event);
+    }
+
+    fn entered(&mut self) {
+        if self.step == Step::Entering {
+            self.step = Step::Inside;
+            self.ops
+                .forget(|op| matches!(op, Op::List | Op::WatchReady | Op::CreateReady));
+            self.events.emit(DoubleBarrierEvent::Entered);
+        }
+    }
+
+    /// One pass over the listing: how many processes, whether the own node
+    /// is there, and the lowest and highest names.
+    fn on_children(&mut self, children: Children<'_>) {
+        let mut count = 0u32;
+        let mut own_present = false;
+        let mut lowest: Option<&str> = None;
+        let mut highest: Option<&str> = None;
+        for name in children {
+            if name == READY {
+                continue;
+            }
+            count = count.saturating_add(1);
+            if name == self.own.as_str() {
+                own_present = true;
+            }
+            if lowest.is_none_or(|l| name < l) {
+                lowest = Some(name);
+            }
+            if highest.is_none_or(|h| name > h) {
+                highest = Some(name);
+            }
+        }
+        match self.step {
+            Step::Entering => {
+                if !own_present {
+                    // Our create has not landed (a lost answer resent): the
+                    // listing that follows it decides.
+                    return;
+                }
+                if count >= self.count {
+                    self.ops.queue(Op::CreateReady);
+                }
+            }
+            Step::Leaving => {
+                let others = count - u32::from(own_present);
+                if count == 0 {
+                    return self.last_out(false);
+                }
+                if own_present && others == 0 {
+                    return self.last_out(true);
+                }
+                let target = if own_present && lowest == Some(self.own.as_str()) {
+                    highest
+                } else {
+                    if own_present {
+                        self.ops.queue(Op::DeleteOwn);
+                    }
+                    lowest
+                };
+                let Some(target) = target else {
+                    return;
+                };
+                self.other.clear();
+                // A name written by another client may not fit our paths:
+                // say so rather than wait on a truncated name.
+                if self.other.push_str(target).is_err()
+                    || path::join::<N>(&self.dir, target).is_err()
+                {
+                    self.other.clear();
+                    return self.finish(DoubleBarrierEvent::Failed(ZkError::BadArguments));
+                }
+                self.ops.queue(Op::WatchOther);
+            }
+            _ => {}
+        }
+    }
+
+    /// Nobody else is left: delete the own node if still there, and
+    /// `ready` so the barrier can be used again.
+    fn last_out(&mut self, own_present: bool) {
+        if own_present {
+            self.ops.queue(Op::DeleteOwn);
+        }
+        self.ops.queue(Op::DeleteReady);
+    }
+
+    fn lost(&mut self) {
+        self.connected = false;
+        self.ops.lose();
+    }
+
+    fn depth(&self) -> u8 {
+        u8::try_from(self.dir.matches('/').count()).unwrap_or(u8::MAX)
+    }
+
+    fn resync(&mut self) {
+        self.ops.clear_queued();
+        match self.step {
+            Step::Idle => {}
+            // The own create is idempotent (NodeExists counts as done).
+            Step::Entering => {
+                self.ops.queue(Op::WatchReady);
+                self.ops.queue(Op::CreateOwn);
+                self.ops.queue(Op::List);
+            }
+            Step::Inside => {}
+            Step::Leaving => self.ops.queue(Op::List),
+        }
+    }
+}
+
+impl<const N: usize> Recipe for DoubleBarrier<N> {
+    type Event = DoubleBarrierEvent;
+
+    fn poll_request(&mut self) -> Option<Outgoing<'_>> {
+        if !self.connected {
+            return None;
+        }
+        let (id, op) = self.ops.next()?;
+        if let Op::Ensure(level) = op {
+            if level < self.depth() {
+                self.ops.queue_first(Op::Ensure(level + 1));
+            }
+        }
+        // Cannot fail: every path was sized in `new` or when stored.
+        let _ = match op {
+            Op::Ensure(level) => {
+                let end = self
+                    .dir
+                    .match_indices('/')
+                    .map(|(i, _)| i)
+                    .chain(core::iter::once(self.dir.len()))
+                    .filter(|&i| i > 0)
+                    .nth(usize::from(level.saturating_sub(1)))
+                    .unwrap_or(self.dir.len());
+                self.scratch.clear();
+                self.scratch.push_str(&self.dir[..end]).map_err(|_| ())
+            }
+            Op::WatchReady | Op::CreateReady | Op::DeleteReady => {
+                path::join_into(&mut self.scratch, &self.dir, READY).map_err(|_| ())
+            }
+            Op::CreateOwn | Op::DeleteOwn => {
+                path::join_into(&mut self.scratch, &self.dir, &self.own).map_err(|_| ())
+            }
+            Op::WatchOther => {
+                path::join_into(&mut self.scratch, &self.dir, &self.other).map_err(|_| ())
+            }
+            Op::List => Ok(()),
+        };
+        let path = self.scratch.as_str();
+        let request = match op {
+            Op::Ensure(_) | Op::CreateReady => Request::Create {
+                path,
+                data: &[],
+                acl: Acl::OPEN,
+                mode: CreateMode::Persistent,
+            },
+            Op::WatchReady => Request::Exists { path, watch: true },
+            Op::CreateOwn => Request::Create {
+                path,
+                data: &[],
+                acl: Acl::OPEN,
+                mode: CreateMode::Ephemeral,
+            },
+            Op::List => Request::GetChildren {
+                path: &self.dir,
+                watch: false,
+            },
+            Op::DeleteOwn | Op::DeleteReady => Request::Delete {
+                path,
+                version: Version::Any,
+            },
+            Op::WatchOther => Request::GetData { path, watch: true },
+        };
+        Some(Outgoing { id, request })
+    }
+
+    fn handle_reply(&mut self, id: RequestId, reply: Reply<'_>) {
+        let Some(op) = self.ops.take(id) else {
+            return;
+        };
+        match (op, reply) {
+            (Op::Ensure(_), Reply::Created { .. } | Reply::Error(ZkError::NodeExists)) => {}
+            // `ready` already exists: the barrier is open.
+            (Op::WatchReady, Reply::Exists { .. }) => self.entered(),
+            (Op::WatchReady, Reply::Error(ZkError::NoNode)) => {}
+            (Op::CreateOwn, Reply::Created { .. } | Reply::Error(ZkError::NodeExists)) => {}
+            // The barrier directory is missing: create it, then everything
+            // of the enter again, in order.
+            (Op::CreateOwn, Reply::Error(ZkError::NoNode)) if self.step == Step::Entering => {
+                self.ops.forget(|op| op == Op::List);
+                self.ops.queue(Op::Ensure(1));
+                self.ops.push(Op::WatchReady);
+                self.ops.push(Op::CreateOwn);
+                self.ops.push(Op::List);
+            }
+            (Op::List, Reply::Children(children)) => self.on_children(children),
+            (Op::List, Reply::Error(ZkError::NoNode)) => {
+                if self.step == Step::Leaving {
+                    self.finish(DoubleBarrierEvent::Left);
+                }
+            }
+            (Op::CreateReady, Reply::Created { .. } | Reply::Error(ZkError::NodeExists)) => {
+                self.entered()
+            }
+            (Op::DeleteOwn, Reply::Deleted | Reply::Error(ZkError::NoNode)) => {}
+            (Op::DeleteReady, Reply::Deleted | Reply::Error(ZkError::NoNode)) => {
+                self.finish(DoubleBarrierEvent::Left)
+            }
+            // Still there: wait for its deletion.
+            (Op::WatchOther, Reply::Data { .. }) => {}
+            (Op::WatchOther, Reply::Error(ZkError::NoNode)) => self.ops.queue(Op::List),
+            (_, Reply::Error(e)) if e.is_connection_loss() => self.lost(),
+            (_, Reply::Error(e)) if e.is_session_gone() => {
+                self.session_over = true;
+                self.lost();
+            }
+            (_, Reply::Error(e)) => self.finish(DoubleBarrierEvent::Failed(e)),
+            (_, _) => self.finish(DoubleBarrierEvent::Failed(ZkError::MarshallingError)),
+        }
+    }
+
+    fn handle_watch(&mut self, event: WatchEvent<'_>) {
+        if !self.connected {
+            // `Connected` lists again.
+            return;
+        }
+        let Some(name) = event
+            .path
+            .strip_prefix(self.dir.as_str())
+            .and_then(|rest| rest.strip_prefix('/'))
+        else {
+            return;
+        };
+        match self.step {
+            Step::Entering if name == READY && event.kind == WatchKind::NodeCreated => {
+                self.entered()
+            }
+            Step::Leaving if name == self.other.as_str() => match event.kind {
+                WatchKind::NodeDeleted => self.ops.queue(Op::List),
+                _ => self.ops.queue(Op::WatchOther),
+            },
+            _ => {}
+        }
+    }
+
+    fn handle_session(&mut self, event: SessionEvent) {
+        match event {
+            SessionEvent::Connected { .. } => {
+                let new_session = self.session_over;
+                self.session_over = false;
+                if !self.connected || new_session {
+                    self.connected = true;
+                    self.resync();
+                }
+            }
+            SessionEvent::Suspended => self.lost(),
+            SessionEvent::Expired | SessionEvent::Closed => {
+                self.session_over = true;
+                self.lost();
+                if self.step != Step::Idle {
+                    self.finish(DoubleBarrierEvent::Lost);
+                }
+            }
+        }
+    }
+
+    fn handle_timeout(&mut self, _now: Instant) {}
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        None
+    }
+
+    fn poll_event(&mut self) -> Option<DoubleBarrierEvent> {
+        self.events.pop()
+    }
+}
+
+impl<const N: usize> fmt::Debug for DoubleBarrier<N> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DoubleBarrier")
+            .field("dir", &self.dir.as_str())
+            .field("own", &self.own.as_str())
+            .field("step", &self.step)
+            .field("waiting_for", &self.waiting_for())
+            .field("connected", &self.connected)
+            .finish()
+    }
+}

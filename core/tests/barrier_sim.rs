@@ -1,0 +1,258 @@
+//! The barrier and the double barrier under seeded random schedules and
+//! faults, on the in-memory ZooKeeper.
+//!
+//! Barrier: waiters never pass while the barrier node exists; once it is
+//! removed every waiter passes, and no watch is left behind.
+//!
+//! Double barrier: nobody enters before the count of processes was reached
+//! on the server; nobody finishes leaving while another process node is
+//! still there; with one process killed inside, the others still leave;
+//! leaving costs about one notification per deletion, not a herd.
+//!
+//! Replay a failing seed with
+//! `HERDLESS_SEED=<seed> cargo test -p herdless-core --test barrier_sim`.
+
+mod support;
+
+use herdless_core::barrier::{Barrier, BarrierEvent};
+use herdless_core::double_barrier::{DoubleBarrier, DoubleBarrierEvent, READY};
+use herdless_core::sim::{Faults, World};
+use rand::Rng;
+
+const BARRIER: &str = "/app/barrier";
+const DOUBLE: &str = "/app/double";
+const DEFAULT_SCHEDULES: u64 = 5_000;
+
+/// Connections drop and replies are lost, but sessions survive.
+const FLAKY: Faults = Faults {
+    disconnect: 0.02,
+    lose_reply: 0.02,
+    expire: 0.0,
+    reconnect: 0.2,
+};
+
+fn barrier_schedule(seed: u64) -> Result<usize, String> {
+    let mut world: World<Barrier> = World::new(seed);
+    let owner = world.add_peer(Barrier::new(BARRIER).unwrap());
+    world.act(owner, |b| b.set());
+    if !world.run_until_quiet(10_000) {
+        return Err("setting never finished".into());
+    }
+    let waiters = world.rng().gen_range(1..=8);
+    for _ in 0..waiters {
+        let w = world.add_peer(Barrier::new(BARRIER).unwrap());
+        world.act(w, |b| b.wait());
+    }
+    world.faults = Faults::FREQUENT;
+    let remove_at = world.rng().gen_range(0..200);
+    let mut removed = false;
+    let mut passed = vec![false; waiters + 1];
+    for step in 0..100_000 {
+        if step == remove_at {
+            world.act(owner, |b| b.remove());
+        }
+        if step == 300 {
+            world.faults = Faults::NONE;
+        }
+        let stepped = world.step().is_some();
+        removed |= world.zk.node(BARRIER).is_none();
+        for i in 0..world.peers.len() {
+            if world.session_ended(i) {
+                world.renew_session(i);
+            }
+            for event in world.peers[i].take_events() {
+                match event {
+                    BarrierEvent::Passed if !removed => {
+                        return Err(format!("step {step}: waiter {i} passed a standing barrier"))
+                    }
+                    BarrierEvent::Passed => passed[i] = true,
+                    BarrierEvent::Set | BarrierEvent::Removed => {}
+                    other => return Err(format!("peer {i}: {other:?}")),
+                }
+            }
+        }
+        if step > 300 && !stepped && !world.busy() {
+            break;
+        }
+    }
+    if !passed[1..].iter().all(|p| *p) {
+        return Err(format!("not every waiter passed: {passed:?}"));
+    }
+    if world.zk.watch_count() != 0 {
+        return Err(format!("watches left behind: {}", world.zk.watch_count()));
+    }
+    Ok(waiters)
+}
+
+#[test]
+fn barrier_waiters_pass_only_once_removed_and_leave_no_watch() {
+    let (waiters, secs) =
+        support::for_each_seed("barrier_sim", DEFAULT_SCHEDULES, barrier_schedule);
+    println!(
+        "{} seeded barrier schedules ({} waiters) in {secs:.1} s",
+        waiters.len(),
+        waiters.iter().sum::<usize>()
+    );
+}
+
+struct Double {
+    world: World<DoubleBarrier>,
+    n: usize,
+    entered: Vec<bool>,
+    left: Vec<bool>,
+    dead: Vec<bool>,
+    /// Most process nodes seen on the server at once so far.
+    most_present: usize,
+    ready_seen_with: Option<usize>,
+    step: usize,
+}
+
+impl Double {
+    fn process_nodes(&self) -> Vec<String> {
+        self.world
+            .zk
+            .children(DOUBLE)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|n| n != READY)
+            .collect()
+    }
+
+    fn observe(&mut self) -> Result<(), String> {
+        let present = self.process_nodes().len();
+        self.most_present = self.most_present.max(present);
+        if self.ready_seen_with.is_none()
+            && self.world.zk.node(&format!("{DOUBLE}/{READY}")).is_some()
+        {
+            self.ready_seen_with = Some(self.most_present);
+        }
+        for i in 0..self.n {
+            for event in self.world.peers[i].take_events() {
+                match event {
+                    DoubleBarrierEvent::Entered => {
+                        if self.most_present < self.n {
+                            return Err(format!(
+                                "step {}: process {i} entered with at most {} of {} present",
+                                self.step, self.most_present, self.n
+                            ));
+                        }
+                        self.entered[i] = true;
+                    }
+                    DoubleBarrierEvent::Left => {
+                        let others = self.process_nodes();
+                        if !others.is_empty() {
+                            return Err(format!(
+                                "step {}: process {i} left while {others:?} are inside",
+                                self.step
+                            ));
+                        }
+                        self.left[i] = true;
+                    }
+                    DoubleBarrierEvent::Lost if self.dead[i] => {}
+                    other => return Err(format!("process {i}: {other:?}")),
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn run_until(&mut self, what: &str, done: impl Fn(&Double) -> bool) -> Result<(), String> {
+        for _ in 0..100_000 {
+            if done(self) {
+                return Ok(());
+            }
+            let stepped = self.world.step().is_some();
+            self.step += 1;
+            self.observe()?;
+            if !stepped && !self.world.busy() && !done(self) {
+                return Err(format!(
+                    "quiet before {what}: {:?}",
+                    self.world
+                        .peers
+                        .iter()
+                        .map(|p| format!("{:?}", p.recipe))
+                        .collect::<Vec<_>>()
+                ));
+            }
+        }
+        Err(format!("{what} never happened"))
+    }
+}
+
+fn double_schedule(seed: u64) -> Result<u64, String> {
+    let mut world: World<DoubleBarrier> = World::new(seed);
+    let n = world.rng().gen_range(2..=8);
+    for i in 0..n {
+        world.add_peer(DoubleBarrier::new(DOUBLE, &format!("p{i}")).unwrap());
+    }
+    let mut d = Double {
+        world,
+        n,
+        entered: vec![false; n],
+        left: vec![false; n],
+        dead: vec![false; n],
+        most_present: 0,
+        ready_seen_with: None,
+        step: 0,
+    };
+    // Processes arrive one by one, with connections dropping.
+    d.world.faults = FLAKY;
+    for i in 0..n {
+        d.world
+            .act(i, |p| p.enter(u32::try_from(n).unwrap()))
+            .map_err(|e| e.to_string())?;
+        let pause = d.world.rng().gen_range(0..20);
+        for _ in 0..pause {
+            d.world.step();
+            d.step += 1;
+            d.observe()?;
+        }
+    }
+    d.run_until("everyone entered", |d| d.entered.iter().all(|e| *e))?;
+    // One process may be killed inside: the others must not wait for it.
+    if d.world.rng().gen_bool(0.5) {
+        let victim = d.world.rng().gen_range(0..n);
+        d.dead[victim] = true;
+        let session = d.world.peers[victim].session();
+        d.world.zk.expire(session);
+    }
+    // Everyone else leaves, at different moments.
+    let leavers: Vec<usize> = (0..n).filter(|&i| !d.dead[i]).collect();
+    let before = d.world.zk.stats().notifications;
+    d.world.faults = Faults::NONE;
+    for &i in &leavers {
+        d.world
+            .act(i, |p| p.leave())
+            .map_err(|e| format!("process {i}: {e}"))?;
+        let pause = d.world.rng().gen_range(0..10);
+        for _ in 0..pause {
+            d.world.step();
+            d.step += 1;
+            d.observe()?;
+        }
+    }
+    d.run_until("everyone left", |d| leavers.iter().all(|&i| d.left[i]))?;
+    let notifications = d.world.zk.stats().notifications - before;
+    // One wake per deletion, plus the last one waking every waiter.
+    let bound = 2 * u64::try_from(n).unwrap();
+    if notifications > bound {
+        return Err(format!(
+            "{notifications} notifications to leave with {n} processes (bound {bound})"
+        ));
+    }
+    if !d.process_nodes().is_empty() || d.world.zk.node(&format!("{DOUBLE}/{READY}")).is_some() {
+        return Err(format!("left behind: {:?}", d.world.zk.children(DOUBLE)));
+    }
+    Ok(notifications)
+}
+
+#[test]
+fn double_barrier_enters_at_the_count_and_leaves_together_under_faults() {
+    let (notifications, secs) =
+        support::for_each_seed("barrier_sim", DEFAULT_SCHEDULES, double_schedule);
+    println!(
+        "{} seeded double-barrier schedules ({} notifications to leave in all) in {secs:.1} s",
+        notifications.len(),
+        notifications.iter().sum::<u64>()
+    );
+}
