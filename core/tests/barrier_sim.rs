@@ -56,7 +56,7 @@ fn barrier_schedule(seed: u64) -> Result<usize, String> {
         }
         let stepped = world.step().is_some();
         removed |= world.zk.node(BARRIER).is_none();
-        for i in 0..world.peers.len() {
+        for (i, was_passed) in passed.iter_mut().enumerate() {
             if world.session_ended(i) {
                 world.renew_session(i);
             }
@@ -65,7 +65,7 @@ fn barrier_schedule(seed: u64) -> Result<usize, String> {
                     BarrierEvent::Passed if !removed => {
                         return Err(format!("step {step}: waiter {i} passed a standing barrier"))
                     }
-                    BarrierEvent::Passed => passed[i] = true,
+                    BarrierEvent::Passed => *was_passed = true,
                     BarrierEvent::Set | BarrierEvent::Removed => {}
                     other => return Err(format!("peer {i}: {other:?}")),
                 }
