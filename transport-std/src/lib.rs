@@ -27,6 +27,7 @@
 //! Every async method states whether it is cancel-safe. Acquisitions are:
 //! dropping the future deletes the attempt's node in the background.
 
+pub mod barrier;
 pub mod config;
 mod convert;
 mod driver;

@@ -1,0 +1,134 @@
+//! Barriers against a real ZooKeeper 3.8.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use herdless_std::barrier::{Barrier, DoubleBarrier};
+use herdless_std::Client;
+use herdless_tests::{Proxy, ZkServer};
+
+const SESSION: Duration = Duration::from_secs(30);
+const SHORT_SESSION: Duration = Duration::from_secs(2);
+
+async fn client(server: &ZkServer) -> Client {
+    herdless_std::connect(&server.addr(), SESSION)
+        .await
+        .expect("connect to the test server")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn waiters_pass_when_the_barrier_is_removed_and_leave_no_watch() {
+    let server = ZkServer::start();
+    let owner_client = client(&server).await;
+    let owner = Barrier::new(&owner_client, "/app/start").unwrap();
+    owner.set().await.unwrap();
+    let passed = Arc::new(AtomicUsize::new(0));
+    let mut waiters = Vec::new();
+    for _ in 0..5 {
+        let c = client(&server).await;
+        let passed = passed.clone();
+        waiters.push(tokio::spawn(async move {
+            Barrier::new(&c, "/app/start")
+                .unwrap()
+                .wait()
+                .await
+                .unwrap();
+            passed.fetch_add(1, Ordering::SeqCst);
+        }));
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(
+        passed.load(Ordering::SeqCst),
+        0,
+        "nobody passes a standing barrier"
+    );
+    assert_eq!(server.watch_count(), 5, "one watch per waiter");
+    owner.remove().await.unwrap();
+    for w in waiters {
+        tokio::time::timeout(Duration::from_secs(10), w)
+            .await
+            .expect("every waiter passes")
+            .unwrap();
+    }
+    assert_eq!(server.watch_count(), 0, "no watch left behind");
+    // A barrier that is not set lets a waiter through at once.
+    Barrier::new(&owner_client, "/app/start")
+        .unwrap()
+        .wait()
+        .await
+        .unwrap();
+    assert_eq!(server.watch_count(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ten_processes_enter_together_and_leave_together_despite_one_killed_inside() {
+    let server = ZkServer::start();
+    let started = Instant::now();
+    let last_arrival = Arc::new(std::sync::Mutex::new(None::<Instant>));
+    let mut tasks = Vec::new();
+    // Process 0 runs behind a proxy and is killed inside the barrier.
+    let proxy = Proxy::start(server.port());
+    let victim = herdless_std::connect(&proxy.addr(), SHORT_SESSION)
+        .await
+        .unwrap();
+    let (victim_in_tx, victim_in_rx) = tokio::sync::oneshot::channel();
+    tasks.push(tokio::spawn(async move {
+        let b = DoubleBarrier::new(&victim, "/app/phase", "p0").unwrap();
+        let inside = b.enter(10).await.unwrap();
+        let _ = victim_in_tx.send(());
+        std::mem::forget(inside);
+        std::mem::forget(b);
+        (Instant::now(), None)
+    }));
+    for i in 1..10 {
+        let c = client(&server).await;
+        let last_arrival = last_arrival.clone();
+        // Arrivals are spread out; the last one comes 300 ms later.
+        tokio::time::sleep(Duration::from_millis(if i == 9 { 300 } else { 20 })).await;
+        tasks.push(tokio::spawn(async move {
+            let b = DoubleBarrier::new(&c, "/app/phase", &format!("p{i}")).unwrap();
+            *last_arrival.lock().unwrap() = Some(Instant::now());
+            let inside = b.enter(10).await.unwrap();
+            let entered = Instant::now();
+            // Work of different lengths.
+            tokio::time::sleep(Duration::from_millis(50 * i)).await;
+            inside.leave().await.unwrap();
+            (entered, Some(Instant::now()))
+        }));
+    }
+    victim_in_rx.await.expect("the victim entered");
+    proxy.cut();
+    let mut entered = Vec::new();
+    let mut left = Vec::new();
+    for t in tasks {
+        let (e, l) = tokio::time::timeout(Duration::from_secs(30), t)
+            .await
+            .expect("every process gets through")
+            .unwrap();
+        entered.push(e);
+        left.extend(l);
+    }
+    let last = last_arrival.lock().unwrap().expect("arrivals");
+    assert!(
+        entered.iter().all(|e| *e >= last),
+        "nobody entered before the tenth arrived"
+    );
+    // The longest worker (p9, 450 ms) leaves last; nobody finished leaving
+    // before it started to.
+    let first_left = left.iter().min().unwrap();
+    assert!(
+        *first_left >= last + Duration::from_millis(450),
+        "nobody left before all had"
+    );
+    let observer = client(&server).await;
+    assert!(observer
+        .list_children("/app/phase")
+        .await
+        .unwrap()
+        .is_empty());
+    println!(
+        "10 processes, one killed inside: all through in {:?}",
+        started.elapsed()
+    );
+}

@@ -1,0 +1,218 @@
+//! Barriers on tokio: a barrier to wait on, and a double barrier to enter
+//! and leave together.
+
+use std::fmt;
+use std::sync::Arc;
+
+use herdless_core::barrier::{Barrier as CoreBarrier, BarrierEvent};
+use herdless_core::double_barrier::{DoubleBarrier as CoreDouble, DoubleBarrierEvent};
+use tokio::sync::mpsc;
+
+use crate::driver::{self, Counters, DriverHandle};
+use crate::{Connection, Error};
+
+type CoreB = CoreBarrier<512>;
+type CoreD = CoreDouble<512>;
+
+fn zk_error(e: herdless_core::ZkError) -> Error {
+    if e.is_session_gone() {
+        Error::SessionEnded
+    } else {
+        Error::Zk(e)
+    }
+}
+
+/// A barrier: a node that processes wait on until it is removed.
+///
+/// Operations on one handle run one at a time: a process that waits and
+/// one that removes each use their own handle.
+///
+/// ```no_run
+/// # async fn run(client: herdless_std::Client) -> Result<(), herdless_std::Error> {
+/// use herdless_std::barrier::Barrier;
+///
+/// let barrier = Barrier::new(&client, "/jobs/start")?;
+/// barrier.set().await?;
+/// // elsewhere: Barrier::new(&other, "/jobs/start")?.wait().await?;
+/// barrier.remove().await?;
+/// # Ok(()) }
+/// ```
+pub struct Barrier {
+    handle: DriverHandle<CoreB>,
+    events: tokio::sync::Mutex<mpsc::UnboundedReceiver<BarrierEvent>>,
+    node: String,
+}
+
+impl fmt::Debug for Barrier {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Barrier").field("node", &self.node).finish()
+    }
+}
+
+impl Barrier {
+    /// The barrier at `node`.
+    pub fn new(conn: &impl Connection, node: &str) -> Result<Barrier, Error> {
+        let core = CoreB::new(node)?;
+        let (tx, rx) = mpsc::unbounded_channel();
+        let handle = driver::spawn_on(
+            conn.source(),
+            core,
+            Arc::new(Counters::default()),
+            move |_: &CoreB, event| {
+                let _ = tx.send(event);
+            },
+            |b: &CoreB| b.is_idle(),
+        );
+        Ok(Barrier {
+            handle,
+            events: tokio::sync::Mutex::new(rx),
+            node: node.to_owned(),
+        })
+    }
+
+    async fn run(
+        &self,
+        start: impl FnOnce(&mut CoreB) + Send + 'static,
+        until: BarrierEvent,
+    ) -> Result<(), Error> {
+        let mut events = self.events.lock().await;
+        if !self.handle.command(start) {
+            return Err(Error::DriverGone);
+        }
+        loop {
+            match events.recv().await.ok_or(Error::DriverGone)? {
+                event if event == until => return Ok(()),
+                BarrierEvent::Failed(e) => return Err(zk_error(e)),
+                _ => {}
+            }
+        }
+    }
+
+    /// Raises the barrier (creating missing ancestors).
+    pub async fn set(&self) -> Result<(), Error> {
+        self.run(|b| b.set(), BarrierEvent::Set).await
+    }
+
+    /// Lowers the barrier; every waiter passes.
+    pub async fn remove(&self) -> Result<(), Error> {
+        self.run(|b| b.remove(), BarrierEvent::Removed).await
+    }
+
+    /// Waits until the barrier is down (at once if it is not set).
+    ///
+    /// Cancel-safe: a dropped wait stops waiting; its watch stays on the
+    /// server until the node changes (a 3.8 client cannot take it back).
+    pub async fn wait(&self) -> Result<(), Error> {
+        let guard = CancelWait(&self.handle);
+        let result = self.run(|b| b.wait(), BarrierEvent::Passed).await;
+        std::mem::forget(guard);
+        result
+    }
+}
+
+struct CancelWait<'a>(&'a DriverHandle<CoreB>);
+
+impl Drop for CancelWait<'_> {
+    fn drop(&mut self) {
+        self.0.command(|b: &mut CoreB| b.cancel_wait());
+    }
+}
+
+/// One process of a double barrier.
+///
+/// ```no_run
+/// # async fn run(client: herdless_std::Client) -> Result<(), herdless_std::Error> {
+/// use herdless_std::barrier::DoubleBarrier;
+///
+/// let barrier = DoubleBarrier::new(&client, "/barriers/job-7", "worker-3")?;
+/// let inside = barrier.enter(10).await?;   // returns once 10 have entered
+/// // ... the computation ...
+/// inside.leave().await?;                    // returns once all 10 have left
+/// # Ok(()) }
+/// ```
+pub struct DoubleBarrier {
+    handle: DriverHandle<CoreD>,
+    events: tokio::sync::Mutex<mpsc::UnboundedReceiver<DoubleBarrierEvent>>,
+    name: String,
+}
+
+impl fmt::Debug for DoubleBarrier {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DoubleBarrier")
+            .field("name", &self.name)
+            .finish()
+    }
+}
+
+/// Inside a double barrier; [`leave`](Inside::leave) to get out.
+#[derive(Debug)]
+pub struct Inside<'a> {
+    barrier: &'a DoubleBarrier,
+}
+
+impl DoubleBarrier {
+    /// Process `name` (unique in the barrier) of the double barrier at
+    /// `dir`.
+    pub fn new(conn: &impl Connection, dir: &str, name: &str) -> Result<DoubleBarrier, Error> {
+        let core = CoreD::new(dir, name)?;
+        let (tx, rx) = mpsc::unbounded_channel();
+        let handle = driver::spawn_on(
+            conn.source(),
+            core,
+            Arc::new(Counters::default()),
+            move |_: &CoreD, event| {
+                let _ = tx.send(event);
+            },
+            |d: &CoreD| d.is_idle(),
+        );
+        Ok(DoubleBarrier {
+            handle,
+            events: tokio::sync::Mutex::new(rx),
+            name: name.to_owned(),
+        })
+    }
+
+    async fn run(
+        &self,
+        start: impl FnOnce(&mut CoreD) -> Result<(), herdless_core::ZkError> + Send + 'static,
+        until: DoubleBarrierEvent,
+    ) -> Result<(), Error> {
+        let mut events = self.events.lock().await;
+        let (started_tx, started_rx) = tokio::sync::oneshot::channel();
+        if !self.handle.command(move |d: &mut CoreD| {
+            let _ = started_tx.send(start(d));
+        }) {
+            return Err(Error::DriverGone);
+        }
+        started_rx
+            .await
+            .map_err(|_| Error::DriverGone)?
+            .map_err(|_| Error::InvalidState)?;
+        loop {
+            match events.recv().await.ok_or(Error::DriverGone)? {
+                event if event == until => return Ok(()),
+                DoubleBarrierEvent::Lost => return Err(Error::SessionEnded),
+                DoubleBarrierEvent::Failed(e) => return Err(zk_error(e)),
+                _ => {}
+            }
+        }
+    }
+
+    /// Enters, returning once `count` processes have (creating the barrier
+    /// directory if missing). Not cancel-safe: a dropped enter leaves this
+    /// process's node until its session ends.
+    pub async fn enter(&self, count: u32) -> Result<Inside<'_>, Error> {
+        self.run(move |d| d.enter(count), DoubleBarrierEvent::Entered)
+            .await?;
+        Ok(Inside { barrier: self })
+    }
+}
+
+impl Inside<'_> {
+    /// Leaves, returning once every process has left.
+    pub async fn leave(self) -> Result<(), Error> {
+        self.barrier
+            .run(|d| d.leave(), DoubleBarrierEvent::Left)
+            .await
+    }
+}
