@@ -64,6 +64,7 @@
 //! * [`lock`]: the exclusive lock.
 //! * [`config`]: a watched configuration value with compare-and-set.
 //! * [`barrier`], [`double_barrier`]: barriers.
+//! * [`queue`]: queues and priority queues.
 //! * [`two_phase`]: two-phase commit, both variants of the recipes page.
 //! * [`member`], [`members`]: group membership (a member that re-joins by
 //!   itself after its session expired, and an observer of the group).
@@ -93,6 +94,7 @@ pub mod naming;
 pub mod owned;
 pub mod path;
 mod pipeline;
+pub mod queue;
 pub mod recipe;
 pub mod reply;
 pub mod request;

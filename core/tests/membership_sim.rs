@@ -18,78 +18,15 @@ use std::collections::BTreeSet;
 
 use herdless_core::member::{Member, MemberEvent};
 use herdless_core::members::{Members, MembersEvent};
-use herdless_core::sim::{Faults, World};
-use herdless_core::{
-    Instant, Outgoing, Recipe, Reply, Request, RequestId, SessionEvent, Version, WatchEvent,
-};
+use herdless_core::sim::{Either, Faults, World};
+use herdless_core::{Recipe, Request, RequestId, SessionEvent, Version};
 use rand::Rng;
 
 const GROUP: &str = "/fleet/members";
 const DEFAULT_SCHEDULES: u64 = 5_000;
 
-/// A member or an observer, so one world runs both. Sized like the
-/// recipes on a device, so boxing would only hide what they cost.
-#[allow(clippy::large_enum_variant)]
-enum Role {
-    Member(Member),
-    Observer(Members),
-}
-
-#[derive(Debug)]
-enum Event {
-    Member(MemberEvent),
-    Observer(MembersEvent),
-}
-
-impl Recipe for Role {
-    type Event = Event;
-
-    fn poll_request(&mut self) -> Option<Outgoing<'_>> {
-        match self {
-            Role::Member(m) => m.poll_request(),
-            Role::Observer(o) => o.poll_request(),
-        }
-    }
-
-    fn handle_reply(&mut self, id: RequestId, reply: Reply<'_>) {
-        match self {
-            Role::Member(m) => m.handle_reply(id, reply),
-            Role::Observer(o) => o.handle_reply(id, reply),
-        }
-    }
-
-    fn handle_watch(&mut self, event: WatchEvent<'_>) {
-        match self {
-            Role::Member(m) => m.handle_watch(event),
-            Role::Observer(o) => o.handle_watch(event),
-        }
-    }
-
-    fn handle_session(&mut self, event: SessionEvent) {
-        match self {
-            Role::Member(m) => m.handle_session(event),
-            Role::Observer(o) => o.handle_session(event),
-        }
-    }
-
-    fn handle_timeout(&mut self, now: Instant) {
-        match self {
-            Role::Member(m) => m.handle_timeout(now),
-            Role::Observer(o) => o.handle_timeout(now),
-        }
-    }
-
-    fn poll_timeout(&self) -> Option<Instant> {
-        None
-    }
-
-    fn poll_event(&mut self) -> Option<Event> {
-        match self {
-            Role::Member(m) => m.poll_event().map(Event::Member),
-            Role::Observer(o) => o.poll_event().map(Event::Observer),
-        }
-    }
-}
+/// A member or an observer, so one world runs both.
+type Role = Either<Member, Members>;
 
 struct Run {
     world: World<Role>,
@@ -112,17 +49,17 @@ impl Run {
         let observers = world.rng().gen_range(1..=3);
         for i in 0..members {
             let member = Member::new(GROUP, &name(i)).expect("valid name");
-            let p = world.add_peer(Role::Member(member));
+            let p = world.add_peer(Either::A(member));
             let data = format!("addr-{i}").into_bytes();
             world.act(p, |r| match r {
-                Role::Member(m) => m.join(&data).expect("join"),
-                Role::Observer(_) => unreachable!(),
+                Either::A(m) => m.join(&data).expect("join"),
+                Either::B(_) => unreachable!(),
             });
         }
         for _ in 0..observers {
-            let p = world.add_peer(Role::Observer(Members::new(GROUP).expect("valid path")));
+            let p = world.add_peer(Either::B(Members::new(GROUP).expect("valid path")));
             world.act(p, |r| {
-                if let Role::Observer(o) = r {
+                if let Either::B(o) = r {
                     o.watch();
                 }
             });
@@ -141,7 +78,7 @@ impl Run {
         for i in 0..self.world.peers.len() {
             for event in self.world.peers[i].take_events() {
                 match event {
-                    Event::Member(e) => match e {
+                    Either::A(e) => match e {
                         MemberEvent::Joined => {
                             if self.joined[i] {
                                 return Err(format!("member {i}: Joined twice"));
@@ -164,7 +101,7 @@ impl Run {
                         MemberEvent::Suspended | MemberEvent::Resumed | MemberEvent::Left => {}
                         other => return Err(format!("member {i}: unexpected {other:?}")),
                     },
-                    Event::Observer(e) => match e {
+                    Either::B(e) => match e {
                         MembersEvent::Changed { .. }
                         | MembersEvent::NoGroup
                         | MembersEvent::Stale
@@ -181,7 +118,7 @@ impl Run {
     fn check_presence(&self) -> Result<(), String> {
         for i in 0..self.members {
             let peer = &self.world.peers[i];
-            let Role::Member(m) = &peer.recipe else {
+            let Either::A(m) = &peer.recipe else {
                 continue;
             };
             let session = peer.session();
@@ -251,7 +188,7 @@ impl Run {
             return Err(format!("server holds {on_server:?}, expected {expected:?}"));
         }
         for i in 0..self.members {
-            let Role::Member(m) = &self.world.peers[i].recipe else {
+            let Either::A(m) = &self.world.peers[i].recipe else {
                 continue;
             };
             if !m.is_in() || self.out[i] || !self.joined[i] {
@@ -262,7 +199,7 @@ impl Run {
             }
         }
         for i in self.members..self.world.peers.len() {
-            let Role::Observer(o) = &self.world.peers[i].recipe else {
+            let Either::B(o) = &self.world.peers[i].recipe else {
                 continue;
             };
             let seen: BTreeSet<String> = o.members().map(str::to_owned).collect();
@@ -277,8 +214,8 @@ impl Run {
         for i in 0..self.members {
             self.world
                 .act(i, |r| match r {
-                    Role::Member(m) => m.leave(),
-                    Role::Observer(_) => Ok(()),
+                    Either::A(m) => m.leave(),
+                    Either::B(_) => Ok(()),
                 })
                 .map_err(|e| format!("member {i}: leave refused: {e}"))?;
         }
@@ -291,7 +228,7 @@ impl Run {
             return Err(format!("nodes left behind: {left:?}"));
         }
         for i in self.members..self.world.peers.len() {
-            if let Role::Observer(o) = &self.world.peers[i].recipe {
+            if let Either::B(o) = &self.world.peers[i].recipe {
                 if !o.is_empty() {
                     return Err(format!("observer {i} still lists {:?}", o));
                 }
@@ -340,9 +277,9 @@ fn delete_as_operator(world: &mut World<Role>, path: &str) {
 #[test]
 fn a_member_whose_node_is_deleted_says_so_and_comes_back() {
     let mut world: World<Role> = World::new(3);
-    let m = world.add_peer(Role::Member(Member::new(GROUP, "edge").unwrap()));
+    let m = world.add_peer(Either::A(Member::new(GROUP, "edge").unwrap()));
     world.act(m, |r| {
-        if let Role::Member(m) = r {
+        if let Either::A(m) = r {
             m.join(b"10.0.0.1").unwrap();
         }
     });
@@ -352,7 +289,7 @@ fn a_member_whose_node_is_deleted_says_so_and_comes_back() {
         .into_iter()
         .map(|e| format!("{e:?}"))
         .collect();
-    assert_eq!(events, ["Member(Joined)"]);
+    assert_eq!(events, ["A(Joined)"]);
 
     delete_as_operator(&mut world, "/fleet/members/edge");
     assert!(world.run_until_quiet(1_000));
@@ -361,7 +298,7 @@ fn a_member_whose_node_is_deleted_says_so_and_comes_back() {
         .into_iter()
         .map(|e| format!("{e:?}"))
         .collect();
-    assert_eq!(events, ["Member(Out)", "Member(Rejoined)"]);
+    assert_eq!(events, ["A(Out)", "A(Rejoined)"]);
     assert_eq!(
         world.zk.node("/fleet/members/edge").map(|n| n.data.clone()),
         Some(b"10.0.0.1".to_vec())
@@ -371,11 +308,11 @@ fn a_member_whose_node_is_deleted_says_so_and_comes_back() {
 #[test]
 fn a_name_held_by_another_live_session_is_a_clash_not_a_takeover() {
     let mut world: World<Role> = World::new(4);
-    let a = world.add_peer(Role::Member(Member::new(GROUP, "same").unwrap()));
-    let b = world.add_peer(Role::Member(Member::new(GROUP, "same").unwrap()));
+    let a = world.add_peer(Either::A(Member::new(GROUP, "same").unwrap()));
+    let b = world.add_peer(Either::A(Member::new(GROUP, "same").unwrap()));
     for (p, data) in [(a, b"a"), (b, b"b")] {
         world.act(p, |r| {
-            if let Role::Member(m) = r {
+            if let Either::A(m) = r {
                 m.handle_session(SessionEvent::Connected {
                     session_id: world_session(p),
                 });
@@ -389,7 +326,7 @@ fn a_name_held_by_another_live_session_is_a_clash_not_a_takeover() {
         .into_iter()
         .map(|e| format!("{e:?}"))
         .collect();
-    assert_eq!(events, ["Member(Failed(NameTaken))"]);
+    assert_eq!(events, ["A(Failed(NameTaken))"]);
     assert_eq!(
         world.zk.node("/fleet/members/same").map(|n| n.data.clone()),
         Some(b"a".to_vec())

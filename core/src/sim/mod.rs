@@ -42,6 +42,7 @@
 //! assert_eq!(world.zk.notifications_delivered(world.peers[b].session()), 1);
 //! ```
 
+mod either;
 mod owned;
 mod peer;
 mod server;
@@ -50,6 +51,7 @@ mod watches;
 mod world;
 
 pub use crate::owned::OwnedReply;
+pub use either::Either;
 pub use owned::{Delivery, OwnedRequest};
 pub use peer::Peer;
 pub use server::{SessionStatus, SimZk, Stats};

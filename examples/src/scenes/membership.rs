@@ -5,33 +5,32 @@ use std::time::{Duration, Instant};
 
 use herdless_core::member::{Member, MemberEvent};
 use herdless_core::members::{Members, MembersEvent};
-use herdless_core::sim::World;
+use herdless_core::sim::{Either, World};
 use herdless_std::group::GroupWatch;
 use herdless_std::{GroupMember, Session};
 
-use super::pair::{Pair, PairEvent};
 use super::title;
 
 const FLEET: &str = "/herdless-demo/fleet";
 
-type Node = Pair<Member, Members>;
+type Node = Either<Member, Members>;
 
 /// The scene on the in-memory ZooKeeper.
 pub fn simulated(seed: u64) {
     title("group membership: a device whose session expires comes back by itself");
     let mut world: World<Node> = World::new(seed);
-    let observer = world.add_peer(Pair::B(Members::new(FLEET).expect("a valid path")));
+    let observer = world.add_peer(Either::B(Members::new(FLEET).expect("a valid path")));
     world.act(observer, |n| {
-        if let Pair::B(o) = n {
+        if let Either::B(o) = n {
             o.watch();
         }
     });
     for i in 1..=4 {
         let name = format!("edge-{i}");
-        let p = world.add_peer(Pair::A(Member::new(FLEET, &name).expect("a valid name")));
+        let p = world.add_peer(Either::A(Member::new(FLEET, &name).expect("a valid name")));
         let addr = format!("10.0.0.{i}");
         world.act(p, |n| {
-            if let Pair::A(m) = n {
+            if let Either::A(m) = n {
                 m.join(addr.as_bytes()).expect("join");
             }
         });
@@ -54,7 +53,7 @@ fn report(world: &mut World<Node>) {
         let events = world.peers[i].take_events();
         for event in events {
             match event {
-                PairEvent::A(e) => {
+                Either::A(e) => {
                     let who = format!("edge-{i}");
                     match e {
                         MemberEvent::Joined => println!("  {who} joined"),
@@ -63,16 +62,16 @@ fn report(world: &mut World<Node>) {
                         other => println!("  {who}: {other:?}"),
                     }
                 }
-                PairEvent::B(MembersEvent::Changed { joined, left }) => {
-                    if let Pair::B(o) = &world.peers[i].recipe {
+                Either::B(MembersEvent::Changed { joined, left }) => {
+                    if let Either::B(o) = &world.peers[i].recipe {
                         let members: Vec<&str> = o.members().collect();
                         println!("  observer: +{joined} -{left}, members now {members:?}");
                     }
                 }
-                PairEvent::B(MembersEvent::NoGroup) => {
+                Either::B(MembersEvent::NoGroup) => {
                     println!("  observer: the fleet directory does not exist yet")
                 }
-                PairEvent::B(other) => println!("  observer: {other:?}"),
+                Either::B(other) => println!("  observer: {other:?}"),
             }
         }
     }

@@ -4,7 +4,6 @@
 
 pub mod config;
 pub mod membership;
-mod pair;
 pub mod two_phase;
 
 /// Prints a scene's title.

@@ -1,0 +1,449 @@
+//! Taking items from a queue.
+
+use core::cmp::Ordering;
+use core::fmt;
+
+use heapless::{String, Vec};
+
+use super::{Error, ItemKey};
+use crate::event_queue::EventQueue;
+use crate::path;
+use crate::pipeline::Pipeline;
+use crate::{
+    Children, Instant, Outgoing, Recipe, Reply, Request, RequestId, SessionEvent, Version,
+    WatchEvent, WatchKind, ZkError,
+};
+
+/// What a consumer tells the application.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
+pub enum ConsumerEvent {
+    /// An item was taken: its data is [`Consumer::item`]. `certain` is
+    /// false when the delete's answer was lost and the item was gone
+    /// afterwards: another consumer may have taken it too (see the
+    /// [module docs](super)).
+    Taken {
+        /// Whether this consumer's delete is known to have removed it.
+        certain: bool,
+    },
+    /// A peek found an item: its data is [`Consumer::item`] (it stays in the
+    /// queue).
+    Peeked,
+    /// A peek or a take with a deadline found the queue empty.
+    Empty,
+    /// The operation failed.
+    Failed(Error),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    Take,
+    Peek,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Op {
+    /// getChildren, with or without the child watch.
+    List { watch: bool },
+    /// getData of the batch's first item.
+    Read,
+    /// delete of the batch's first item.
+    Delete,
+    /// A delete's answer was lost: is the item still there?
+    Check,
+}
+
+/// Takes items from the queue at a directory, lowest first.
+///
+/// `B` is how many of the lowest items one listing keeps (the batch worked
+/// through before listing again), `D` the capacity of an item's data, `N`
+/// of a path. A priority consumer (see [`Consumer::priority`]) drops its
+/// batch on every change of the queue.
+///
+/// ```
+/// use herdless_core::queue::{Consumer, ConsumerEvent};
+/// use herdless_core::{Children, Recipe, Reply, Stat};
+///
+/// let mut consumer: Consumer = Consumer::new("/jobs").unwrap();
+/// consumer.take(None).unwrap();
+/// let list = consumer.poll_request().unwrap().id;
+/// let names = ["b-queue-0000000002", "a-queue-0000000001"];
+/// consumer.handle_reply(list, Reply::Children(Children::new(&&names[..])));
+/// let read = consumer.poll_request().unwrap();
+/// assert_eq!(read.request.path(), "/jobs/a-queue-0000000001"); // lowest first
+/// let read = read.id;
+/// consumer.handle_reply(read, Reply::Data { data: b"resize img-7", stat: Stat::default() });
+/// let delete = consumer.poll_request().unwrap().id;
+/// consumer.handle_reply(delete, Reply::Deleted);
+/// assert_eq!(consumer.poll_event(), Some(ConsumerEvent::Taken { certain: true }));
+/// assert_eq!(consumer.item(), b"resize img-7");
+/// ```
+pub struct Consumer<const B: usize = 16, const D: usize = 256, const N: usize = 128> {
+    dir: String<N>,
+    ops: Pipeline<Op, 4, 4>,
+    priority: bool,
+    mode: Option<Mode>,
+    deadline: Option<Instant>,
+    /// The lowest items of the last listing, in queue order.
+    batch: Vec<(String<N>, ItemKey), B>,
+    /// A child notification came: the batch is out of date.
+    stale: bool,
+    data: Vec<u8, D>,
+    item_name: String<N>,
+    connected: bool,
+    session_over: bool,
+    events: EventQueue<ConsumerEvent, 4>,
+    scratch: String<N>,
+}
+
+impl<const B: usize, const D: usize, const N: usize> Consumer<B, D, N> {
+    /// A consumer of the queue at `dir`.
+    pub fn new(dir: &str) -> Result<Self, Error> {
+        path::validate(dir)?;
+        let mut stored = String::new();
+        path::concat_into(&mut stored, &[dir])?;
+        Ok(Consumer {
+            dir: stored,
+            ops: Pipeline::new(),
+            priority: false,
+            mode: None,
+            deadline: None,
+            batch: Vec::new(),
+            stale: false,
+            data: Vec::new(),
+            item_name: String::new(),
+            connected: true,
+            session_over: false,
+            events: EventQueue::new(),
+            scratch: String::new(),
+        })
+    }
+
+    /// A consumer of the priority queue at `dir`: it keeps the child watch
+    /// while it works and drops its batch on every notification.
+    pub fn priority(dir: &str) -> Result<Self, Error> {
+        let mut consumer = Self::new(dir)?;
+        consumer.priority = true;
+        Ok(consumer)
+    }
+
+    /// The data of the last item taken or peeked.
+    pub fn item(&self) -> &[u8] {
+        &self.data
+    }
+
+    /// The full path of the last item taken or peeked.
+    pub fn item_name(&self) -> &str {
+        &self.item_name
+    }
+
+    /// Whether a take or peek is in progress.
+    pub fn is_busy(&self) -> bool {
+        self.mode.is_some()
+    }
+
+    /// Takes the lowest item, waiting for one if the queue is empty (until
+    /// `deadline`, then [`ConsumerEvent::Empty`]).
+    pub fn take(&mut self, deadline: Option<Instant>) -> Result<(), Error> {
+        self.start(Mode::Take, deadline)
+    }
+
+    /// Reads the lowest item without taking it; [`ConsumerEvent::Empty`] if
+    /// there is none.
+    pub fn peek(&mut self) -> Result<(), Error> {
+        self.start(Mode::Peek, None)
+    }
+
+    /// Stops a take that is waiting; no event follows. A take whose delete
+    /// is on its way cannot be stopped (the item may be taken).
+    pub fn cancel(&mut self) -> bool {
+        if self.mode.is_some()
+            && !self.ops.is_pending(Op::Delete)
+            && !self.ops.is_pending(Op::Check)
+        {
+            self.mode = None;
+            self.deadline = None;
+            self.ops.clear();
+            true
+        } else {
+            false
+        }
+    }
+
+    fn start(&mut self, mode: Mode, deadline: Option<Instant>) -> Result<(), Error> {
+        if self.mode.is_some() {
+            return Err(Error::InvalidState);
+        }
+        if self.session_over {
+            return Err(Error::SessionEnded);
+        }
+        self.mode = Some(mode);
+        self.deadline = deadline;
+        self.next_item();
+        Ok(())
+    }
+
+    /// Works on the batch's first item, or lists when the batch is used up
+    /// (or out of date).
+    fn next_item(&mut self) {
+        if self.stale {
+            self.stale = false;
+            self.batch.clear();
+        }
+        if self.batch.is_empty() {
+            self.ops.queue(Op::List {
+                watch: self.priority,
+            });
+        } else {
+            self.ops.queue(Op::Read);
+        }
+    }
+
+    fn finish(&mut self, event: ConsumerEvent) {
+        self.mode = None;
+        self.deadline = None;
+        self.events.emit(event);
+    }
+
+    /// Keeps the `B` lowest items of one listing, in one pass.
+    fn on_children(&mut self, children: Children<'_>, watched: bool) {
+        self.batch.clear();
+        if watched {
+            self.stale = false;
+        }
+        for name in children {
+            let Some(key) = ItemKey::parse(name) else {
+                continue;
+            };
+            // Names whose full path would not fit are not ours to take.
+            if self.dir.len() + 1 + name.len() > N {
+                continue;
+            }
+            let Ok(stored) = String::<N>::try_from(name) else {
+                continue;
+            };
+            let at = self
+                .batch
+                .iter()
+                .position(|(_, k)| key.order(*k) == Ordering::Less)
+                .unwrap_or(self.batch.len());
+            if self.batch.is_full() {
+                if at >= self.batch.len() {
+                    continue;
+                }
+                self.batch.pop();
+            }
+            let _ = self.batch.insert(at, (stored, key));
+        }
+        if !self.batch.is_empty() {
+            return self.ops.queue(Op::Read);
+        }
+        match self.mode {
+            Some(Mode::Peek) => self.finish(ConsumerEvent::Empty),
+            // Empty: list again with the child watch, and wait on it.
+            Some(Mode::Take) if !watched => self.ops.queue(Op::List { watch: true }),
+            _ => {}
+        }
+    }
+
+    /// The batch's first item is gone (taken by someone else): the next.
+    fn skip(&mut self) {
+        if !self.batch.is_empty() {
+            self.batch.remove(0);
+        }
+        self.next_item();
+    }
+
+    fn first_path(&mut self) -> &str {
+        let name = self.batch.first().map(|(n, _)| n.as_str()).unwrap_or("");
+        // Cannot fail: names whose path would not fit never enter the batch.
+        let _ = path::join_into(&mut self.scratch, &self.dir, name);
+        &self.scratch
+    }
+
+    fn lost(&mut self, also: Option<Op>) {
+        if !self.connected {
+            return;
+        }
+        self.connected = false;
+        let lost = self.ops.lose();
+        if lost.contains(&Op::Delete) || also == Some(Op::Delete) {
+            // Whether our delete removed it is unknown: check after the
+            // reconnect.
+            self.ops.queue(Op::Check);
+        }
+    }
+}
+
+impl<const B: usize, const D: usize, const N: usize> Recipe for Consumer<B, D, N> {
+    type Event = ConsumerEvent;
+
+    fn poll_request(&mut self) -> Option<Outgoing<'_>> {
+        if !self.connected {
+            return None;
+        }
+        let (id, op) = self.ops.next()?;
+        let request = match op {
+            Op::List { watch } => Request::GetChildren {
+                path: &self.dir,
+                watch,
+            },
+            Op::Read => Request::GetData {
+                path: self.first_path(),
+                watch: false,
+            },
+            Op::Delete => Request::Delete {
+                path: self.first_path(),
+                version: Version::Any,
+            },
+            Op::Check => Request::Exists {
+                path: self.first_path(),
+                watch: false,
+            },
+        };
+        Some(Outgoing { id, request })
+    }
+
+    fn handle_reply(&mut self, id: RequestId, reply: Reply<'_>) {
+        let Some(op) = self.ops.take(id) else {
+            return;
+        };
+        if self.mode.is_none() {
+            return;
+        }
+        match (op, reply) {
+            (Op::List { watch }, Reply::Children(children)) => self.on_children(children, watch),
+            // No queue directory: nothing to peek; a take cannot wait on a
+            // directory that does not exist (create it first, as the
+            // producers and the tokio `Queue` do).
+            (Op::List { .. }, Reply::Error(ZkError::NoNode)) => match self.mode {
+                Some(Mode::Peek) => self.finish(ConsumerEvent::Empty),
+                _ => self.finish(ConsumerEvent::Failed(Error::Zk(ZkError::NoNode))),
+            },
+            (Op::Read, Reply::Data { data, .. }) => {
+                let Ok(stored) = Vec::from_slice(data) else {
+                    return self.finish(ConsumerEvent::Failed(Error::TooLarge {
+                        len: data.len(),
+                        capacity: D,
+                    }));
+                };
+                self.data = stored;
+                let name = self.first_path();
+                let mut item_name = String::new();
+                let _ = item_name.push_str(name);
+                self.item_name = item_name;
+                match self.mode {
+                    Some(Mode::Peek) => self.finish(ConsumerEvent::Peeked),
+                    _ => self.ops.queue(Op::Delete),
+                }
+            }
+            (Op::Read, Reply::Error(ZkError::NoNode)) => self.skip(),
+            (Op::Delete, Reply::Deleted) => {
+                if !self.batch.is_empty() {
+                    self.batch.remove(0);
+                }
+                self.finish(ConsumerEvent::Taken { certain: true })
+            }
+            (Op::Delete, Reply::Error(ZkError::NoNode)) => self.skip(),
+            // Still there: our delete never landed. Send it again.
+            (Op::Check, Reply::Exists { .. }) => self.ops.queue(Op::Delete),
+            (Op::Check, Reply::Error(ZkError::NoNode)) => {
+                if !self.batch.is_empty() {
+                    self.batch.remove(0);
+                }
+                self.finish(ConsumerEvent::Taken { certain: false })
+            }
+            (op, Reply::Error(e)) if e.is_connection_loss() => self.lost(Some(op)),
+            (_, Reply::Error(e)) if e.is_session_gone() => {
+                self.lost(None);
+                self.session_over = true;
+                self.finish(ConsumerEvent::Failed(Error::SessionEnded));
+            }
+            (_, Reply::Error(e)) => self.finish(ConsumerEvent::Failed(Error::Zk(e))),
+            (_, _) => self.finish(ConsumerEvent::Failed(Error::BadReply)),
+        }
+    }
+
+    fn handle_watch(&mut self, event: WatchEvent<'_>) {
+        if event.path != self.dir.as_str() || event.kind != WatchKind::NodeChildrenChanged {
+            return;
+        }
+        // Any cached batch may now miss a lower item.
+        self.stale = true;
+        if self.connected
+            && self.mode.is_some()
+            && !self.ops.is_pending(Op::Read)
+            && !self.ops.is_pending(Op::Delete)
+            && !self.ops.is_pending(Op::Check)
+        {
+            self.next_item();
+        }
+    }
+
+    fn handle_session(&mut self, event: SessionEvent) {
+        match event {
+            SessionEvent::Connected { .. } => {
+                self.session_over = false;
+                if !self.connected {
+                    self.connected = true;
+                    if self.mode.is_some() && !self.ops.is_pending(Op::Check) {
+                        // The watch may have fired unseen: start from a
+                        // fresh listing.
+                        self.stale = true;
+                        self.next_item();
+                    }
+                }
+            }
+            SessionEvent::Suspended => self.lost(None),
+            SessionEvent::Expired | SessionEvent::Closed => {
+                // A delete on its way (or one already lost) may have
+                // landed; one still queued has not.
+                let deleting = self.ops.is_in_flight(Op::Delete) || self.ops.is_pending(Op::Check);
+                self.connected = false;
+                self.session_over = true;
+                self.ops.lose();
+                if self.mode.is_some() {
+                    if deleting {
+                        // The item was read; whether the delete landed is
+                        // unknown, and cannot be checked on this session.
+                        self.finish(ConsumerEvent::Taken { certain: false });
+                    } else {
+                        self.finish(ConsumerEvent::Failed(Error::SessionEnded));
+                    }
+                }
+            }
+        }
+    }
+
+    fn handle_timeout(&mut self, now: Instant) {
+        let Some(deadline) = self.deadline else {
+            return;
+        };
+        let deleting = self.ops.is_pending(Op::Delete) || self.ops.is_pending(Op::Check);
+        if now >= deadline && self.mode == Some(Mode::Take) && !deleting {
+            self.ops.clear();
+            self.finish(ConsumerEvent::Empty);
+        }
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        self.mode.and(self.deadline)
+    }
+
+    fn poll_event(&mut self) -> Option<ConsumerEvent> {
+        self.events.pop()
+    }
+}
+
+impl<const B: usize, const D: usize, const N: usize> fmt::Debug for Consumer<B, D, N> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Consumer")
+            .field("dir", &self.dir.as_str())
+            .field("mode", &self.mode)
+            .field("batch", &self.batch.len())
+            .field("stale", &self.stale)
+            .field("connected", &self.connected)
+            .finish()
+    }
+}

@@ -1,0 +1,349 @@
+//! Adding items to a queue.
+
+use core::fmt::{self, Write};
+
+use heapless::{String, Vec};
+
+use super::{Error, MARKER};
+use crate::event_queue::EventQueue;
+use crate::naming::Guid;
+use crate::path;
+use crate::pipeline::Pipeline;
+use crate::{
+    Acl, Children, CreateMode, Instant, Outgoing, Recipe, Reply, Request, RequestId, SessionEvent,
+    WatchEvent, ZkError,
+};
+
+/// What a producer tells the application.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
+pub enum ProducerEvent {
+    /// The item is in the queue ([`Producer::item`] names it).
+    Put,
+    /// The put failed; nothing was added, except with
+    /// [`Error::SessionEnded`]: the session ended while the create was on
+    /// its way, and a persistent item may have landed.
+    Failed(Error),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Op {
+    Ensure(u8),
+    Create,
+    /// A create's outcome is unknown: look for the GUID.
+    Find,
+}
+
+/// Adds items to the queue at a directory, one at a time.
+///
+/// `D` is the capacity of an item's data, `N` of a path.
+///
+/// ```
+/// use herdless_core::naming::Guid;
+/// use herdless_core::queue::{Producer, ProducerEvent};
+/// use herdless_core::{Recipe, Reply};
+///
+/// let mut producer: Producer = Producer::new("/jobs").unwrap();
+/// producer.put(Guid::from_random_bytes([3; 16]), b"resize img-7", None, false).unwrap();
+/// let create = producer.poll_request().unwrap();
+/// assert!(create.request.path().ends_with("-queue-"));
+/// let id = create.id;
+/// producer.handle_reply(id, Reply::Created {
+///     path: "/jobs/03030303-0303-4303-8303-030303030303-queue-0000000000",
+/// });
+/// assert_eq!(producer.poll_event(), Some(ProducerEvent::Put));
+/// ```
+pub struct Producer<const D: usize = 256, const N: usize = 128> {
+    dir: String<N>,
+    ops: Pipeline<Op, 8, 8>,
+    data: Vec<u8, D>,
+    guid: Guid,
+    priority: Option<u8>,
+    mode: CreateMode,
+    busy: bool,
+    item: String<N>,
+    connected: bool,
+    session_over: bool,
+    events: EventQueue<ProducerEvent, 4>,
+    scratch: String<N>,
+}
+
+impl<const D: usize, const N: usize> Producer<D, N> {
+    /// A producer for the queue at `dir` (created with its ancestors when
+    /// missing).
+    pub fn new(dir: &str) -> Result<Self, Error> {
+        path::validate(dir)?;
+        if dir == "/" {
+            return Err(Error::Path(path::PathError::BadName));
+        }
+        let mut stored = String::new();
+        path::concat_into(&mut stored, &[dir])?;
+        Ok(Producer {
+            dir: stored,
+            ops: Pipeline::new(),
+            data: Vec::new(),
+            guid: Guid::default(),
+            priority: None,
+            mode: CreateMode::PersistentSequential,
+            busy: false,
+            item: String::new(),
+            connected: true,
+            session_over: false,
+            events: EventQueue::new(),
+            scratch: String::new(),
+        })
+    }
+
+    /// The full path of the last item put.
+    pub fn item(&self) -> &str {
+        &self.item
+    }
+
+    /// Whether a put is in progress.
+    pub fn is_busy(&self) -> bool {
+        self.busy
+    }
+
+    /// Puts `data` into the queue, with a priority (0 first, 99 last) for a
+    /// priority queue, as an ephemeral item if `ephemeral` (it goes with this
+    /// session). `guid` must be fresh random bytes for every put.
+    /// [`ProducerEvent::Put`] follows.
+    pub fn put(
+        &mut self,
+        guid: Guid,
+        data: &[u8],
+        priority: Option<u8>,
+        ephemeral: bool,
+    ) -> Result<(), Error> {
+        if self.busy {
+            return Err(Error::InvalidState);
+        }
+        if self.session_over {
+            return Err(Error::SessionEnded);
+        }
+        if priority.is_some_and(|p| p > 99) {
+            return Err(Error::BadPriority);
+        }
+        self.data = Vec::from_slice(data).map_err(|_| Error::TooLarge {
+            len: data.len(),
+            capacity: D,
+        })?;
+        // The item's full path must fit: dir, '/', guid (36), marker,
+        // "YY-", and the 10-digit sequence.
+        let needed = self.dir.len() + 1 + 36 + MARKER.len() + 3 + 11;
+        if needed > N {
+            return Err(Error::Path(path::PathError::TooLong {
+                needed,
+                capacity: N,
+            }));
+        }
+        self.guid = guid;
+        self.priority = priority;
+        self.mode = if ephemeral {
+            CreateMode::EphemeralSequential
+        } else {
+            CreateMode::PersistentSequential
+        };
+        self.busy = true;
+        self.ops.queue(Op::Create);
+        Ok(())
+    }
+
+    fn done(&mut self, event: ProducerEvent) {
+        self.busy = false;
+        self.ops.clear();
+        self.events.emit(event);
+    }
+
+    fn is_own(&self, name: &str) -> bool {
+        let mut prefix: String<64> = String::new();
+        let _ = self.guid.write_hyphenated(&mut prefix);
+        name.strip_prefix(prefix.as_str())
+            .is_some_and(|rest| rest.starts_with(MARKER))
+    }
+
+    fn on_children(&mut self, children: Children<'_>) {
+        for name in children {
+            if self.is_own(name) {
+                if path::join_into(&mut self.item, &self.dir, name).is_err() {
+                    return self.done(ProducerEvent::Failed(Error::BadReply));
+                }
+                return self.done(ProducerEvent::Put);
+            }
+        }
+        // Not there: never created, or already taken by a consumer (then
+        // this second create adds it again: at least once).
+        self.ops.queue(Op::Create);
+    }
+
+    fn depth(&self) -> u8 {
+        u8::try_from(self.dir.matches('/').count()).unwrap_or(u8::MAX)
+    }
+}
+
+impl<const D: usize, const N: usize> Recipe for Producer<D, N> {
+    type Event = ProducerEvent;
+
+    fn poll_request(&mut self) -> Option<Outgoing<'_>> {
+        if !self.connected {
+            return None;
+        }
+        let (id, op) = self.ops.next()?;
+        if let Op::Ensure(level) = op {
+            if level < self.depth() {
+                self.ops.queue_first(Op::Ensure(level + 1));
+            }
+        }
+        let request = match op {
+            Op::Ensure(level) => {
+                let end = self
+                    .dir
+                    .match_indices('/')
+                    .map(|(i, _)| i)
+                    .chain(core::iter::once(self.dir.len()))
+                    .filter(|&i| i > 0)
+                    .nth(usize::from(level.saturating_sub(1)))
+                    .unwrap_or(self.dir.len());
+                self.scratch.clear();
+                // Cannot fail: a prefix of a path that fits.
+                let _ = self.scratch.push_str(&self.dir[..end]);
+                Request::Create {
+                    path: &self.scratch,
+                    data: &[],
+                    acl: Acl::OPEN,
+                    mode: CreateMode::Persistent,
+                }
+            }
+            Op::Create => {
+                self.scratch.clear();
+                // Cannot fail: sized in `put`.
+                let _ = write!(Bounded(&mut self.scratch), "{}/", self.dir);
+                let _ = self.guid.write_hyphenated(&mut Bounded(&mut self.scratch));
+                let _ = self.scratch.push_str(MARKER);
+                if let Some(p) = self.priority {
+                    let _ = write!(Bounded(&mut self.scratch), "{p:02}-");
+                }
+                Request::Create {
+                    path: &self.scratch,
+                    data: &self.data,
+                    acl: Acl::OPEN,
+                    mode: self.mode,
+                }
+            }
+            Op::Find => Request::GetChildren {
+                path: &self.dir,
+                watch: false,
+            },
+        };
+        Some(Outgoing { id, request })
+    }
+
+    fn handle_reply(&mut self, id: RequestId, reply: Reply<'_>) {
+        let Some(op) = self.ops.take(id) else {
+            return;
+        };
+        match (op, reply) {
+            (Op::Ensure(_), Reply::Created { .. } | Reply::Error(ZkError::NodeExists)) => {}
+            (Op::Create, Reply::Created { path }) => {
+                self.item.clear();
+                if self.item.push_str(path).is_err() {
+                    return self.done(ProducerEvent::Failed(Error::BadReply));
+                }
+                self.done(ProducerEvent::Put)
+            }
+            (Op::Create, Reply::Error(ZkError::NoNode)) => {
+                self.ops.queue(Op::Ensure(1));
+                self.ops.push(Op::Create);
+            }
+            (Op::Find, Reply::Children(children)) => self.on_children(children),
+            (Op::Find, Reply::Error(ZkError::NoNode)) => self.ops.queue(Op::Create),
+            (op, Reply::Error(e)) if e.is_connection_loss() => {
+                self.connected = false;
+                if self
+                    .ops
+                    .lose()
+                    .into_iter()
+                    .chain([op])
+                    .any(|o| o == Op::Create)
+                {
+                    // Applied or not: the GUID tells, after the reconnect.
+                    self.ops.queue(Op::Find);
+                }
+            }
+            (_, Reply::Error(e)) if e.is_session_gone() => {
+                self.session_over = true;
+                self.connected = false;
+                self.done(ProducerEvent::Failed(Error::SessionEnded));
+            }
+            (_, Reply::Error(e)) => self.done(ProducerEvent::Failed(Error::Zk(e))),
+            (_, _) => self.done(ProducerEvent::Failed(Error::BadReply)),
+        }
+    }
+
+    fn handle_watch(&mut self, _event: WatchEvent<'_>) {}
+
+    fn handle_session(&mut self, event: SessionEvent) {
+        match event {
+            SessionEvent::Connected { .. } => {
+                self.session_over = false;
+                if !self.connected {
+                    self.connected = true;
+                    if self.busy && !self.ops.is_pending(Op::Find) {
+                        // Nothing was in flight: the create was never sent,
+                        // or its answer already came.
+                        self.ops.queue(Op::Create);
+                    }
+                }
+            }
+            SessionEvent::Suspended => {
+                if self.connected {
+                    self.connected = false;
+                    if self.ops.lose().contains(&Op::Create) {
+                        self.ops.queue(Op::Find);
+                    }
+                }
+            }
+            SessionEvent::Expired | SessionEvent::Closed => {
+                self.connected = false;
+                self.session_over = true;
+                self.ops.lose();
+                if self.busy {
+                    // A persistent item may have landed; an ephemeral one
+                    // died with the session. Report, do not guess.
+                    self.done(ProducerEvent::Failed(Error::SessionEnded));
+                }
+            }
+        }
+    }
+
+    fn handle_timeout(&mut self, _now: Instant) {}
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        None
+    }
+
+    fn poll_event(&mut self) -> Option<ProducerEvent> {
+        self.events.pop()
+    }
+}
+
+/// `fmt::Write` into a heapless string that fails instead of truncating.
+struct Bounded<'a, const N: usize>(&'a mut String<N>);
+
+impl<const N: usize> fmt::Write for Bounded<'_, N> {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        self.0.push_str(s).map_err(|_| fmt::Error)
+    }
+}
+
+impl<const D: usize, const N: usize> fmt::Debug for Producer<D, N> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Producer")
+            .field("dir", &self.dir.as_str())
+            .field("busy", &self.busy)
+            .field("item", &self.item.as_str())
+            .field("connected", &self.connected)
+            .finish()
+    }
+}

@@ -1,0 +1,111 @@
+//! Two kinds of recipe in one simulated world.
+
+use crate::{Instant, Outgoing, Recipe, Reply, RequestId, SessionEvent, WatchEvent};
+
+/// Either of two recipes, so one [`World`](super::World) runs both (say,
+/// producers and consumers of a queue, or members and an observer).
+///
+/// ```
+/// use herdless_core::member::Member;
+/// use herdless_core::members::Members;
+/// use herdless_core::sim::{Either, World};
+///
+/// let mut world: World<Either<Member, Members>> = World::new(1);
+/// let member = world.add_peer(Either::A(Member::new("/g", "m1").unwrap()));
+/// let observer = world.add_peer(Either::B(Members::new("/g").unwrap()));
+/// # let _ = (member, observer);
+/// ```
+#[derive(Debug)]
+pub enum Either<A, B> {
+    /// The first kind.
+    A(A),
+    /// The second kind.
+    B(B),
+}
+
+impl<A, B> Either<A, B> {
+    /// The first kind, if it is one.
+    pub fn a(&self) -> Option<&A> {
+        match self {
+            Either::A(a) => Some(a),
+            Either::B(_) => None,
+        }
+    }
+
+    /// The second kind, if it is one.
+    pub fn b(&self) -> Option<&B> {
+        match self {
+            Either::A(_) => None,
+            Either::B(b) => Some(b),
+        }
+    }
+
+    /// The first kind, mutably, if it is one.
+    pub fn a_mut(&mut self) -> Option<&mut A> {
+        match self {
+            Either::A(a) => Some(a),
+            Either::B(_) => None,
+        }
+    }
+
+    /// The second kind, mutably, if it is one.
+    pub fn b_mut(&mut self) -> Option<&mut B> {
+        match self {
+            Either::A(_) => None,
+            Either::B(b) => Some(b),
+        }
+    }
+}
+
+impl<A: Recipe, B: Recipe> Recipe for Either<A, B> {
+    type Event = Either<A::Event, B::Event>;
+
+    fn poll_request(&mut self) -> Option<Outgoing<'_>> {
+        match self {
+            Either::A(a) => a.poll_request(),
+            Either::B(b) => b.poll_request(),
+        }
+    }
+
+    fn handle_reply(&mut self, id: RequestId, reply: Reply<'_>) {
+        match self {
+            Either::A(a) => a.handle_reply(id, reply),
+            Either::B(b) => b.handle_reply(id, reply),
+        }
+    }
+
+    fn handle_watch(&mut self, event: WatchEvent<'_>) {
+        match self {
+            Either::A(a) => a.handle_watch(event),
+            Either::B(b) => b.handle_watch(event),
+        }
+    }
+
+    fn handle_session(&mut self, event: SessionEvent) {
+        match self {
+            Either::A(a) => a.handle_session(event),
+            Either::B(b) => b.handle_session(event),
+        }
+    }
+
+    fn handle_timeout(&mut self, now: Instant) {
+        match self {
+            Either::A(a) => a.handle_timeout(now),
+            Either::B(b) => b.handle_timeout(now),
+        }
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        match self {
+            Either::A(a) => a.poll_timeout(),
+            Either::B(b) => b.poll_timeout(),
+        }
+    }
+
+    fn poll_event(&mut self) -> Option<Self::Event> {
+        match self {
+            Either::A(a) => a.poll_event().map(Either::A),
+            Either::B(b) => b.poll_event().map(Either::B),
+        }
+    }
+}
