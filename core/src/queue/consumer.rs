@@ -268,9 +268,10 @@ impl<const B: usize, const D: usize, const N: usize> Consumer<B, D, N> {
         }
         self.connected = false;
         let lost = self.ops.lose();
-        if lost.contains(&Op::Delete) || also == Some(Op::Delete) {
-            // Whether our delete removed it is unknown: check after the
-            // reconnect.
+        let unsure = |op: &Op| matches!(op, Op::Delete | Op::Check);
+        if lost.iter().any(unsure) || also.as_ref().is_some_and(unsure) {
+            // Whether our delete removed it is unknown (a check lost on its
+            // way leaves it just as unknown): check after the reconnect.
             self.ops.queue(Op::Check);
         }
     }
