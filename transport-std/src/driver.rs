@@ -48,9 +48,17 @@ pub(crate) struct Counters {
 /// What the spawner keeps: the command channel into the task.
 pub(crate) struct DriverHandle<R> {
     commands: mpsc::UnboundedSender<Command<R>>,
+    /// The driver's clock starts here: the recipe's `Instant` 0.
+    origin: TokioInstant,
 }
 
 impl<R> DriverHandle<R> {
+    /// The recipe's instant `after` from now, for deadlines.
+    pub(crate) fn deadline_in(&self, after: Duration) -> herdless_core::Instant {
+        let at = self.origin.elapsed() + after;
+        herdless_core::Instant::from_millis(u64::try_from(at.as_millis()).unwrap_or(u64::MAX))
+    }
+
     /// Runs `f` on the recipe in its task. Returns `false` if the task is gone.
     pub(crate) fn command(&self, f: impl FnOnce(&mut R) + Send + 'static) -> bool {
         self.commands.send(Box::new(f)).is_ok()
@@ -106,20 +114,24 @@ where
 {
     let (tx, rx) = mpsc::unbounded_channel();
     let client = source.current();
+    let origin = TokioInstant::now();
     let driver = Driver {
         client,
         source,
         recipe,
         counters,
         on_event,
-        origin: TokioInstant::now(),
+        origin,
         replies: FuturesOrdered::new(),
         watches: FuturesUnordered::new(),
         reconnect_pending: false,
         terminal: false,
     };
     tokio::spawn(driver.run(rx, finished));
-    DriverHandle { commands: tx }
+    DriverHandle {
+        commands: tx,
+        origin,
+    }
 }
 
 struct Driver<R, E> {

@@ -43,6 +43,9 @@ pub enum Error {
         /// The limit.
         capacity: usize,
     },
+    /// A queue priority above 99.
+    #[error("priorities go from 0 (first) to 99 (last)")]
+    BadPriority,
     /// Another live session holds a node of this name.
     #[error("the name is held by another session")]
     NameTaken,

@@ -36,6 +36,7 @@ pub mod fence;
 pub mod group;
 pub mod lock;
 pub mod member;
+pub mod queue;
 mod session;
 pub mod two_phase;
 

@@ -1,0 +1,298 @@
+//! Queues and priority queues on tokio.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use herdless_core::naming::Guid;
+use herdless_core::queue::{Consumer, ConsumerEvent, Producer, ProducerEvent};
+use tokio::sync::{mpsc, Mutex};
+
+use crate::driver::{self, Counters, DriverHandle};
+use crate::{convert, Connection, Error};
+
+/// Largest item, in bytes.
+pub const MAX_ITEM: usize = 64 * 1024;
+
+type CoreProducer = Producer<MAX_ITEM, 512>;
+type CoreConsumer = Consumer<32, MAX_ITEM, 512>;
+
+impl From<herdless_core::queue::Error> for Error {
+    fn from(e: herdless_core::queue::Error) -> Self {
+        use herdless_core::queue::Error as Q;
+        match e {
+            Q::Zk(z) if z.is_session_gone() => Error::SessionEnded,
+            Q::Zk(z) => Error::Zk(z),
+            Q::Path(p) => Error::Path(p),
+            Q::TooLarge { len, capacity } => Error::TooLarge { len, capacity },
+            Q::SessionEnded => Error::SessionEnded,
+            Q::BadPriority => Error::BadPriority,
+            _ => Error::InvalidState,
+        }
+    }
+}
+
+/// An item taken from a queue.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Item {
+    /// The item's data.
+    pub data: Vec<u8>,
+    /// The item's node, as it was in the queue.
+    pub node: String,
+    /// False when the delete's answer was lost and the item was gone
+    /// afterwards: another consumer may have taken it too (at least once).
+    pub certain: bool,
+}
+
+/// What a driver reports back for one operation.
+enum Outcome {
+    Put(String),
+    Taken(Item),
+    Peeked(Item),
+    Empty,
+    Failed(Error),
+}
+
+/// A queue (or priority queue) at a directory: put, take, peek.
+///
+/// Each handle runs one producer and one consumer over the connection; its
+/// operations run one at a time (use several handles for concurrency).
+///
+/// ```no_run
+/// # async fn run(client: herdless_std::Client) -> Result<(), herdless_std::Error> {
+/// use std::time::Duration;
+/// use herdless_std::queue::Queue;
+///
+/// let queue = Queue::new(&client, "/jobs").await?;
+/// queue.put(b"resize img-7").await?;
+/// let item = queue.take().await?;                  // waits for an item
+/// assert_eq!(item.data, b"resize img-7");
+/// let none = queue.take_timeout(Duration::from_millis(100)).await?;
+/// assert!(none.is_none());
+/// # Ok(()) }
+/// ```
+pub struct Queue {
+    producer: DriverHandle<CoreProducer>,
+    consumer: DriverHandle<CoreConsumer>,
+    produced: Mutex<mpsc::UnboundedReceiver<Outcome>>,
+    consumed: Mutex<mpsc::UnboundedReceiver<Outcome>>,
+    dir: String,
+    priority: bool,
+}
+
+impl fmt::Debug for Queue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Queue")
+            .field("dir", &self.dir)
+            .field("priority", &self.priority)
+            .finish()
+    }
+}
+
+impl Queue {
+    /// The queue at `dir`, created with its ancestors if missing.
+    pub async fn new(conn: &impl Connection, dir: &str) -> Result<Queue, Error> {
+        Self::open(conn, dir, false).await
+    }
+
+    /// The priority queue at `dir`: [`put_with_priority`] orders items,
+    /// and the consumer re-reads the queue on every change so an urgent item
+    /// added later is taken first.
+    ///
+    /// [`put_with_priority`]: Queue::put_with_priority
+    pub async fn priority(conn: &impl Connection, dir: &str) -> Result<Queue, Error> {
+        Self::open(conn, dir, true).await
+    }
+
+    async fn open(conn: &impl Connection, dir: &str, priority: bool) -> Result<Queue, Error> {
+        let producer = CoreProducer::new(dir)?;
+        let consumer = if priority {
+            CoreConsumer::priority(dir)?
+        } else {
+            CoreConsumer::new(dir)?
+        };
+        ensure_dir(&conn.client(), dir).await?;
+        let (produced_tx, produced_rx) = mpsc::unbounded_channel();
+        let (consumed_tx, consumed_rx) = mpsc::unbounded_channel();
+        let producer = driver::spawn_on(
+            conn.source(),
+            producer,
+            Arc::new(Counters::default()),
+            move |p: &CoreProducer, event| {
+                let outcome = match event {
+                    ProducerEvent::Put => Outcome::Put(p.item().to_owned()),
+                    ProducerEvent::Failed(e) => Outcome::Failed(e.into()),
+                    _ => return,
+                };
+                let _ = produced_tx.send(outcome);
+            },
+            |p: &CoreProducer| !p.is_busy(),
+        );
+        let consumer = driver::spawn_on(
+            conn.source(),
+            consumer,
+            Arc::new(Counters::default()),
+            move |c: &CoreConsumer, event| {
+                let item = |certain| Item {
+                    data: c.item().to_vec(),
+                    node: c.item_name().to_owned(),
+                    certain,
+                };
+                let outcome = match event {
+                    ConsumerEvent::Taken { certain } => Outcome::Taken(item(certain)),
+                    ConsumerEvent::Peeked => Outcome::Peeked(item(true)),
+                    ConsumerEvent::Empty => Outcome::Empty,
+                    ConsumerEvent::Failed(e) => Outcome::Failed(e.into()),
+                    _ => return,
+                };
+                let _ = consumed_tx.send(outcome);
+            },
+            |c: &CoreConsumer| !c.is_busy(),
+        );
+        Ok(Queue {
+            producer,
+            consumer,
+            produced: Mutex::new(produced_rx),
+            consumed: Mutex::new(consumed_rx),
+            dir: dir.to_owned(),
+            priority,
+        })
+    }
+
+    /// Adds a persistent item; returns its node. At least once: if the
+    /// create's answer is lost and a consumer takes the item before it is
+    /// found again, it is added a second time.
+    pub async fn put(&self, data: &[u8]) -> Result<String, Error> {
+        self.put_item(data, None, false).await
+    }
+
+    /// Adds an ephemeral item (it goes with this session, as the recipes
+    /// page describes).
+    pub async fn put_ephemeral(&self, data: &[u8]) -> Result<String, Error> {
+        self.put_item(data, None, true).await
+    }
+
+    /// Adds an item with a priority: 0 is taken first, 99 last.
+    pub async fn put_with_priority(&self, data: &[u8], priority: u8) -> Result<String, Error> {
+        self.put_item(data, Some(priority), false).await
+    }
+
+    async fn put_item(
+        &self,
+        data: &[u8],
+        priority: Option<u8>,
+        ephemeral: bool,
+    ) -> Result<String, Error> {
+        let mut produced = self.produced.lock().await;
+        // Outcomes of puts whose futures were dropped are stale.
+        while produced.try_recv().is_ok() {}
+        let guid = Guid::from_random_bytes(uuid::Uuid::new_v4().into_bytes());
+        let data = data.to_vec();
+        let (started_tx, started_rx) = tokio::sync::oneshot::channel();
+        if !self.producer.command(move |p: &mut CoreProducer| {
+            let _ = started_tx.send(p.put(guid, &data, priority, ephemeral));
+        }) {
+            return Err(Error::DriverGone);
+        }
+        started_rx.await.map_err(|_| Error::DriverGone)??;
+        match produced.recv().await.ok_or(Error::DriverGone)? {
+            Outcome::Put(node) => Ok(node),
+            Outcome::Failed(e) => Err(e),
+            _ => Err(Error::InvalidState),
+        }
+    }
+
+    /// Takes the lowest item, waiting for one.
+    ///
+    /// Cancel-safe up to the delete: a dropped take that has not yet sent
+    /// its delete leaves the item in the queue; one whose delete is on its
+    /// way finishes in the background and the item is gone (taken, with
+    /// nobody to hand it to: drop takes only under a deadline you can
+    /// afford, or use [`take_timeout`](Queue::take_timeout)).
+    pub async fn take(&self) -> Result<Item, Error> {
+        match self.consume(Op::Take(None)).await? {
+            Outcome::Taken(item) => Ok(item),
+            Outcome::Failed(e) => Err(e),
+            _ => Err(Error::InvalidState),
+        }
+    }
+
+    /// Takes the lowest item, waiting at most `timeout`; `None` if none came.
+    pub async fn take_timeout(&self, timeout: Duration) -> Result<Option<Item>, Error> {
+        match self.consume(Op::Take(Some(timeout))).await? {
+            Outcome::Taken(item) => Ok(Some(item)),
+            Outcome::Empty => Ok(None),
+            Outcome::Failed(e) => Err(e),
+            _ => Err(Error::InvalidState),
+        }
+    }
+
+    /// Reads the lowest item without taking it; `None` if the queue is
+    /// empty.
+    pub async fn peek(&self) -> Result<Option<Item>, Error> {
+        match self.consume(Op::Peek).await? {
+            Outcome::Peeked(item) => Ok(Some(item)),
+            Outcome::Empty => Ok(None),
+            Outcome::Failed(e) => Err(e),
+            _ => Err(Error::InvalidState),
+        }
+    }
+
+    async fn consume(&self, op: Op) -> Result<Outcome, Error> {
+        let mut consumed = self.consumed.lock().await;
+        // Outcomes of operations whose futures were dropped are stale.
+        while consumed.try_recv().is_ok() {}
+        let (started_tx, started_rx) = tokio::sync::oneshot::channel();
+        let deadline = match op {
+            Op::Take(Some(timeout)) => Some(self.consumer.deadline_in(timeout)),
+            _ => None,
+        };
+        if !self.consumer.command(move |c: &mut CoreConsumer| {
+            let result = match op {
+                Op::Peek => c.peek(),
+                Op::Take(_) => c.take(deadline),
+            };
+            let _ = started_tx.send(result);
+        }) {
+            return Err(Error::DriverGone);
+        }
+        started_rx.await.map_err(|_| Error::DriverGone)??;
+        let guard = CancelTake(&self.consumer);
+        let outcome = consumed.recv().await.ok_or(Error::DriverGone);
+        std::mem::forget(guard);
+        outcome
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Op {
+    Take(Option<Duration>),
+    Peek,
+}
+
+/// Stops a take whose future was dropped before its item came.
+struct CancelTake<'a>(&'a DriverHandle<CoreConsumer>);
+
+impl Drop for CancelTake<'_> {
+    fn drop(&mut self) {
+        self.0.command(|c: &mut CoreConsumer| {
+            c.cancel();
+        });
+    }
+}
+
+/// Creates `dir` and its ancestors if missing.
+async fn ensure_dir(client: &zookeeper_client::Client, dir: &str) -> Result<(), Error> {
+    let open =
+        zookeeper_client::CreateMode::Persistent.with_acls(zookeeper_client::Acls::anyone_all());
+    let mut at = 0;
+    while at < dir.len() {
+        let end = dir[at + 1..].find('/').map_or(dir.len(), |i| at + 1 + i);
+        match client.create(&dir[..end], b"", &open).await {
+            Ok(_) | Err(zookeeper_client::Error::NodeExists) => {}
+            Err(e) => return Err(Error::Zk(convert::error(&e))),
+        }
+        at = end;
+    }
+    Ok(())
+}
