@@ -28,6 +28,9 @@ fn the_demo_runs_on_the_simulator() {
         "REFUSED, the value moved on",
         "edge-3 is back in, by itself",
         "decision holds Some(\"abort\")",
+        "4 workers passed, watches left: 0",
+        "worker-4 arrives; inside so far: 4",
+        "consumer took URGENT",
         "decision holds Some(\"commit\")",
     ] {
         assert!(out.contains(expected), "missing {expected:?} in:\n{out}");
@@ -44,6 +47,8 @@ fn the_demo_runs_against_a_real_server() {
         "a stale write against version 0 is REFUSED",
         "observer: left [\"edge-3\"]",
         "decided: Commit",
+        "worker-4 left (all are done)",
+        "URGENT arrives at priority 1",
     ] {
         assert!(out.contains(expected), "missing {expected:?} in:\n{out}");
     }

@@ -38,6 +38,8 @@ fn main() {
             simulated(args.seed);
             scenes::config::simulated(args.seed);
             scenes::membership::simulated(args.seed);
+            scenes::barrier::simulated(args.seed);
+            scenes::queue::simulated(args.seed);
             scenes::two_phase::simulated(args.seed);
         }
         Some(addr) => {
@@ -46,6 +48,8 @@ fn main() {
                 real(&addr).await?;
                 scenes::config::real(&addr).await?;
                 scenes::membership::real(&addr).await?;
+                scenes::barrier::real(&addr).await?;
+                scenes::queue::real(&addr).await?;
                 scenes::two_phase::real(&addr).await
             });
             if let Err(e) = result {

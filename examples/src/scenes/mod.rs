@@ -2,8 +2,10 @@
 //! in-memory ZooKeeper, `real(addr)` against a server through
 //! `herdless-std`.
 
+pub mod barrier;
 pub mod config;
 pub mod membership;
+pub mod queue;
 pub mod two_phase;
 
 /// Prints a scene's title.
