@@ -136,7 +136,7 @@ pub(crate) fn set_watches_from(
 }
 
 /// The frame of `op` with request xid `xid` (a positive number the caller
-/// allocates).
+/// allocates; a [`Session`](super::Session) does it for you).
 pub fn request(xid: i32, op: &Op<'_>, buf: &mut [u8]) -> Result<usize, EncodeError> {
     if let Op::Multi([]) = op {
         return Err(EncodeError::EmptyMulti);

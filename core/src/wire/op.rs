@@ -3,7 +3,8 @@
 
 use crate::{Acl, CreateMode, Request, Version};
 
-/// One request to encode with [`encode::request`](super::encode::request).
+/// One request to encode with [`encode::request`](super::encode::request)
+/// or send through a [`Session`](super::Session).
 ///
 /// Every [`Request`] a recipe emits converts into one (`Op::from`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -7,7 +7,8 @@ use super::opcode::op;
 use crate::{Children, Reply, Stat, ZkError};
 
 /// What the body of a reply holds. ZooKeeper replies do not say which
-/// request they answer; the client knows from the request it sent.
+/// request they answer; the client knows from the request it sent (a
+/// [`Session`](super::Session) keeps it in its table of pending requests).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[non_exhaustive]
