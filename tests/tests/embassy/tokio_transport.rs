@@ -1,0 +1,71 @@
+//! `herdless_embassy::Transport` over tokio's `TcpStream`, so the embedded
+//! driver can be tested against real servers on loopback.
+
+use std::io;
+
+use embedded_io_adapters::tokio_1::FromTokio;
+use embedded_io_async::{ErrorType, Read, Write};
+use herdless_embassy::Transport;
+use tokio::net::TcpStream;
+
+/// Connects to `addrs[server]`; one connection at a time.
+pub struct TokioTransport {
+    addrs: Vec<String>,
+    stream: Option<FromTokio<TcpStream>>,
+    pub connects: usize,
+}
+
+impl TokioTransport {
+    pub fn new(addrs: Vec<String>) -> Self {
+        TokioTransport {
+            addrs,
+            stream: None,
+            connects: 0,
+        }
+    }
+
+    fn stream(&mut self) -> io::Result<&mut FromTokio<TcpStream>> {
+        self.stream
+            .as_mut()
+            .ok_or_else(|| io::Error::from(io::ErrorKind::NotConnected))
+    }
+}
+
+impl ErrorType for TokioTransport {
+    type Error = io::Error;
+}
+
+impl Read for TokioTransport {
+    async fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.stream()?.read(buf).await
+    }
+}
+
+impl Write for TokioTransport {
+    async fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.stream()?.write(buf).await
+    }
+
+    async fn flush(&mut self) -> io::Result<()> {
+        self.stream()?.flush().await
+    }
+}
+
+impl Transport for TokioTransport {
+    async fn connect(&mut self, server: usize) -> io::Result<()> {
+        self.stream = None;
+        let addr = self
+            .addrs
+            .get(server)
+            .ok_or_else(|| io::Error::from(io::ErrorKind::InvalidInput))?;
+        let stream = TcpStream::connect(addr.as_str()).await?;
+        stream.set_nodelay(true)?;
+        self.stream = Some(FromTokio::new(stream));
+        self.connects += 1;
+        Ok(())
+    }
+
+    async fn disconnect(&mut self) {
+        self.stream = None;
+    }
+}

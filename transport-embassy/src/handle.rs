@@ -1,0 +1,54 @@
+//! A recipe of a driver, borrowed with the driver so its async calls can
+//! run the session.
+
+use herdless_core::Recipe;
+
+use crate::error::Error;
+use crate::transport::Transport;
+use crate::zk::{RecipeId, Zk};
+
+/// One recipe of a [`Zk`] together with the driver, from [`Zk::handle`].
+///
+/// The recipe-specific calls (`acquire`, `release`, `campaign`, ...) are
+/// methods of `Handle` for that recipe's type; the generic ones here read
+/// the recipe's events while the session runs.
+pub struct Handle<'z, 'a, T: Transport, R, const K: usize> {
+    pub(crate) zk: &'z mut Zk<'a, T, K>,
+    pub(crate) id: RecipeId<R>,
+}
+
+impl<'a, T: Transport, const K: usize> Zk<'a, T, K> {
+    /// The recipe `id` names, with this driver, for its async calls.
+    pub fn handle<R>(&mut self, id: RecipeId<R>) -> Handle<'_, 'a, T, R, K> {
+        Handle { zk: self, id }
+    }
+}
+
+impl<'a, T: Transport, R: Recipe + 'static, const K: usize> Handle<'_, 'a, T, R, K> {
+    /// The recipe itself.
+    pub fn recipe(&mut self) -> Result<&mut R, Error> {
+        self.zk.recipe(self.id)
+    }
+
+    /// The driver.
+    pub fn zk(&mut self) -> &mut Zk<'a, T, K> {
+        self.zk
+    }
+
+    /// The recipe's next event if one is waiting, without running the
+    /// session.
+    pub fn poll_event(&mut self) -> Result<Option<R::Event>, Error> {
+        Ok(self.recipe()?.poll_event())
+    }
+
+    /// Runs the session until the recipe has an event, and returns it.
+    ///
+    /// Cancel-safe: an event is only taken from the recipe when returned.
+    pub async fn next_event(&mut self) -> Result<R::Event, Error> {
+        let id = self.id;
+        self.zk.recipe(id)?;
+        self.zk
+            .drive_until(|zk| zk.recipe(id).ok().and_then(|r| r.poll_event()))
+            .await
+    }
+}

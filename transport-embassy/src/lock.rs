@@ -1,0 +1,112 @@
+//! The exclusive lock on the driver: acquire, hold while working, release.
+
+use core::future::Future;
+
+use embassy_futures::select::{select, Either};
+use embassy_time::Duration;
+use herdless_core::lock::{Lock, LockEvent};
+use herdless_core::naming::Guid;
+use herdless_core::Recipe;
+
+use crate::error::Error;
+use crate::handle::Handle;
+use crate::transport::Transport;
+
+impl<T: Transport, const K: usize, const N: usize> Handle<'_, '_, T, Lock<N>, K> {
+    /// Waits for the lock; `guid` must be fresh random bytes for every
+    /// attempt (the hardware RNG), so a node left by an earlier attempt is
+    /// never mistaken for this one.
+    ///
+    /// Not cancel-safe: a dropped call leaves the attempt going; call
+    /// [`cancel`](Self::cancel) to withdraw it.
+    pub async fn acquire(&mut self, guid: Guid) -> Result<(), Error> {
+        self.recipe()?.acquire(guid).map_err(Error::Lock)?;
+        self.until_acquired().await
+    }
+
+    /// Waits for the lock for at most `timeout`; `Ok(false)` when it did
+    /// not come (the attempt's node is removed).
+    pub async fn acquire_timeout(&mut self, guid: Guid, timeout: Duration) -> Result<bool, Error> {
+        let deadline = self.zk.deadline_in(timeout);
+        self.recipe()?
+            .acquire_until(guid, deadline)
+            .map_err(Error::Lock)?;
+        Self::held(self.until_acquired().await)
+    }
+
+    /// Takes the lock only if nobody holds or waits for it; `Ok(false)`
+    /// otherwise.
+    pub async fn try_acquire(&mut self, guid: Guid) -> Result<bool, Error> {
+        self.recipe()?.try_acquire(guid).map_err(Error::Lock)?;
+        Self::held(self.until_acquired().await)
+    }
+
+    /// Withdraws a pending attempt and waits until its node is gone.
+    pub async fn cancel(&mut self) -> Result<(), Error> {
+        self.recipe()?.cancel().map_err(Error::Lock)?;
+        match self.until_acquired().await {
+            Ok(()) => self.release().await,
+            Err(Error::NotAcquired) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Whether the lock is held (and the session not in doubt).
+    pub fn is_held(&mut self) -> bool {
+        self.recipe().is_ok_and(|lock| lock.is_held())
+    }
+
+    /// Runs `work` while holding the lock, driving the session meanwhile.
+    /// Returns `work`'s output, or [`Error::Lost`] as soon as the lock is
+    /// lost (the session expired or the node was deleted), dropping
+    /// `work`. A suspended connection does not stop `work`: check
+    /// [`is_held`](Self::is_held) where doubt matters.
+    pub async fn hold_while<F: Future>(&mut self, work: F) -> Result<F::Output, Error> {
+        let id = self.id;
+        let lost = self.zk.drive_until(|zk| loop {
+            match zk.recipe(id).ok()?.poll_event()? {
+                LockEvent::Lost => return Some(()),
+                _ => continue,
+            }
+        });
+        match select(work, lost).await {
+            Either::First(output) => Ok(output),
+            Either::Second(Ok(())) => Err(Error::Lost),
+            Either::Second(Err(e)) => Err(e),
+        }
+    }
+
+    /// Releases the lock and waits until its node is deleted.
+    pub async fn release(&mut self) -> Result<(), Error> {
+        self.recipe()?.release().map_err(Error::Lock)?;
+        loop {
+            match self.next_event().await? {
+                LockEvent::Released => return Ok(()),
+                LockEvent::Failed(e) => return Err(Error::Lock(e)),
+                // The node went with the session: nothing left to release.
+                LockEvent::Lost => return Ok(()),
+                _ => continue,
+            }
+        }
+    }
+
+    async fn until_acquired(&mut self) -> Result<(), Error> {
+        loop {
+            match self.next_event().await? {
+                LockEvent::Acquired => return Ok(()),
+                LockEvent::NotAcquired(_) => return Err(Error::NotAcquired),
+                LockEvent::Failed(e) => return Err(Error::Lock(e)),
+                LockEvent::Lost => return Err(Error::Lost),
+                _ => continue,
+            }
+        }
+    }
+
+    fn held(outcome: Result<(), Error>) -> Result<bool, Error> {
+        match outcome {
+            Ok(()) => Ok(true),
+            Err(Error::NotAcquired) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+}

@@ -1,0 +1,52 @@
+//! A recipe as the driver holds it: any [`Recipe`], its event type erased.
+//!
+//! The driver keeps recipes of different types in one fixed-size table and
+//! feeds them all from one session; only the typed
+//! [`RecipeId`](crate::RecipeId) that [`Zk::add`](crate::Zk::add) hands out
+//! gets a recipe back as its own type (through [`Any`]).
+
+use core::any::Any;
+
+use herdless_core::{Instant, Outgoing, Recipe, Reply, RequestId, SessionEvent, WatchEvent};
+
+/// The object-safe part of [`Recipe`] (everything but `poll_event`, whose
+/// type differs per recipe), plus a way back to the concrete type.
+pub(crate) trait Slot {
+    fn poll_request(&mut self) -> Option<Outgoing<'_>>;
+    fn handle_reply(&mut self, id: RequestId, reply: Reply<'_>);
+    fn handle_watch(&mut self, event: WatchEvent<'_>);
+    fn handle_session(&mut self, event: SessionEvent);
+    fn handle_timeout(&mut self, now: Instant);
+    fn poll_timeout(&self) -> Option<Instant>;
+    fn as_any(&mut self) -> &mut dyn Any;
+}
+
+impl<R: Recipe + 'static> Slot for R {
+    fn poll_request(&mut self) -> Option<Outgoing<'_>> {
+        Recipe::poll_request(self)
+    }
+
+    fn handle_reply(&mut self, id: RequestId, reply: Reply<'_>) {
+        Recipe::handle_reply(self, id, reply);
+    }
+
+    fn handle_watch(&mut self, event: WatchEvent<'_>) {
+        Recipe::handle_watch(self, event);
+    }
+
+    fn handle_session(&mut self, event: SessionEvent) {
+        Recipe::handle_session(self, event);
+    }
+
+    fn handle_timeout(&mut self, now: Instant) {
+        Recipe::handle_timeout(self, now);
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        Recipe::poll_timeout(self)
+    }
+
+    fn as_any(&mut self) -> &mut dyn Any {
+        self
+    }
+}

@@ -1,0 +1,108 @@
+//! [`Transport`] over an embassy-net TCP socket.
+
+use embassy_net::tcp::{ConnectError, Error as SocketError, TcpSocket};
+use embassy_net::IpEndpoint;
+use embedded_io_async::{ErrorKind, ErrorType, Read, Write};
+
+use crate::transport::Transport;
+
+/// An embassy-net [`TcpSocket`] that connects to one of a list of
+/// ZooKeeper servers at a time.
+///
+/// The socket's own settings (buffers, timeout, keep-alive) are the
+/// caller's; one socket is reused for every connection.
+pub struct TcpTransport<'s, 'd> {
+    socket: TcpSocket<'d>,
+    servers: &'s [IpEndpoint],
+}
+
+impl<'s, 'd> TcpTransport<'s, 'd> {
+    /// A transport over `socket` to `servers` (the ensemble; the session
+    /// moves through them by index after failures).
+    pub fn new(socket: TcpSocket<'d>, servers: &'s [IpEndpoint]) -> Self {
+        TcpTransport { socket, servers }
+    }
+
+    /// The socket, for its state and settings.
+    pub fn socket(&mut self) -> &mut TcpSocket<'d> {
+        &mut self.socket
+    }
+}
+
+/// Why the TCP transport failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
+pub enum TcpError {
+    /// Connecting failed.
+    Connect(ConnectError),
+    /// The connection was reset.
+    Socket(SocketError),
+    /// The server index is not in the list.
+    NoSuchServer,
+}
+
+impl core::fmt::Display for TcpError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            TcpError::Connect(e) => write!(f, "TCP connect failed: {e:?}"),
+            TcpError::Socket(e) => write!(f, "TCP connection failed: {e:?}"),
+            TcpError::NoSuchServer => f.write_str("no server with that index"),
+        }
+    }
+}
+
+impl core::error::Error for TcpError {}
+
+impl embedded_io_async::Error for TcpError {
+    fn kind(&self) -> ErrorKind {
+        match self {
+            TcpError::Connect(ConnectError::ConnectionReset) => ErrorKind::ConnectionRefused,
+            TcpError::Connect(ConnectError::TimedOut) => ErrorKind::TimedOut,
+            TcpError::Connect(ConnectError::NoRoute) => ErrorKind::AddrNotAvailable,
+            TcpError::Connect(_) => ErrorKind::Other,
+            TcpError::Socket(_) => ErrorKind::ConnectionReset,
+            TcpError::NoSuchServer => ErrorKind::InvalidInput,
+        }
+    }
+}
+
+impl ErrorType for TcpTransport<'_, '_> {
+    type Error = TcpError;
+}
+
+impl Read for TcpTransport<'_, '_> {
+    async fn read(&mut self, buf: &mut [u8]) -> Result<usize, TcpError> {
+        self.socket.read(buf).await.map_err(TcpError::Socket)
+    }
+}
+
+impl Write for TcpTransport<'_, '_> {
+    async fn write(&mut self, buf: &[u8]) -> Result<usize, TcpError> {
+        self.socket.write(buf).await.map_err(TcpError::Socket)
+    }
+
+    /// Returns at once: the network stack sends what was written by itself,
+    /// and the socket's own `flush` would wait for the server's ACK,
+    /// stalling the driver for a round trip after every request.
+    async fn flush(&mut self) -> Result<(), TcpError> {
+        Ok(())
+    }
+}
+
+impl Transport for TcpTransport<'_, '_> {
+    async fn connect(&mut self, server: usize) -> Result<(), TcpError> {
+        let endpoint = *self.servers.get(server).ok_or(TcpError::NoSuchServer)?;
+        self.disconnect().await;
+        self.socket
+            .connect(endpoint)
+            .await
+            .map_err(TcpError::Connect)
+    }
+
+    async fn disconnect(&mut self) {
+        self.socket.abort();
+        // Lets the RST leave before the socket is reused.
+        let _ = self.socket.flush().await;
+    }
+}
