@@ -3,7 +3,9 @@
 //! Recipes walk a `getChildren` answer once, keeping O(1) state (the lowest
 //! contender, the predecessor, a count), so their memory does not grow with
 //! the number of contenders. The names stay where the driver has them: in a
-//! `Vec<String>` on tokio, in the receive buffer on embedded.
+//! `Vec<String>` on tokio, in the receive buffer on embedded (where
+//! [`wire`](crate::wire) hands out a `Children` that decodes the reply's
+//! jute vector of strings lazily, one name per step).
 
 /// Random access to a list of names, however the driver stores them.
 ///
@@ -33,37 +35,106 @@ impl<S: AsRef<str>> NameList for &[S] {
 /// A borrowed iterator over the children names of one reply.
 #[derive(Clone)]
 pub struct Children<'a> {
-    list: &'a dyn NameList,
-    next: usize,
+    source: Source<'a>,
+}
+
+/// Where the names are: a list the driver built, or the raw bytes of a
+/// reply still in the receive buffer.
+#[derive(Clone)]
+enum Source<'a> {
+    List {
+        list: &'a dyn NameList,
+        next: usize,
+    },
+    /// The elements of a jute `vector<ustring>` after its count: each a
+    /// 4-byte big-endian length and that many UTF-8 bytes. Only built by
+    /// the wire decoder once it has checked every length and every name, so
+    /// stepping through it cannot fail.
+    Jute {
+        rest: &'a [u8],
+        left: usize,
+        total: usize,
+    },
 }
 
 impl<'a> Children<'a> {
     /// Streams the names of `list`.
     pub fn new(list: &'a dyn NameList) -> Self {
-        Children { list, next: 0 }
+        Children {
+            source: Source::List { list, next: 0 },
+        }
+    }
+
+    /// Streams `count` names from `elements`, the bytes of a jute vector of
+    /// strings after its count. The caller has validated them (see
+    /// `wire::jute::Reader::names`).
+    pub(crate) fn from_validated_jute(elements: &'a [u8], count: usize) -> Self {
+        Children {
+            source: Source::Jute {
+                rest: elements,
+                left: count,
+                total: count,
+            },
+        }
     }
 
     /// Number of names in the reply.
     pub fn count_all(&self) -> usize {
-        self.list.len()
+        match self.source {
+            Source::List { list, .. } => list.len(),
+            Source::Jute { total, .. } => total,
+        }
     }
+}
+
+/// One element of a validated jute string vector and the bytes after it;
+/// `None` only if the bytes were not validated after all.
+fn next_jute_name(rest: &[u8]) -> Option<(&str, &[u8])> {
+    let (len, rest) = rest.split_first_chunk::<4>()?;
+    // -1 (null) reads as an empty name, like every null string on the wire.
+    let len = usize::try_from(i32::from_be_bytes(*len)).unwrap_or(0);
+    let (name, rest) = rest.split_at_checked(len)?;
+    Some((core::str::from_utf8(name).ok()?, rest))
 }
 
 impl<'a> Iterator for Children<'a> {
     type Item = &'a str;
 
     fn next(&mut self) -> Option<&'a str> {
-        if self.next < self.list.len() {
-            let name = self.list.get(self.next);
-            self.next += 1;
-            Some(name)
-        } else {
-            None
+        match &mut self.source {
+            Source::List { list, next } => {
+                if *next < list.len() {
+                    let name = list.get(*next);
+                    *next += 1;
+                    Some(name)
+                } else {
+                    None
+                }
+            }
+            Source::Jute { rest, left, .. } => {
+                if *left == 0 {
+                    return None;
+                }
+                match next_jute_name(rest) {
+                    Some((name, after)) => {
+                        *rest = after;
+                        *left -= 1;
+                        Some(name)
+                    }
+                    None => {
+                        *left = 0;
+                        None
+                    }
+                }
+            }
         }
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        let left = self.list.len().saturating_sub(self.next);
+        let left = match self.source {
+            Source::List { list, next } => list.len().saturating_sub(next),
+            Source::Jute { left, .. } => left,
+        };
         (left, Some(left))
     }
 }
@@ -88,5 +159,23 @@ mod tests {
             children.collect::<heapless::Vec<_, 4>>().as_slice(),
             &["a", "b", "c"]
         );
+    }
+
+    #[test]
+    fn streams_a_validated_jute_vector() {
+        let bytes = [0, 0, 0, 1, b'x', 0, 0, 0, 0, 0, 0, 0, 2, b'y', b'z'];
+        let children = Children::from_validated_jute(&bytes, 3);
+        assert_eq!(children.count_all(), 3);
+        assert_eq!(children.size_hint(), (3, Some(3)));
+        assert_eq!(
+            children.collect::<heapless::Vec<_, 4>>().as_slice(),
+            &["x", "", "yz"]
+        );
+    }
+
+    #[test]
+    fn a_jute_vector_shorter_than_announced_ends_early() {
+        let bytes = [0, 0, 0, 5, b'x'];
+        assert_eq!(Children::from_validated_jute(&bytes, 2).count(), 0);
     }
 }

@@ -70,6 +70,8 @@
 //!   itself after its session expired, and an observer of the group).
 //! * [`path`], [`sequence`], [`naming`]: paths, sequence suffixes and node
 //!   names (GUIDs, flavours compatible with Curator and Kazoo).
+//! * [`wire`]: ZooKeeper's wire protocol (jute codec and session state
+//!   machine) for transports that speak to servers themselves.
 //! * `sim` (feature `sim`): an in-memory ZooKeeper with fault injection, for
 //!   testing your own code against the recipes without a network.
 #![no_std]
@@ -103,6 +105,7 @@ pub mod sequence;
 pub mod sim;
 pub mod time;
 pub mod two_phase;
+pub mod wire;
 pub mod zk_error;
 
 pub use children::{Children, NameList};

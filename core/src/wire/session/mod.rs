@@ -1,0 +1,848 @@
+//! The ZooKeeper session as a sans-IO state machine.
+//!
+//! A [`Session`] never touches a socket or a clock. The driver tells it
+//! what happened:
+//!
+//! * [`handle_connected`](Session::handle_connected) /
+//!   [`handle_disconnected`](Session::handle_disconnected): a connection it
+//!   asked for opened, failed or closed;
+//! * [`handle_frame`](Session::handle_frame): a frame arrived (split from
+//!   the receive buffer with [`frame::split`](crate::wire::frame::split));
+//! * [`handle_timeout`](Session::handle_timeout): the time
+//!   [`poll_timeout`](Session::poll_timeout) asked for has come;
+//! * [`send`](Session::send), [`close`](Session::close),
+//!   [`add_auth`](Session::add_auth): the application's wishes.
+//!
+//! and drains, after each of those, in this order:
+//!
+//! 1. [`poll_action`](Session::poll_action): connections to open or close;
+//! 2. [`poll_transmit`](Session::poll_transmit): the session's own frames
+//!    (connect request, auth, setWatches, ping, closeSession) to write;
+//! 3. [`poll_event`](Session::poll_event): session events for the recipes,
+//!    and requests whose connection was lost;
+//! 4. [`poll_timeout`](Session::poll_timeout): when to call
+//!    [`handle_timeout`](Session::handle_timeout) next.
+//!
+//! What the session does for the driver:
+//!
+//! * the handshake, with the read-only byte, and its refusal: a session the
+//!   server calls expired (timeout or id 0) is reported as
+//!   [`SessionEvent::Expired`];
+//! * after a lost connection, the next server of the list, resuming with
+//!   the session id and password; once every server failed in a row, a
+//!   pause of [`SessionConfig::retry_delay_ms`] before the next round;
+//! * expiry detected locally when no server could be reached within the
+//!   session timeout since the server was last heard from;
+//! * xids allocated and replies matched to requests in FIFO order: each
+//!   reply comes back with the caller's tag (a recipe index and its
+//!   [`RequestId`](crate::RequestId), say) and is decoded by the kind of
+//!   request it answers, which ZooKeeper replies do not carry;
+//! * a ping after a third of the negotiated timeout without sending, at
+//!   most one in flight, and the connection declared dead after two thirds
+//!   without receiving;
+//! * the credentials of [`add_auth`](Session::add_auth) sent again on every
+//!   new connection, and the watches set so far re-armed with setWatches
+//!   (relative to the last zxid seen) after a resume;
+//! * a clean close: closeSession, its reply, then
+//!   [`SessionEvent::Closed`].
+//!
+//! Every table is fixed-size: `PENDING` requests awaiting replies,
+//! `WATCHES` watches on paths of up to `PATH` bytes; running out is a typed
+//! [`SendError`].
+
+mod auth;
+mod config;
+mod error;
+mod output;
+#[cfg(test)]
+mod tests;
+mod watches;
+
+pub use auth::{MAX_AUTHS, MAX_AUTH_CREDENTIAL, MAX_AUTH_SCHEME};
+pub use config::SessionConfig;
+pub use error::{AuthError, SendError, SessionError};
+pub use output::{Action, ConnectionId, Event, Incoming, State};
+
+use heapless::{Deque, Vec};
+
+use self::auth::AuthList;
+use self::watches::WatchTable;
+use super::jute::DEFAULT_MAX_FRAME;
+use super::op::{Op, WatchClass};
+use super::opcode::xid;
+use super::records::{ConnectRequest, NEW_SESSION_PASSWORD};
+use super::response::Expect;
+use super::{decode, encode, EncodeError};
+use crate::{Instant, SessionEvent, ZkError};
+
+/// Longest session password kept (servers send 16 bytes).
+pub const MAX_PASSWORD: usize = 64;
+
+/// Session events kept until drained; the oldest goes first when full.
+const EVENTS: usize = 8;
+
+/// A request awaiting its reply.
+#[derive(Clone, Copy, Debug)]
+struct Pending<T> {
+    xid: i32,
+    expect: Expect,
+    tag: T,
+    watch: bool,
+}
+
+/// Where the session is with its connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    /// No connection; the next attempt starts at `at`.
+    Idle { at: Instant },
+    /// The driver is opening the connection.
+    Opening { since: Instant },
+    /// Open; the connect request is due or awaits its answer.
+    Handshake { since: Instant },
+    /// The session is usable on this connection.
+    Established,
+    /// closeSession is due or sent; the session ends at `until` at the
+    /// latest.
+    Closing { until: Instant },
+    /// Nothing more will happen.
+    Over(State),
+}
+
+/// A ZooKeeper session over a list of servers, as a state machine.
+///
+/// `T` is the caller's tag for a request (copied back with its reply);
+/// `PENDING` bounds the requests awaiting replies, `WATCHES` and `PATH` the
+/// watches kept for re-arming.
+#[derive(Debug)]
+pub struct Session<T, const PENDING: usize = 16, const WATCHES: usize = 16, const PATH: usize = 128>
+{
+    config: SessionConfig,
+    phase: Phase,
+    conn: ConnectionId,
+    server: usize,
+    attempts: usize,
+    session_id: i64,
+    password: Vec<u8, MAX_PASSWORD>,
+    negotiated_ms: u32,
+    read_only: bool,
+    last_zxid: i64,
+    next_xid: i32,
+    pending: Deque<Pending<T>, PENDING>,
+    lost: Deque<T, PENDING>,
+    lost_pushed: u32,
+    lost_popped: u32,
+    /// Each event with the value of `lost_pushed` when it happened, so lost
+    /// requests and events come out in the order they happened.
+    events: Deque<(SessionEvent, u32), EVENTS>,
+    actions: Deque<Action, 4>,
+    watches: WatchTable<WATCHES, PATH>,
+    auths: AuthList,
+    connect_due: bool,
+    next_auth: usize,
+    ping_due: bool,
+    ping_in_flight: bool,
+    close_due: bool,
+    close_xid: Option<i32>,
+    last_send: Instant,
+    last_recv: Instant,
+    last_heard: Instant,
+}
+
+impl<T: Copy, const PENDING: usize, const WATCHES: usize, const PATH: usize>
+    Session<T, PENDING, WATCHES, PATH>
+{
+    /// A new session; its first connection attempt (to server 0) is already
+    /// in [`poll_action`](Self::poll_action).
+    pub fn new(config: SessionConfig, now: Instant) -> Self {
+        let servers = config.servers.max(1);
+        let mut session = Session {
+            config: SessionConfig { servers, ..config },
+            phase: Phase::Idle { at: now },
+            conn: ConnectionId(0),
+            // So that the first attempt goes to server 0.
+            server: servers - 1,
+            attempts: 0,
+            session_id: 0,
+            password: Vec::new(),
+            negotiated_ms: 0,
+            read_only: false,
+            last_zxid: 0,
+            next_xid: 1,
+            pending: Deque::new(),
+            lost: Deque::new(),
+            lost_pushed: 0,
+            lost_popped: 0,
+            events: Deque::new(),
+            actions: Deque::new(),
+            watches: WatchTable::new(),
+            auths: AuthList::new(),
+            connect_due: false,
+            next_auth: 0,
+            ping_due: false,
+            ping_in_flight: false,
+            close_due: false,
+            close_xid: None,
+            last_send: now,
+            last_recv: now,
+            last_heard: now,
+        };
+        session.begin_attempt(now);
+        session
+    }
+
+    // ---- what the driver is told ----
+
+    /// The next connection to open or close.
+    pub fn poll_action(&mut self) -> Option<Action> {
+        self.actions.pop_front()
+    }
+
+    /// The next frame of the session's own to write on the current
+    /// connection, encoded into `buf`; its length, or `None` when there is
+    /// none. On [`EncodeError::BufferTooSmall`] nothing changed: call again
+    /// with a larger buffer.
+    pub fn poll_transmit(
+        &mut self,
+        buf: &mut [u8],
+        now: Instant,
+    ) -> Result<Option<usize>, EncodeError> {
+        let n = match self.phase {
+            Phase::Handshake { .. } if self.connect_due => {
+                let password: &[u8] = if self.session_id == 0 {
+                    &NEW_SESSION_PASSWORD
+                } else {
+                    &self.password
+                };
+                let req = ConnectRequest {
+                    last_zxid_seen: self.last_zxid,
+                    timeout_ms: i32::try_from(self.config.timeout_ms).unwrap_or(i32::MAX),
+                    session_id: self.session_id,
+                    password,
+                    read_only: self.config.read_only,
+                };
+                let n = encode::connect(&req, buf)?;
+                self.connect_due = false;
+                n
+            }
+            Phase::Established | Phase::Closing { .. } => {
+                if let Some(c) = self.auths.get(self.next_auth) {
+                    let n = encode::auth(&c.scheme, &c.credential, buf)?;
+                    self.next_auth += 1;
+                    n
+                } else if self.watches.needs_rearm() {
+                    let room = buf.len().min(DEFAULT_MAX_FRAME + 4);
+                    let count = self.watches.rearm_batch(room)?;
+                    let n =
+                        encode::set_watches_from(self.last_zxid, &self.watches.batch(count), buf)?;
+                    self.watches.rearmed(count);
+                    n
+                } else if self.ping_due && !self.ping_in_flight {
+                    let n = encode::ping(buf)?;
+                    self.ping_due = false;
+                    self.ping_in_flight = true;
+                    n
+                } else if self.close_due {
+                    let n = encode::close_session(self.next_xid, buf)?;
+                    self.close_xid = Some(self.take_xid());
+                    self.close_due = false;
+                    n
+                } else {
+                    return Ok(None);
+                }
+            }
+            _ => return Ok(None),
+        };
+        self.last_send = now;
+        Ok(Some(n))
+    }
+
+    /// The next session event or lost request, in the order they happened.
+    pub fn poll_event(&mut self) -> Option<Event<T>> {
+        let lost_first = match self.events.front() {
+            Some((_, after)) => *after != self.lost_popped,
+            None => true,
+        };
+        if lost_first {
+            if let Some(tag) = self.lost.pop_front() {
+                self.lost_popped = self.lost_popped.wrapping_add(1);
+                return Some(Event::Lost(tag));
+            }
+        }
+        self.events.pop_front().map(|(e, _)| Event::Session(e))
+    }
+
+    /// When to call [`handle_timeout`](Self::handle_timeout) next.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        let local_expiry = self.local_expiry();
+        let at = match self.phase {
+            Phase::Idle { at } => at,
+            Phase::Opening { since } | Phase::Handshake { since } => {
+                since.plus_millis(self.connect_timeout())
+            }
+            Phase::Established => {
+                let dead = self.last_recv.plus_millis(self.read_timeout());
+                if self.ping_due || self.ping_in_flight {
+                    dead
+                } else {
+                    dead.min(self.last_send.plus_millis(self.ping_interval()))
+                }
+            }
+            Phase::Closing { until } => until,
+            Phase::Over(_) => return None,
+        };
+        Some(match local_expiry {
+            Some(expiry) if !matches!(self.phase, Phase::Established | Phase::Closing { .. }) => {
+                at.min(expiry)
+            }
+            _ => at,
+        })
+    }
+
+    // ---- what the driver tells ----
+
+    /// The connection `conn` is open: the connect request is now due.
+    pub fn handle_connected(&mut self, conn: ConnectionId, now: Instant) {
+        if conn != self.conn {
+            return;
+        }
+        if let Phase::Opening { .. } = self.phase {
+            self.phase = Phase::Handshake { since: now };
+            self.connect_due = true;
+        }
+    }
+
+    /// The connection `conn` failed to open, or closed (EOF, reset, a
+    /// frame [`frame::split`](crate::wire::frame::split) refused, a write
+    /// error). Reports about connections the session already gave up on are
+    /// ignored.
+    pub fn handle_disconnected(&mut self, conn: ConnectionId, now: Instant) {
+        if conn != self.conn {
+            return;
+        }
+        match self.phase {
+            Phase::Opening { .. } | Phase::Handshake { .. } => {
+                if !self.expire_if_unreachable(now) {
+                    self.begin_attempt(now);
+                }
+            }
+            Phase::Established => self.lose_connection(now),
+            // The server closes after answering closeSession; EOF counts as
+            // the answer.
+            Phase::Closing { .. } => self.finish_close(false),
+            Phase::Idle { .. } | Phase::Over(_) => {}
+        }
+    }
+
+    /// A frame arrived on `conn` (its payload, without the length prefix).
+    ///
+    /// A reply comes back with the tag of its request, a notification as a
+    /// watch event; both borrow `payload`. On `Err` the session has dropped
+    /// the connection (see [`poll_action`](Self::poll_action)).
+    pub fn handle_frame<'a>(
+        &mut self,
+        conn: ConnectionId,
+        payload: &'a [u8],
+        now: Instant,
+    ) -> Result<Incoming<'a, T>, SessionError> {
+        if conn != self.conn {
+            return Ok(Incoming::Nothing);
+        }
+        match self.phase {
+            Phase::Handshake { .. } => self.handshake(payload, now),
+            Phase::Established | Phase::Closing { .. } => self.reply(payload, now),
+            _ => Ok(Incoming::Nothing),
+        }
+    }
+
+    /// The time is `now`: pings, dead connections, connection attempts
+    /// that take too long, local expiry, retries.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        match self.phase {
+            Phase::Idle { at } => {
+                if !self.expire_if_unreachable(now) && now >= at {
+                    self.begin_attempt(now);
+                }
+            }
+            Phase::Opening { since } | Phase::Handshake { since } => {
+                if !self.expire_if_unreachable(now)
+                    && now >= since.plus_millis(self.connect_timeout())
+                {
+                    self.push_action(Action::Close { conn: self.conn });
+                    self.begin_attempt(now);
+                }
+            }
+            Phase::Established => {
+                if now >= self.last_recv.plus_millis(self.read_timeout()) {
+                    self.push_action(Action::Close { conn: self.conn });
+                    self.lose_connection(now);
+                } else if !self.ping_in_flight
+                    && now >= self.last_send.plus_millis(self.ping_interval())
+                {
+                    self.ping_due = true;
+                }
+            }
+            Phase::Closing { until } => {
+                if now >= until {
+                    self.finish_close(true);
+                }
+            }
+            Phase::Over(_) => {}
+        }
+    }
+
+    /// Encodes `op` into `buf` with a fresh xid and records it, with `tag`,
+    /// as awaiting a reply; returns the frame's length. On `Err` nothing was
+    /// recorded (and the buffer's contents are not a frame).
+    pub fn send(
+        &mut self,
+        tag: T,
+        op: &Op<'_>,
+        buf: &mut [u8],
+        now: Instant,
+    ) -> Result<usize, SendError> {
+        if self.phase != Phase::Established || self.close_due {
+            return Err(SendError::NotConnected);
+        }
+        if self.has_own_frames() {
+            return Err(SendError::Busy);
+        }
+        if self.pending.len() + self.lost.len() >= PENDING {
+            return Err(SendError::TooManyPending);
+        }
+        let xid = self.next_xid;
+        let watch = op.watch();
+        if let Some((class, path)) = watch {
+            self.watches
+                .reserve(class, path, xid, matches!(op, Op::Exists { .. }))?;
+        }
+        let recorded = encode::request(xid, op, buf)
+            .map_err(SendError::Encode)
+            .and_then(|n| {
+                let entry = Pending {
+                    xid,
+                    expect: op.expect(),
+                    tag,
+                    watch: watch.is_some(),
+                };
+                self.pending
+                    .push_back(entry)
+                    .map(|()| n)
+                    .map_err(|_| SendError::TooManyPending)
+            });
+        match recorded {
+            Ok(n) => {
+                self.take_xid();
+                self.last_send = now;
+                // Any frame keeps the session alive.
+                self.ping_due = false;
+                Ok(n)
+            }
+            Err(e) => {
+                self.watches.unreserve(xid);
+                Err(e)
+            }
+        }
+    }
+
+    /// Ends the session: closeSession on an established connection (its
+    /// reply, or the connection's end, then gives [`SessionEvent::Closed`]),
+    /// at once otherwise (the server then expires the session after its
+    /// timeout).
+    pub fn close(&mut self, now: Instant) {
+        match self.phase {
+            Phase::Established => {
+                self.phase = Phase::Closing {
+                    until: now.plus_millis(self.read_timeout()),
+                };
+                self.close_due = true;
+            }
+            Phase::Opening { .. } | Phase::Handshake { .. } => self.finish_close(true),
+            Phase::Idle { .. } => self.finish_close(false),
+            Phase::Closing { .. } | Phase::Over(_) => {}
+        }
+    }
+
+    /// Adds credentials (for example `digest`, `user:password`), sent at
+    /// once if connected and again on every new connection.
+    pub fn add_auth(&mut self, scheme: &str, credential: &[u8]) -> Result<(), AuthError> {
+        self.auths.add(scheme, credential)
+    }
+
+    // ---- what the driver can ask ----
+
+    /// Where the session stands.
+    pub fn state(&self) -> State {
+        match self.phase {
+            Phase::Idle { .. } | Phase::Opening { .. } | Phase::Handshake { .. } => {
+                State::Connecting
+            }
+            Phase::Established => State::Connected {
+                read_only: self.read_only,
+            },
+            Phase::Closing { .. } => State::Closing,
+            Phase::Over(state) => state,
+        }
+    }
+
+    /// Whether [`send`](Self::send) would take a request now (connected,
+    /// the session's own frames written, room in the pending table). Poll
+    /// a recipe for a request only then: a request taken from it that the
+    /// session then refuses is lost.
+    pub fn can_send(&self) -> bool {
+        self.phase == Phase::Established
+            && !self.close_due
+            && !self.has_own_frames()
+            && self.pending.len() + self.lost.len() < PENDING
+    }
+
+    /// The current session id (0 before the first handshake).
+    pub const fn session_id(&self) -> i64 {
+        self.session_id
+    }
+
+    /// The negotiated session timeout in milliseconds (0 before the first
+    /// handshake).
+    pub const fn negotiated_timeout_ms(&self) -> u32 {
+        self.negotiated_ms
+    }
+
+    /// The highest zxid seen in replies.
+    pub const fn last_zxid(&self) -> i64 {
+        self.last_zxid
+    }
+
+    /// The server of the current or last connection attempt.
+    pub const fn server(&self) -> usize {
+        self.server
+    }
+
+    /// The current connection attempt.
+    pub const fn connection(&self) -> ConnectionId {
+        self.conn
+    }
+
+    /// Requests awaiting a reply.
+    pub fn pending(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// Whether a ping awaits its reply.
+    pub const fn ping_in_flight(&self) -> bool {
+        self.ping_in_flight
+    }
+
+    /// The watches the server holds for this session, as far as the
+    /// session knows (set by a reply, not yet fired).
+    pub fn watches(&self) -> impl Iterator<Item = (WatchClass, &str)> {
+        self.watches.armed()
+    }
+
+    /// The frame limit to pass to [`frame::split`](crate::wire::frame::split).
+    pub const fn max_frame(&self) -> usize {
+        self.config.max_frame
+    }
+
+    // ---- inside ----
+
+    fn timeout_ms(&self) -> u64 {
+        u64::from(if self.negotiated_ms > 0 {
+            self.negotiated_ms
+        } else {
+            self.config.timeout_ms
+        })
+    }
+
+    fn ping_interval(&self) -> u64 {
+        (self.timeout_ms() / 3).max(1)
+    }
+
+    fn read_timeout(&self) -> u64 {
+        (self.timeout_ms() * 2 / 3).max(1)
+    }
+
+    fn connect_timeout(&self) -> u64 {
+        (self.timeout_ms() / self.config.servers as u64).max(1)
+    }
+
+    /// When the session is lost if no server answers before then.
+    fn local_expiry(&self) -> Option<Instant> {
+        (self.session_id != 0).then(|| self.last_heard.plus_millis(self.timeout_ms()))
+    }
+
+    fn has_own_frames(&self) -> bool {
+        self.connect_due || self.next_auth < self.auths.len() || self.watches.needs_rearm()
+    }
+
+    fn take_xid(&mut self) -> i32 {
+        let xid = self.next_xid;
+        // Ordinary xids are positive: wrap to 1, as the Java client.
+        self.next_xid = xid.checked_add(1).unwrap_or(1);
+        xid
+    }
+
+    fn push_action(&mut self, action: Action) {
+        if self.actions.is_full() {
+            let _ = self.actions.pop_front();
+        }
+        let _ = self.actions.push_back(action);
+    }
+
+    fn push_event(&mut self, event: SessionEvent) {
+        if self.events.is_full() {
+            let _ = self.events.pop_front();
+        }
+        let _ = self.events.push_back((event, self.lost_pushed));
+    }
+
+    fn push_lost(&mut self, tag: T) {
+        // Cannot be full: `send` keeps pending + lost within PENDING.
+        if self.lost.push_back(tag).is_ok() {
+            self.lost_pushed = self.lost_pushed.wrapping_add(1);
+        }
+    }
+
+    /// Every request awaiting a reply is lost.
+    fn lose_pending(&mut self) {
+        while let Some(p) = self.pending.pop_front() {
+            self.push_lost(p.tag);
+        }
+        self.watches.drop_pending();
+        self.ping_due = false;
+        self.ping_in_flight = false;
+        self.close_xid = None;
+    }
+
+    /// Opens the next connection, or pauses once every server failed in a
+    /// row.
+    fn begin_attempt(&mut self, now: Instant) {
+        if self.attempts >= self.config.servers {
+            self.attempts = 0;
+            self.phase = Phase::Idle {
+                at: now.plus_millis(u64::from(self.config.retry_delay_ms)),
+            };
+            return;
+        }
+        self.attempts += 1;
+        self.server = (self.server + 1) % self.config.servers;
+        self.conn = ConnectionId(self.conn.0.wrapping_add(1));
+        self.connect_due = false;
+        self.phase = Phase::Opening { since: now };
+        self.push_action(Action::Connect {
+            server: self.server,
+            conn: self.conn,
+        });
+    }
+
+    /// The established connection is gone; the session may live on.
+    fn lose_connection(&mut self, now: Instant) {
+        self.lose_pending();
+        self.push_event(SessionEvent::Suspended);
+        self.attempts = 0;
+        self.begin_attempt(now);
+    }
+
+    /// Expires the session if it cannot have survived: no server heard
+    /// from for a whole session timeout.
+    fn expire_if_unreachable(&mut self, now: Instant) -> bool {
+        match self.local_expiry() {
+            Some(expiry) if now >= expiry => {
+                self.expire(now);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The session is gone: everything tied to it goes, and a new one is
+    /// opened if so configured.
+    fn expire(&mut self, now: Instant) {
+        if matches!(
+            self.phase,
+            Phase::Opening { .. } | Phase::Handshake { .. } | Phase::Established
+        ) {
+            self.push_action(Action::Close { conn: self.conn });
+        }
+        self.lose_pending();
+        self.watches.clear();
+        self.session_id = 0;
+        self.password.clear();
+        // A new session starts as a new client would.
+        self.last_zxid = 0;
+        self.push_event(SessionEvent::Expired);
+        if self.config.renew_after_expiry {
+            self.attempts = 0;
+            self.begin_attempt(now);
+        } else {
+            self.phase = Phase::Over(State::Expired);
+        }
+    }
+
+    fn finish_close(&mut self, close_connection: bool) {
+        if close_connection {
+            self.push_action(Action::Close { conn: self.conn });
+        }
+        self.lose_pending();
+        self.watches.clear();
+        self.close_due = false;
+        self.push_event(SessionEvent::Closed);
+        self.phase = Phase::Over(State::Closed);
+    }
+
+    /// Drops the current connection for `error` and moves on.
+    fn fail<'a>(
+        &mut self,
+        now: Instant,
+        error: SessionError,
+    ) -> Result<Incoming<'a, T>, SessionError> {
+        self.push_action(Action::Close { conn: self.conn });
+        match self.phase {
+            Phase::Established => self.lose_connection(now),
+            Phase::Closing { .. } => self.finish_close(false),
+            _ => {
+                if !self.expire_if_unreachable(now) {
+                    self.begin_attempt(now);
+                }
+            }
+        }
+        Err(error)
+    }
+
+    fn handshake<'a>(
+        &mut self,
+        payload: &[u8],
+        now: Instant,
+    ) -> Result<Incoming<'a, T>, SessionError> {
+        let response = match decode::connect_response(payload) {
+            Ok(r) => r,
+            Err(e) => return self.fail(now, SessionError::Decode(e)),
+        };
+        if response.is_expired() {
+            if self.session_id != 0 {
+                self.expire(now);
+            } else {
+                // A new session refused: nothing to lose; try elsewhere.
+                self.push_action(Action::Close { conn: self.conn });
+                self.begin_attempt(now);
+            }
+            return Ok(Incoming::Nothing);
+        }
+        let Ok(password) = Vec::from_slice(response.password) else {
+            return self.fail(now, SessionError::PasswordTooLong);
+        };
+        let resumed = self.session_id != 0 && response.session_id == self.session_id;
+        if self.session_id != 0 && !resumed {
+            // Another session than the one asked for: the old one is gone.
+            self.lose_pending();
+            self.watches.clear();
+            self.push_event(SessionEvent::Expired);
+        }
+        self.session_id = response.session_id;
+        self.password = password;
+        self.negotiated_ms = u32::try_from(response.timeout_ms).unwrap_or(0);
+        self.read_only = response.read_only == Some(true);
+        self.phase = Phase::Established;
+        self.attempts = 0;
+        self.last_recv = now;
+        self.last_heard = now;
+        self.next_auth = 0;
+        self.ping_due = false;
+        self.ping_in_flight = false;
+        if resumed {
+            self.watches.mark_rearm();
+        }
+        self.push_event(SessionEvent::Connected {
+            session_id: self.session_id,
+        });
+        Ok(Incoming::Nothing)
+    }
+
+    fn reply<'a>(
+        &mut self,
+        payload: &'a [u8],
+        now: Instant,
+    ) -> Result<Incoming<'a, T>, SessionError> {
+        let (header, body) = match decode::reply_header(payload) {
+            Ok(h) => h,
+            Err(e) => return self.fail(now, SessionError::Decode(e)),
+        };
+        self.last_recv = now;
+        self.last_heard = now;
+        match header.xid {
+            xid::NOTIFICATION => {
+                let notification = match decode::notification(body) {
+                    Ok(n) => n,
+                    Err(e) => return self.fail(now, SessionError::Decode(e)),
+                };
+                Ok(match notification.watch_event() {
+                    Some(event) => {
+                        self.watches.fire(&event);
+                        Incoming::Watch(event)
+                    }
+                    None => Incoming::Nothing,
+                })
+            }
+            xid::PING => {
+                self.ping_in_flight = false;
+                Ok(Incoming::Nothing)
+            }
+            xid::AUTH => {
+                if header.err == ZkError::AuthFailed.code() {
+                    self.push_action(Action::Close { conn: self.conn });
+                    self.lose_pending();
+                    self.watches.clear();
+                    self.push_event(SessionEvent::Closed);
+                    self.phase = Phase::Over(State::AuthFailed);
+                    return Err(SessionError::AuthFailed);
+                }
+                Ok(Incoming::Nothing)
+            }
+            xid::SET_WATCHES => {
+                self.see_zxid(header.zxid);
+                match header.error() {
+                    // Try again on a new connection (which re-arms every
+                    // watch) rather than leave recipes waiting on watches
+                    // the server may not hold.
+                    Some(e) => self.fail(now, SessionError::SetWatchesFailed(e)),
+                    None => Ok(Incoming::Nothing),
+                }
+            }
+            got => {
+                self.see_zxid(header.zxid);
+                match self.pending.front().copied() {
+                    Some(p) if p.xid == got => {
+                        let _ = self.pending.pop_front();
+                        match decode::response(p.expect, header.err, body) {
+                            Ok(response) => {
+                                if p.watch {
+                                    self.watches.confirm(got, &response);
+                                }
+                                Ok(Incoming::Reply {
+                                    tag: p.tag,
+                                    response,
+                                })
+                            }
+                            Err(e) => {
+                                self.push_lost(p.tag);
+                                self.fail(now, SessionError::Decode(e))
+                            }
+                        }
+                    }
+                    None if self.close_xid == Some(got) => {
+                        self.finish_close(true);
+                        Ok(Incoming::Nothing)
+                    }
+                    front => {
+                        let expected = front.map(|p| p.xid).or(self.close_xid);
+                        self.fail(now, SessionError::XidOutOfOrder { expected, got })
+                    }
+                }
+            }
+        }
+    }
+
+    fn see_zxid(&mut self, zxid: i64) {
+        if zxid > self.last_zxid {
+            self.last_zxid = zxid;
+        }
+    }
+}

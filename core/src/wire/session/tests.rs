@@ -1,0 +1,954 @@
+//! Scripted behaviours of the session: a test plays the server and the
+//! clock.
+#![allow(clippy::indexing_slicing)]
+
+extern crate std;
+
+use std::vec::Vec;
+
+use super::*;
+use crate::wire::jute::Reader;
+use crate::wire::testing::{
+    connect_response, empty_reply, notification, payload, reply, sample_stat,
+};
+use crate::wire::{Op, Response};
+use crate::{Acl, CreateMode, Version, WatchKind};
+
+type S = Session<u32, 4, 4, 32>;
+
+const PASSWORD: [u8; 16] = [0xAB; 16];
+const SID: i64 = 0x0102_0304_0506_0708;
+
+struct Script {
+    s: S,
+    now: u64,
+    conn: ConnectionId,
+}
+
+/// What a client frame says, as a server reads it.
+#[derive(Debug, PartialEq)]
+struct Connect {
+    last_zxid: i64,
+    timeout: i32,
+    session_id: i64,
+    password: Vec<u8>,
+    read_only: bool,
+}
+
+fn parse_connect(frame: &[u8]) -> Connect {
+    let mut r = Reader::new(payload(frame));
+    assert_eq!(r.int().unwrap(), 0);
+    let c = Connect {
+        last_zxid: r.long().unwrap(),
+        timeout: r.int().unwrap(),
+        session_id: r.long().unwrap(),
+        password: r.buffer().unwrap().to_vec(),
+        read_only: r.boolean().unwrap(),
+    };
+    assert!(r.rest().is_empty());
+    c
+}
+
+/// The (xid, opcode) of a request frame.
+fn header(frame: &[u8]) -> (i32, i32) {
+    let mut r = Reader::new(payload(frame));
+    (r.int().unwrap(), r.int().unwrap())
+}
+
+/// The lists of a setWatches frame.
+fn parse_set_watches(frame: &[u8]) -> (i64, [Vec<std::string::String>; 3]) {
+    let mut r = Reader::new(payload(frame));
+    assert_eq!((r.int().unwrap(), r.int().unwrap()), (-8, 101));
+    let zxid = r.long().unwrap();
+    let mut list = || {
+        r.names()
+            .unwrap()
+            .map(std::string::String::from)
+            .collect::<Vec<_>>()
+    };
+    let lists = [list(), list(), list()];
+    (zxid, lists)
+}
+
+impl Script {
+    fn new(config: SessionConfig) -> Self {
+        let mut s = S::new(config, Instant::from_millis(0));
+        let conn = match s.poll_action() {
+            Some(Action::Connect { server: 0, conn }) => conn,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(s.poll_action(), None);
+        Script { s, now: 0, conn }
+    }
+
+    /// Three servers, 9 s asked for.
+    fn three() -> Self {
+        Script::new(SessionConfig::new(3, 9000))
+    }
+
+    fn at(&self) -> Instant {
+        Instant::from_millis(self.now)
+    }
+
+    fn advance(&mut self, to: u64) {
+        self.now = to;
+        self.s.handle_timeout(self.at());
+    }
+
+    fn transmit(&mut self) -> Vec<Vec<u8>> {
+        let mut out = Vec::new();
+        let mut buf = [0u8; 512];
+        while let Some(n) = self.s.poll_transmit(&mut buf, self.at()).unwrap() {
+            out.push(buf[..n].to_vec());
+        }
+        out
+    }
+
+    fn events(&mut self) -> Vec<Event<u32>> {
+        core::iter::from_fn(|| self.s.poll_event()).collect()
+    }
+
+    fn actions(&mut self) -> Vec<Action> {
+        core::iter::from_fn(|| self.s.poll_action()).collect()
+    }
+
+    fn frame(&mut self, frame: &[u8]) -> Result<Incoming<'static, u32>, SessionError> {
+        // The tests keep the frames alive; leak them to ease borrowing.
+        let frame: &'static [u8] = std::boxed::Box::leak(frame.to_vec().into_boxed_slice());
+        self.s.handle_frame(self.conn, payload(frame), self.at())
+    }
+
+    /// Opens the connection and returns the connect request sent on it.
+    fn open(&mut self) -> Connect {
+        self.s.handle_connected(self.conn, self.at());
+        let frames = self.transmit();
+        assert_eq!(
+            frames.len(),
+            1,
+            "only the connect request before its answer"
+        );
+        parse_connect(&frames[0])
+    }
+
+    /// Opens the connection and completes the handshake.
+    fn establish(&mut self, negotiated: i32) -> Connect {
+        let sent = self.open();
+        assert!(matches!(
+            self.frame(&connect_response(negotiated, SID, &PASSWORD, false)),
+            Ok(Incoming::Nothing)
+        ));
+        assert_eq!(self.s.state(), State::Connected { read_only: false });
+        sent
+    }
+
+    /// The connection is lost; returns the server of the next attempt.
+    fn drop_connection(&mut self) -> usize {
+        self.s.handle_disconnected(self.conn, self.at());
+        self.next_attempt()
+    }
+
+    fn next_attempt(&mut self) -> usize {
+        let mut server = None;
+        for action in self.actions() {
+            if let Action::Connect { server: s, conn } = action {
+                self.conn = conn;
+                server = Some(s);
+            }
+        }
+        server.expect("a new connection asked for")
+    }
+
+    fn send(&mut self, tag: u32, op: Op<'_>) -> i32 {
+        let mut buf = [0u8; 512];
+        let n = self.s.send(tag, &op, &mut buf, self.at()).unwrap();
+        header(&buf[..n]).0
+    }
+}
+
+#[test]
+fn handshake_asks_for_a_new_session_and_waits_for_the_answer() {
+    let mut t = Script::new(SessionConfig::new(1, 9000).with_read_only(true));
+    assert_eq!(t.s.state(), State::Connecting);
+    let mut buf = [0u8; 64];
+    assert_eq!(
+        t.s.send(1, &Op::Sync { path: "/" }, &mut buf, t.at()),
+        Err(SendError::NotConnected)
+    );
+    let sent = t.open();
+    assert_eq!(
+        sent,
+        Connect {
+            last_zxid: 0,
+            timeout: 9000,
+            session_id: 0,
+            password: std::vec![0; 16],
+            read_only: true
+        }
+    );
+    assert!(
+        !t.s.can_send(),
+        "nothing pipelined behind the connect request"
+    );
+    t.frame(&connect_response(6000, SID, &PASSWORD, true))
+        .unwrap();
+    assert_eq!(t.s.state(), State::Connected { read_only: true });
+    assert_eq!(t.s.session_id(), SID);
+    assert_eq!(t.s.negotiated_timeout_ms(), 6000);
+    assert_eq!(
+        t.events(),
+        [Event::Session(SessionEvent::Connected { session_id: SID })]
+    );
+    assert!(t.s.can_send());
+}
+
+#[test]
+fn replies_come_back_in_fifo_order_with_their_tags_and_decoded_by_kind() {
+    let mut t = Script::three();
+    t.establish(9000);
+    let a = t.send(
+        10,
+        Op::Create {
+            path: "/a",
+            data: b"",
+            acl: Acl::OPEN,
+            mode: CreateMode::Persistent,
+        },
+    );
+    let b = t.send(
+        11,
+        Op::GetChildren {
+            path: "/a",
+            watch: false,
+        },
+    );
+    assert_eq!((a, b), (1, 2));
+    assert_eq!(t.s.pending(), 2);
+    match t.frame(&reply(a, 100, 0, |w| w.ustring("/a"))) {
+        Ok(Incoming::Reply {
+            tag: 10,
+            response: Response::Created { path: "/a" },
+        }) => {}
+        other => panic!("{other:?}"),
+    }
+    // A notification may come between any two replies.
+    match t.frame(&notification(4, "/a")) {
+        Ok(Incoming::Watch(e)) => {
+            assert_eq!((e.kind, e.path), (WatchKind::NodeChildrenChanged, "/a"))
+        }
+        other => panic!("{other:?}"),
+    }
+    let children = reply(b, 101, 0, |w| {
+        w.int(1);
+        w.ustring("x")
+    });
+    match t.frame(&children) {
+        Ok(Incoming::Reply {
+            tag: 11,
+            response: Response::Children(c),
+        }) => {
+            assert_eq!(c.collect::<Vec<_>>(), ["x"])
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(t.s.last_zxid(), 101);
+    assert_eq!(t.s.pending(), 0);
+}
+
+#[test]
+fn a_reply_out_of_order_drops_the_connection() {
+    let mut t = Script::three();
+    t.establish(9000);
+    t.send(1, Op::Sync { path: "/" });
+    let old = t.conn;
+    assert_eq!(
+        t.frame(&empty_reply(7, 1, 0)).err(),
+        Some(SessionError::XidOutOfOrder {
+            expected: Some(1),
+            got: 7
+        })
+    );
+    assert_eq!(t.s.poll_action(), Some(Action::Close { conn: old }));
+    assert_eq!(t.next_attempt(), 1);
+    assert_eq!(
+        t.events(),
+        [
+            Event::Session(SessionEvent::Connected { session_id: SID }),
+            Event::Lost(1),
+            Event::Session(SessionEvent::Suspended)
+        ]
+    );
+    // The old connection is forgotten: its frames and its end are ignored.
+    let late = empty_reply(1, 1, 0);
+    assert!(matches!(
+        t.s.handle_frame(old, payload(&late), t.at()),
+        Ok(Incoming::Nothing)
+    ));
+    t.s.handle_disconnected(old, t.at());
+    assert_eq!(t.actions(), []);
+}
+
+#[test]
+fn a_malformed_reply_is_a_typed_error_and_its_request_is_lost() {
+    let mut t = Script::three();
+    t.establish(9000);
+    t.events();
+    t.send(
+        5,
+        Op::GetData {
+            path: "/a",
+            watch: false,
+        },
+    );
+    let truncated = reply(1, 1, 0, |w| w.buffer(b"abc"));
+    assert_eq!(
+        t.frame(&truncated).err(),
+        Some(SessionError::Decode(crate::wire::DecodeError::Truncated))
+    );
+    assert_eq!(
+        t.events(),
+        [Event::Lost(5), Event::Session(SessionEvent::Suspended)]
+    );
+}
+
+#[test]
+fn pings_after_a_third_of_the_timeout_one_at_a_time() {
+    let mut t = Script::three();
+    t.establish(9000);
+    assert_eq!(t.s.poll_timeout(), Some(Instant::from_millis(3000)));
+    t.advance(2999);
+    assert!(t.transmit().is_empty());
+    t.advance(3000);
+    let frames = t.transmit();
+    assert_eq!(frames.len(), 1);
+    assert_eq!(header(&frames[0]), (-2, 11));
+    assert!(t.s.ping_in_flight());
+    // Unanswered: no second ping; the next deadline is the dead line.
+    assert_eq!(t.s.poll_timeout(), Some(Instant::from_millis(6000)));
+    t.advance(5999);
+    assert!(t.transmit().is_empty());
+    t.frame(&empty_reply(-2, 0, 0)).unwrap();
+    assert!(!t.s.ping_in_flight());
+    assert_eq!(t.s.poll_timeout(), Some(Instant::from_millis(6000)));
+    t.advance(6000);
+    assert_eq!(t.transmit().len(), 1);
+}
+
+#[test]
+fn a_request_sent_puts_the_ping_off() {
+    let mut t = Script::three();
+    t.establish(9000);
+    t.now = 2000;
+    t.send(1, Op::Sync { path: "/" });
+    assert_eq!(t.s.poll_timeout(), Some(Instant::from_millis(5000)));
+    t.advance(4000);
+    assert!(t.transmit().is_empty());
+}
+
+#[test]
+fn silence_for_two_thirds_of_the_timeout_kills_the_connection() {
+    let mut t = Script::three();
+    t.establish(9000);
+    t.events();
+    t.advance(3000);
+    t.transmit();
+    let old = t.conn;
+    t.advance(6000);
+    assert_eq!(t.s.poll_action(), Some(Action::Close { conn: old }));
+    assert_eq!(t.next_attempt(), 1);
+    assert_eq!(t.events(), [Event::Session(SessionEvent::Suspended)]);
+    assert!(!t.s.ping_in_flight());
+}
+
+#[test]
+fn resumes_on_the_next_server_with_id_password_and_last_zxid() {
+    let mut t = Script::three();
+    t.establish(9000);
+    t.send(1, Op::Sync { path: "/" });
+    t.frame(&reply(1, 0x42, 0, |w| w.ustring("/"))).unwrap();
+    t.now = 100;
+    assert_eq!(t.drop_connection(), 1);
+    assert_eq!(t.s.state(), State::Connecting);
+    let sent = t.open();
+    assert_eq!(
+        sent,
+        Connect {
+            last_zxid: 0x42,
+            timeout: 9000,
+            session_id: SID,
+            password: PASSWORD.to_vec(),
+            read_only: false
+        }
+    );
+    // Server 1 refuses silently; server 2 takes it.
+    assert_eq!(t.drop_connection(), 2);
+    t.open();
+    t.frame(&connect_response(9000, SID, &PASSWORD, false))
+        .unwrap();
+    assert_eq!(
+        t.events(),
+        [
+            Event::Session(SessionEvent::Connected { session_id: SID }),
+            Event::Session(SessionEvent::Suspended),
+            Event::Session(SessionEvent::Connected { session_id: SID }),
+        ]
+    );
+    assert_eq!(t.s.server(), 2);
+}
+
+#[test]
+fn every_server_failing_pauses_before_the_next_round() {
+    let mut t = Script::new(SessionConfig::new(2, 9000).with_retry_delay_ms(500));
+    assert_eq!(t.drop_connection(), 1);
+    t.s.handle_disconnected(t.conn, t.at());
+    assert_eq!(t.actions(), []);
+    assert_eq!(t.s.poll_timeout(), Some(Instant::from_millis(500)));
+    t.advance(499);
+    assert_eq!(t.actions(), []);
+    t.advance(500);
+    assert_eq!(t.next_attempt(), 0);
+}
+
+#[test]
+fn a_connection_attempt_that_hangs_is_given_up() {
+    let mut t = Script::three();
+    // 9 s over 3 servers: 3 s per attempt.
+    assert_eq!(t.s.poll_timeout(), Some(Instant::from_millis(3000)));
+    let first = t.conn;
+    t.advance(3000);
+    assert_eq!(t.s.poll_action(), Some(Action::Close { conn: first }));
+    assert_eq!(t.next_attempt(), 1);
+    // A handshake with no answer too.
+    t.open();
+    let second = t.conn;
+    t.advance(6000);
+    assert_eq!(t.s.poll_action(), Some(Action::Close { conn: second }));
+    assert_eq!(t.next_attempt(), 2);
+}
+
+#[test]
+fn the_server_saying_expired_ends_the_session_and_a_new_one_starts() {
+    let mut t = Script::three();
+    t.establish(9000);
+    t.send(3, Op::Sync { path: "/" });
+    t.drop_connection();
+    t.open();
+    let old = t.conn;
+    t.frame(&connect_response(0, 0, &[0; 16], false)).unwrap();
+    assert_eq!(t.s.poll_action(), Some(Action::Close { conn: old }));
+    assert_eq!(
+        t.events(),
+        [
+            Event::Session(SessionEvent::Connected { session_id: SID }),
+            Event::Lost(3),
+            Event::Session(SessionEvent::Suspended),
+            Event::Session(SessionEvent::Expired),
+        ]
+    );
+    t.next_attempt();
+    let sent = t.open();
+    assert_eq!(
+        (sent.session_id, sent.password, sent.last_zxid),
+        (0, std::vec![0; 16], 0)
+    );
+    t.frame(&connect_response(9000, SID + 1, &PASSWORD, false))
+        .unwrap();
+    assert_eq!(
+        t.events(),
+        [Event::Session(SessionEvent::Connected {
+            session_id: SID + 1
+        })]
+    );
+}
+
+#[test]
+fn expiry_without_renewal_is_final() {
+    let mut t = Script::new(SessionConfig::new(1, 9000).with_renew_after_expiry(false));
+    t.establish(9000);
+    t.drop_connection();
+    t.open();
+    // Only the timeout says it: enough.
+    t.frame(&connect_response(0, SID, &[0; 16], false)).unwrap();
+    assert_eq!(t.s.state(), State::Expired);
+    assert_eq!(t.actions(), [Action::Close { conn: t.conn }]);
+    assert_eq!(t.s.poll_timeout(), None);
+}
+
+#[test]
+fn no_server_reachable_within_the_timeout_expires_locally() {
+    let mut t = Script::new(SessionConfig::new(2, 9000).with_retry_delay_ms(1000));
+    t.establish(6000);
+    t.now = 1000;
+    t.frame(&empty_reply(-2, 0, 0)).unwrap(); // last heard from at 1000
+    t.events();
+    t.drop_connection();
+    assert_eq!(t.events(), [Event::Session(SessionEvent::Suspended)]);
+    // Every attempt fails at once, round after round, until the session
+    // cannot have survived.
+    let mut attempts = 0;
+    loop {
+        while let Phase::Opening { .. } = t.s.phase {
+            for action in t.actions() {
+                if let Action::Connect { conn, .. } = action {
+                    t.conn = conn;
+                }
+            }
+            attempts += 1;
+            t.s.handle_disconnected(t.conn, t.at());
+        }
+        let events = t.events();
+        if !events.is_empty() {
+            assert_eq!(events, [Event::Session(SessionEvent::Expired)]);
+            break;
+        }
+        let next = t.s.poll_timeout().unwrap().as_millis();
+        assert!(next <= 7000, "no expiry by 7000");
+        t.advance(next);
+    }
+    assert_eq!(t.now, 7000, "expired one timeout after last heard from");
+    assert!(attempts >= 6, "kept trying every server: {attempts}");
+    assert_eq!(t.s.session_id(), 0);
+}
+
+#[test]
+fn local_expiry_is_exact_at_the_deadline() {
+    let mut t = Script::new(SessionConfig::new(1, 9000).with_retry_delay_ms(60_000));
+    t.establish(6000);
+    t.events();
+    t.drop_connection();
+    t.s.handle_disconnected(t.conn, t.at()); // the only server is down
+    assert_eq!(t.s.poll_timeout(), Some(Instant::from_millis(6000)));
+    t.advance(5999);
+    assert_eq!(t.events(), [Event::Session(SessionEvent::Suspended)]);
+    t.advance(6000);
+    assert_eq!(t.events(), [Event::Session(SessionEvent::Expired)]);
+    // Renewal: a new session is attempted at once.
+    assert_eq!(t.next_attempt(), 0);
+    assert_eq!(t.open().session_id, 0);
+}
+
+/// Sets a data watch on /d, a creation watch on /e and a child watch on /c.
+fn three_watches(t: &mut Script) {
+    let d = t.send(
+        1,
+        Op::GetData {
+            path: "/d",
+            watch: true,
+        },
+    );
+    let e = t.send(
+        2,
+        Op::Exists {
+            path: "/e",
+            watch: true,
+        },
+    );
+    let c = t.send(
+        3,
+        Op::GetChildren {
+            path: "/c",
+            watch: true,
+        },
+    );
+    t.frame(&reply(d, 50, 0, |w| {
+        w.buffer(b"v")?;
+        w.stat(&sample_stat());
+        Ok(())
+    }))
+    .unwrap();
+    t.frame(&empty_reply(e, 51, ZkError::NoNode.code()))
+        .unwrap();
+    t.frame(&reply(c, 52, 0, |w| {
+        w.int(0);
+        Ok(())
+    }))
+    .unwrap();
+}
+
+#[test]
+fn watches_are_re_armed_after_a_resume_relative_to_the_last_zxid() {
+    let mut t = Script::three();
+    t.establish(9000);
+    three_watches(&mut t);
+    let mut watches = t.s.watches().collect::<Vec<_>>();
+    watches.sort_by_key(|(_, p)| *p);
+    assert_eq!(
+        watches,
+        [
+            (WatchClass::Child, "/c"),
+            (WatchClass::Data, "/d"),
+            (WatchClass::Exist, "/e")
+        ]
+    );
+    t.drop_connection();
+    t.open();
+    t.frame(&connect_response(9000, SID, &PASSWORD, false))
+        .unwrap();
+    let mut buf = [0u8; 256];
+    assert_eq!(
+        t.s.send(9, &Op::Sync { path: "/" }, &mut buf, t.at()),
+        Err(SendError::Busy)
+    );
+    let frames = t.transmit();
+    assert_eq!(frames.len(), 1);
+    let (zxid, lists) = parse_set_watches(&frames[0]);
+    assert_eq!(zxid, 52);
+    assert_eq!(lists, [std::vec!["/d"], std::vec!["/e"], std::vec!["/c"]]);
+    assert!(t.s.can_send());
+    // The catch-up notification, then the setWatches reply.
+    t.frame(&notification(1, "/e")).unwrap();
+    t.frame(&empty_reply(-8, 60, 0)).unwrap();
+    assert_eq!(t.s.last_zxid(), 60);
+    assert_eq!(t.s.watches().count(), 2);
+}
+
+#[test]
+fn notifications_spend_the_watches_they_fire() {
+    let mut t = Script::three();
+    t.establish(9000);
+    three_watches(&mut t);
+    t.frame(&notification(3, "/d")).unwrap();
+    t.frame(&notification(4, "/c")).unwrap();
+    assert_eq!(
+        t.s.watches().collect::<Vec<_>>(),
+        [(WatchClass::Exist, "/e")]
+    );
+    t.frame(&notification(2, "/e")).unwrap();
+    assert_eq!(t.s.watches().count(), 0);
+    // Nothing to re-arm: no setWatches after a resume.
+    t.drop_connection();
+    t.open();
+    t.frame(&connect_response(9000, SID, &PASSWORD, false))
+        .unwrap();
+    assert!(t.transmit().is_empty());
+}
+
+#[test]
+fn a_failed_watching_read_sets_no_watch_and_duplicates_count_once() {
+    let mut t = Script::three();
+    t.establish(9000);
+    let a = t.send(
+        1,
+        Op::GetData {
+            path: "/gone",
+            watch: true,
+        },
+    );
+    t.frame(&empty_reply(a, 5, ZkError::NoNode.code())).unwrap();
+    assert_eq!(t.s.watches().count(), 0);
+    for _ in 0..2 {
+        let x = t.send(
+            2,
+            Op::Exists {
+                path: "/x",
+                watch: true,
+            },
+        );
+        t.frame(&reply(x, 6, 0, |w| {
+            w.stat(&sample_stat());
+            Ok(())
+        }))
+        .unwrap();
+    }
+    assert_eq!(
+        t.s.watches().collect::<Vec<_>>(),
+        [(WatchClass::Data, "/x")]
+    );
+}
+
+#[test]
+fn set_watches_is_split_to_fit_the_buffer() {
+    let mut t = Script::three();
+    t.establish(9000);
+    three_watches(&mut t);
+    t.drop_connection();
+    t.open();
+    t.frame(&connect_response(9000, SID, &PASSWORD, false))
+        .unwrap();
+    // Room for the fixed part and one 2-byte path.
+    let mut small = [0u8; 32 + 6];
+    let mut frames = Vec::new();
+    while let Some(n) = t.s.poll_transmit(&mut small, t.at()).unwrap() {
+        frames.push(parse_set_watches(&small[..n]).1);
+    }
+    assert_eq!(frames.len(), 3);
+    let mut tiny = [0u8; 16];
+    t.drop_connection();
+    t.open();
+    t.frame(&connect_response(9000, SID, &PASSWORD, false))
+        .unwrap();
+    assert_eq!(
+        t.s.poll_transmit(&mut tiny, t.at()),
+        Err(EncodeError::BufferTooSmall {
+            needed: 38,
+            capacity: 16
+        })
+    );
+    assert_eq!(t.transmit().len(), 1, "nothing lost by the refusal");
+}
+
+#[test]
+fn a_set_watches_error_drops_the_connection_to_try_again() {
+    let mut t = Script::three();
+    t.establish(9000);
+    three_watches(&mut t);
+    t.drop_connection();
+    t.open();
+    t.frame(&connect_response(9000, SID, &PASSWORD, false))
+        .unwrap();
+    t.transmit();
+    assert_eq!(
+        t.frame(&empty_reply(-8, 0, ZkError::MarshallingError.code()))
+            .err(),
+        Some(SessionError::SetWatchesFailed(ZkError::MarshallingError))
+    );
+    t.next_attempt();
+    t.open();
+    t.frame(&connect_response(9000, SID, &PASSWORD, false))
+        .unwrap();
+    assert_eq!(parse_set_watches(&t.transmit()[0]).1[0], ["/d"]);
+}
+
+#[test]
+fn credentials_are_sent_first_on_every_connection() {
+    let mut t = Script::three();
+    t.s.add_auth("digest", b"user:password").unwrap();
+    t.establish(9000);
+    let mut buf = [0u8; 64];
+    assert_eq!(
+        t.s.send(9, &Op::Sync { path: "/" }, &mut buf, t.at()),
+        Err(SendError::Busy)
+    );
+    assert_eq!(header(&t.transmit()[0]), (-4, 100));
+    three_watches(&mut t);
+    t.drop_connection();
+    t.open();
+    t.frame(&connect_response(9000, SID, &PASSWORD, false))
+        .unwrap();
+    let frames = t.transmit();
+    assert_eq!(frames.len(), 2);
+    assert_eq!(header(&frames[0]), (-4, 100));
+    let mut r = Reader::new(&payload(&frames[0])[8..]);
+    assert_eq!(
+        (r.int().unwrap(), r.ustring().unwrap(), r.buffer().unwrap()),
+        (0, "digest", &b"user:password"[..])
+    );
+    assert_eq!(header(&frames[1]), (-8, 101));
+    // The auth reply is matched by its xid, out of the FIFO.
+    assert!(matches!(
+        t.frame(&empty_reply(-4, 0, 0)),
+        Ok(Incoming::Nothing)
+    ));
+    // Credentials added while connected go out at once.
+    t.s.add_auth("digest", b"other:pw").unwrap();
+    assert_eq!(header(&t.transmit()[0]), (-4, 100));
+    assert_eq!(t.s.add_auth("digest", b"third:pw"), Err(AuthError::TooMany));
+}
+
+#[test]
+fn refused_credentials_end_the_session() {
+    let mut t = Script::three();
+    t.s.add_auth("nosuch", b"x").unwrap();
+    t.establish(9000);
+    t.transmit();
+    t.send(4, Op::Sync { path: "/" });
+    assert_eq!(
+        t.frame(&empty_reply(-4, 0, ZkError::AuthFailed.code()))
+            .err(),
+        Some(SessionError::AuthFailed)
+    );
+    assert_eq!(t.s.state(), State::AuthFailed);
+    assert_eq!(t.actions(), [Action::Close { conn: t.conn }]);
+    assert_eq!(
+        t.events(),
+        [
+            Event::Session(SessionEvent::Connected { session_id: SID }),
+            Event::Lost(4),
+            Event::Session(SessionEvent::Closed)
+        ]
+    );
+}
+
+#[test]
+fn close_sends_close_session_and_waits_for_its_reply() {
+    let mut t = Script::three();
+    t.establish(9000);
+    t.events();
+    let a = t.send(
+        1,
+        Op::Delete {
+            path: "/a",
+            version: Version::Any,
+        },
+    );
+    t.s.close(t.at());
+    assert_eq!(t.s.state(), State::Closing);
+    let mut buf = [0u8; 64];
+    assert_eq!(
+        t.s.send(2, &Op::Sync { path: "/" }, &mut buf, t.at()),
+        Err(SendError::NotConnected)
+    );
+    let frames = t.transmit();
+    assert_eq!(frames.len(), 1);
+    assert_eq!(header(&frames[0]), (a + 1, -11));
+    // Replies to earlier requests still arrive, in order.
+    assert!(matches!(
+        t.frame(&empty_reply(a, 9, 0)),
+        Ok(Incoming::Reply {
+            tag: 1,
+            response: Response::Deleted
+        })
+    ));
+    t.frame(&empty_reply(a + 1, 10, 0)).unwrap();
+    assert_eq!(t.s.state(), State::Closed);
+    assert_eq!(t.actions(), [Action::Close { conn: t.conn }]);
+    assert_eq!(t.events(), [Event::Session(SessionEvent::Closed)]);
+    assert_eq!(t.s.poll_timeout(), None);
+}
+
+#[test]
+fn close_completes_on_eof_or_after_a_while() {
+    let mut t = Script::three();
+    t.establish(9000);
+    t.s.close(t.at());
+    t.transmit();
+    t.s.handle_disconnected(t.conn, t.at());
+    assert_eq!(t.s.state(), State::Closed);
+
+    let mut t = Script::three();
+    t.establish(9000);
+    t.s.close(t.at());
+    t.transmit();
+    assert_eq!(t.s.poll_timeout(), Some(Instant::from_millis(6000)));
+    t.advance(6000);
+    assert_eq!(t.s.state(), State::Closed);
+
+    let mut t = Script::three();
+    t.s.close(t.at());
+    assert_eq!(t.s.state(), State::Closed);
+    assert_eq!(t.actions(), [Action::Close { conn: t.conn }]);
+}
+
+#[test]
+fn bounded_tables_refuse_with_typed_errors_and_consume_nothing() {
+    let mut t = Script::three();
+    t.establish(9000);
+    let mut buf = [0u8; 512];
+    for i in 0..4 {
+        t.s.send(
+            i,
+            &Op::GetData {
+                path: "/w",
+                watch: true,
+            },
+            &mut buf,
+            t.at(),
+        )
+        .unwrap();
+    }
+    assert!(!t.s.can_send());
+    assert_eq!(
+        t.s.send(9, &Op::Sync { path: "/" }, &mut buf, t.at()),
+        Err(SendError::TooManyPending)
+    );
+    for xid in 1..=4 {
+        t.frame(&reply(xid, 1, 0, |w| {
+            w.buffer(b"")?;
+            w.stat(&sample_stat());
+            Ok(())
+        }))
+        .unwrap();
+    }
+    assert_eq!(t.s.watches().count(), 1, "one data watch on /w");
+    let long = "/0123456789012345678901234567890123456789";
+    assert_eq!(
+        t.s.send(
+            9,
+            &Op::Exists {
+                path: long,
+                watch: true
+            },
+            &mut buf,
+            t.at()
+        ),
+        Err(SendError::WatchPathTooLong)
+    );
+    for (i, path) in ["/x", "/y", "/z"].into_iter().enumerate() {
+        t.s.send(
+            i as u32,
+            &Op::GetChildren { path, watch: true },
+            &mut buf,
+            t.at(),
+        )
+        .unwrap();
+    }
+    assert_eq!(
+        t.s.send(
+            9,
+            &Op::Exists {
+                path: "/v",
+                watch: true
+            },
+            &mut buf,
+            t.at()
+        ),
+        Err(SendError::TooManyWatches)
+    );
+    assert_eq!(
+        t.s.send(
+            9,
+            &Op::Exists {
+                path: long,
+                watch: false
+            },
+            &mut [0u8; 8],
+            t.at()
+        ),
+        Err(SendError::Encode(EncodeError::BufferTooSmall {
+            needed: 58,
+            capacity: 8
+        }))
+    );
+    // The refusals used no xid: the next request gets 8.
+    t.frame(&reply(5, 1, 0, |w| {
+        w.int(0);
+        Ok(())
+    }))
+    .unwrap();
+    assert_eq!(
+        t.send(
+            9,
+            Op::Exists {
+                path: long,
+                watch: false
+            }
+        ),
+        8
+    );
+}
+
+#[test]
+fn xids_wrap_to_one_and_never_go_non_positive() {
+    let mut t = Script::three();
+    t.establish(9000);
+    t.s.next_xid = i32::MAX;
+    assert_eq!(t.send(1, Op::Sync { path: "/" }), i32::MAX);
+    assert_eq!(t.send(2, Op::Sync { path: "/" }), 1);
+}
+
+#[test]
+fn lost_requests_drain_before_the_event_that_lost_them() {
+    let mut t = Script::three();
+    t.establish(9000);
+    t.send(1, Op::Sync { path: "/" });
+    t.send(2, Op::Sync { path: "/" });
+    t.drop_connection();
+    assert_eq!(
+        t.events(),
+        [
+            Event::Session(SessionEvent::Connected { session_id: SID }),
+            Event::Lost(1),
+            Event::Lost(2),
+            Event::Session(SessionEvent::Suspended),
+        ]
+    );
+}

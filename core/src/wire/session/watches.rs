@@ -1,0 +1,250 @@
+//! The watches the server holds for this session, so they can be re-armed
+//! with setWatches after the session moves to a new connection.
+//!
+//! A watch is recorded when the request that sets it is sent (that is when
+//! its path is at hand) and counts once its reply says it was set: a
+//! successful `getData`/`getChildren`, an `exists` that found the node (a
+//! data watch) or did not (a creation watch). A notification removes what
+//! it fired, by the server's rules: created and data-changed events fire
+//! data and creation watches, children-changed events child watches, and
+//! deleted events all three.
+
+use heapless::{String, Vec};
+
+use super::error::SendError;
+use crate::wire::encode::WatchLists;
+use crate::wire::error::EncodeError;
+use crate::wire::op::WatchClass;
+use crate::wire::response::Response;
+use crate::{WatchEvent, WatchKind, ZkError};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Status {
+    /// The request that sets it is awaiting its reply.
+    Pending {
+        xid: i32,
+        /// Set by `exists`, which leaves a creation watch on a missing node.
+        exists: bool,
+    },
+    /// Set on the server; `rearm` while it still has to go into a
+    /// setWatches on the current connection.
+    Armed { rearm: bool },
+}
+
+#[derive(Clone, Debug)]
+struct Watch<const PATH: usize> {
+    class: WatchClass,
+    path: String<PATH>,
+    status: Status,
+}
+
+/// Up to `N` watches on paths of up to `PATH` bytes.
+#[derive(Clone, Debug)]
+pub(crate) struct WatchTable<const N: usize, const PATH: usize> {
+    watches: Vec<Watch<PATH>, N>,
+}
+
+impl<const N: usize, const PATH: usize> WatchTable<N, PATH> {
+    pub(crate) const fn new() -> Self {
+        WatchTable {
+            watches: Vec::new(),
+        }
+    }
+
+    /// Records the watch the request with `xid` asks for (`exists`: the
+    /// request is an `exists`).
+    pub(crate) fn reserve(
+        &mut self,
+        class: WatchClass,
+        path: &str,
+        xid: i32,
+        exists: bool,
+    ) -> Result<(), SendError> {
+        if self.watches.is_full() {
+            return Err(SendError::TooManyWatches);
+        }
+        let path = String::try_from(path).map_err(|_| SendError::WatchPathTooLong)?;
+        self.watches
+            .push(Watch {
+                class,
+                path,
+                status: Status::Pending { xid, exists },
+            })
+            .map_err(|_| SendError::TooManyWatches)
+    }
+
+    /// Forgets the watch of a request that was never sent.
+    pub(crate) fn unreserve(&mut self, xid: i32) {
+        self.watches
+            .retain(|w| !matches!(w.status, Status::Pending { xid: x, .. } if x == xid));
+    }
+
+    /// The reply to the request with `xid` arrived: keeps its watch if the
+    /// server set one.
+    pub(crate) fn confirm(&mut self, xid: i32, response: &Response<'_>) {
+        let Some((index, exists)) =
+            self.watches
+                .iter()
+                .enumerate()
+                .find_map(|(i, w)| match w.status {
+                    Status::Pending { xid: x, exists } if x == xid => Some((i, exists)),
+                    _ => None,
+                })
+        else {
+            return;
+        };
+        let set = match response {
+            // Only `exists` leaves a watch on a missing node.
+            Response::Error(ZkError::NoNode) if exists => Some(WatchClass::Exist),
+            Response::Error(_) => None,
+            _ => self.watches.get(index).map(|w| w.class),
+        };
+        self.settle(index, set);
+    }
+
+    /// Arms the watch at `index` as `class`, or drops it; a duplicate of a
+    /// watch already armed is dropped too (the server keeps one).
+    fn settle(&mut self, index: usize, class: Option<WatchClass>) {
+        let Some(class) = class else {
+            self.watches.swap_remove(index);
+            return;
+        };
+        let duplicate = match self.watches.get(index) {
+            Some(w) => self.watches.iter().any(|o| {
+                matches!(o.status, Status::Armed { .. }) && o.class == class && o.path == w.path
+            }),
+            None => return,
+        };
+        if duplicate {
+            self.watches.swap_remove(index);
+        } else if let Some(w) = self.watches.get_mut(index) {
+            w.class = class;
+            w.status = Status::Armed { rearm: false };
+        }
+    }
+
+    /// A notification arrived: removes the watches it fired.
+    pub(crate) fn fire(&mut self, event: &WatchEvent<'_>) {
+        let fires = |class: WatchClass| match event.kind {
+            WatchKind::NodeCreated | WatchKind::NodeDataChanged => {
+                matches!(class, WatchClass::Data | WatchClass::Exist)
+            }
+            WatchKind::NodeChildrenChanged => class == WatchClass::Child,
+            WatchKind::NodeDeleted => true,
+        };
+        self.watches.retain(|w| {
+            !(matches!(w.status, Status::Armed { .. }) && w.path == event.path && fires(w.class))
+        });
+    }
+
+    /// The connection was lost: requests in flight set nothing we know of.
+    pub(crate) fn drop_pending(&mut self) {
+        self.watches
+            .retain(|w| matches!(w.status, Status::Armed { .. }));
+    }
+
+    /// The session resumed on a new connection: every watch must go into a
+    /// setWatches.
+    pub(crate) fn mark_rearm(&mut self) {
+        for w in self.watches.iter_mut() {
+            if let Status::Armed { .. } = w.status {
+                w.status = Status::Armed { rearm: true };
+            }
+        }
+    }
+
+    /// The session is gone, and its watches with it.
+    pub(crate) fn clear(&mut self) {
+        self.watches.clear();
+    }
+
+    /// Armed watches (for tests and introspection).
+    pub(crate) fn armed(&self) -> impl Iterator<Item = (WatchClass, &str)> {
+        self.watches
+            .iter()
+            .filter(|w| matches!(w.status, Status::Armed { .. }))
+            .map(|w| (w.class, w.path.as_str()))
+    }
+
+    fn awaiting_rearm(&self) -> impl Iterator<Item = &Watch<PATH>> {
+        self.watches
+            .iter()
+            .filter(|w| w.status == Status::Armed { rearm: true })
+    }
+
+    /// Whether some watch still has to be re-armed.
+    pub(crate) fn needs_rearm(&self) -> bool {
+        self.awaiting_rearm().next().is_some()
+    }
+
+    /// How many of the watches awaiting re-arming fit, in order, into a
+    /// setWatches frame of at most `room` bytes; `Err` with the size the
+    /// first one alone needs if even that does not fit.
+    pub(crate) fn rearm_batch(&self, room: usize) -> Result<usize, EncodeError> {
+        // Length prefix, header, relativeZxid, three list counts.
+        const FIXED: usize = 4 + 8 + 8 + 3 * 4;
+        let mut size = FIXED;
+        let mut fit = 0;
+        for w in self.awaiting_rearm() {
+            size = size.saturating_add(4 + w.path.len());
+            if size > room {
+                if fit == 0 {
+                    return Err(EncodeError::BufferTooSmall {
+                        needed: size,
+                        capacity: room,
+                    });
+                }
+                break;
+            }
+            fit += 1;
+        }
+        Ok(fit)
+    }
+
+    /// The first `count` watches awaiting re-arming, as setWatches lists.
+    pub(crate) fn batch(&self, count: usize) -> Batch<'_, N, PATH> {
+        Batch { table: self, count }
+    }
+
+    /// The first `count` watches awaiting re-arming went out.
+    pub(crate) fn rearmed(&mut self, count: usize) {
+        let mut left = count;
+        for w in self.watches.iter_mut() {
+            if left == 0 {
+                break;
+            }
+            if w.status == (Status::Armed { rearm: true }) {
+                w.status = Status::Armed { rearm: false };
+                left -= 1;
+            }
+        }
+    }
+}
+
+/// A prefix of the watches awaiting re-arming, split by class.
+pub(crate) struct Batch<'t, const N: usize, const PATH: usize> {
+    table: &'t WatchTable<N, PATH>,
+    count: usize,
+}
+
+impl<const N: usize, const PATH: usize> WatchLists for Batch<'_, N, PATH> {
+    fn count(&self, class: WatchClass) -> usize {
+        self.table
+            .awaiting_rearm()
+            .take(self.count)
+            .filter(|w| w.class == class)
+            .count()
+    }
+
+    fn each(
+        &self,
+        class: WatchClass,
+        f: &mut dyn FnMut(&str) -> Result<(), EncodeError>,
+    ) -> Result<(), EncodeError> {
+        self.table
+            .awaiting_rearm()
+            .take(self.count)
+            .filter(|w| w.class == class)
+            .try_for_each(|w| f(&w.path))
+    }
+}
