@@ -26,7 +26,9 @@ use std::time::{Duration, Instant};
 
 use tempfile::TempDir;
 
+pub mod netns;
 mod proxy;
+pub use netns::Netns;
 pub use proxy::Proxy;
 
 /// The server jar of Debian's `zookeeper` package.
@@ -149,13 +151,17 @@ fn class_path() -> String {
 
 /// The settings shared by standalone and ensemble servers.
 fn base_config(data: &Path, client_port: u16) -> String {
+    config_listening_on(data, client_port, Ipv4Addr::LOCALHOST)
+}
+
+fn config_listening_on(data: &Path, client_port: u16, listen: Ipv4Addr) -> String {
     format!(
         "tickTime=500\n\
          minSessionTimeout=1000\n\
          maxSessionTimeout=60000\n\
          dataDir={}\n\
          clientPort={client_port}\n\
-         clientPortAddress=127.0.0.1\n\
+         clientPortAddress={listen}\n\
          admin.enableServer=false\n\
          4lw.commands.whitelist=*\n\
          forceSync=no\n",
@@ -289,6 +295,21 @@ impl ZkServer {
     /// serve within about 30 s, and with the command to run if ZooKeeper is
     /// not installed.
     pub fn start() -> ZkServer {
+        ZkServer::start_listening_on(Ipv4Addr::LOCALHOST)
+    }
+
+    /// Starts a server listening on `listen` instead of loopback, as
+    /// [`ZkServer::start`] does otherwise.
+    ///
+    /// Only for tests running inside a [`Netns`] they created (where
+    /// `0.0.0.0` makes it reachable on the bridge and on loopback): anywhere else a
+    /// non-loopback address would expose the server to a real network.
+    /// Panics when asked for a non-loopback address outside a namespace.
+    pub fn start_listening_on(listen: Ipv4Addr) -> ZkServer {
+        assert!(
+            listen.is_loopback() || std::env::var_os(netns::INSIDE_ENV).is_some(),
+            "a ZooKeeper for tests listens on {listen} only inside a test's own network namespace"
+        );
         require_zookeeper();
         let deadline = Instant::now() + SERVER_START_TIMEOUT;
         let mut failures = Vec::new();
@@ -297,7 +318,8 @@ impl ZkServer {
             let data = home.join("data");
             std::fs::create_dir_all(&data).expect("create the data directory");
             let port = free_ports(1)[0];
-            let mut process = Process::spawn(&home, &data, &base_config(&data, port), port);
+            let config = config_listening_on(&data, port, listen);
+            let mut process = Process::spawn(&home, &data, &config, port);
             while Instant::now() < deadline && !process.exited() {
                 if process.state().is_some() && process.answers_as_itself() {
                     return ZkServer {

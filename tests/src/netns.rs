@@ -1,0 +1,188 @@
+//! A private network for tests that run a real TCP/IP stack (embassy-net) on
+//! TAP devices.
+//!
+//! [`Netns::create`] makes a network namespace of its own with a bridge at
+//! [`Netns::HOST_ADDR`] and one persistent TAP device per simulated device,
+//! attached to the bridge. A ZooKeeper server started inside the namespace
+//! (see [`Netns::run_inside`]) listens on the bridge address (and loopback), and each
+//! device's smoltcp stack talks to it through its TAP device. Nothing of this
+//! is visible outside the namespace, so the 10.42.0.0/24 addresses never
+//! reach a real network. Dropping the [`Netns`] deletes the namespace, which
+//! removes its bridge and TAP devices with it.
+//!
+//! Creating one needs root (or `CAP_NET_ADMIN`), `/dev/net/tun` and the
+//! `ip` tool of iproute2; [`Netns::create`] says which is missing instead of
+//! failing half-way, so a test can report itself as skipped.
+
+use std::net::Ipv4Addr;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// The environment variable that tells a test it already runs inside the
+/// namespace of the named [`Netns`].
+pub const INSIDE_ENV: &str = "HERDLESS_NETNS";
+
+/// A network namespace with a bridge and TAP devices, deleted on drop.
+#[derive(Debug)]
+pub struct Netns {
+    name: String,
+    taps: usize,
+}
+
+impl Netns {
+    /// The bridge's address inside the namespace, where servers listen.
+    pub const HOST_ADDR: Ipv4Addr = Ipv4Addr::new(10, 42, 0, 1);
+
+    /// The prefix length of the namespace's subnet.
+    pub const PREFIX_LEN: u8 = 24;
+
+    /// Why a namespace cannot be created on this machine, if it cannot.
+    pub fn unavailable() -> Option<String> {
+        if !Path::new("/dev/net/tun").exists() {
+            return Some("/dev/net/tun does not exist".into());
+        }
+        match Command::new("id").arg("-u").output() {
+            Ok(out) if String::from_utf8_lossy(&out.stdout).trim() == "0" => {}
+            _ => return Some("not running as root (creating a namespace needs it)".into()),
+        }
+        if Command::new("ip")
+            .arg("-V")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .map_or(true, |s| !s.success())
+        {
+            return Some("the `ip` tool of iproute2 is not installed".into());
+        }
+        None
+    }
+
+    /// Creates a namespace with `taps` TAP devices (`hltap0`, `hltap1`, ...)
+    /// on a bridge at [`Netns::HOST_ADDR`], loopback up.
+    ///
+    /// Returns why not when the machine cannot (see [`Netns::unavailable`])
+    /// or a step fails; a half-made namespace is removed again.
+    pub fn create(taps: usize) -> Result<Netns, String> {
+        if let Some(why) = Netns::unavailable() {
+            return Err(why);
+        }
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let name = format!(
+            "herdless-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        );
+        ip(&["netns", "add", &name])?;
+        // From here on, dropping removes whatever was made.
+        let netns = Netns { name, taps };
+        let host = format!("{}/{}", Netns::HOST_ADDR, Netns::PREFIX_LEN);
+        netns.ip_in(&["link", "set", "lo", "up"])?;
+        netns.ip_in(&["link", "add", "hlbr0", "type", "bridge"])?;
+        netns.ip_in(&["addr", "add", &host, "dev", "hlbr0"])?;
+        netns.ip_in(&["link", "set", "hlbr0", "up"])?;
+        for i in 0..taps {
+            let tap = Netns::tap_name(i);
+            netns.ip_in(&["tuntap", "add", "dev", &tap, "mode", "tap"])?;
+            netns.ip_in(&["link", "set", &tap, "master", "hlbr0"])?;
+            netns.ip_in(&["link", "set", &tap, "up"])?;
+        }
+        Ok(netns)
+    }
+
+    /// The namespace's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// How many TAP devices it has.
+    pub fn taps(&self) -> usize {
+        self.taps
+    }
+
+    /// The name of TAP device `i`.
+    pub fn tap_name(i: usize) -> String {
+        format!("hltap{i}")
+    }
+
+    /// The address device `i` uses on its TAP device.
+    pub fn device_addr(i: usize) -> Ipv4Addr {
+        let last = u8::try_from(i + 2).expect("fewer than 250 devices");
+        Ipv4Addr::new(10, 42, 0, last)
+    }
+
+    /// `command` run inside the namespace (through `ip netns exec`), with
+    /// [`INSIDE_ENV`] set to the namespace's name.
+    pub fn run_inside(&self, program: &Path, args: &[&str]) -> std::io::Result<Output> {
+        Command::new("ip")
+            .args(["netns", "exec", &self.name])
+            .arg(program)
+            .args(args)
+            .env(INSIDE_ENV, &self.name)
+            .output()
+    }
+
+    fn ip_in(&self, args: &[&str]) -> Result<(), String> {
+        let mut all = vec!["-n", self.name.as_str()];
+        all.extend_from_slice(args);
+        ip(&all)
+    }
+}
+
+impl Drop for Netns {
+    fn drop(&mut self) {
+        // Deleting the namespace takes its bridge and TAP devices with it.
+        let _ = ip(&["netns", "del", &self.name]);
+    }
+}
+
+fn ip(args: &[&str]) -> Result<(), String> {
+    let out = Command::new("ip")
+        .args(args)
+        .output()
+        .map_err(|e| format!("ip {}: {e}", args.join(" ")))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "ip {}: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn device_addresses_are_in_the_namespace_subnet() {
+        assert_eq!(Netns::device_addr(0), Ipv4Addr::new(10, 42, 0, 2));
+        assert_eq!(Netns::device_addr(2), Ipv4Addr::new(10, 42, 0, 4));
+        assert_ne!(Netns::device_addr(0), Netns::HOST_ADDR);
+    }
+
+    #[test]
+    fn creates_and_removes_a_namespace_when_possible() {
+        if let Some(why) = Netns::unavailable() {
+            eprintln!("SKIPPED creates_and_removes_a_namespace_when_possible: {why}");
+            return;
+        }
+        let name = {
+            let netns = Netns::create(2).expect("create a namespace");
+            let links = Command::new("ip")
+                .args(["-n", netns.name(), "-o", "link"])
+                .output()
+                .expect("list links");
+            let links = String::from_utf8_lossy(&links.stdout);
+            assert!(
+                links.contains("hltap0") && links.contains("hltap1"),
+                "{links}"
+            );
+            netns.name().to_owned()
+        };
+        let list = Command::new("ip").args(["netns", "list"]).output().unwrap();
+        assert!(!String::from_utf8_lossy(&list.stdout).contains(&name));
+    }
+}
