@@ -259,6 +259,28 @@ impl<const N: usize> Revoke<N> {
         self.start(Some(deadline))
     }
 
+    /// Abandons a running revocation without an event: nothing more is
+    /// sent (a forced revocation no longer deletes the node), and answers
+    /// to what was sent are ignored. A request already written stays
+    /// written.
+    ///
+    /// ```
+    /// use herdless_core::revoke::Revoke;
+    /// use herdless_core::{Instant, Recipe};
+    ///
+    /// let mut revoke: Revoke = Revoke::new("/rw/abc-write-0000000001").unwrap();
+    /// revoke.request_forced(Instant::from_millis(10)).unwrap();
+    /// revoke.cancel();
+    /// assert!(!revoke.is_running());
+    /// assert!(revoke.poll_request().is_none());
+    /// assert_eq!(revoke.poll_timeout(), None);
+    /// ```
+    pub fn cancel(&mut self) {
+        self.step = Step::Idle;
+        self.deadline = None;
+        self.ops.clear();
+    }
+
     fn start(&mut self, deadline: Option<Instant>) -> Result<(), Error> {
         if self.step != Step::Idle {
             return Err(Error::Busy);
