@@ -455,11 +455,25 @@ impl<const N: usize> Lock<N> {
     }
 
     /// Whether a revocation was requested during the current acquisition.
+    ///
+    /// ```
+    /// use herdless_core::lock::Lock;
+    ///
+    /// let lock: Lock = Lock::reader("/locks/catalog").unwrap().revocable();
+    /// assert!(!lock.revocation_requested());
+    /// ```
     pub fn revocation_requested(&self) -> bool {
         self.revocation_requested
     }
 
     /// Which kind of contender this lock is.
+    ///
+    /// ```
+    /// use herdless_core::lock::{Contender, Lock};
+    ///
+    /// let lock: Lock = Lock::new("/locks/printer").unwrap();
+    /// assert_eq!(lock.contender(), Contender::Exclusive);
+    /// ```
     pub fn contender(&self) -> Contender {
         self.contender
     }

@@ -170,6 +170,24 @@ enum Op {
 /// [module docs](self).
 ///
 /// `N` is the capacity in bytes of the stored node path.
+///
+/// ```
+/// use herdless_core::revoke::{Revoke, RevokeEvent};
+/// use herdless_core::{Instant, Recipe, Reply, Stat, WatchEvent, WatchKind};
+///
+/// let node = "/rw/abc-write-0000000001";
+/// let mut revoke: Revoke = Revoke::new(node).unwrap();
+/// assert_eq!(revoke.node(), node);
+/// revoke.request_forced(Instant::from_millis(1_000)).unwrap();
+/// let write = revoke.poll_request().unwrap().id;
+/// let _watch = revoke.poll_request().unwrap().id;
+/// revoke.handle_reply(write, Reply::DataSet { stat: Stat::default() });
+/// assert_eq!(revoke.poll_event(), Some(RevokeEvent::Requested));
+/// // The holder releases within the grace period.
+/// revoke.handle_watch(WatchEvent { kind: WatchKind::NodeDeleted, path: node });
+/// assert_eq!(revoke.poll_event(), Some(RevokeEvent::Released));
+/// assert!(!revoke.is_running());
+/// ```
 pub struct Revoke<const N: usize = DEFAULT_PATH_CAPACITY> {
     node: String<N>,
     step: Step,

@@ -26,7 +26,7 @@
 //!
 //! The shared lock is a pair of such locks on one directory:
 //! [`ReadWriteLock::read`] and [`ReadWriteLock::write`]. Any lock can be
-//! held revocably ([`Lock::acquire_revocable`]), and [`revoke`] /
+//! held revocably ([`Lock::acquire_revocable`]), and [`revoke()`] /
 //! [`revoke_forced`] ask its holder to give it up.
 //!
 //! Every async method states whether it is cancel-safe. Acquisitions are:

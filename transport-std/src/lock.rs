@@ -423,6 +423,16 @@ impl Drop for LockGuard {
 /// hears revocation requests.
 ///
 /// Dropping it releases the lock in the background, like a [`LockGuard`].
+///
+/// ```no_run
+/// # async fn run(lock: herdless_std::Lock) -> Result<(), herdless_std::Error> {
+/// let guard = lock.acquire_revocable().await?;
+/// println!("revoke me with: {}", guard.node_path());  // a LockGuard method
+/// guard.revocation_requested().await;
+/// assert!(guard.is_revocation_requested());
+/// guard.release().await?;
+/// # Ok(()) }
+/// ```
 pub struct RevocableGuard {
     guard: LockGuard,
     requested: watch::Receiver<bool>,

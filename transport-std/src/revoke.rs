@@ -55,6 +55,17 @@ pub enum Revocation {
 /// Only a revocable holder hears it; any holder is free to ignore it.
 /// Cancel-safe: a dropped future writes nothing more (a write already sent
 /// may still land).
+///
+/// ```no_run
+/// use herdless_std::{revoke, Revocation};
+///
+/// # async fn run(client: herdless_std::Client) -> Result<(), herdless_std::Error> {
+/// let node = "/locks/catalog/0c1d-write-0000000007";
+/// if revoke(&client, node).await? == Revocation::NotHeld {
+///     println!("nobody holds with {node} any more");
+/// }
+/// # Ok(()) }
+/// ```
 pub async fn revoke(conn: &impl Connection, node_path: &str) -> Result<Revocation, Error> {
     run(conn, node_path, None).await
 }
