@@ -32,6 +32,9 @@ fn the_demo_runs_on_the_simulator() {
         "worker-4 arrives; inside so far: 4",
         "consumer took URGENT",
         "decision holds Some(\"commit\")",
+        "publisher releases: 4 readers hold at once (4 notifications, 0 listings)",
+        "nightly-job releases by consent",
+        "the stubborn dashboard is told the lock is LOST",
     ] {
         assert!(out.contains(expected), "missing {expected:?} in:\n{out}");
     }
@@ -49,6 +52,10 @@ fn the_demo_runs_against_a_real_server() {
         "decided: Commit",
         "worker-4 left (all are done)",
         "URGENT arrives at priority 1",
+        "publisher releases: 4 readers hold at once",
+        "nightly-job releases by consent",
+        "after a 300 ms grace: Forced",
+        "the stubborn dashboard is told the lock is LOST",
     ] {
         assert!(out.contains(expected), "missing {expected:?} in:\n{out}");
     }

@@ -6,6 +6,7 @@ pub mod barrier;
 pub mod config;
 pub mod membership;
 pub mod queue;
+pub mod rwlock;
 pub mod two_phase;
 
 /// Prints a scene's title.
