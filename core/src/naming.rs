@@ -61,36 +61,61 @@ impl fmt::Display for Guid {
 pub enum NodeKind {
     /// A contender for an exclusive lock.
     Lock,
+    /// A candidate of a leader election.
+    Candidate,
 }
 
 /// How herdless names the nodes it creates.
+///
+/// | flavour | [`NodeKind::Lock`] | [`NodeKind::Candidate`] |
+/// |---|---|---|
+/// | `Recipes` | `<guid>-lock-0000000007` | `<guid>-n_0000000007` (the recipes page's `guid-n_`) |
+/// | `Curator` | `_c_<guid>-lock-0000000007` | `_c_<guid>-latch-0000000007` (`LeaderLatch`) |
+/// | `Kazoo` | `<hex>__lock__0000000007` | `<hex>__lock__0000000007` (Kazoo's `Election` is its `Lock`) |
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[non_exhaustive]
 pub enum Flavour {
-    /// The ZooKeeper recipes page: `<guid>-lock-0000000007`.
+    /// The ZooKeeper recipes page: `<guid>-lock-0000000007`,
+    /// `<guid>-n_0000000007`.
     #[default]
     Recipes,
-    /// Curator's protected names: `_c_<guid>-lock-0000000007`.
+    /// Curator's protected names: `_c_<guid>-lock-0000000007`,
+    /// `_c_<guid>-latch-0000000007`.
     Curator,
-    /// Kazoo's: `<guid hex>__lock__0000000007`.
+    /// Kazoo's: `<guid hex>__lock__0000000007` (for locks and elections).
     Kazoo,
 }
 
 impl Flavour {
     /// Writes the prefix of a new node of `kind` for `guid` (everything
     /// before the sequence number the server appends).
+    ///
+    /// ```
+    /// use herdless_core::naming::{Flavour, Guid, NodeKind};
+    ///
+    /// let mut prefix = heapless::String::<64>::new();
+    /// Flavour::Recipes
+    ///     .write_prefix(NodeKind::Candidate, &Guid([0x11; 16]), &mut prefix)
+    ///     .unwrap();
+    /// assert_eq!(prefix.as_str(), "11111111-1111-1111-1111-111111111111-n_");
+    /// ```
     pub fn write_prefix(self, kind: NodeKind, guid: &Guid, out: &mut dyn Write) -> fmt::Result {
-        let NodeKind::Lock = kind;
         match self {
             Flavour::Recipes => {
                 guid.write_hyphenated(out)?;
-                out.write_str("-lock-")
+                out.write_str(match kind {
+                    NodeKind::Lock => "-lock-",
+                    NodeKind::Candidate => "-n_",
+                })
             }
             Flavour::Curator => {
                 out.write_str("_c_")?;
                 guid.write_hyphenated(out)?;
-                out.write_str("-lock-")
+                out.write_str(match kind {
+                    NodeKind::Lock => "-lock-",
+                    NodeKind::Candidate => "-latch-",
+                })
             }
             Flavour::Kazoo => {
                 guid.write_simple(out)?;
@@ -135,15 +160,32 @@ impl Write for PrefixMatcher<'_> {
 /// stray node) is not a contender and must not block the lock (CURATOR-43).
 const LOCK_MARKERS: &[&str] = &["lock-", "__lock__"];
 
+/// Markers that end the prefix of an election candidate, whoever wrote it:
+/// the recipes page (`…n_NNNNNNNNNN`, also ZooKeeper's own
+/// `LeaderElectionSupport`), Curator's `LeaderLatch` (`…latch-NNNNNNNNNN`)
+/// and `LeaderSelector` (a mutex: `…lock-NNNNNNNNNN`), and Kazoo's
+/// `Election` (a lock: `…__lock__NNNNNNNNNN`). The acknowledgement node
+/// (`leader`) and anything else without such a suffix is not a candidate.
+const CANDIDATE_MARKERS: &[&str] = &["n_", "latch-", "lock-", "__lock__"];
+
 /// The sequence number of `name` if it is a contender of `kind`, whichever
 /// library created it.
+///
+/// ```
+/// use herdless_core::naming::{contender_sequence, NodeKind};
+///
+/// let seq = |name| contender_sequence(NodeKind::Candidate, name).map(|s| s.value());
+/// assert_eq!(seq("0f0e-n_0000000004"), Some(4));
+/// assert_eq!(seq("_c_0f0e-latch-0000000003"), Some(3));
+/// assert_eq!(seq("leader"), None);
+/// ```
 pub fn contender_sequence(kind: NodeKind, name: &str) -> Option<crate::Sequence> {
-    let NodeKind::Lock = kind;
+    let markers = match kind {
+        NodeKind::Lock => LOCK_MARKERS,
+        NodeKind::Candidate => CANDIDATE_MARKERS,
+    };
     let (prefix, seq) = crate::Sequence::split(name).ok()?;
-    LOCK_MARKERS
-        .iter()
-        .any(|m| prefix.ends_with(m))
-        .then_some(seq)
+    markers.iter().any(|m| prefix.ends_with(m)).then_some(seq)
 }
 
 #[cfg(test)]
@@ -214,6 +256,46 @@ mod tests {
         assert_eq!(seq("sub-lock-dir"), None);
         assert_eq!(seq("leases"), None);
         assert_eq!(seq("abc-0000000001"), None);
+    }
+
+    #[test]
+    fn candidates_are_named_as_each_library_names_them() {
+        let candidate = |f: Flavour| {
+            let mut s: String<80> = String::new();
+            f.write_prefix(NodeKind::Candidate, &G, &mut s).unwrap();
+            s
+        };
+        assert_eq!(
+            candidate(Flavour::Recipes).as_str(),
+            "12345678-9abc-4def-8123-456789abcdef-n_"
+        );
+        assert_eq!(
+            candidate(Flavour::Curator).as_str(),
+            "_c_12345678-9abc-4def-8123-456789abcdef-latch-"
+        );
+        assert_eq!(
+            candidate(Flavour::Kazoo).as_str(),
+            "123456789abc4def8123456789abcdef__lock__"
+        );
+        for f in [Flavour::Recipes, Flavour::Curator, Flavour::Kazoo] {
+            let mut name = candidate(f);
+            name.push_str("0000000009").unwrap();
+            assert!(f.is_own(NodeKind::Candidate, &G, &name));
+            assert_eq!(
+                contender_sequence(NodeKind::Candidate, &name).map(|s| s.value()),
+                Some(9)
+            );
+        }
+        let seq = |n| contender_sequence(NodeKind::Candidate, n).map(|s| s.value());
+        assert_eq!(seq("n_0000000001"), Some(1), "LeaderElectionSupport");
+        assert_eq!(seq("_c_x-lock-0000000002"), Some(2), "LeaderSelector");
+        assert_eq!(seq("leader"), None);
+        assert_eq!(seq("status-0000000003"), None);
+        // An election's candidates are not lock contenders.
+        assert_eq!(
+            contender_sequence(NodeKind::Lock, "12345678-n_0000000004"),
+            None
+        );
     }
 
     #[test]
