@@ -62,6 +62,8 @@
 //! ## Modules
 //!
 //! * [`lock`]: the exclusive lock.
+//! * [`election`]: leader election, with the leader's acknowledgement node
+//!   and an observer for non-candidates.
 //! * [`config`]: a watched configuration value with compare-and-set.
 //! * [`barrier`], [`double_barrier`]: barriers.
 //! * [`queue`]: queues and priority queues.
@@ -84,6 +86,7 @@ pub mod barrier;
 pub mod children;
 pub mod config;
 pub mod double_barrier;
+pub mod election;
 pub mod event;
 mod event_queue;
 pub mod lock;
