@@ -31,6 +31,7 @@ pub mod barrier;
 pub mod config;
 mod convert;
 mod driver;
+pub mod election;
 mod error;
 pub mod fence;
 pub mod group;
@@ -42,6 +43,7 @@ pub mod two_phase;
 
 use std::time::Duration;
 
+pub use election::{Election, LeaderState, Leadership};
 pub use error::Error;
 pub use fence::{Fenced, FencedResult};
 pub use herdless_core::{CreateMode, ZkError};
