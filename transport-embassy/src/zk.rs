@@ -236,11 +236,10 @@ impl<'a, T: Transport, const K: usize> Zk<'a, T, K> {
             if let Some(output) = done(self) {
                 return Ok(output);
             }
-            match self.session.state() {
-                state @ (State::Closed | State::Expired | State::AuthFailed) => {
-                    return Err(Error::SessionOver(state));
-                }
-                _ => {}
+            if let state @ (State::Closed | State::Expired | State::AuthFailed) =
+                self.session.state()
+            {
+                return Err(Error::SessionOver(state));
             }
             self.wait().await;
         }
