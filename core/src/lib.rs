@@ -66,6 +66,8 @@
 //!   and their revocable form ([`Lock::revocable`](lock::Lock::revocable)).
 //! * [`revoke`]: asking a revocable lock's holder to release, or forcing it
 //!   after a grace period.
+//! * [`election`]: leader election, with the leader's acknowledgement node
+//!   and an observer for non-candidates.
 //! * [`config`]: a watched configuration value with compare-and-set.
 //! * [`barrier`], [`double_barrier`]: barriers.
 //! * [`queue`]: queues and priority queues.
@@ -90,6 +92,7 @@ pub mod barrier;
 pub mod children;
 pub mod config;
 pub mod double_barrier;
+pub mod election;
 pub mod event;
 mod event_queue;
 pub mod lock;

@@ -993,7 +993,7 @@ impl<const N: usize> Lock<N> {
     fn materialise(&mut self, op: Op) -> Request<'_> {
         match op {
             Op::Ensure { level } => {
-                let end = nth_ancestor_end(&self.dir, level);
+                let end = path::nth_ancestor_end(&self.dir, level);
                 let _ = path::concat_into(&mut self.scratch, &[&self.dir[..end]]);
                 Request::Create {
                     path: &self.scratch,
@@ -1049,21 +1049,6 @@ impl<const N: usize> Lock<N> {
     }
 }
 
-/// Byte index where the `level`-th ancestor of `dir` ends (`level` 1 is the
-/// topmost component; the deepest is `dir` itself).
-fn nth_ancestor_end(dir: &str, level: u8) -> usize {
-    dir.match_indices('/')
-        .map(|(i, _)| i)
-        .chain(core::iter::once(dir.len()))
-        .filter(|&i| i > 0)
-        .nth(usize::from(level.saturating_sub(1)))
-        .unwrap_or(dir.len())
-}
-
-fn depth(dir: &str) -> u8 {
-    u8::try_from(dir.matches('/').count()).unwrap_or(u8::MAX)
-}
-
 /// `fmt::Write` into a heapless string that fails instead of truncating.
 struct Bounded<'a, const N: usize>(&'a mut String<N>);
 
@@ -1082,7 +1067,7 @@ impl<const N: usize> Recipe for Lock<N> {
         }
         let (id, op) = self.ops.next()?;
         if let Op::Ensure { level } = op {
-            if level < depth(&self.dir) {
+            if level < path::depth(&self.dir) {
                 self.ops.queue_first(Op::Ensure { level: level + 1 });
             }
         }

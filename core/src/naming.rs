@@ -65,6 +65,8 @@ pub enum NodeKind {
     Read,
     /// A writer of a shared (read/write) lock.
     Write,
+    /// A candidate of a leader election.
+    Candidate,
 }
 
 /// How herdless names the nodes it creates.
@@ -74,22 +76,25 @@ pub enum NodeKind {
 /// | [`NodeKind::Lock`] | `<guid>-lock-` | `_c_<guid>-lock-` | `<hex>__lock__` |
 /// | [`NodeKind::Read`] | `<guid>-read-` | `_c_<guid>-__READ__` | `<hex>__rlock__` |
 /// | [`NodeKind::Write`] | `<guid>-write-` | `_c_<guid>-__WRIT__` | `<hex>__lock__` |
+/// | [`NodeKind::Candidate`] | `<guid>-n_` (the recipes page's `guid-n_`) | `_c_<guid>-latch-` (`LeaderLatch`) | `<hex>__lock__` (Kazoo's `Election` is its `Lock`) |
 ///
-/// (Kazoo's `WriteLock` and `Lock` write the same name.)
+/// (Kazoo's `WriteLock`, `Lock` and `Election` write the same name.)
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[non_exhaustive]
 pub enum Flavour {
     /// The ZooKeeper recipes page: `<guid>-lock-0000000007`,
-    /// `<guid>-read-0000000008`, `<guid>-write-0000000009`.
+    /// `<guid>-read-0000000008`, `<guid>-write-0000000009`,
+    /// `<guid>-n_0000000010`.
     #[default]
     Recipes,
-    /// Curator's protected names: `_c_<guid>-lock-0000000007`, and for its
+    /// Curator's protected names: `_c_<guid>-lock-0000000007`, for its
     /// `InterProcessReadWriteLock` `_c_<guid>-__READ__0000000008` and
-    /// `_c_<guid>-__WRIT__0000000009`.
+    /// `_c_<guid>-__WRIT__0000000009`, for `LeaderLatch`
+    /// `_c_<guid>-latch-0000000010`.
     Curator,
-    /// Kazoo's: `<guid hex>__lock__0000000007` (`Lock` and `WriteLock`) and
-    /// `<guid hex>__rlock__0000000008` (`ReadLock`).
+    /// Kazoo's: `<guid hex>__lock__0000000007` (`Lock`, `WriteLock` and
+    /// `Election`) and `<guid hex>__rlock__0000000008` (`ReadLock`).
     Kazoo,
 }
 
@@ -113,6 +118,7 @@ impl Flavour {
                     NodeKind::Lock => "-lock-",
                     NodeKind::Read => "-read-",
                     NodeKind::Write => "-write-",
+                    NodeKind::Candidate => "-n_",
                 })
             }
             Flavour::Curator => {
@@ -122,12 +128,13 @@ impl Flavour {
                     NodeKind::Lock => "-lock-",
                     NodeKind::Read => "-__READ__",
                     NodeKind::Write => "-__WRIT__",
+                    NodeKind::Candidate => "-latch-",
                 })
             }
             Flavour::Kazoo => {
                 guid.write_simple(out)?;
                 out.write_str(match kind {
-                    NodeKind::Lock | NodeKind::Write => "__lock__",
+                    NodeKind::Lock | NodeKind::Write | NodeKind::Candidate => "__lock__",
                     NodeKind::Read => "__rlock__",
                 })
             }
@@ -180,6 +187,14 @@ const WRITE_MARKERS: &[&str] = &["write-", "__WRIT__", "lock-", "__lock__"];
 /// Curator's `__READ__`, Kazoo's `__rlock__`.
 const READ_MARKERS: &[&str] = &["read-", "__READ__", "__rlock__"];
 
+/// Markers that end the prefix of an election candidate, whoever wrote it:
+/// the recipes page (`…n_NNNNNNNNNN`, also ZooKeeper's own
+/// `LeaderElectionSupport`), Curator's `LeaderLatch` (`…latch-NNNNNNNNNN`)
+/// and `LeaderSelector` (a mutex: `…lock-NNNNNNNNNN`), and Kazoo's
+/// `Election` (a lock: `…__lock__NNNNNNNNNN`). The acknowledgement node
+/// (`leader`) and anything else without such a suffix is not a candidate.
+const CANDIDATE_MARKERS: &[&str] = &["n_", "latch-", "lock-", "__lock__"];
+
 /// The sequence number of `name` if it is a contender of `kind`, whichever
 /// library created it.
 ///
@@ -200,6 +215,7 @@ pub fn contender_sequence(kind: NodeKind, name: &str) -> Option<crate::Sequence>
         NodeKind::Lock => LOCK_MARKERS,
         NodeKind::Read => READ_MARKERS,
         NodeKind::Write => WRITE_MARKERS,
+        NodeKind::Candidate => CANDIDATE_MARKERS,
     };
     markers.iter().any(|m| prefix.ends_with(m)).then_some(seq)
 }
@@ -376,6 +392,46 @@ mod tests {
         );
         assert_eq!(shared_contender("sub-read-dir"), None);
         assert_eq!(shared_contender("x-0000000001"), None);
+    }
+
+    #[test]
+    fn candidates_are_named_as_each_library_names_them() {
+        let candidate = |f: Flavour| {
+            let mut s: String<80> = String::new();
+            f.write_prefix(NodeKind::Candidate, &G, &mut s).unwrap();
+            s
+        };
+        assert_eq!(
+            candidate(Flavour::Recipes).as_str(),
+            "12345678-9abc-4def-8123-456789abcdef-n_"
+        );
+        assert_eq!(
+            candidate(Flavour::Curator).as_str(),
+            "_c_12345678-9abc-4def-8123-456789abcdef-latch-"
+        );
+        assert_eq!(
+            candidate(Flavour::Kazoo).as_str(),
+            "123456789abc4def8123456789abcdef__lock__"
+        );
+        for f in [Flavour::Recipes, Flavour::Curator, Flavour::Kazoo] {
+            let mut name = candidate(f);
+            name.push_str("0000000009").unwrap();
+            assert!(f.is_own(NodeKind::Candidate, &G, &name));
+            assert_eq!(
+                contender_sequence(NodeKind::Candidate, &name).map(|s| s.value()),
+                Some(9)
+            );
+        }
+        let seq = |n| contender_sequence(NodeKind::Candidate, n).map(|s| s.value());
+        assert_eq!(seq("n_0000000001"), Some(1), "LeaderElectionSupport");
+        assert_eq!(seq("_c_x-lock-0000000002"), Some(2), "LeaderSelector");
+        assert_eq!(seq("leader"), None);
+        assert_eq!(seq("status-0000000003"), None);
+        // An election's candidates are not lock contenders.
+        assert_eq!(
+            contender_sequence(NodeKind::Lock, "12345678-n_0000000004"),
+            None
+        );
     }
 
     #[test]

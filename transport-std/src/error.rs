@@ -123,3 +123,18 @@ impl From<herdless_core::revoke::Error> for Error {
         }
     }
 }
+
+impl From<herdless_core::election::Error> for Error {
+    fn from(e: herdless_core::election::Error) -> Self {
+        use herdless_core::election::Error as E;
+        match e {
+            E::Zk(z) if z.is_session_gone() => Error::SessionEnded,
+            E::Zk(z) => Error::Zk(z),
+            E::Path(p) => Error::Path(p),
+            E::TooLarge { len, capacity } => Error::TooLarge { len, capacity },
+            E::NoSession => Error::SessionEnded,
+            E::InvalidState { .. } => Error::InvalidState,
+            _ => Error::Zk(ZkError::MarshallingError),
+        }
+    }
+}

@@ -36,6 +36,7 @@ pub mod barrier;
 pub mod config;
 mod convert;
 mod driver;
+pub mod election;
 mod error;
 pub mod fence;
 pub mod group;
@@ -49,6 +50,7 @@ pub mod two_phase;
 
 use std::time::Duration;
 
+pub use election::{Election, LeaderState, Leadership};
 pub use error::Error;
 pub use fence::{Fenced, FencedResult};
 pub use herdless_core::{CreateMode, ZkError};
