@@ -520,3 +520,37 @@ fn curator_206_the_leader_is_told_it_lost() {
     );
     assert!(w.zk.node(ACK).is_none(), "the acknowledgement died with it");
 }
+
+/// The candidate's memory is its buffers (six paths and the
+/// acknowledgement) plus small fixed state (request queue, events), whatever the number of
+/// candidates: a child listing is streamed, never stored.
+#[test]
+fn the_state_machines_are_bounded_by_their_buffers() {
+    use herdless_core::election::Observer;
+    let candidate = std::mem::size_of::<Election>();
+    let observer = std::mem::size_of::<Observer>();
+    println!("size_of::<Election<128, 192>>() = {candidate} bytes, Observer = {observer} bytes");
+    assert!(candidate < 6 * 128 + 192 + 640, "{candidate}");
+    assert!(observer < 128 + 192 + 320, "{observer}");
+    let mut w = world(1);
+    w.zk.create_persistent(DIR, b"").unwrap();
+    // 300 other candidates in the directory: same state, one pass.
+    let mut admin = Admin::open(&mut w);
+    for _ in 0..300 {
+        admin.send(
+            &mut w,
+            Request::Create {
+                path: "/election/p/x-n_",
+                data: b"",
+                acl: Acl::OPEN,
+                mode: CreateMode::EphemeralSequential,
+            },
+        );
+    }
+    w.act(0, |e| e.campaign(g(1), b"")).unwrap();
+    assert!(w.run_until_quiet(1_000));
+    assert_eq!(
+        w.peers[0].recipe.predecessor(),
+        Some("/election/p/x-n_0000000299")
+    );
+}

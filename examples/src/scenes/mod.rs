@@ -4,6 +4,7 @@
 
 pub mod barrier;
 pub mod config;
+pub mod election;
 pub mod membership;
 pub mod queue;
 pub mod rwlock;
