@@ -26,6 +26,8 @@ pub enum Error {
     NotAcquired,
     /// The lock or leadership was lost while the call waited.
     Lost,
+    /// Someone asked this revocable lock's holder to release.
+    RevocationRequested,
     /// The connection was lost while leading: leadership is in doubt
     /// until the session is back (or lost).
     Suspended,
@@ -41,6 +43,7 @@ impl fmt::Display for Error {
             Error::Election(e) => write!(f, "election: {e}"),
             Error::NotAcquired => f.write_str("not acquired"),
             Error::Lost => f.write_str("lost while waiting"),
+            Error::RevocationRequested => f.write_str("revocation requested"),
             Error::Suspended => f.write_str("connection lost: leadership in doubt"),
         }
     }
