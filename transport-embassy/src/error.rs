@@ -22,9 +22,22 @@ pub enum Error {
     Lock(herdless_core::lock::Error),
     /// The election refused the call or failed.
     Election(herdless_core::election::Error),
+    /// The configuration value refused the call, or reading or writing it
+    /// failed.
+    Config(herdless_core::config::Error),
+    /// The group member refused the call or failed to join.
+    Member(herdless_core::member::Error),
+    /// The queue refused the call or failed.
+    Queue(herdless_core::queue::Error),
+    /// The two-phase commit participant refused the call or failed.
+    TwoPhase(herdless_core::two_phase::Error),
+    /// ZooKeeper refused a request of a recipe whose failures are plain
+    /// ZooKeeper errors (barriers, the group observer).
+    Zk(herdless_core::ZkError),
     /// The lock was not acquired (busy, timed out or cancelled).
     NotAcquired,
-    /// The lock or leadership was lost while the call waited.
+    /// The lock, leadership or a place inside a double barrier was lost
+    /// while the call waited.
     Lost,
     /// Someone asked this revocable lock's holder to release.
     RevocationRequested,
@@ -41,6 +54,11 @@ impl fmt::Display for Error {
             Error::UnknownRecipe => f.write_str("no such recipe on this driver"),
             Error::Lock(e) => write!(f, "lock: {e}"),
             Error::Election(e) => write!(f, "election: {e}"),
+            Error::Config(e) => write!(f, "configuration: {e}"),
+            Error::Member(e) => write!(f, "group member: {e}"),
+            Error::Queue(e) => write!(f, "queue: {e}"),
+            Error::TwoPhase(e) => write!(f, "two-phase commit: {e}"),
+            Error::Zk(e) => write!(f, "ZooKeeper: {e}"),
             Error::NotAcquired => f.write_str("not acquired"),
             Error::Lost => f.write_str("lost while waiting"),
             Error::RevocationRequested => f.write_str("revocation requested"),

@@ -24,9 +24,15 @@ impl<'a, T: Transport, const K: usize> Zk<'a, T, K> {
     }
 }
 
-impl<'a, T: Transport, R: Recipe + 'static, const K: usize> Handle<'_, 'a, T, R, K> {
+impl<'z, 'a, T: Transport, R: Recipe + 'static, const K: usize> Handle<'z, 'a, T, R, K> {
     /// The recipe itself.
     pub fn recipe(&mut self) -> Result<&mut R, Error> {
+        self.zk.recipe(self.id)
+    }
+
+    /// The recipe itself, for as long as the driver is borrowed (for calls
+    /// that hand out data borrowed from the recipe).
+    pub(crate) fn into_recipe(self) -> Result<&'z mut R, Error> {
         self.zk.recipe(self.id)
     }
 

@@ -31,6 +31,26 @@
 //! # Ok(()) }
 //! ```
 //!
+//! Every recipe of the core runs on the driver ([`Zk::add`] takes any
+//! [`Recipe`](herdless_core::Recipe)); [`Handle`] has async calls for
+//! each, so an application rarely reads raw events:
+//!
+//! | recipe | calls on its [`Handle`] |
+//! |---|---|
+//! | `lock::Lock` (exclusive, reader, writer, revocable) | `acquire`, `acquire_timeout`, `try_acquire`, `hold_while`, `release`, `cancel` |
+//! | `election::Election` | `campaign`, `campaign_timeout`, `lead_while`, `resumed`, `resign` |
+//! | `config::Config` | `changed`, `value`, `version`, `set`, `create` |
+//! | `member::Member` | `join`, `is_in`, `leave` |
+//! | `members::Members` | `changed`, `contains` |
+//! | `barrier::Barrier` | `set`, `remove`, `wait` |
+//! | `double_barrier::DoubleBarrier` | `enter`, `leave` |
+//! | `queue::Producer` | `put` |
+//! | `queue::Consumer` (plain or priority) | `take`, `take_timeout`, `peek` |
+//! | `two_phase::TwoPhase` (a site) | `participate`, `body`, `vote`, `outcome` |
+//!
+//! [`Handle::next_event`] reads any recipe's events while the session runs,
+//! and [`Handle::recipe`] reaches its own methods and state.
+//!
 //! Nothing runs in the background: the session advances while one of the
 //! driver's async calls runs (a recipe call, [`Zk::run`] around the
 //! application's own work, [`Handle::hold_while`]). Keep one of them
@@ -47,20 +67,27 @@
 // single-threaded, so the futures need no `Send` bound.
 #![allow(async_fn_in_trait)]
 
+mod barrier;
+mod config;
 mod election;
 mod error;
 mod handle;
 mod lock;
 mod log;
+mod member;
+mod queue;
 mod slot;
 #[cfg(feature = "embassy-net")]
 mod tcp;
 mod transport;
+mod two_phase;
 mod zk;
 
+pub use config::Written;
 pub use error::{Error, Fault};
 pub use handle::Handle;
 pub use herdless_core::wire;
+pub use queue::Item;
 #[cfg(feature = "embassy-net")]
 pub use tcp::{TcpError, TcpTransport};
 pub use transport::Transport;

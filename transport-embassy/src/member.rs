@@ -1,0 +1,79 @@
+//! Group membership on the driver: a member that joins and leaves, and an
+//! observer of who is in a group.
+
+use herdless_core::member::{Member, MemberEvent};
+use herdless_core::members::{Members, MembersEvent};
+
+use crate::error::Error;
+use crate::handle::Handle;
+use crate::transport::Transport;
+
+impl<T: Transport, const K: usize, const D: usize, const N: usize>
+    Handle<'_, '_, T, Member<D, N>, K>
+{
+    /// Joins the group with `data` and waits until the member node exists.
+    /// The member then stays in the group by itself: after a session
+    /// expiry it re-joins on the next session (the recipe reports `Out`,
+    /// then `Rejoined`, through [`next_event`](Self::next_event)).
+    ///
+    /// Not cancel-safe: a dropped call leaves the join going; call
+    /// [`leave`](Self::leave) to undo it.
+    pub async fn join(&mut self, data: &[u8]) -> Result<(), Error> {
+        self.recipe()?.join(data).map_err(Error::Member)?;
+        loop {
+            match self.next_event().await? {
+                MemberEvent::Joined | MemberEvent::Rejoined => return Ok(()),
+                MemberEvent::Failed(e) => return Err(Error::Member(e)),
+                _ => continue,
+            }
+        }
+    }
+
+    /// Whether the member node is known to exist and the connection is up.
+    pub fn is_in(&mut self) -> bool {
+        self.recipe().is_ok_and(|m| m.is_in())
+    }
+
+    /// Leaves the group and waits until the member node is confirmed
+    /// deleted (retried across connection losses).
+    pub async fn leave(&mut self) -> Result<(), Error> {
+        self.recipe()?.leave().map_err(Error::Member)?;
+        loop {
+            match self.next_event().await? {
+                MemberEvent::Left => return Ok(()),
+                MemberEvent::Failed(e) => return Err(Error::Member(e)),
+                _ => continue,
+            }
+        }
+    }
+}
+
+impl<T: Transport, const K: usize, const M: usize, const L: usize, const N: usize>
+    Handle<'_, '_, T, Members<M, L, N>, K>
+{
+    /// Waits until the group's member list changes and returns how many
+    /// joined and left since the last report (the first call starts the
+    /// watch and returns the current members as joined). The names are in
+    /// [`recipe`](Self::recipe)`()?.members()`, in name order. `(0, 0)`
+    /// when the group directory does not exist (the watch then waits for
+    /// it to be created).
+    ///
+    /// Cancel-safe. Stale and overflow reports are passed over: check
+    /// `is_complete()` on the recipe where a large group matters.
+    pub async fn changed(&mut self) -> Result<(u32, u32), Error> {
+        self.recipe()?.watch();
+        loop {
+            match self.next_event().await? {
+                MembersEvent::Changed { joined, left } => return Ok((joined, left)),
+                MembersEvent::NoGroup => return Ok((0, 0)),
+                MembersEvent::Failed(e) => return Err(Error::Zk(e)),
+                _ => continue,
+            }
+        }
+    }
+
+    /// Whether `name` is in the group, as last read.
+    pub fn contains(&mut self, name: &str) -> bool {
+        self.recipe().is_ok_and(|m| m.contains(name))
+    }
+}

@@ -1,0 +1,113 @@
+//! Queues and priority queues on the driver: put items, take them.
+
+use embassy_time::Duration;
+use herdless_core::naming::Guid;
+use herdless_core::queue::{Consumer, ConsumerEvent, Producer, ProducerEvent};
+
+use crate::error::Error;
+use crate::handle::Handle;
+use crate::transport::Transport;
+
+/// An item taken (or peeked) from a queue, borrowed from the consumer
+/// (and so from the driver) until the next call on the driver.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Item<'c> {
+    /// The item's data.
+    pub data: &'c [u8],
+    /// The item's node, as it was in the queue.
+    pub node: &'c str,
+    /// False when the delete's answer was lost and the item was gone
+    /// afterwards: another consumer may have taken it too (at least once).
+    pub certain: bool,
+}
+
+impl<'z, T: Transport, const K: usize, const D: usize, const N: usize>
+    Handle<'z, '_, T, Producer<D, N>, K>
+{
+    /// Puts `data` into the queue (with a `priority`, 0 first to 99 last,
+    /// for a priority queue) and waits until the item exists; returns its
+    /// node. `guid` must be fresh random bytes for every put (the hardware
+    /// RNG): it finds the item again if the create's answer is lost.
+    ///
+    /// Takes the handle, so the node's name can borrow from the driver.
+    pub async fn put(
+        mut self,
+        guid: Guid,
+        data: &[u8],
+        priority: Option<u8>,
+    ) -> Result<&'z str, Error> {
+        self.recipe()?
+            .put(guid, data, priority, false)
+            .map_err(Error::Queue)?;
+        loop {
+            match self.next_event().await? {
+                ProducerEvent::Put => return Ok(self.into_recipe()?.item()),
+                ProducerEvent::Failed(e) => return Err(Error::Queue(e)),
+                _ => continue,
+            }
+        }
+    }
+}
+
+impl<'z, T: Transport, const K: usize, const B: usize, const D: usize, const N: usize>
+    Handle<'z, '_, T, Consumer<B, D, N>, K>
+{
+    /// Takes the lowest item, waiting for one while the queue is empty.
+    /// Takes the handle, so the item can borrow from the driver:
+    /// `let item = zk.handle(jobs).take().await?;`.
+    ///
+    /// Not cancel-safe: a dropped call leaves the take going; call
+    /// `cancel()` on the [`recipe`](Self::recipe) (which refuses once the
+    /// item's delete is on its way).
+    pub async fn take(mut self) -> Result<Item<'z>, Error> {
+        self.recipe()?.take(None).map_err(Error::Queue)?;
+        match self.until_done().await? {
+            Some(certain) => self.item(certain),
+            None => Err(Error::Queue(herdless_core::queue::Error::InvalidState)),
+        }
+    }
+
+    /// Takes the lowest item, waiting at most `timeout` for one; `None` if
+    /// none came.
+    pub async fn take_timeout(mut self, timeout: Duration) -> Result<Option<Item<'z>>, Error> {
+        let deadline = self.zk.deadline_in(timeout);
+        self.recipe()?.take(Some(deadline)).map_err(Error::Queue)?;
+        match self.until_done().await? {
+            Some(certain) => self.item(certain).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// Reads the lowest item without taking it; `None` if the queue is
+    /// empty.
+    pub async fn peek(mut self) -> Result<Option<Item<'z>>, Error> {
+        self.recipe()?.peek().map_err(Error::Queue)?;
+        match self.until_done().await? {
+            Some(_) => self.item(true).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// `Some(certain)` for an item taken or peeked, `None` for an empty
+    /// queue.
+    async fn until_done(&mut self) -> Result<Option<bool>, Error> {
+        loop {
+            match self.next_event().await? {
+                ConsumerEvent::Taken { certain } => return Ok(Some(certain)),
+                ConsumerEvent::Peeked => return Ok(Some(true)),
+                ConsumerEvent::Empty => return Ok(None),
+                ConsumerEvent::Failed(e) => return Err(Error::Queue(e)),
+                _ => continue,
+            }
+        }
+    }
+
+    fn item(self, certain: bool) -> Result<Item<'z>, Error> {
+        let consumer = self.into_recipe()?;
+        Ok(Item {
+            data: consumer.item(),
+            node: consumer.item_name(),
+            certain,
+        })
+    }
+}

@@ -1,0 +1,72 @@
+//! Two-phase commit on the driver: a site that reads the transaction,
+//! votes and learns the outcome.
+
+use herdless_core::two_phase::{Outcome, TwoPhase, TxEvent, Variant, Vote};
+
+use crate::error::Error;
+use crate::handle::Handle;
+use crate::transport::Transport;
+
+impl<
+        T: Transport,
+        const K: usize,
+        const S: usize,
+        const L: usize,
+        const B: usize,
+        const N: usize,
+    > Handle<'_, '_, T, TwoPhase<S, L, B, N>, K>
+{
+    /// Takes part in the transaction as the site `name` and waits until
+    /// its body is read (`Ok(None)`: read it with [`body`](Self::body),
+    /// then [`vote`](Self::vote)), or until the outcome is known
+    /// (`Ok(Some(outcome))`: a site that comes after the decision learns
+    /// it at once and has nothing to vote on).
+    pub async fn participate(
+        &mut self,
+        name: &str,
+        variant: Variant,
+    ) -> Result<Option<Outcome>, Error> {
+        self.recipe()?
+            .participate(name, variant)
+            .map_err(Error::TwoPhase)?;
+        loop {
+            match self.next_event().await? {
+                TxEvent::Transaction => return Ok(None),
+                TxEvent::Decided(outcome) => return Ok(Some(outcome)),
+                TxEvent::Failed(e) => return Err(Error::TwoPhase(e)),
+                _ => continue,
+            }
+        }
+    }
+
+    /// The transaction body, once read.
+    pub fn body(&mut self) -> Option<&[u8]> {
+        self.recipe().ok()?.body()
+    }
+
+    /// Votes and waits until the vote is written, or the outcome is decided
+    /// meanwhile (then [`outcome`](Self::outcome) returns at once).
+    pub async fn vote(&mut self, vote: Vote) -> Result<(), Error> {
+        self.recipe()?.vote(vote).map_err(Error::TwoPhase)?;
+        loop {
+            match self.next_event().await? {
+                TxEvent::Voted | TxEvent::Decided(_) => return Ok(()),
+                TxEvent::Failed(e) => return Err(Error::TwoPhase(e)),
+                _ => continue,
+            }
+        }
+    }
+
+    /// Waits for the outcome (recorded in the transaction's `decision`
+    /// node, so every participant learns the same one). Cancel-safe.
+    pub async fn outcome(&mut self) -> Result<Outcome, Error> {
+        loop {
+            if let Some(outcome) = self.recipe()?.decision() {
+                return Ok(outcome);
+            }
+            if let TxEvent::Failed(e) = self.next_event().await? {
+                return Err(Error::TwoPhase(e));
+            }
+        }
+    }
+}
