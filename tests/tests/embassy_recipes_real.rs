@@ -1,0 +1,836 @@
+//! Every other recipe of the core on the embedded driver (`herdless-embassy`)
+//! against a real ZooKeeper 3.8, each beside `herdless-std` peers: the
+//! configuration value, group membership (member and observer), the
+//! barrier and double barrier, the queue and priority queue, and two-phase
+//! commit; and several of them at once on one embedded session. The
+//! driver runs over tokio's `TcpStream` (see `embassy/tokio_transport.rs`),
+//! with the same session state machine and wire codec a microcontroller
+//! runs.
+
+#[path = "embassy/tokio_transport.rs"]
+mod tokio_transport;
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use herdless_core::barrier::Barrier;
+use herdless_core::config::Config;
+use herdless_core::double_barrier::DoubleBarrier;
+use herdless_core::member::Member;
+use herdless_core::members::Members;
+use herdless_core::queue::Consumer;
+use herdless_core::two_phase::{Outcome, TwoPhase, Variant, Vote};
+use herdless_core::Version;
+use herdless_embassy::wire::SessionConfig;
+use herdless_embassy::{Buffers, Written, Zk};
+use herdless_std::config::Written as StdWritten;
+use herdless_tests::ZkServer;
+use tokio_transport::TokioTransport;
+
+/// How long any one step may take before the test fails instead of hanging.
+const STEP: Duration = Duration::from_secs(10);
+
+async fn std_client(server: &ZkServer) -> herdless_std::Client {
+    herdless_std::connect(&server.addr(), Duration::from_secs(30))
+        .await
+        .expect("connect a herdless-std client")
+}
+
+async fn mkdir(client: &herdless_std::Client, path: &str) {
+    let open =
+        zookeeper_client::CreateMode::Persistent.with_acls(zookeeper_client::Acls::anyone_all());
+    client.create(path, b"", &open).await.unwrap();
+}
+
+fn transport(server: &ZkServer) -> TokioTransport {
+    TokioTransport::new(vec![server.addr()])
+}
+
+fn session() -> SessionConfig {
+    SessionConfig::new(1, 10_000)
+}
+
+/// Fails the test if `fut` takes longer than [`STEP`].
+async fn step<F: std::future::Future>(what: &str, fut: F) -> F::Output {
+    tokio::time::timeout(STEP, fut)
+        .await
+        .unwrap_or_else(|_| panic!("timed out: {what}"))
+}
+
+fn stats(name: &str, mut samples: Vec<Duration>) {
+    samples.sort();
+    let median = samples[samples.len() / 2];
+    let max = samples[samples.len() - 1];
+    println!(
+        "{name}: {} samples, median {median:?}, max {max:?}",
+        samples.len()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embassy_config_watcher_sees_every_std_version_and_its_compare_and_set_conflicts_with_std()
+{
+    let server = ZkServer::start();
+    let client = std_client(&server).await;
+    mkdir(&client, "/plant").await;
+    let writer = Arc::new(herdless_std::config::Config::watch(&client, "/plant/config").unwrap());
+
+    let (mut rx, mut tx) = ([0u8; 4096], [0u8; 1024]);
+    let mut config: Config = Config::new("/plant/config").unwrap();
+    let mut zk: Zk<'_, _> = Zk::new(
+        transport(&server),
+        Buffers::new(&mut rx, &mut tx),
+        session(),
+    );
+    let id = zk.add(&mut config).unwrap();
+    zk.connect().await.unwrap();
+    assert_eq!(
+        step("missing", zk.handle(id).changed()).await.unwrap(),
+        None,
+        "the node does not exist yet"
+    );
+
+    // Lockstep: the std writer sets the next version only once the device
+    // has reported the previous one, so every version must be seen.
+    const LOCKSTEP: i32 = 20;
+    let (seen_tx, mut seen_rx) = tokio::sync::mpsc::unbounded_channel::<i32>();
+    let w = writer.clone();
+    let lockstep = tokio::spawn(async move {
+        assert_eq!(
+            w.create(b"rate=0").await.unwrap(),
+            StdWritten::Updated { version: 0 }
+        );
+        assert_eq!(seen_rx.recv().await, Some(0));
+        let mut latencies = Vec::new();
+        for version in 1..=LOCKSTEP {
+            let started = Instant::now();
+            let written = w
+                .set(format!("rate={version}").as_bytes(), Some(version - 1))
+                .await
+                .unwrap();
+            assert_eq!(written, StdWritten::Updated { version });
+            assert_eq!(seen_rx.recv().await, Some(version));
+            latencies.push(started.elapsed());
+        }
+        latencies
+    });
+    let mut seen = Vec::new();
+    while seen.last() != Some(&LOCKSTEP) {
+        let version = step("the next version", zk.handle(id).changed())
+            .await
+            .unwrap()
+            .expect("the value exists");
+        let value = zk.handle(id).value().expect("a value").to_vec();
+        assert_eq!(value, format!("rate={version}").into_bytes());
+        seen.push(version);
+        seen_tx.send(version).unwrap();
+    }
+    assert_eq!(seen, (0..=LOCKSTEP).collect::<Vec<_>>());
+    stats(
+        "config, std set() to the embassy watcher reporting it (round trip)",
+        lockstep.await.unwrap(),
+    );
+
+    // A burst: versions may coalesce, but they only grow and end on the
+    // latest.
+    const LAST: i32 = LOCKSTEP + 40;
+    let w = writer.clone();
+    let burst = tokio::spawn(async move {
+        for version in LOCKSTEP + 1..=LAST {
+            w.set(format!("rate={version}").as_bytes(), None)
+                .await
+                .unwrap();
+        }
+    });
+    let mut burst_seen = Vec::new();
+    while burst_seen.last() != Some(&LAST) {
+        let version = step("the burst's versions", zk.handle(id).changed())
+            .await
+            .unwrap()
+            .expect("the value exists");
+        assert_eq!(
+            zk.handle(id).value().unwrap(),
+            format!("rate={version}").as_bytes()
+        );
+        assert!(
+            burst_seen.last().is_none_or(|last| *last < version) && version > LOCKSTEP,
+            "versions went back: {burst_seen:?} then {version}"
+        );
+        burst_seen.push(version);
+    }
+    burst.await.unwrap();
+    println!(
+        "config burst of {} std writes: the embassy watcher reported {} versions, ending on {LAST}",
+        LAST - LOCKSTEP,
+        burst_seen.len()
+    );
+
+    // A compare-and-set against a stale version is refused and changes
+    // nothing.
+    let current = zk.handle(id).version().unwrap();
+    assert_eq!(current, LAST);
+    assert_eq!(
+        zk.handle(id)
+            .set(b"stale", Version::Exactly(current - 1))
+            .await
+            .unwrap(),
+        Written::Conflict
+    );
+    assert_eq!(
+        client.get_data("/plant/config").await.unwrap().0,
+        format!("rate={LAST}").into_bytes()
+    );
+
+    // Concurrent compare-and-set from both sides against the same version:
+    // exactly one wins, and both watchers end on the winner's data.
+    let (mut device_wins, mut std_wins) = (0, 0);
+    for round in 0..10 {
+        let base = zk.handle(id).version().unwrap();
+        let go = Arc::new(tokio::sync::Barrier::new(2));
+        let (w, g) = (writer.clone(), go.clone());
+        let std_data = format!("std-{round}");
+        let std_write = tokio::spawn(async move {
+            g.wait().await;
+            w.set(std_data.as_bytes(), Some(base)).await.unwrap()
+        });
+        go.wait().await;
+        let device_data = format!("device-{round}");
+        let device = step(
+            "the device's write",
+            zk.handle(id)
+                .set(device_data.as_bytes(), Version::Exactly(base)),
+        )
+        .await
+        .unwrap();
+        let std = std_write.await.unwrap();
+        let winner = match (device, std) {
+            (Written::Updated { version }, StdWritten::Conflict) => {
+                assert_eq!(version, base + 1);
+                device_wins += 1;
+                device_data
+            }
+            (Written::Conflict, StdWritten::Updated { version }) => {
+                assert_eq!(version, base + 1);
+                std_wins += 1;
+                format!("std-{round}")
+            }
+            other => panic!("round {round}: not exactly one winner: {other:?}"),
+        };
+        while zk.handle(id).version() != Some(base + 1) {
+            step("the winner's version", zk.handle(id).changed())
+                .await
+                .unwrap();
+        }
+        assert_eq!(zk.handle(id).value().unwrap(), winner.as_bytes());
+        let (data, stat) = client.get_data("/plant/config").await.unwrap();
+        assert_eq!((data, stat.version), (winner.into_bytes(), base + 1));
+    }
+    println!(
+        "config compare-and-set races: embassy won {device_wins}, std won {std_wins} of 10, always exactly one"
+    );
+    zk.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embassy_member_is_seen_by_std_and_embassy_observer_follows_std_members() {
+    let server = ZkServer::start();
+    let client = std_client(&server).await;
+    let mut group = herdless_std::group::GroupWatch::start(&client, "/plant/devices").unwrap();
+
+    let (mut rx, mut tx) = ([0u8; 4096], [0u8; 1024]);
+    let mut member: Member = Member::new("/plant/devices", "dev-7").unwrap();
+    let mut observer: Members = Members::new("/plant/devices").unwrap();
+    let mut zk: Zk<'_, _> = Zk::new(
+        transport(&server),
+        Buffers::new(&mut rx, &mut tx),
+        session(),
+    );
+    let me = zk.add(&mut member).unwrap();
+    let view = zk.add(&mut observer).unwrap();
+    zk.connect().await.unwrap();
+
+    // The device joins; std sees it with its data.
+    let started = Instant::now();
+    step("join", zk.handle(me).join(b"10.0.0.7:502"))
+        .await
+        .unwrap();
+    assert!(zk.handle(me).is_in());
+    assert_eq!(
+        herdless_std::group::members(&client, "/plant/devices")
+            .await
+            .unwrap(),
+        ["dev-7"]
+    );
+    assert_eq!(
+        herdless_std::group::lookup(&client, "/plant/devices", "dev-7")
+            .await
+            .unwrap()
+            .as_deref(),
+        Some(&b"10.0.0.7:502"[..])
+    );
+    let change = step("the std watch sees the device", group.changed())
+        .await
+        .unwrap();
+    assert_eq!(change.joined, ["dev-7"]);
+    println!(
+        "embassy member joined, std GroupWatch saw it {:?} after the join started",
+        started.elapsed()
+    );
+
+    // The embassy observer sees the device itself, then a std member come
+    // and go.
+    while !zk.handle(view).contains("dev-7") {
+        step("the observer's first list", zk.handle(view).changed())
+            .await
+            .unwrap();
+    }
+    let other = std_client(&server).await;
+    let started = Instant::now();
+    let plc = herdless_std::GroupMember::join(&other, "/plant/devices", "plc-1", b"10.0.0.1")
+        .await
+        .unwrap();
+    let (joined, left) = step("the observer sees plc-1", zk.handle(view).changed())
+        .await
+        .unwrap();
+    let join_seen = started.elapsed();
+    assert_eq!((joined, left), (1, 0));
+    assert_eq!(
+        zk.handle(view)
+            .recipe()
+            .unwrap()
+            .members()
+            .collect::<Vec<_>>(),
+        ["dev-7", "plc-1"]
+    );
+    let started = Instant::now();
+    plc.leave().await.unwrap();
+    let (joined, left) = step("the observer sees plc-1 leave", zk.handle(view).changed())
+        .await
+        .unwrap();
+    let leave_seen = started.elapsed();
+    assert_eq!((joined, left), (0, 1));
+    assert!(!zk.handle(view).contains("plc-1"));
+    println!(
+        "embassy observer: a std member's join seen {join_seen:?} after it started, its leave {leave_seen:?}"
+    );
+
+    // The device leaves; std and its own observer see it go.
+    let started = Instant::now();
+    step("leave", zk.handle(me).leave()).await.unwrap();
+    assert!(!zk.handle(me).is_in());
+    let change = step("the std watch sees the device leave", group.changed())
+        .await
+        .unwrap();
+    assert_eq!(change.left, ["dev-7"]);
+    println!(
+        "embassy member left, std GroupWatch saw it {:?} after the leave started",
+        started.elapsed()
+    );
+    assert!(herdless_std::group::members(&client, "/plant/devices")
+        .await
+        .unwrap()
+        .is_empty());
+    let (_, left) = step(
+        "the observer sees the device leave",
+        zk.handle(view).changed(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(left, 1);
+    assert!(zk.handle(view).recipe().unwrap().is_empty());
+    zk.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embassy_barrier_waiter_passes_only_when_std_removes_it_and_the_other_way_round() {
+    let server = ZkServer::start();
+    let client = std_client(&server).await;
+    let std_barrier =
+        Arc::new(herdless_std::barrier::Barrier::new(&client, "/plant/start").unwrap());
+    std_barrier.set().await.unwrap();
+
+    let (mut rx, mut tx) = ([0u8; 4096], [0u8; 1024]);
+    let mut barrier: Barrier = Barrier::new("/plant/start").unwrap();
+    let mut zk: Zk<'_, _> = Zk::new(
+        transport(&server),
+        Buffers::new(&mut rx, &mut tx),
+        session(),
+    );
+    let id = zk.add(&mut barrier).unwrap();
+    zk.connect().await.unwrap();
+
+    // Held while the barrier stands.
+    let early = tokio::time::timeout(Duration::from_millis(500), zk.handle(id).wait()).await;
+    assert!(early.is_err(), "passed a barrier that stands: {early:?}");
+
+    // Released when std removes it (the wait above goes on in the recipe).
+    let removed_at = Arc::new(Mutex::new(None::<Instant>));
+    let (b, at) = (std_barrier.clone(), removed_at.clone());
+    let remover = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        *at.lock().unwrap() = Some(Instant::now());
+        b.remove().await.unwrap();
+    });
+    step("the wait", zk.handle(id).wait()).await.unwrap();
+    let removed = removed_at
+        .lock()
+        .unwrap()
+        .expect("passed before std removed the barrier");
+    println!(
+        "barrier: embassy waiter passed {:?} after std started removing it",
+        removed.elapsed()
+    );
+    remover.await.unwrap();
+
+    // The other way round: the device raises it, a std process waits.
+    step("set", zk.handle(id).set()).await.unwrap();
+    let other = std_client(&server).await;
+    let std_waiter = herdless_std::barrier::Barrier::new(&other, "/plant/start").unwrap();
+    let waiting = tokio::spawn(async move {
+        std_waiter.wait().await.unwrap();
+        Instant::now()
+    });
+    zk.run_for(embassy_time::Duration::from_millis(500))
+        .await
+        .unwrap();
+    assert!(
+        !waiting.is_finished(),
+        "the std waiter passed a standing barrier"
+    );
+    let removing = Instant::now();
+    step("remove", zk.handle(id).remove()).await.unwrap();
+    let passed = step("the std waiter", waiting).await.unwrap();
+    println!(
+        "barrier: std waiter passed {:?} after the embassy device started removing it",
+        passed - removing
+    );
+    assert!(!zk.handle(id).recipe().unwrap().is_waiting());
+    zk.close().await.unwrap();
+}
+
+/// Arrival and departure counts shared by the double barrier's processes.
+#[derive(Default)]
+struct Crowd {
+    arrived: AtomicU32,
+    leaving: AtomicU32,
+    last_arrival: Mutex<Option<Instant>>,
+    entered_after: Mutex<Vec<(String, Duration)>>,
+}
+
+impl Crowd {
+    fn arrive(&self) {
+        if self.arrived.fetch_add(1, Ordering::SeqCst) + 1 == 4 {
+            *self.last_arrival.lock().unwrap() = Some(Instant::now());
+        }
+    }
+
+    fn entered(&self, name: &str) {
+        assert_eq!(
+            self.arrived.load(Ordering::SeqCst),
+            4,
+            "{name} entered before all four had arrived"
+        );
+        let last = self.last_arrival.lock().unwrap().expect("the last arrival");
+        self.entered_after
+            .lock()
+            .unwrap()
+            .push((name.to_owned(), last.elapsed()));
+    }
+
+    fn left(&self, name: &str) {
+        assert_eq!(
+            self.leaving.load(Ordering::SeqCst),
+            4,
+            "{name} was let out before all four were leaving"
+        );
+    }
+}
+
+async fn embassy_process(server: &ZkServer, name: &str, delay: Duration, crowd: &Crowd) {
+    let (mut rx, mut tx) = ([0u8; 4096], [0u8; 1024]);
+    let mut process: DoubleBarrier = DoubleBarrier::new("/plant/batch", name).unwrap();
+    let mut zk: Zk<'_, _> = Zk::new(transport(server), Buffers::new(&mut rx, &mut tx), session());
+    let id = zk.add(&mut process).unwrap();
+    zk.connect().await.unwrap();
+    zk.run(tokio::time::sleep(delay)).await.unwrap();
+    crowd.arrive();
+    step("enter", zk.handle(id).enter(4)).await.unwrap();
+    crowd.entered(name);
+    assert!(zk.handle(id).recipe().unwrap().is_inside());
+    // The work, then leave after the others started leaving.
+    zk.run(tokio::time::sleep(delay)).await.unwrap();
+    crowd.leaving.fetch_add(1, Ordering::SeqCst);
+    step("leave", zk.handle(id).leave()).await.unwrap();
+    crowd.left(name);
+    zk.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_embassy_and_two_std_processes_enter_and_leave_a_double_barrier_together() {
+    let server = ZkServer::start();
+    let crowd = Arc::new(Crowd::default());
+    let mut std_processes = Vec::new();
+    for (name, delay) in [("std-1", 0), ("std-2", 300)] {
+        let client = std_client(&server).await;
+        let crowd = crowd.clone();
+        std_processes.push(tokio::spawn(async move {
+            let delay = Duration::from_millis(delay);
+            let process =
+                herdless_std::barrier::DoubleBarrier::new(&client, "/plant/batch", name).unwrap();
+            tokio::time::sleep(delay).await;
+            crowd.arrive();
+            let inside = step("enter", process.enter(4)).await.unwrap();
+            crowd.entered(name);
+            tokio::time::sleep(delay).await;
+            crowd.leaving.fetch_add(1, Ordering::SeqCst);
+            step("leave", inside.leave()).await.unwrap();
+            crowd.left(name);
+        }));
+    }
+    tokio::join!(
+        embassy_process(&server, "dev-1", Duration::from_millis(150), &crowd),
+        embassy_process(&server, "dev-2", Duration::from_millis(450), &crowd),
+    );
+    for process in std_processes {
+        process.await.unwrap();
+    }
+    let entered = crowd.entered_after.lock().unwrap().clone();
+    assert_eq!(entered.len(), 4);
+    println!("double barrier (arrivals at 0, 150, 300, 450 ms), entered after the last arrival: {entered:?}");
+    let client = std_client(&server).await;
+    let left = client.list_children("/plant/batch").await.unwrap();
+    assert!(left.is_empty(), "nodes left behind: {left:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embassy_consumer_takes_each_std_item_once_in_order() {
+    let server = ZkServer::start();
+    let client = std_client(&server).await;
+    let queue = Arc::new(
+        herdless_std::queue::Queue::new(&client, "/plant/jobs")
+            .await
+            .unwrap(),
+    );
+    // Ten items wait before the device starts; ten more come while it
+    // takes.
+    for i in 0..10 {
+        queue.put(format!("job-{i}").as_bytes()).await.unwrap();
+    }
+
+    let (mut rx, mut tx) = ([0u8; 4096], [0u8; 1024]);
+    let mut consumer: Consumer<4, 64> = Consumer::new("/plant/jobs").unwrap();
+    let mut zk: Zk<'_, _> = Zk::new(
+        transport(&server),
+        Buffers::new(&mut rx, &mut tx),
+        session(),
+    );
+    let id = zk.add(&mut consumer).unwrap();
+    zk.connect().await.unwrap();
+
+    let put_at = Arc::new(Mutex::new(Vec::new()));
+    let (q, times) = (queue.clone(), put_at.clone());
+    let producer = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        for i in 10..20 {
+            times.lock().unwrap().push(Instant::now());
+            q.put(format!("job-{i}").as_bytes()).await.unwrap();
+            tokio::time::sleep(Duration::from_millis(30)).await;
+        }
+    });
+    let mut latencies = Vec::new();
+    let mut nodes = Vec::new();
+    for i in 0..20 {
+        let item = step("a take", zk.handle(id).take()).await.unwrap();
+        assert_eq!(
+            std::str::from_utf8(item.data).unwrap(),
+            format!("job-{i}"),
+            "out of order"
+        );
+        assert!(item.certain);
+        nodes.push(item.node.to_owned());
+        if i >= 10 {
+            latencies.push(put_at.lock().unwrap()[i - 10].elapsed());
+        }
+    }
+    producer.await.unwrap();
+    let mut unique = nodes.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), 20, "an item taken twice: {nodes:?}");
+    stats(
+        "queue, std put() started to the embassy take() returning",
+        latencies,
+    );
+
+    // Nothing left, for the device or for std.
+    let none = zk
+        .handle(id)
+        .take_timeout(embassy_time::Duration::from_millis(300))
+        .await
+        .unwrap();
+    assert_eq!(none, None);
+    assert_eq!(queue.peek().await.unwrap(), None);
+    zk.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embassy_priority_consumer_takes_an_urgent_std_item_put_later_first() {
+    let server = ZkServer::start();
+    let client = std_client(&server).await;
+    let queue = herdless_std::queue::Queue::priority(&client, "/plant/urgent")
+        .await
+        .unwrap();
+    for i in 1..=3 {
+        queue
+            .put_with_priority(format!("routine-{i}").as_bytes(), 50)
+            .await
+            .unwrap();
+    }
+
+    let (mut rx, mut tx) = ([0u8; 4096], [0u8; 1024]);
+    let mut consumer: Consumer<8, 64> = Consumer::priority("/plant/urgent").unwrap();
+    let mut zk: Zk<'_, _> = Zk::new(
+        transport(&server),
+        Buffers::new(&mut rx, &mut tx),
+        session(),
+    );
+    let id = zk.add(&mut consumer).unwrap();
+    zk.connect().await.unwrap();
+
+    // The first take lists all three routine items into the batch.
+    let first = step("the first take", zk.handle(id).take()).await.unwrap();
+    assert_eq!(first.data, b"routine-1");
+    // While the device works on it, std puts an urgent item.
+    let started = Instant::now();
+    zk.run(async {
+        queue.put_with_priority(b"stop-line-3", 0).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    })
+    .await
+    .unwrap();
+    let urgent = step("the urgent take", zk.handle(id).take()).await.unwrap();
+    assert_eq!(
+        urgent.data, b"stop-line-3",
+        "the urgent item was not taken first"
+    );
+    println!(
+        "priority queue: urgent std item taken by the embassy consumer {:?} after its put started (incl. 100 ms of work)",
+        started.elapsed()
+    );
+    for i in 2..=3 {
+        let item = step("a routine take", zk.handle(id).take()).await.unwrap();
+        assert_eq!(item.data, format!("routine-{i}").as_bytes());
+    }
+    assert_eq!(queue.peek().await.unwrap(), None);
+    zk.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embassy_site_votes_in_a_std_coordinators_transaction_and_learns_the_outcome() {
+    let server = ZkServer::start();
+    let client = std_client(&server).await;
+    let ephemeral = Variant::Coordinated {
+        ephemeral_votes: true,
+    };
+    let cases = [
+        (ephemeral, Vote::Commit, Vote::Commit, Outcome::Commit),
+        (
+            Variant::AllWatch,
+            Vote::Commit,
+            Vote::Commit,
+            Outcome::Commit,
+        ),
+        (ephemeral, Vote::Abort, Vote::Commit, Outcome::Abort),
+        (Variant::AllWatch, Vote::Commit, Vote::Abort, Outcome::Abort),
+        (
+            Variant::Coordinated {
+                ephemeral_votes: false,
+            },
+            Vote::Commit,
+            Vote::Abort,
+            Outcome::Abort,
+        ),
+    ];
+    for (n, (variant, device_vote, std_vote, expected)) in cases.into_iter().enumerate() {
+        let tx_path = format!("/plant/tx/batch-{n}");
+        let body = format!("release batch {n}");
+        let coordinator = herdless_std::two_phase::Coordinator::start(
+            &client,
+            &tx_path,
+            body.as_bytes(),
+            &["device", "mes"],
+            variant,
+            Duration::from_secs(30),
+        )
+        .await
+        .unwrap();
+
+        // The std site votes only after the device did, so the device
+        // always has something to vote on.
+        let (voted_tx, voted_rx) = tokio::sync::oneshot::channel::<()>();
+        let site_client = std_client(&server).await;
+        let path = tx_path.clone();
+        let std_site = tokio::spawn(async move {
+            let site = herdless_std::two_phase::Site::join(&site_client, &path, "mes", variant)
+                .await
+                .unwrap();
+            voted_rx.await.unwrap();
+            // Refused when the device's abort already decided it.
+            match site.vote(std_vote).await {
+                Ok(()) | Err(herdless_std::Error::InvalidState) => {}
+                Err(e) => panic!("the std site's vote failed: {e}"),
+            }
+            site.outcome().await.unwrap()
+        });
+
+        let (mut rx, mut tx) = ([0u8; 4096], [0u8; 1024]);
+        let mut site: TwoPhase = TwoPhase::new(&tx_path).unwrap();
+        let mut zk: Zk<'_, _> = Zk::new(
+            transport(&server),
+            Buffers::new(&mut rx, &mut tx),
+            session(),
+        );
+        let id = zk.add(&mut site).unwrap();
+        zk.connect().await.unwrap();
+        let decided = step("participate", zk.handle(id).participate("device", variant))
+            .await
+            .unwrap();
+        assert_eq!(decided, None, "decided before the device voted");
+        assert_eq!(zk.handle(id).body(), Some(body.as_bytes()));
+        step("vote", zk.handle(id).vote(device_vote)).await.unwrap();
+        let voted = Instant::now();
+        voted_tx.send(()).unwrap();
+        let outcome = step("the outcome", zk.handle(id).outcome()).await.unwrap();
+        let learned = voted.elapsed();
+        assert_eq!(outcome, expected, "case {n}: {variant:?}");
+        assert_eq!(step("the std site", std_site).await.unwrap(), expected);
+        assert_eq!(coordinator.outcome().await.unwrap(), expected);
+        let (decision, _) = client
+            .get_data(&format!("{tx_path}/decision"))
+            .await
+            .unwrap();
+        assert_eq!(decision, expected.as_bytes());
+        println!(
+            "two-phase {variant:?}: device {device_vote:?}, std {std_vote:?} -> {outcome:?}, learned {learned:?} after the device's vote"
+        );
+        zk.close().await.unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_embassy_session_runs_a_member_an_observer_a_config_watcher_and_a_consumer_at_once() {
+    let server = ZkServer::start();
+    let client = std_client(&server).await;
+    mkdir(&client, "/plant").await;
+    let config = herdless_std::config::Config::watch(&client, "/plant/config").unwrap();
+    assert_eq!(
+        config.create(b"mode=idle").await.unwrap(),
+        StdWritten::Updated { version: 0 }
+    );
+    let queue = herdless_std::queue::Queue::new(&client, "/plant/jobs")
+        .await
+        .unwrap();
+    let mut group = herdless_std::group::GroupWatch::start(&client, "/plant/devices").unwrap();
+    let controller =
+        herdless_std::GroupMember::join(&client, "/plant/devices", "controller", b"ctl")
+            .await
+            .unwrap();
+
+    let (mut rx, mut tx) = ([0u8; 4096], [0u8; 1024]);
+    let mut member: Member = Member::new("/plant/devices", "dev-1").unwrap();
+    let mut peers: Members = Members::new("/plant/devices").unwrap();
+    let mut settings: Config<64> = Config::new("/plant/config").unwrap();
+    let mut jobs: Consumer<4, 64> = Consumer::new("/plant/jobs").unwrap();
+    let mut zk: Zk<'_, _, 8> = Zk::new(
+        transport(&server),
+        Buffers::new(&mut rx, &mut tx),
+        session(),
+    );
+    let me = zk.add(&mut member).unwrap();
+    let view = zk.add(&mut peers).unwrap();
+    let cfg = zk.add(&mut settings).unwrap();
+    let work = zk.add(&mut jobs).unwrap();
+    zk.connect().await.unwrap();
+
+    step("join", zk.handle(me).join(b"10.0.0.21"))
+        .await
+        .unwrap();
+    assert_eq!(
+        step("the first config", zk.handle(cfg).changed())
+            .await
+            .unwrap(),
+        Some(0)
+    );
+    while !zk.handle(view).contains("controller") || !zk.handle(view).contains("dev-1") {
+        step("the peers", zk.handle(view).changed()).await.unwrap();
+    }
+    let mut joined = Vec::new();
+    while !joined.contains(&"dev-1".to_owned()) {
+        joined.extend(
+            step("std sees the device", group.changed())
+                .await
+                .unwrap()
+                .joined,
+        );
+    }
+
+    // The control plane sets config k, then puts job k; the device takes
+    // the jobs, and each one finds config k or newer already applied
+    // (ZooKeeper delivers the config's notification first, and the take
+    // needs round trips behind the config's re-read).
+    const JOBS: i32 = 8;
+    let control = tokio::spawn(async move {
+        for k in 1..=JOBS {
+            tokio::time::sleep(Duration::from_millis(40)).await;
+            let written = config
+                .set(format!("mode=run-{k}").as_bytes(), None)
+                .await
+                .unwrap();
+            assert_eq!(written, StdWritten::Updated { version: k });
+            queue.put(format!("job-{k}").as_bytes()).await.unwrap();
+        }
+        (config, queue)
+    });
+    let mut config_at_take = Vec::new();
+    for k in 1..=JOBS {
+        let item = step("a job", zk.handle(work).take()).await.unwrap();
+        assert_eq!(item.data, format!("job-{k}").as_bytes());
+        let version = zk.handle(cfg).version().expect("a config version");
+        assert!(version >= k, "job {k} taken with config {version}");
+        assert_eq!(
+            zk.handle(cfg).value().unwrap(),
+            format!("mode=run-{version}").as_bytes()
+        );
+        config_at_take.push(version);
+        assert!(zk.handle(me).is_in(), "the device dropped out of the group");
+    }
+    let (config, queue) = control.await.unwrap();
+    println!(
+        "one embassy session, 4 recipes: config version at each job's take {config_at_take:?}"
+    );
+
+    // Nobody saw the device leave meanwhile; it leaves now.
+    assert!(group.members().contains(&"dev-1".to_owned()));
+    step("leave", zk.handle(me).leave()).await.unwrap();
+    let change = step("std sees the device leave", group.changed())
+        .await
+        .unwrap();
+    assert_eq!(change.left, ["dev-1"]);
+    let (_, left) = step("the device's own view", zk.handle(view).changed())
+        .await
+        .unwrap();
+    assert_eq!(left, 1);
+    assert_eq!(
+        zk.handle(view)
+            .recipe()
+            .unwrap()
+            .members()
+            .collect::<Vec<_>>(),
+        ["controller"]
+    );
+    assert_eq!(queue.peek().await.unwrap(), None);
+    assert_eq!(config.value().present().unwrap().version, JOBS);
+    controller.leave().await.unwrap();
+    zk.close().await.unwrap();
+}
