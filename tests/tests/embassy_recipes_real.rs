@@ -19,7 +19,8 @@ use herdless_core::config::Config;
 use herdless_core::double_barrier::DoubleBarrier;
 use herdless_core::member::Member;
 use herdless_core::members::Members;
-use herdless_core::queue::Consumer;
+use herdless_core::naming::Guid;
+use herdless_core::queue::{Consumer, Producer};
 use herdless_core::two_phase::{Outcome, TwoPhase, Variant, Vote};
 use herdless_core::Version;
 use herdless_embassy::wire::SessionConfig;
@@ -41,6 +42,10 @@ async fn mkdir(client: &herdless_std::Client, path: &str) {
     let open =
         zookeeper_client::CreateMode::Persistent.with_acls(zookeeper_client::Acls::anyone_all());
     client.create(path, b"", &open).await.unwrap();
+}
+
+fn guid() -> Guid {
+    Guid::from_random_bytes(uuid::Uuid::new_v4().into_bytes())
 }
 
 fn transport(server: &ZkServer) -> TokioTransport {
@@ -520,12 +525,14 @@ async fn embassy_consumer_takes_each_std_item_once_in_order() {
 
     let (mut rx, mut tx) = ([0u8; 4096], [0u8; 1024]);
     let mut consumer: Consumer<4, 64> = Consumer::new("/plant/jobs").unwrap();
+    let mut producer: Producer<64> = Producer::new("/plant/reports").unwrap();
     let mut zk: Zk<'_, _> = Zk::new(
         transport(&server),
         Buffers::new(&mut rx, &mut tx),
         session(),
     );
     let id = zk.add(&mut consumer).unwrap();
+    let reports = zk.add(&mut producer).unwrap();
     zk.connect().await.unwrap();
 
     let put_at = Arc::new(Mutex::new(Vec::new()));
@@ -571,6 +578,23 @@ async fn embassy_consumer_takes_each_std_item_once_in_order() {
         .unwrap();
     assert_eq!(none, None);
     assert_eq!(queue.peek().await.unwrap(), None);
+
+    // The other way: the device puts, a std consumer takes.
+    let std_reports = herdless_std::queue::Queue::new(&client, "/plant/reports")
+        .await
+        .unwrap();
+    let node = step(
+        "the device's put",
+        zk.handle(reports).put(guid(), b"batch 7 done", None),
+    )
+    .await
+    .unwrap()
+    .to_owned();
+    let report = step("the std take", std_reports.take()).await.unwrap();
+    assert_eq!(
+        (report.data.as_slice(), report.node),
+        (&b"batch 7 done"[..], node)
+    );
     zk.close().await.unwrap();
 }
 
