@@ -61,7 +61,13 @@
 //!
 //! ## Modules
 //!
-//! * [`lock`]: the exclusive lock.
+//! * [`lock`]: the exclusive lock, the shared (read/write) lock
+//!   ([`Lock::reader`](lock::Lock::reader), [`Lock::writer`](lock::Lock::writer))
+//!   and their revocable form ([`Lock::revocable`](lock::Lock::revocable)).
+//! * [`revoke`]: asking a revocable lock's holder to release, or forcing it
+//!   after a grace period.
+//! * [`election`]: leader election, with the leader's acknowledgement node
+//!   and an observer for non-candidates.
 //! * [`config`]: a watched configuration value with compare-and-set.
 //! * [`barrier`], [`double_barrier`]: barriers.
 //! * [`queue`]: queues and priority queues.
@@ -86,6 +92,7 @@ pub mod barrier;
 pub mod children;
 pub mod config;
 pub mod double_barrier;
+pub mod election;
 pub mod event;
 mod event_queue;
 pub mod lock;
@@ -100,6 +107,7 @@ pub mod queue;
 pub mod recipe;
 pub mod reply;
 pub mod request;
+pub mod revoke;
 pub mod sequence;
 #[cfg(feature = "sim")]
 pub mod sim;

@@ -1,4 +1,5 @@
-//! The exclusive lock of the ZooKeeper recipes page, as a state machine.
+//! The locks of the ZooKeeper recipes page as one state machine: the
+//! exclusive lock, the shared (read/write) lock, and their revocable form.
 //!
 //! Protocol (the recipes page's "Locks", with its GUID rule):
 //!
@@ -19,13 +20,67 @@
 //! try-acquire that found the lock held) and releasing delete the own node
 //! and are only reported once the delete is confirmed or the session is
 //! gone (CURATOR-79, CURATOR-678, kazoo#732).
+//!
+//! # Shared locks
+//!
+//! The recipes page's "Shared Locks" change only two things, and the
+//! [`Contender`] a lock is made with selects them: the node's name
+//! (`<guid>-read-` or `<guid>-write-`), and which lower node it waits for.
+//!
+//! * A **reader** ([`Lock::reader`]) holds once no *writer* has a lower
+//!   sequence number; otherwise it watches only the next-lower writer. All
+//!   readers queued behind one writer watch that writer, so its release
+//!   wakes them all at once: the one herd the recipe allows, and exactly the
+//!   readers that may now go in.
+//! * A **writer** ([`Lock::writer`]) holds once no node of either kind has a
+//!   lower sequence number; otherwise it watches the next-lower node,
+//!   whichever kind it is.
+//!
+//! Readers and writers of every flavour (Curator's `__READ__`/`__WRIT__`,
+//! Kazoo's `__rlock__`/`__lock__`) are recognised, and exclusive-lock nodes
+//! in the directory count as writers.
+//!
+//! ```
+//! use herdless_core::lock::{Lock, LockEvent};
+//! use herdless_core::naming::Guid;
+//! use herdless_core::sim::World;
+//!
+//! let mut world: World<Lock> = World::new(1);
+//! let writer = world.add_peer(Lock::writer("/rw").unwrap());
+//! let r1 = world.add_peer(Lock::reader("/rw").unwrap());
+//! let r2 = world.add_peer(Lock::reader("/rw").unwrap());
+//! world.act(writer, |l| l.acquire(Guid::from_random_bytes([1; 16]))).unwrap();
+//! world.run_until_quiet(1_000);
+//! for (i, r) in [r1, r2].into_iter().enumerate() {
+//!     world.act(r, |l| l.acquire(Guid::from_random_bytes([2 + i as u8; 16]))).unwrap();
+//! }
+//! world.run_until_quiet(1_000);
+//! assert!(!world.peers[r1].recipe.is_held() && !world.peers[r2].recipe.is_held());
+//!
+//! world.act(writer, |l| l.release()).unwrap();
+//! world.run_until_quiet(1_000);
+//! // Both readers hold at once, each woken by the writer's deletion.
+//! assert!(world.peers[r1].recipe.is_held() && world.peers[r2].recipe.is_held());
+//! ```
+//!
+//! # Revocation
+//!
+//! A lock made [`revocable`](Lock::revocable) reads its own node with a
+//! watch right after creating it (the recipes page's "Revocable Shared
+//! Locks"). Anyone may then ask the holder to give the lock up by writing
+//! `unlock` to that node (see [`revoke`](crate::revoke)); the lock reports
+//! [`LockEvent::RevocationRequested`] once, and the application releases
+//! when its work allows (consent). If the requester loses patience and
+//! deletes the node, the holder hears [`LockEvent::Lost`] (a waiter:
+//! [`GiveUp::Revoked`]) as soon as the watch fires. Curator's message,
+//! `__REVOKE__`, is honoured too.
 
 use core::fmt::{self, Write};
 
 use heapless::String;
 
 use crate::event_queue::EventQueue;
-use crate::naming::{contender_sequence, Flavour, Guid, NodeKind};
+use crate::naming::{contender_sequence, shared_contender, Flavour, Guid, NodeKind};
 use crate::path::{self, PathError};
 use crate::pipeline::Pipeline;
 use crate::{
@@ -65,6 +120,11 @@ pub enum LockEvent {
     Lost,
     /// A release completed: the own node is confirmed deleted.
     Released,
+    /// Someone wrote a revocation request (`unlock`) to the own node of a
+    /// [`revocable`](Lock::revocable) lock: release when the work allows.
+    /// Reported once per acquisition, whether it comes while waiting or
+    /// while holding.
+    RevocationRequested,
 }
 
 /// Why an acquisition was given up.
@@ -77,6 +137,62 @@ pub enum GiveUp {
     TimedOut,
     /// The application cancelled.
     Cancelled,
+    /// The own node of a [`revocable`](Lock::revocable) lock was deleted by
+    /// someone else while it was waiting (a forced revocation).
+    Revoked,
+}
+
+/// Which kind of contender a [`Lock`] is: what its node is called and which
+/// lower node it waits for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum Contender {
+    /// The exclusive lock: `<guid>-lock-`; waits for the next-lower lock
+    /// node.
+    #[default]
+    Exclusive,
+    /// A reader of a shared lock: `<guid>-read-`; waits only for the
+    /// next-lower writer, and holds together with other readers.
+    Reader,
+    /// A writer of a shared lock: `<guid>-write-`; waits for the next-lower
+    /// node of either kind, and holds alone.
+    Writer,
+}
+
+impl Contender {
+    /// The kind of node this contender creates.
+    ///
+    /// ```
+    /// use herdless_core::lock::Contender;
+    /// use herdless_core::naming::NodeKind;
+    ///
+    /// assert_eq!(Contender::Reader.node_kind(), NodeKind::Read);
+    /// ```
+    pub const fn node_kind(self) -> NodeKind {
+        match self {
+            Contender::Exclusive => NodeKind::Lock,
+            Contender::Reader => NodeKind::Read,
+            Contender::Writer => NodeKind::Write,
+        }
+    }
+
+    /// The sequence number of `name` if a node of that name, when lower than
+    /// the own one, keeps this contender waiting.
+    ///
+    /// ```
+    /// use herdless_core::lock::Contender;
+    ///
+    /// let reader = "0c1d-read-0000000001";
+    /// assert!(Contender::Reader.waits_for(reader).is_none());
+    /// assert!(Contender::Writer.waits_for(reader).is_some());
+    /// ```
+    pub fn waits_for(self, name: &str) -> Option<Sequence> {
+        match self {
+            Contender::Exclusive => contender_sequence(NodeKind::Lock, name),
+            Contender::Reader => contender_sequence(NodeKind::Write, name),
+            Contender::Writer => shared_contender(name).map(|(_, seq)| seq),
+        }
+    }
 }
 
 /// Errors of lock operations.
@@ -164,9 +280,12 @@ enum Op {
     WatchPredecessor,
     Delete,
     Verify,
+    /// Read the own node with a watch (revocable locks).
+    WatchOwn,
 }
 
-/// An exclusive lock on one directory.
+/// A lock on one directory: exclusive, or one side of a shared lock (see
+/// [`Contender`]), optionally [`revocable`](Lock::revocable).
 ///
 /// `N` is the capacity in bytes of each stored path (directory, own node,
 /// predecessor); longer paths are refused with [`PathError::TooLong`].
@@ -189,6 +308,11 @@ enum Op {
 pub struct Lock<const N: usize = DEFAULT_PATH_CAPACITY> {
     dir: String<N>,
     flavour: Flavour,
+    contender: Contender,
+    /// Watch the own node's data for revocation requests.
+    revocable: bool,
+    /// A revocation request was reported in this acquisition.
+    revocation_requested: bool,
     step: Step,
     guid: Guid,
     /// Name (not path) of the own node, once known.
@@ -232,6 +356,52 @@ impl<const N: usize> Lock<N> {
     /// A lock on `dir` whose nodes are named in `flavour`. Contenders of
     /// every flavour are recognised whatever this one is.
     pub fn with_flavour(dir: &str, flavour: Flavour) -> Result<Self, Error> {
+        Self::with_contender(dir, Contender::Exclusive, flavour)
+    }
+
+    /// The read side of the shared lock on `dir`: holds together with other
+    /// readers, never with a writer. Nodes are named as the recipes page
+    /// does (`<guid>-read-`).
+    ///
+    /// ```
+    /// use herdless_core::lock::{Contender, Lock};
+    ///
+    /// let reader: Lock = Lock::reader("/locks/catalog").unwrap();
+    /// assert_eq!(reader.contender(), Contender::Reader);
+    /// ```
+    pub fn reader(dir: &str) -> Result<Self, Error> {
+        Self::with_contender(dir, Contender::Reader, Flavour::Recipes)
+    }
+
+    /// The write side of the shared lock on `dir`: holds alone. Nodes are
+    /// named as the recipes page does (`<guid>-write-`).
+    ///
+    /// ```
+    /// use herdless_core::lock::{Contender, Lock};
+    ///
+    /// let writer: Lock = Lock::writer("/locks/catalog").unwrap();
+    /// assert_eq!(writer.contender(), Contender::Writer);
+    /// ```
+    pub fn writer(dir: &str) -> Result<Self, Error> {
+        Self::with_contender(dir, Contender::Writer, Flavour::Recipes)
+    }
+
+    /// A lock on `dir` of any [`Contender`] kind, its nodes named in
+    /// `flavour`.
+    ///
+    /// ```
+    /// use herdless_core::lock::{Contender, Lock};
+    /// use herdless_core::naming::Flavour;
+    ///
+    /// // Names a Curator InterProcessReadWriteLock's readers would recognise.
+    /// let reader: Lock = Lock::with_contender("/rw", Contender::Reader, Flavour::Curator).unwrap();
+    /// assert_eq!(reader.flavour(), Flavour::Curator);
+    /// ```
+    pub fn with_contender(
+        dir: &str,
+        contender: Contender,
+        flavour: Flavour,
+    ) -> Result<Self, Error> {
         path::validate(dir)?;
         if dir == "/" {
             return Err(Error::Path(PathError::BadName));
@@ -241,6 +411,9 @@ impl<const N: usize> Lock<N> {
         Ok(Lock {
             dir: stored,
             flavour,
+            contender,
+            revocable: false,
+            revocation_requested: false,
             step: Step::Idle,
             guid: Guid::default(),
             own: None,
@@ -258,6 +431,51 @@ impl<const N: usize> Lock<N> {
             events: EventQueue::new(),
             scratch: String::new(),
         })
+    }
+
+    /// Makes the lock revocable: from its next acquisition on, it reads its
+    /// own node with a watch right after creating it, and reports
+    /// [`LockEvent::RevocationRequested`] when someone writes `unlock` to it
+    /// (see the [module docs](self#revocation)).
+    ///
+    /// ```
+    /// use herdless_core::lock::Lock;
+    ///
+    /// let lock: Lock = Lock::writer("/locks/catalog").unwrap().revocable();
+    /// assert!(lock.is_revocable());
+    /// ```
+    pub fn revocable(mut self) -> Self {
+        self.revocable = true;
+        self
+    }
+
+    /// Whether the lock watches its own node for revocation requests.
+    pub fn is_revocable(&self) -> bool {
+        self.revocable
+    }
+
+    /// Whether a revocation was requested during the current acquisition.
+    ///
+    /// ```
+    /// use herdless_core::lock::Lock;
+    ///
+    /// let lock: Lock = Lock::reader("/locks/catalog").unwrap().revocable();
+    /// assert!(!lock.revocation_requested());
+    /// ```
+    pub fn revocation_requested(&self) -> bool {
+        self.revocation_requested
+    }
+
+    /// Which kind of contender this lock is.
+    ///
+    /// ```
+    /// use herdless_core::lock::{Contender, Lock};
+    ///
+    /// let lock: Lock = Lock::new("/locks/printer").unwrap();
+    /// assert_eq!(lock.contender(), Contender::Exclusive);
+    /// ```
+    pub fn contender(&self) -> Contender {
+        self.contender
     }
 
     /// The lock directory.
@@ -323,8 +541,9 @@ impl<const N: usize> Lock<N> {
         self.start(guid, false, Some(deadline))
     }
 
-    /// Acquires only if nobody holds or waits for the lock: otherwise the own
-    /// node is removed and [`GiveUp::Busy`] reported.
+    /// Acquires only if nobody holds or waits for the lock (for a reader:
+    /// no writer holds or waits ahead of it): otherwise the own node is
+    /// removed and [`GiveUp::Busy`] reported.
     pub fn try_acquire(&mut self, guid: Guid) -> Result<(), Error> {
         self.start(guid, true, None)
     }
@@ -347,7 +566,7 @@ impl<const N: usize> Lock<N> {
         let mut measure = path::Measure::default();
         let _ = self
             .flavour
-            .write_prefix(NodeKind::Lock, &guid, &mut measure);
+            .write_prefix(self.contender.node_kind(), &guid, &mut measure);
         let needed = self.dir.len() + 1 + measure.0 + 11;
         if needed > N {
             return Err(Error::Path(PathError::TooLong {
@@ -362,6 +581,7 @@ impl<const N: usize> Lock<N> {
         self.create_unknown = false;
         self.give_up = None;
         self.suspended = false;
+        self.revocation_requested = false;
         self.directory_retries = 0;
         self.step = Step::Creating;
         self.queue_create();
@@ -416,7 +636,7 @@ impl<const N: usize> Lock<N> {
     fn abandon(&mut self, outcome: Outcome) {
         self.give_up = Some(outcome);
         self.deadline = None;
-        self.forget(&[Op::List, Op::WatchPredecessor, Op::Verify]);
+        self.forget(&[Op::List, Op::WatchPredecessor, Op::Verify, Op::WatchOwn]);
         if self.own.is_some() {
             self.start_delete();
         } else if self.ops.is_in_flight(Op::Create) {
@@ -433,7 +653,7 @@ impl<const N: usize> Lock<N> {
 
     fn start_delete(&mut self) {
         self.step = Step::Deleting;
-        self.forget(&[Op::List, Op::WatchPredecessor, Op::Verify]);
+        self.forget(&[Op::List, Op::WatchPredecessor, Op::Verify, Op::WatchOwn]);
         self.ops.queue(Op::Delete);
     }
 
@@ -495,6 +715,7 @@ impl<const N: usize> Lock<N> {
             Step::Creating | Step::Finding | Step::Listing | Step::Watching => {
                 if self.own.is_some() {
                     self.step = Step::Listing;
+                    self.watch_own();
                     self.ops.queue(Op::List);
                 } else if self.create_unknown {
                     self.step = Step::Finding;
@@ -507,6 +728,8 @@ impl<const N: usize> Lock<N> {
             Step::Held | Step::Verifying => {
                 self.step = Step::Verifying;
                 self.ops.queue(Op::Verify);
+                // A request written while disconnected is read here.
+                self.watch_own();
             }
             Step::Deleting => {
                 if self.own.is_some() {
@@ -557,6 +780,9 @@ impl<const N: usize> Lock<N> {
                     self.finish();
                 }
                 Op::Verify => self.abandon(Outcome::Lost),
+                // Revocation cannot be watched (say, an ACL forbids reading
+                // the own node): the lock itself is unaffected.
+                Op::WatchOwn => {}
                 _ => self.fail(Error::Zk(e)),
             }
         }
@@ -570,7 +796,52 @@ impl<const N: usize> Lock<N> {
         self.create_unknown = false;
         if self.give_up.is_some() {
             self.start_delete();
+        } else {
+            self.watch_own();
         }
+    }
+
+    /// Reads the own node with a watch, for revocation requests.
+    fn watch_own(&mut self) {
+        if self.revocable && self.own.is_some() {
+            self.ops.queue(Op::WatchOwn);
+        }
+    }
+
+    /// The own node's data, read with a watch.
+    fn on_own_data(&mut self, data: &[u8]) {
+        if crate::revoke::is_request(data)
+            && !self.revocation_requested
+            && matches!(self.state(), LockState::Acquiring | LockState::Held)
+        {
+            self.revocation_requested = true;
+            self.events.emit(LockEvent::RevocationRequested);
+        }
+    }
+
+    /// The own node of a revocable lock was deleted by someone else: a
+    /// forced revocation (or an operator).
+    fn own_node_deleted(&mut self) {
+        if self.give_up.is_some() || self.own.is_none() {
+            // Releasing or giving up anyway: the delete's answer decides.
+            return;
+        }
+        self.own = None;
+        self.give_up = Some(match self.state() {
+            LockState::Held => Outcome::Lost,
+            _ => Outcome::GiveUp(GiveUp::Revoked),
+        });
+        self.finish();
+    }
+
+    /// Whether `path` is the own node's full path.
+    fn is_own_path(&self, path: &str) -> bool {
+        let Some((name, _)) = &self.own else {
+            return false;
+        };
+        path.strip_prefix(self.dir.as_str())
+            .and_then(|rest| rest.strip_prefix('/'))
+            == Some(name.as_str())
     }
 
     fn on_create_error(&mut self, e: ZkError) {
@@ -600,8 +871,9 @@ impl<const N: usize> Lock<N> {
 
     /// One pass over the children, looking for the own node by GUID.
     fn find_own(&mut self, children: crate::Children<'_>) -> bool {
+        let kind = self.contender.node_kind();
         for name in children {
-            if self.flavour.is_own(NodeKind::Lock, &self.guid, name) {
+            if self.flavour.is_own(kind, &self.guid, name) {
                 return self.store_own(name);
             }
         }
@@ -624,6 +896,7 @@ impl<const N: usize> Lock<N> {
                 return self.queue_create();
             }
             self.step = Step::Listing;
+            self.watch_own();
         }
         if !matches!(self.step, Step::Creating | Step::Listing) {
             return;
@@ -633,19 +906,22 @@ impl<const N: usize> Lock<N> {
             // create's handler has already decided what comes next.
             return;
         };
-        // One pass: is the own node there, how many contenders precede it,
-        // and which one immediately precedes it.
+        // One pass: is the own node there, how many of the nodes this
+        // contender waits for precede it, and which one immediately precedes
+        // it (for a reader: only writers count).
         let mut present = false;
         let mut lower = 0usize;
         let mut predecessor: Option<(&str, Sequence)> = None;
         let own_name = self.own.as_ref().map(|(n, _)| n.as_str()).unwrap_or("");
         for name in children {
-            let Some(seq) = contender_sequence(NodeKind::Lock, name) else {
-                continue;
-            };
             if name == own_name {
                 present = true;
-            } else if seq.precedes(own_seq) {
+                continue;
+            }
+            let Some(seq) = self.contender.waits_for(name) else {
+                continue;
+            };
+            if seq.precedes(own_seq) {
                 lower += 1;
                 if predecessor.is_none_or(|(_, best)| best.precedes(seq)) {
                     predecessor = Some((name, seq));
@@ -653,11 +929,7 @@ impl<const N: usize> Lock<N> {
             }
         }
         if !present {
-            // The own node vanished (deleted by an operator, or its session
-            // was replaced): start over with a new node.
-            self.own = None;
-            self.step = Step::Creating;
-            return self.queue_create();
+            return self.own_node_vanished();
         }
         match predecessor {
             None => self.acquired(),
@@ -673,6 +945,19 @@ impl<const N: usize> Lock<N> {
                 self.ops.queue(Op::WatchPredecessor);
             }
         }
+    }
+
+    /// A listing shows the own node gone (deleted by an operator, or its
+    /// session was replaced).
+    fn own_node_vanished(&mut self) {
+        if self.revocable {
+            // Deleting a revocable lock's node is how revocation is forced.
+            return self.own_node_deleted();
+        }
+        // Start over with a new node.
+        self.own = None;
+        self.step = Step::Creating;
+        self.queue_create();
     }
 
     fn predecessor_gone(&mut self) {
@@ -708,7 +993,7 @@ impl<const N: usize> Lock<N> {
     fn materialise(&mut self, op: Op) -> Request<'_> {
         match op {
             Op::Ensure { level } => {
-                let end = nth_ancestor_end(&self.dir, level);
+                let end = path::nth_ancestor_end(&self.dir, level);
                 let _ = path::concat_into(&mut self.scratch, &[&self.dir[..end]]);
                 Request::Create {
                     path: &self.scratch,
@@ -723,7 +1008,7 @@ impl<const N: usize> Lock<N> {
                 let _ = write!(w, "{}/", self.dir);
                 let _ = self
                     .flavour
-                    .write_prefix(NodeKind::Lock, &self.guid, &mut w);
+                    .write_prefix(self.contender.node_kind(), &self.guid, &mut w);
                 Request::Create {
                     path: &self.scratch,
                     data: &[],
@@ -742,38 +1027,26 @@ impl<const N: usize> Lock<N> {
                 path: &self.predecessor,
                 watch: true,
             },
-            Op::Delete | Op::Verify => {
+            Op::Delete | Op::Verify | Op::WatchOwn => {
                 let name = self.own.as_ref().map(|(n, _)| n.as_str()).unwrap_or("");
                 let _ = path::join_into(&mut self.scratch, &self.dir, name);
-                if op == Op::Delete {
-                    Request::Delete {
+                match op {
+                    Op::Delete => Request::Delete {
                         path: &self.scratch,
                         version: Version::Any,
-                    }
-                } else {
-                    Request::Exists {
+                    },
+                    Op::Verify => Request::Exists {
                         path: &self.scratch,
                         watch: false,
-                    }
+                    },
+                    _ => Request::GetData {
+                        path: &self.scratch,
+                        watch: true,
+                    },
                 }
             }
         }
     }
-}
-
-/// Byte index where the `level`-th ancestor of `dir` ends (`level` 1 is the
-/// topmost component; the deepest is `dir` itself).
-fn nth_ancestor_end(dir: &str, level: u8) -> usize {
-    dir.match_indices('/')
-        .map(|(i, _)| i)
-        .chain(core::iter::once(dir.len()))
-        .filter(|&i| i > 0)
-        .nth(usize::from(level.saturating_sub(1)))
-        .unwrap_or(dir.len())
-}
-
-fn depth(dir: &str) -> u8 {
-    u8::try_from(dir.matches('/').count()).unwrap_or(u8::MAX)
 }
 
 /// `fmt::Write` into a heapless string that fails instead of truncating.
@@ -794,7 +1067,7 @@ impl<const N: usize> Recipe for Lock<N> {
         }
         let (id, op) = self.ops.next()?;
         if let Op::Ensure { level } = op {
-            if level < depth(&self.dir) {
+            if level < path::depth(&self.dir) {
                 self.ops.queue_first(Op::Ensure { level: level + 1 });
             }
         }
@@ -821,11 +1094,9 @@ impl<const N: usize> Recipe for Lock<N> {
             (Op::Create, Reply::Error(e)) => self.on_create_error(e),
             (Op::List, Reply::Children(children)) => self.on_children(children),
             (Op::List, Reply::Error(ZkError::NoNode)) => {
-                // The directory vanished with our node in it: start over.
+                // The directory vanished with our node in it.
                 if self.own.is_some() && self.give_up.is_none() {
-                    self.own = None;
-                    self.step = Step::Creating;
-                    self.queue_create();
+                    self.own_node_vanished();
                 } else if self.step == Step::Finding {
                     self.create_unknown = false;
                     if self.give_up.is_some() {
@@ -849,6 +1120,8 @@ impl<const N: usize> Recipe for Lock<N> {
                 self.give_up = Some(Outcome::Lost);
                 self.finish();
             }
+            (Op::WatchOwn, Reply::Data { data, .. }) => self.on_own_data(data),
+            (Op::WatchOwn, Reply::Error(ZkError::NoNode)) => self.own_node_deleted(),
             (op, Reply::Error(e)) => self.on_error(op, e),
             // An answer of the wrong shape for the request.
             (_, _) => self.fail(Error::BadReply),
@@ -857,8 +1130,17 @@ impl<const N: usize> Recipe for Lock<N> {
 
     fn handle_watch(&mut self, event: WatchEvent<'_>) {
         // While disconnected, nothing is acted on: `Connected` re-lists anyway.
-        if !self.connected || self.step != Step::Watching || event.path != self.predecessor.as_str()
-        {
+        if !self.connected {
+            return;
+        }
+        if self.revocable && self.is_own_path(event.path) {
+            return match event.kind {
+                WatchKind::NodeDeleted => self.own_node_deleted(),
+                // Read the new data, re-arming the one-shot watch.
+                _ => self.ops.queue(Op::WatchOwn),
+            };
+        }
+        if self.step != Step::Watching || event.path != self.predecessor.as_str() {
             return;
         }
         match event.kind {
@@ -908,6 +1190,8 @@ impl<const N: usize> fmt::Debug for Lock<N> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Lock")
             .field("dir", &self.dir.as_str())
+            .field("contender", &self.contender)
+            .field("revocable", &self.revocable)
             .field("state", &self.state())
             .field("own", &self.own_node())
             .field("predecessor", &self.predecessor())

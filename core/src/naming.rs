@@ -61,40 +61,82 @@ impl fmt::Display for Guid {
 pub enum NodeKind {
     /// A contender for an exclusive lock.
     Lock,
+    /// A reader of a shared (read/write) lock.
+    Read,
+    /// A writer of a shared (read/write) lock.
+    Write,
+    /// A candidate of a leader election.
+    Candidate,
 }
 
 /// How herdless names the nodes it creates.
+///
+/// | kind | `Recipes` | `Curator` | `Kazoo` |
+/// |---|---|---|---|
+/// | [`NodeKind::Lock`] | `<guid>-lock-` | `_c_<guid>-lock-` | `<hex>__lock__` |
+/// | [`NodeKind::Read`] | `<guid>-read-` | `_c_<guid>-__READ__` | `<hex>__rlock__` |
+/// | [`NodeKind::Write`] | `<guid>-write-` | `_c_<guid>-__WRIT__` | `<hex>__lock__` |
+/// | [`NodeKind::Candidate`] | `<guid>-n_` (the recipes page's `guid-n_`) | `_c_<guid>-latch-` (`LeaderLatch`) | `<hex>__lock__` (Kazoo's `Election` is its `Lock`) |
+///
+/// (Kazoo's `WriteLock`, `Lock` and `Election` write the same name.)
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[non_exhaustive]
 pub enum Flavour {
-    /// The ZooKeeper recipes page: `<guid>-lock-0000000007`.
+    /// The ZooKeeper recipes page: `<guid>-lock-0000000007`,
+    /// `<guid>-read-0000000008`, `<guid>-write-0000000009`,
+    /// `<guid>-n_0000000010`.
     #[default]
     Recipes,
-    /// Curator's protected names: `_c_<guid>-lock-0000000007`.
+    /// Curator's protected names: `_c_<guid>-lock-0000000007`, for its
+    /// `InterProcessReadWriteLock` `_c_<guid>-__READ__0000000008` and
+    /// `_c_<guid>-__WRIT__0000000009`, for `LeaderLatch`
+    /// `_c_<guid>-latch-0000000010`.
     Curator,
-    /// Kazoo's: `<guid hex>__lock__0000000007`.
+    /// Kazoo's: `<guid hex>__lock__0000000007` (`Lock`, `WriteLock` and
+    /// `Election`) and `<guid hex>__rlock__0000000008` (`ReadLock`).
     Kazoo,
 }
 
 impl Flavour {
     /// Writes the prefix of a new node of `kind` for `guid` (everything
     /// before the sequence number the server appends).
+    ///
+    /// ```
+    /// use herdless_core::naming::{Flavour, Guid, NodeKind};
+    ///
+    /// let guid = Guid::from_random_bytes([0xab; 16]);
+    /// let mut name = heapless::String::<64>::new();
+    /// Flavour::Curator.write_prefix(NodeKind::Read, &guid, &mut name).unwrap();
+    /// assert_eq!(name.as_str(), "_c_abababab-abab-4bab-abab-abababababab-__READ__");
+    /// ```
     pub fn write_prefix(self, kind: NodeKind, guid: &Guid, out: &mut dyn Write) -> fmt::Result {
-        let NodeKind::Lock = kind;
         match self {
             Flavour::Recipes => {
                 guid.write_hyphenated(out)?;
-                out.write_str("-lock-")
+                out.write_str(match kind {
+                    NodeKind::Lock => "-lock-",
+                    NodeKind::Read => "-read-",
+                    NodeKind::Write => "-write-",
+                    NodeKind::Candidate => "-n_",
+                })
             }
             Flavour::Curator => {
                 out.write_str("_c_")?;
                 guid.write_hyphenated(out)?;
-                out.write_str("-lock-")
+                out.write_str(match kind {
+                    NodeKind::Lock => "-lock-",
+                    NodeKind::Read => "-__READ__",
+                    NodeKind::Write => "-__WRIT__",
+                    NodeKind::Candidate => "-latch-",
+                })
             }
             Flavour::Kazoo => {
                 guid.write_simple(out)?;
-                out.write_str("__lock__")
+                out.write_str(match kind {
+                    NodeKind::Lock | NodeKind::Write | NodeKind::Candidate => "__lock__",
+                    NodeKind::Read => "__rlock__",
+                })
             }
         }
     }
@@ -135,15 +177,68 @@ impl Write for PrefixMatcher<'_> {
 /// stray node) is not a contender and must not block the lock (CURATOR-43).
 const LOCK_MARKERS: &[&str] = &["lock-", "__lock__"];
 
+/// Markers of a shared lock's writers, whoever wrote them: the recipes
+/// page's `write-`, Curator's `__WRIT__`, and every exclusive-lock marker
+/// (Kazoo's `WriteLock` writes `__lock__`, and an exclusive lock sharing the
+/// directory must exclude readers like a writer does).
+const WRITE_MARKERS: &[&str] = &["write-", "__WRIT__", "lock-", "__lock__"];
+
+/// Markers of a shared lock's readers: the recipes page's `read-`,
+/// Curator's `__READ__`, Kazoo's `__rlock__`.
+const READ_MARKERS: &[&str] = &["read-", "__READ__", "__rlock__"];
+
+/// Markers that end the prefix of an election candidate, whoever wrote it:
+/// the recipes page (`…n_NNNNNNNNNN`, also ZooKeeper's own
+/// `LeaderElectionSupport`), Curator's `LeaderLatch` (`…latch-NNNNNNNNNN`)
+/// and `LeaderSelector` (a mutex: `…lock-NNNNNNNNNN`), and Kazoo's
+/// `Election` (a lock: `…__lock__NNNNNNNNNN`). The acknowledgement node
+/// (`leader`) and anything else without such a suffix is not a candidate.
+const CANDIDATE_MARKERS: &[&str] = &["n_", "latch-", "lock-", "__lock__"];
+
 /// The sequence number of `name` if it is a contender of `kind`, whichever
 /// library created it.
+///
+/// For [`NodeKind::Write`] this includes exclusive-lock nodes (`lock-`,
+/// `__lock__`): in a shared lock's directory they exclude like writers.
+///
+/// ```
+/// use herdless_core::naming::{contender_sequence, NodeKind};
+///
+/// let seq = |kind, name| contender_sequence(kind, name).map(|s| s.value());
+/// assert_eq!(seq(NodeKind::Read, "_c_0c1d-__READ__0000000004"), Some(4));
+/// assert_eq!(seq(NodeKind::Write, "0c1d__lock__0000000005"), Some(5));
+/// assert_eq!(seq(NodeKind::Write, "0c1d__rlock__0000000006"), None);
+/// ```
 pub fn contender_sequence(kind: NodeKind, name: &str) -> Option<crate::Sequence> {
-    let NodeKind::Lock = kind;
     let (prefix, seq) = crate::Sequence::split(name).ok()?;
-    LOCK_MARKERS
-        .iter()
-        .any(|m| prefix.ends_with(m))
-        .then_some(seq)
+    let markers = match kind {
+        NodeKind::Lock => LOCK_MARKERS,
+        NodeKind::Read => READ_MARKERS,
+        NodeKind::Write => WRITE_MARKERS,
+        NodeKind::Candidate => CANDIDATE_MARKERS,
+    };
+    markers.iter().any(|m| prefix.ends_with(m)).then_some(seq)
+}
+
+/// Whether `name` is a reader or a writer of a shared lock (whichever
+/// library wrote it), with its sequence number; `None` for anything else in
+/// the directory, which takes no part in the lock (CURATOR-43).
+///
+/// ```
+/// use herdless_core::naming::{shared_contender, NodeKind};
+///
+/// let kind = |name| shared_contender(name).map(|(kind, _)| kind);
+/// assert_eq!(kind("0c1d-read-0000000001"), Some(NodeKind::Read));
+/// assert_eq!(kind("0c1d-write-0000000002"), Some(NodeKind::Write));
+/// assert_eq!(kind("0c1d__rlock__0000000003"), Some(NodeKind::Read));
+/// assert_eq!(kind("leases"), None);
+/// ```
+pub fn shared_contender(name: &str) -> Option<(NodeKind, crate::Sequence)> {
+    if let Some(seq) = contender_sequence(NodeKind::Write, name) {
+        Some((NodeKind::Write, seq))
+    } else {
+        contender_sequence(NodeKind::Read, name).map(|seq| (NodeKind::Read, seq))
+    }
 }
 
 #[cfg(test)]
@@ -214,6 +309,129 @@ mod tests {
         assert_eq!(seq("sub-lock-dir"), None);
         assert_eq!(seq("leases"), None);
         assert_eq!(seq("abc-0000000001"), None);
+    }
+
+    fn prefix_of(f: Flavour, kind: NodeKind) -> String<80> {
+        let mut s = String::new();
+        f.write_prefix(kind, &G, &mut s).unwrap();
+        s
+    }
+
+    #[test]
+    fn shared_lock_names_follow_each_library() {
+        let cases = [
+            (
+                Flavour::Recipes,
+                NodeKind::Read,
+                "12345678-9abc-4def-8123-456789abcdef-read-",
+            ),
+            (
+                Flavour::Recipes,
+                NodeKind::Write,
+                "12345678-9abc-4def-8123-456789abcdef-write-",
+            ),
+            (
+                Flavour::Curator,
+                NodeKind::Read,
+                "_c_12345678-9abc-4def-8123-456789abcdef-__READ__",
+            ),
+            (
+                Flavour::Curator,
+                NodeKind::Write,
+                "_c_12345678-9abc-4def-8123-456789abcdef-__WRIT__",
+            ),
+            (
+                Flavour::Kazoo,
+                NodeKind::Read,
+                "123456789abc4def8123456789abcdef__rlock__",
+            ),
+            (
+                Flavour::Kazoo,
+                NodeKind::Write,
+                "123456789abc4def8123456789abcdef__lock__",
+            ),
+        ];
+        for (flavour, kind, expected) in cases {
+            let written = prefix_of(flavour, kind);
+            assert_eq!(written.as_str(), expected);
+            let mut name: String<80> = written.clone();
+            name.push_str("0000000042").unwrap();
+            assert!(flavour.is_own(kind, &G, &name));
+            assert_eq!(
+                shared_contender(&name).map(|(k, s)| (k, s.value())),
+                Some((kind, 42)),
+                "{name}"
+            );
+            // A reader's name is never taken for a writer's, nor the reverse.
+            let other = if kind == NodeKind::Read {
+                NodeKind::Write
+            } else {
+                NodeKind::Read
+            };
+            assert_eq!(contender_sequence(other, &name), None, "{name}");
+        }
+    }
+
+    #[test]
+    fn exclusive_lock_nodes_count_as_writers_of_a_shared_lock() {
+        for name in [
+            "12345678-9abc-4def-8123-456789abcdef-lock-0000000001",
+            "_c_12345678-9abc-4def-8123-456789abcdef-lock-0000000001",
+            "123456789abc4def8123456789abcdef__lock__0000000001",
+        ] {
+            assert_eq!(
+                shared_contender(name).map(|(k, _)| k),
+                Some(NodeKind::Write),
+                "{name}"
+            );
+        }
+        // The exclusive lock itself still ignores readers (as Kazoo's does).
+        assert_eq!(
+            contender_sequence(NodeKind::Lock, "x-read-0000000001"),
+            None
+        );
+        assert_eq!(shared_contender("sub-read-dir"), None);
+        assert_eq!(shared_contender("x-0000000001"), None);
+    }
+
+    #[test]
+    fn candidates_are_named_as_each_library_names_them() {
+        let candidate = |f: Flavour| {
+            let mut s: String<80> = String::new();
+            f.write_prefix(NodeKind::Candidate, &G, &mut s).unwrap();
+            s
+        };
+        assert_eq!(
+            candidate(Flavour::Recipes).as_str(),
+            "12345678-9abc-4def-8123-456789abcdef-n_"
+        );
+        assert_eq!(
+            candidate(Flavour::Curator).as_str(),
+            "_c_12345678-9abc-4def-8123-456789abcdef-latch-"
+        );
+        assert_eq!(
+            candidate(Flavour::Kazoo).as_str(),
+            "123456789abc4def8123456789abcdef__lock__"
+        );
+        for f in [Flavour::Recipes, Flavour::Curator, Flavour::Kazoo] {
+            let mut name = candidate(f);
+            name.push_str("0000000009").unwrap();
+            assert!(f.is_own(NodeKind::Candidate, &G, &name));
+            assert_eq!(
+                contender_sequence(NodeKind::Candidate, &name).map(|s| s.value()),
+                Some(9)
+            );
+        }
+        let seq = |n| contender_sequence(NodeKind::Candidate, n).map(|s| s.value());
+        assert_eq!(seq("n_0000000001"), Some(1), "LeaderElectionSupport");
+        assert_eq!(seq("_c_x-lock-0000000002"), Some(2), "LeaderSelector");
+        assert_eq!(seq("leader"), None);
+        assert_eq!(seq("status-0000000003"), None);
+        // An election's candidates are not lock contenders.
+        assert_eq!(
+            contender_sequence(NodeKind::Lock, "12345678-n_0000000004"),
+            None
+        );
     }
 
     #[test]

@@ -201,6 +201,23 @@ pub fn join_into<const N: usize>(
     concat_into(out, &[dir, sep, name])
 }
 
+/// Byte index where the `level`-th ancestor of `dir` ends (`level` 1 is the
+/// topmost component; the deepest is `dir` itself): what recipes create,
+/// one level after the other, when their directory is missing.
+pub(crate) fn nth_ancestor_end(dir: &str, level: u8) -> usize {
+    dir.match_indices('/')
+        .map(|(i, _)| i)
+        .chain(core::iter::once(dir.len()))
+        .filter(|&i| i > 0)
+        .nth(usize::from(level.saturating_sub(1)))
+        .unwrap_or(dir.len())
+}
+
+/// Number of components of an absolute path (`/a/b` has 2).
+pub(crate) fn depth(dir: &str) -> u8 {
+    u8::try_from(dir.matches('/').count()).unwrap_or(u8::MAX)
+}
+
 /// A `fmt::Write` sink that counts what would be written, to size a buffer
 /// before writing into it.
 #[derive(Default)]

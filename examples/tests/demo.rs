@@ -32,6 +32,13 @@ fn the_demo_runs_on_the_simulator() {
         "worker-4 arrives; inside so far: 4",
         "consumer took URGENT",
         "decision holds Some(\"commit\")",
+        "publisher releases: 4 readers hold at once (4 notifications, 0 listings)",
+        "nightly-job releases by consent",
+        "the stubborn dashboard is told the lock is LOST",
+        "edge-1 is told: SUSPENDED",
+        "edge-1's departure woke 1 of the 3 waiting devices",
+        "edge-2's resignation woke 1 of the 2 waiting devices",
+        "election nodes left: []",
     ] {
         assert!(out.contains(expected), "missing {expected:?} in:\n{out}");
     }
@@ -49,6 +56,12 @@ fn the_demo_runs_against_a_real_server() {
         "decided: Commit",
         "worker-4 left (all are done)",
         "URGENT arrives at priority 1",
+        "publisher releases: 4 readers hold at once",
+        "nightly-job releases by consent",
+        "after a 300 ms grace: Forced",
+        "the stubborn dashboard is told the lock is LOST",
+        "edge-2 takes over as gateway after",
+        "dashboard: gateway is edge-3",
     ] {
         assert!(out.contains(expected), "missing {expected:?} in:\n{out}");
     }

@@ -93,7 +93,8 @@ impl Source {
     }
 }
 
-/// Spawns a task running `recipe` on the clients of `source`.
+/// Spawns a task running `recipe` on the clients of `source`, telling it
+/// first the id of the session it starts on.
 ///
 /// `on_event` receives every event the recipe emits, with the recipe as it
 /// is right after the event (to read a value the event announces). Once
@@ -102,7 +103,7 @@ impl Source {
 /// deleted), so cleanup outlives the handle.
 pub(crate) fn spawn_on<R, E, D>(
     mut source: Source,
-    recipe: R,
+    mut recipe: R,
     counters: Arc<Counters>,
     on_event: E,
     finished: D,
@@ -114,6 +115,13 @@ where
 {
     let (tx, rx) = mpsc::unbounded_channel();
     let client = source.current();
+    // The session id, from the client the driver runs on: recipes that
+    // check whose their nodes are (`ephemeralOwner`) need it from the
+    // start. Recipes assume a connected session until told otherwise, so
+    // for them this changes nothing else.
+    recipe.handle_session(SessionEvent::Connected {
+        session_id: client.session_id().0,
+    });
     let origin = TokioInstant::now();
     let driver = Driver {
         client,

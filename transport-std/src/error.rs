@@ -53,6 +53,10 @@ pub enum Error {
     /// write while one is in flight on the same handle).
     #[error("not allowed in the current state")]
     InvalidState,
+    /// A revocable lock's node was deleted by a forced revocation while the
+    /// acquisition was still waiting.
+    #[error("the lock attempt was revoked: its node was deleted")]
+    Revoked,
     /// The task running the recipe is gone (the runtime is shutting down).
     #[error("the recipe's driver task has stopped")]
     DriverGone,
@@ -101,6 +105,35 @@ impl From<herdless_core::member::Error> for Error {
             M::TooLarge { len, capacity } => Error::TooLarge { len, capacity },
             M::NameTaken => Error::NameTaken,
             M::InvalidState => Error::InvalidState,
+            _ => Error::Zk(ZkError::MarshallingError),
+        }
+    }
+}
+
+impl From<herdless_core::revoke::Error> for Error {
+    fn from(e: herdless_core::revoke::Error) -> Self {
+        use herdless_core::revoke::Error as R;
+        match e {
+            R::Zk(z) if z.is_session_gone() => Error::SessionEnded,
+            R::Zk(z) => Error::Zk(z),
+            R::Path(p) => Error::Path(p),
+            R::NoSession => Error::SessionEnded,
+            R::Busy => Error::InvalidState,
+            _ => Error::Zk(ZkError::MarshallingError),
+        }
+    }
+}
+
+impl From<herdless_core::election::Error> for Error {
+    fn from(e: herdless_core::election::Error) -> Self {
+        use herdless_core::election::Error as E;
+        match e {
+            E::Zk(z) if z.is_session_gone() => Error::SessionEnded,
+            E::Zk(z) => Error::Zk(z),
+            E::Path(p) => Error::Path(p),
+            E::TooLarge { len, capacity } => Error::TooLarge { len, capacity },
+            E::NoSession => Error::SessionEnded,
+            E::InvalidState { .. } => Error::InvalidState,
             _ => Error::Zk(ZkError::MarshallingError),
         }
     }

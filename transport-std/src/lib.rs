@@ -24,6 +24,11 @@
 //! # async fn do_work() {}
 //! ```
 //!
+//! The shared lock is a pair of such locks on one directory:
+//! [`ReadWriteLock::read`] and [`ReadWriteLock::write`]. Any lock can be
+//! held revocably ([`Lock::acquire_revocable`]), and [`revoke()`] /
+//! [`revoke_forced`] ask its holder to give it up.
+//!
 //! Every async method states whether it is cancel-safe. Acquisitions are:
 //! dropping the future deletes the attempt's node in the background.
 
@@ -31,22 +36,28 @@ pub mod barrier;
 pub mod config;
 mod convert;
 mod driver;
+pub mod election;
 mod error;
 pub mod fence;
 pub mod group;
 pub mod lock;
 pub mod member;
 pub mod queue;
+pub mod revoke;
+pub mod rwlock;
 mod session;
 pub mod two_phase;
 
 use std::time::Duration;
 
+pub use election::{Election, LeaderState, Leadership};
 pub use error::Error;
 pub use fence::{Fenced, FencedResult};
 pub use herdless_core::{CreateMode, ZkError};
-pub use lock::{Holding, Lock, LockGuard};
+pub use lock::{Holding, Lock, LockGuard, RevocableGuard};
 pub use member::{GroupMember, MembershipEvent, Presence};
+pub use revoke::{revoke, revoke_forced, Revocation};
+pub use rwlock::ReadWriteLock;
 pub use session::{Connection, Session};
 pub use zookeeper_client::Client;
 

@@ -1,10 +1,16 @@
-//! The exclusive lock on tokio: `acquire().await` gives a guard that releases.
+//! Locks on tokio: `acquire().await` gives a guard that releases.
+//!
+//! [`Lock`] is the exclusive lock, and also each side of a
+//! [`ReadWriteLock`](crate::ReadWriteLock). Any of them can be acquired
+//! revocably ([`Lock::acquire_revocable`]), giving a [`RevocableGuard`] that
+//! hears when someone asks for the lock with
+//! [`revoke`](crate::revoke::revoke).
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
-use herdless_core::lock::{GiveUp, Lock as CoreLock, LockEvent, LockState};
+use herdless_core::lock::{Contender, GiveUp, Lock as CoreLock, LockEvent, LockState};
 use herdless_core::naming::{Flavour, Guid};
 use herdless_core::Instant;
 use tokio::sync::{mpsc, watch};
@@ -39,6 +45,7 @@ pub struct Lock {
     source: Source,
     dir: String,
     flavour: Flavour,
+    contender: Contender,
     counters: Arc<Counters>,
 }
 
@@ -47,6 +54,7 @@ impl std::fmt::Debug for Lock {
         f.debug_struct("Lock")
             .field("dir", &self.dir)
             .field("flavour", &self.flavour)
+            .field("contender", &self.contender)
             .finish()
     }
 }
@@ -69,13 +77,33 @@ impl Lock {
         dir: &str,
         flavour: Flavour,
     ) -> Result<Lock, Error> {
-        CoreLock::<{ herdless_core::lock::DEFAULT_PATH_CAPACITY }>::with_flavour(dir, flavour)?;
+        Self::with_contender(conn, dir, Contender::Exclusive, flavour)
+    }
+
+    /// A lock of any [`Contender`] kind: the exclusive lock, or one side of
+    /// a shared lock (which [`ReadWriteLock`](crate::ReadWriteLock) makes
+    /// for you).
+    pub fn with_contender(
+        conn: &impl Connection,
+        dir: &str,
+        contender: Contender,
+        flavour: Flavour,
+    ) -> Result<Lock, Error> {
+        CoreLock::<{ herdless_core::lock::DEFAULT_PATH_CAPACITY }>::with_contender(
+            dir, contender, flavour,
+        )?;
         Ok(Lock {
             source: conn.source(),
             dir: dir.to_owned(),
             flavour,
+            contender,
             counters: Arc::default(),
         })
+    }
+
+    /// Which kind of contender this lock is (exclusive, reader, writer).
+    pub fn contender(&self) -> Contender {
+        self.contender
     }
 
     /// The lock directory.
@@ -99,7 +127,7 @@ impl Lock {
     /// `tokio::time::timeout`), the acquisition is cancelled in the
     /// background and its node deleted, retried across connection losses.
     pub async fn acquire(&self) -> Result<LockGuard, Error> {
-        match self.run(Attempt::Wait).await? {
+        match self.run(Attempt::Wait, false).await? {
             Some(guard) => Ok(guard),
             // Only `try_acquire` and deadlines give up without an error.
             None => Err(Error::Recipe(herdless_core::lock::Error::InvalidState {
@@ -112,18 +140,71 @@ impl Lock {
     /// this attempt's node has been deleted. Cancel-safe like
     /// [`acquire`](Lock::acquire).
     pub async fn try_acquire(&self) -> Result<Option<LockGuard>, Error> {
-        self.run(Attempt::Try).await
+        self.run(Attempt::Try, false).await
     }
 
     /// Waits at most `timeout` for the lock; `None` when it passed, after
     /// this attempt's node has been deleted. Cancel-safe like
     /// [`acquire`](Lock::acquire).
     pub async fn acquire_timeout(&self, timeout: Duration) -> Result<Option<LockGuard>, Error> {
-        self.run(Attempt::Until(timeout)).await
+        self.run(Attempt::Until(timeout), false).await
     }
 
-    async fn run(&self, attempt: Attempt) -> Result<Option<LockGuard>, Error> {
-        let mut core: CoreLock = CoreLock::with_flavour(&self.dir, self.flavour)?;
+    /// Waits until the lock is held, revocably: the guard hears when
+    /// someone asks for the lock by writing `unlock` to its node
+    /// ([`revoke`](crate::revoke::revoke)), and the holder releases when its
+    /// work allows. If the requester forces the revocation
+    /// ([`revoke_forced`](crate::revoke::revoke_forced)) and deletes the
+    /// node, the guard hears [`Holding::Lost`]; while still waiting, the
+    /// acquisition fails with [`Error::Revoked`].
+    ///
+    /// Cancel-safe like [`acquire`](Lock::acquire).
+    ///
+    /// ```no_run
+    /// # async fn run(lock: herdless_std::Lock) -> Result<(), herdless_std::Error> {
+    /// let guard = lock.acquire_revocable().await?;
+    /// tokio::select! {
+    ///     _ = guard.revocation_requested() => { /* wrap up quickly */ }
+    ///     _ = guard.lost() => { /* forced: stop at once */ }
+    /// }
+    /// guard.release().await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn acquire_revocable(&self) -> Result<RevocableGuard, Error> {
+        match self.run(Attempt::Wait, true).await? {
+            Some(guard) => RevocableGuard::new(guard),
+            None => Err(Error::Recipe(herdless_core::lock::Error::InvalidState {
+                state: LockState::Idle,
+            })),
+        }
+    }
+
+    /// Like [`try_acquire`](Lock::try_acquire), revocably (see
+    /// [`acquire_revocable`](Lock::acquire_revocable)).
+    pub async fn try_acquire_revocable(&self) -> Result<Option<RevocableGuard>, Error> {
+        self.run(Attempt::Try, true)
+            .await?
+            .map(RevocableGuard::new)
+            .transpose()
+    }
+
+    /// Like [`acquire_timeout`](Lock::acquire_timeout), revocably (see
+    /// [`acquire_revocable`](Lock::acquire_revocable)).
+    pub async fn acquire_revocable_timeout(
+        &self,
+        timeout: Duration,
+    ) -> Result<Option<RevocableGuard>, Error> {
+        self.run(Attempt::Until(timeout), true)
+            .await?
+            .map(RevocableGuard::new)
+            .transpose()
+    }
+
+    async fn run(&self, attempt: Attempt, revocable: bool) -> Result<Option<LockGuard>, Error> {
+        let mut core: CoreLock = CoreLock::with_contender(&self.dir, self.contender, self.flavour)?;
+        if revocable {
+            core = core.revocable();
+        }
         let guid = Guid::from_random_bytes(uuid::Uuid::new_v4().into_bytes());
         match attempt {
             Attempt::Wait => core.acquire(guid)?,
@@ -136,9 +217,13 @@ impl Lock {
         let (events_tx, mut events) = mpsc::unbounded_channel();
         let (holding_tx, holding) = watch::channel(Holding::Held);
         let holding_tx = Arc::new(holding_tx);
+        let (requested_tx, requested) = watch::channel(false);
         let on_event = {
             let holding_tx = holding_tx.clone();
             move |event: LockEvent| {
+                if event == LockEvent::RevocationRequested {
+                    requested_tx.send_replace(true);
+                }
                 let state = match event {
                     LockEvent::Suspended => Some(Holding::Suspended),
                     LockEvent::Resumed => Some(Holding::Held),
@@ -188,10 +273,15 @@ impl Lock {
                         events,
                         holding,
                         node_path,
+                        revocation: revocable.then_some(requested.clone()),
                     }));
+                }
+                LockEvent::RevocationRequested => {
+                    info!(dir = %self.dir, "revocation requested while waiting");
                 }
                 LockEvent::NotAcquired(GiveUp::Busy | GiveUp::TimedOut) => return Ok(None),
                 LockEvent::NotAcquired(GiveUp::Cancelled) => return Ok(None),
+                LockEvent::NotAcquired(GiveUp::Revoked) => return Err(Error::Revoked),
                 LockEvent::Failed(e) => return Err(e.into()),
                 _ => {}
             }
@@ -228,6 +318,8 @@ pub struct LockGuard {
     events: mpsc::UnboundedReceiver<LockEvent>,
     holding: watch::Receiver<Holding>,
     node_path: String,
+    /// Whether a revocation was requested (revocable acquisitions only).
+    revocation: Option<watch::Receiver<bool>>,
 }
 
 impl std::fmt::Debug for LockGuard {
@@ -322,5 +414,78 @@ impl Drop for LockGuard {
                 let _ = l.release();
             });
         }
+    }
+}
+
+/// A lock held revocably (see [`Lock::acquire_revocable`]): a [`LockGuard`]
+/// (through `Deref`: [`node_path`](LockGuard::node_path),
+/// [`fenced`](LockGuard::fenced), [`lost`](LockGuard::lost), ...) that also
+/// hears revocation requests.
+///
+/// Dropping it releases the lock in the background, like a [`LockGuard`].
+///
+/// ```no_run
+/// # async fn run(lock: herdless_std::Lock) -> Result<(), herdless_std::Error> {
+/// let guard = lock.acquire_revocable().await?;
+/// println!("revoke me with: {}", guard.node_path());  // a LockGuard method
+/// guard.revocation_requested().await;
+/// assert!(guard.is_revocation_requested());
+/// guard.release().await?;
+/// # Ok(()) }
+/// ```
+pub struct RevocableGuard {
+    guard: LockGuard,
+    requested: watch::Receiver<bool>,
+}
+
+impl std::fmt::Debug for RevocableGuard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RevocableGuard")
+            .field("guard", &self.guard)
+            .field("revocation_requested", &self.is_revocation_requested())
+            .finish()
+    }
+}
+
+impl RevocableGuard {
+    fn new(mut guard: LockGuard) -> Result<RevocableGuard, Error> {
+        let requested = guard.revocation.take().ok_or(Error::DriverGone)?;
+        Ok(RevocableGuard { guard, requested })
+    }
+
+    /// Resolves once someone has asked for the lock (at once if they did so
+    /// while this guard's acquisition was still waiting). Release when the
+    /// work allows: that is the consent the recipe asks for. Cancel-safe.
+    pub async fn revocation_requested(&self) {
+        let mut requested = self.requested.clone();
+        if requested.wait_for(|r| *r).await.is_err() {
+            // The driver is gone, so the lock is no longer held: nothing
+            // will ever be requested.
+            std::future::pending::<()>().await;
+        }
+    }
+
+    /// Whether someone has asked for the lock.
+    pub fn is_revocation_requested(&self) -> bool {
+        *self.requested.borrow()
+    }
+
+    /// Releases the lock; see [`LockGuard::release`].
+    pub async fn release(self) -> Result<(), Error> {
+        self.guard.release().await
+    }
+
+    /// The plain guard, no longer listening for requests (the lock stays
+    /// revocable on the server: a forced revocation still makes it lost).
+    pub fn into_guard(self) -> LockGuard {
+        self.guard
+    }
+}
+
+impl std::ops::Deref for RevocableGuard {
+    type Target = LockGuard;
+
+    fn deref(&self) -> &LockGuard {
+        &self.guard
     }
 }

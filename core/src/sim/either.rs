@@ -15,7 +15,7 @@ use crate::{Instant, Outgoing, Recipe, Reply, RequestId, SessionEvent, WatchEven
 /// let observer = world.add_peer(Either::B(Members::new("/g").unwrap()));
 /// # let _ = (member, observer);
 /// ```
-#[derive(Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Either<A, B> {
     /// The first kind.
     A(A),

@@ -41,6 +41,8 @@ fn main() {
             scenes::barrier::simulated(args.seed);
             scenes::queue::simulated(args.seed);
             scenes::two_phase::simulated(args.seed);
+            scenes::rwlock::simulated(args.seed);
+            scenes::election::simulated(args.seed);
         }
         Some(addr) => {
             let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
@@ -50,7 +52,9 @@ fn main() {
                 scenes::membership::real(&addr).await?;
                 scenes::barrier::real(&addr).await?;
                 scenes::queue::real(&addr).await?;
-                scenes::two_phase::real(&addr).await
+                scenes::two_phase::real(&addr).await?;
+                scenes::rwlock::real(&addr).await?;
+                scenes::election::real(&addr).await
             });
             if let Err(e) = result {
                 eprintln!("demo failed: {e}");

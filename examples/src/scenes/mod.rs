@@ -4,8 +4,10 @@
 
 pub mod barrier;
 pub mod config;
+pub mod election;
 pub mod membership;
 pub mod queue;
+pub mod rwlock;
 pub mod two_phase;
 
 /// Prints a scene's title.

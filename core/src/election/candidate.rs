@@ -1,0 +1,1483 @@
+//! The candidate's side of a leader election.
+
+use core::fmt::{self, Write};
+
+use heapless::{String, Vec};
+
+use super::{Acknowledgement, Error, ACK_NAME, DEFAULT_DATA_CAPACITY, DEFAULT_PATH_CAPACITY};
+use crate::event_queue::EventQueue;
+use crate::naming::{contender_sequence, Flavour, Guid, NodeKind};
+use crate::path::{self, PathError};
+use crate::pipeline::Pipeline;
+use crate::{
+    Acl, Children, CreateMode, Instant, Outgoing, Recipe, Reply, Request, RequestId, Sequence,
+    SessionEvent, Stat, Version, WatchEvent, WatchKind, ZkError,
+};
+
+/// How many requests a candidate keeps in flight at most.
+const MAX_IN_FLIGHT: usize = 8;
+
+/// How often a vanished election directory is re-created before giving up.
+const MAX_DIRECTORY_RETRIES: u8 = 8;
+
+/// How often in a row a foreign acknowledgement is replaced before giving up.
+const MAX_ACK_REPLACEMENTS: u8 = 8;
+
+/// What a candidate tells the application.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
+pub enum ElectionEvent {
+    /// Another candidate is ahead; this one waits. `leader` is the lowest
+    /// candidate's sequence number when this one last listed the directory
+    /// (a follower only watches its predecessor, so for the current leader
+    /// use an [`Observer`](super::Observer)). Reported when the lowest
+    /// candidate seen changes.
+    Following {
+        /// Sequence number of the lowest candidate seen.
+        leader: Sequence,
+    },
+    /// This candidate leads: its node is the lowest, it belongs to the
+    /// current session, and the acknowledgement node names it.
+    Leading,
+    /// Leading when the connection was lost: not sure it still leads. Stop
+    /// work that needs leadership until [`ElectionEvent::Resumed`].
+    Suspended,
+    /// After [`ElectionEvent::Suspended`], the same session came back, the
+    /// own node is confirmed to belong to it, and the acknowledgement names
+    /// it: leading again.
+    Resumed,
+    /// Leadership is lost (the session ended, moved to another one, was
+    /// suspended longer than the session timeout, or the node was deleted).
+    /// Stop at once. The candidate is no longer in the election.
+    Lost,
+    /// A resignation (while leading or waiting) completed: the own node and
+    /// the acknowledgement are confirmed deleted.
+    Resigned,
+    /// The campaign's deadline passed before it led; the own node is
+    /// confirmed deleted.
+    TimedOut,
+    /// The campaign failed; the own node is gone.
+    Failed(Error),
+}
+
+/// Where a candidate is, as the application sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum ElectionState {
+    /// Not in the election.
+    Idle,
+    /// Volunteered, not (yet) leading.
+    Campaigning,
+    /// Leading (possibly suspended: see [`Election::is_suspended`]).
+    Leading,
+    /// Resigning, giving up or cleaning up after a loss: the own node is
+    /// being deleted.
+    Resigning,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Step {
+    Idle,
+    /// Create (and the pipelined listing) in flight.
+    Creating,
+    /// The outcome of a create is unknown: list and look for the GUID.
+    Finding,
+    /// Listing to find the predecessor.
+    Listing,
+    /// Watching the predecessor.
+    Watching,
+    /// Lowest: checking the own node's owner.
+    Confirming,
+    /// Lowest and confirmed: writing the acknowledgement.
+    Acknowledging,
+    Leading,
+    /// Leading, after a reconnect: checking the own node and the
+    /// acknowledgement again.
+    Verifying,
+    /// Deleting the acknowledgement and the own node.
+    Deleting,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Op {
+    /// Create the `level`-th ancestor of the directory (1 = topmost).
+    Ensure {
+        level: u8,
+    },
+    Create,
+    List,
+    WatchPredecessor,
+    /// getData with a watch on the own node: its owner, and its deletion.
+    Confirm,
+    /// Create the acknowledgement.
+    Ack,
+    /// getData with a watch on the acknowledgement.
+    ReadAck,
+    /// Delete an acknowledgement that names another node.
+    ReplaceAck,
+    /// Delete the own acknowledgement (resigning).
+    DeleteAck,
+    /// After a reconnect while resigning: does the own node still exist?
+    CheckOwn,
+    /// Delete the own node.
+    Delete,
+    /// Delete a node of an earlier session.
+    DeleteStale,
+}
+
+/// How a campaign that is being wound up will be reported.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Outcome {
+    Resign,
+    TimedOut,
+    Failed(Error),
+    /// Already reported (`Lost`): nothing more to say.
+    Quiet,
+}
+
+/// A candidate of the leader election in one directory.
+///
+/// `N` is the capacity in bytes of each stored path, `D` that of the
+/// acknowledgement's data (own node name, newline, candidate data). See the
+/// [module docs](super) for the protocol.
+///
+/// ```
+/// use herdless_core::election::{Election, ElectionEvent};
+/// use herdless_core::sim::World;
+/// use herdless_core::naming::Guid;
+///
+/// let mut world: World<Election> = World::new(1);
+/// let a = world.add_peer(Election::new("/election/gateway").unwrap());
+/// let b = world.add_peer(Election::new("/election/gateway").unwrap());
+/// world.act(a, |e| e.campaign(Guid::from_random_bytes([1; 16]), b"edge-1")).unwrap();
+/// world.run_until_quiet(1_000);
+/// world.act(b, |e| e.campaign(Guid::from_random_bytes([2; 16]), b"edge-2")).unwrap();
+/// world.run_until_quiet(1_000);
+/// assert_eq!(world.peers[a].take_events(), [ElectionEvent::Leading]);
+/// assert!(matches!(world.peers[b].take_events()[..], [ElectionEvent::Following { .. }]));
+///
+/// // The acknowledgement names the leader's node.
+/// let ack = world.zk.node("/election/gateway/leader").unwrap();
+/// assert!(ack.data.starts_with(world.peers[a].recipe.own_node().unwrap().as_bytes()));
+///
+/// world.act(a, |e| e.resign()).unwrap();
+/// world.run_until_quiet(1_000);
+/// assert_eq!(world.peers[a].take_events(), [ElectionEvent::Resigned]);
+/// assert_eq!(world.peers[b].take_events(), [ElectionEvent::Leading]);
+/// ```
+pub struct Election<const N: usize = DEFAULT_PATH_CAPACITY, const D: usize = DEFAULT_DATA_CAPACITY>
+{
+    dir: String<N>,
+    ack_path: String<N>,
+    flavour: Flavour,
+    step: Step,
+    guid: Guid,
+    /// Full path and sequence of the own node, once known.
+    own: Option<(String<N>, Sequence)>,
+    /// A node of an earlier session, to delete.
+    stale: String<N>,
+    /// Full path of the watched predecessor.
+    predecessor: String<N>,
+    predecessor_is_lowest: bool,
+    /// The lowest candidate last reported in `Following`.
+    leader_seen: Option<Sequence>,
+    /// A create may have been applied without our knowing its name.
+    create_unknown: bool,
+    give_up: Option<Outcome>,
+    deadline: Option<Instant>,
+    connected: bool,
+    /// The session ended; nothing can start before a new one connects.
+    session_over: bool,
+    session_id: Option<i64>,
+    /// `Leading` was reported and neither `Lost` nor the end of a
+    /// resignation since.
+    leading: bool,
+    /// Leading when the connection was lost: waiting for `Resumed` or `Lost`.
+    suspended: bool,
+    /// The acknowledgement must be deleted before the own node.
+    delete_ack: bool,
+    /// An acknowledgement naming the current own node was sent: it may
+    /// exist even if no answer said so.
+    ack_sent: bool,
+    /// Version of a foreign acknowledgement being replaced.
+    foreign_ack_version: i32,
+    ack_replacements: u8,
+    /// Report `Lost` once suspended this long (ms).
+    lost_after: Option<u64>,
+    suspended_at: Option<Instant>,
+    /// `poll_timeout` asks for the current time (to start the suspension
+    /// clock).
+    needs_time: bool,
+    directory_retries: u8,
+    ops: Pipeline<Op, 12, MAX_IN_FLIGHT>,
+    events: EventQueue<ElectionEvent, 8>,
+    scratch: String<N>,
+    /// `<own name>\n<data>`; before the own node is named, `\n<data>`.
+    ack: Vec<u8, D>,
+    /// Length of the own name at the start of `ack`.
+    name_len: usize,
+}
+
+impl<const N: usize, const D: usize> Election<N, D> {
+    /// A candidate in the election directory `dir` (created, with its
+    /// ancestors, if missing), naming its node as the recipes page does.
+    ///
+    /// ```
+    /// use herdless_core::election::Election;
+    ///
+    /// let election: Election = Election::new("/election/gateway").unwrap();
+    /// assert_eq!(election.ack_path(), "/election/gateway/leader");
+    /// assert!(Election::<128>::new("relative").is_err());
+    /// ```
+    pub fn new(dir: &str) -> Result<Self, Error> {
+        Self::with_flavour(dir, Flavour::Recipes)
+    }
+
+    /// A candidate whose node is named in `flavour` (`_c_<guid>-latch-` for
+    /// Curator's `LeaderLatch`, `<hex>__lock__` for Kazoo's `Election`).
+    /// Candidates of every flavour are recognised whatever this one is.
+    ///
+    /// ```
+    /// use herdless_core::election::Election;
+    /// use herdless_core::naming::Flavour;
+    ///
+    /// let election: Election = Election::with_flavour("/e", Flavour::Curator).unwrap();
+    /// assert_eq!(election.flavour(), Flavour::Curator);
+    /// ```
+    pub fn with_flavour(dir: &str, flavour: Flavour) -> Result<Self, Error> {
+        path::validate(dir)?;
+        if dir == "/" {
+            return Err(Error::Path(PathError::BadName));
+        }
+        let mut stored = String::new();
+        path::concat_into(&mut stored, &[dir])?;
+        let ack_path = path::join(dir, ACK_NAME)?;
+        Ok(Election {
+            dir: stored,
+            ack_path,
+            flavour,
+            step: Step::Idle,
+            guid: Guid::default(),
+            own: None,
+            stale: String::new(),
+            predecessor: String::new(),
+            predecessor_is_lowest: false,
+            leader_seen: None,
+            create_unknown: false,
+            give_up: None,
+            deadline: None,
+            connected: true,
+            session_over: false,
+            session_id: None,
+            leading: false,
+            suspended: false,
+            delete_ack: false,
+            ack_sent: false,
+            foreign_ack_version: 0,
+            ack_replacements: 0,
+            lost_after: None,
+            suspended_at: None,
+            needs_time: false,
+            directory_retries: 0,
+            ops: Pipeline::new(),
+            events: EventQueue::new(),
+            scratch: String::new(),
+            ack: Vec::new(),
+            name_len: 0,
+        })
+    }
+
+    /// The election directory.
+    ///
+    /// ```
+    /// # use herdless_core::election::Election;
+    /// let election: Election = Election::new("/e").unwrap();
+    /// assert_eq!(election.dir(), "/e");
+    /// ```
+    pub fn dir(&self) -> &str {
+        &self.dir
+    }
+
+    /// The acknowledgement node's path, `<dir>/leader`.
+    ///
+    /// ```
+    /// # use herdless_core::election::Election;
+    /// let election: Election = Election::new("/e").unwrap();
+    /// assert_eq!(election.ack_path(), "/e/leader");
+    /// ```
+    pub fn ack_path(&self) -> &str {
+        &self.ack_path
+    }
+
+    /// The naming flavour of the node this candidate creates.
+    ///
+    /// ```
+    /// # use herdless_core::election::Election;
+    /// # use herdless_core::naming::Flavour;
+    /// let election: Election = Election::new("/e").unwrap();
+    /// assert_eq!(election.flavour(), Flavour::Recipes);
+    /// ```
+    pub fn flavour(&self) -> Flavour {
+        self.flavour
+    }
+
+    /// Reports [`ElectionEvent::Lost`] once leadership has been suspended
+    /// for `millis` without the same session coming back: after the session
+    /// timeout the server has expired the session for certain, whether or
+    /// not the client ever hears so (CURATOR-220). `None` (the default)
+    /// waits for the expiry to be reported.
+    ///
+    /// ```
+    /// # use herdless_core::election::Election;
+    /// let mut election: Election = Election::new("/e").unwrap();
+    /// election.set_lost_after(Some(10_000));
+    /// ```
+    pub fn set_lost_after(&mut self, millis: Option<u64>) {
+        self.lost_after = millis;
+    }
+
+    /// The own node's name, once the server has named it.
+    ///
+    /// ```
+    /// # use herdless_core::election::Election;
+    /// let election: Election = Election::new("/e").unwrap();
+    /// assert_eq!(election.own_node(), None);
+    /// ```
+    pub fn own_node(&self) -> Option<&str> {
+        self.own.as_ref().map(|(p, _)| path::basename(p))
+    }
+
+    /// The own node's full path (to fence writes on it with a `check`), once
+    /// named.
+    ///
+    /// ```
+    /// # use herdless_core::election::Election;
+    /// let election: Election = Election::new("/e").unwrap();
+    /// assert_eq!(election.own_path(), None);
+    /// ```
+    pub fn own_path(&self) -> Option<&str> {
+        self.own.as_ref().map(|(p, _)| p.as_str())
+    }
+
+    /// The own node's sequence number, once known.
+    ///
+    /// ```
+    /// # use herdless_core::election::Election;
+    /// let election: Election = Election::new("/e").unwrap();
+    /// assert_eq!(election.own_sequence(), None);
+    /// ```
+    pub fn own_sequence(&self) -> Option<Sequence> {
+        self.own.as_ref().map(|(_, s)| *s)
+    }
+
+    /// The candidate's data (written into its node and the acknowledgement).
+    ///
+    /// ```
+    /// # use herdless_core::election::Election;
+    /// # use herdless_core::naming::Guid;
+    /// let mut election: Election = Election::new("/e").unwrap();
+    /// election.campaign(Guid([1; 16]), b"edge-1").unwrap();
+    /// assert_eq!(election.data(), b"edge-1");
+    /// ```
+    pub fn data(&self) -> &[u8] {
+        self.ack.get(self.name_len + 1..).unwrap_or(&[])
+    }
+
+    /// The predecessor being watched, if any.
+    ///
+    /// ```
+    /// # use herdless_core::election::Election;
+    /// let election: Election = Election::new("/e").unwrap();
+    /// assert_eq!(election.predecessor(), None);
+    /// ```
+    pub fn predecessor(&self) -> Option<&str> {
+        (self.step == Step::Watching).then_some(self.predecessor.as_str())
+    }
+
+    /// The application-level state.
+    ///
+    /// ```
+    /// # use herdless_core::election::{Election, ElectionState};
+    /// let election: Election = Election::new("/e").unwrap();
+    /// assert_eq!(election.state(), ElectionState::Idle);
+    /// ```
+    pub fn state(&self) -> ElectionState {
+        match self.step {
+            Step::Idle => ElectionState::Idle,
+            Step::Creating
+            | Step::Finding
+            | Step::Listing
+            | Step::Watching
+            | Step::Confirming
+            | Step::Acknowledging => ElectionState::Campaigning,
+            Step::Leading | Step::Verifying => ElectionState::Leading,
+            Step::Deleting => ElectionState::Resigning,
+        }
+    }
+
+    /// Whether this candidate leads with the connection up (not suspended).
+    /// This is the only state in which to do the leader's work.
+    ///
+    /// ```
+    /// # use herdless_core::election::Election;
+    /// let election: Election = Election::new("/e").unwrap();
+    /// assert!(!election.is_leading());
+    /// ```
+    pub fn is_leading(&self) -> bool {
+        self.step == Step::Leading && self.connected && !self.suspended
+    }
+
+    /// Whether this candidate led when the connection was lost and does not
+    /// know yet whether it still does.
+    ///
+    /// ```
+    /// # use herdless_core::election::Election;
+    /// let election: Election = Election::new("/e").unwrap();
+    /// assert!(!election.is_suspended());
+    /// ```
+    pub fn is_suspended(&self) -> bool {
+        self.state() == ElectionState::Leading && (self.suspended || !self.connected)
+    }
+
+    /// Volunteers with `data` (a participant id, an address); events follow.
+    ///
+    /// `guid` must be fresh random bytes for every campaign.
+    ///
+    /// ```
+    /// # use herdless_core::election::Election;
+    /// # use herdless_core::naming::Guid;
+    /// # use herdless_core::Recipe;
+    /// let mut election: Election = Election::new("/e").unwrap();
+    /// election.campaign(Guid::from_random_bytes([9; 16]), b"me").unwrap();
+    /// // The create and the listing leave together.
+    /// assert!(election.poll_request().unwrap().request.path().starts_with("/e/"));
+    /// assert_eq!(election.poll_request().unwrap().request.path(), "/e");
+    /// ```
+    pub fn campaign(&mut self, guid: Guid, data: &[u8]) -> Result<(), Error> {
+        self.start(guid, data, None)
+    }
+
+    /// Volunteers until `deadline`: [`ElectionEvent::TimedOut`] follows if it
+    /// passes before this candidate leads, once its node is deleted.
+    ///
+    /// ```
+    /// # use herdless_core::election::Election;
+    /// # use herdless_core::naming::Guid;
+    /// # use herdless_core::{Instant, Recipe};
+    /// let mut election: Election = Election::new("/e").unwrap();
+    /// election.campaign_until(Guid([3; 16]), b"", Instant::from_millis(500)).unwrap();
+    /// assert_eq!(election.poll_timeout(), Some(Instant::from_millis(500)));
+    /// ```
+    pub fn campaign_until(
+        &mut self,
+        guid: Guid,
+        data: &[u8],
+        deadline: Instant,
+    ) -> Result<(), Error> {
+        self.start(guid, data, Some(deadline))
+    }
+
+    fn start(&mut self, guid: Guid, data: &[u8], deadline: Option<Instant>) -> Result<(), Error> {
+        if self.step != Step::Idle {
+            return Err(Error::InvalidState {
+                state: self.state(),
+            });
+        }
+        if self.session_over {
+            return Err(Error::NoSession);
+        }
+        // The own node's path and the acknowledgement must fit before
+        // anything is created.
+        let mut measure = path::Measure::default();
+        let _ = self
+            .flavour
+            .write_prefix(NodeKind::Candidate, &guid, &mut measure);
+        // Eleven characters: the widest sequence suffix ("-2147483648").
+        let name_len = measure.0 + 11;
+        let needed = self.dir.len() + 1 + name_len;
+        if needed > N {
+            return Err(Error::Path(PathError::TooLong {
+                needed,
+                capacity: N,
+            }));
+        }
+        let room = D.saturating_sub(name_len + 1);
+        if data.len() > room {
+            return Err(Error::TooLarge {
+                len: data.len(),
+                capacity: room,
+            });
+        }
+        self.ack.clear();
+        let _ = self.ack.push(b'\n');
+        let _ = self.ack.extend_from_slice(data);
+        self.name_len = 0;
+        self.guid = guid;
+        self.deadline = deadline;
+        self.own = None;
+        self.stale.clear();
+        self.leader_seen = None;
+        self.create_unknown = false;
+        self.give_up = None;
+        self.leading = false;
+        self.suspended = false;
+        self.delete_ack = false;
+        self.ack_replacements = 0;
+        self.directory_retries = 0;
+        self.step = Step::Creating;
+        self.queue_create();
+        Ok(())
+    }
+
+    /// Leaves the election: while leading, the acknowledgement and then the
+    /// own node are deleted; while waiting, the own node. Either way
+    /// [`ElectionEvent::Resigned`] follows once they are confirmed gone
+    /// (retried across connection losses until confirmed or the session is
+    /// gone).
+    ///
+    /// ```
+    /// # use herdless_core::election::{Election, ElectionEvent};
+    /// # use herdless_core::naming::Guid;
+    /// # use herdless_core::Recipe;
+    /// let mut election: Election = Election::new("/e").unwrap();
+    /// assert!(election.resign().is_err(), "not campaigning");
+    /// election.campaign(Guid([1; 16]), b"").unwrap();
+    /// election.resign().unwrap();
+    /// ```
+    pub fn resign(&mut self) -> Result<(), Error> {
+        match self.step {
+            Step::Idle => Err(Error::InvalidState {
+                state: ElectionState::Idle,
+            }),
+            Step::Deleting => {
+                // Already on its way out (timed out, or cleaning up after a
+                // loss): report the resignation when done.
+                if matches!(self.give_up, Some(Outcome::TimedOut | Outcome::Quiet)) {
+                    self.give_up = Some(Outcome::Resign);
+                }
+                Ok(())
+            }
+            _ => {
+                self.abandon(Outcome::Resign);
+                Ok(())
+            }
+        }
+    }
+
+    fn queue_create(&mut self) {
+        self.ops.clear_queued();
+        if !self.stale.is_empty() {
+            self.ops.push(Op::DeleteStale);
+        }
+        self.ops.push(Op::Create);
+        self.ops.push(Op::List);
+    }
+
+    fn forget(&mut self, ops: &[Op]) {
+        self.ops.forget(|op| ops.contains(&op));
+    }
+
+    /// Whether the acknowledgement may exist and be this candidate's.
+    fn may_hold_ack(&self) -> bool {
+        matches!(
+            self.step,
+            Step::Acknowledging | Step::Leading | Step::Verifying
+        )
+    }
+
+    /// Winds the campaign up: delete the acknowledgement (if it may be
+    /// ours) and the own node (once its name is known), then report
+    /// `outcome`.
+    fn abandon(&mut self, outcome: Outcome) {
+        if self.step == Step::Deleting {
+            // Already on the way out (a failure met while deleting): keep
+            // the deletes going, checking the node before the
+            // acknowledgement as after a reconnect.
+            self.give_up.get_or_insert(outcome);
+            let pending = [Op::CheckOwn, Op::DeleteAck, Op::Delete];
+            if self.own.is_some() && !pending.iter().any(|op| self.ops.is_pending(*op)) {
+                self.ops.queue(if self.delete_ack {
+                    Op::CheckOwn
+                } else {
+                    Op::Delete
+                });
+            } else if self.own.is_none() {
+                self.finish();
+            }
+            return;
+        }
+        if self.may_hold_ack() || self.ack_sent {
+            self.delete_ack = true;
+        }
+        // Whatever happens next, the outcome asked for is what is reported.
+        self.leading = false;
+        self.suspended = false;
+        self.give_up = Some(outcome);
+        self.deadline = None;
+        self.forget(&[
+            Op::List,
+            Op::WatchPredecessor,
+            Op::Confirm,
+            Op::ReadAck,
+            Op::ReplaceAck,
+        ]);
+        if self.own.is_some() {
+            self.start_delete();
+        } else if self.ops.is_in_flight(Op::Create) {
+            // Wait for the create's answer, then delete what it made.
+            self.step = Step::Creating;
+            self.ops.unqueue(|op| op == Op::Create);
+        } else if self.create_unknown {
+            self.step = Step::Finding;
+            self.ops.clear_queued();
+            self.ops.queue(Op::List);
+        } else {
+            self.finish();
+        }
+    }
+
+    fn start_delete(&mut self) {
+        self.step = Step::Deleting;
+        self.forget(&[
+            Op::List,
+            Op::WatchPredecessor,
+            Op::Confirm,
+            Op::ReadAck,
+            Op::ReplaceAck,
+        ]);
+        self.ops.unqueue(|op| op == Op::Ack);
+        if self.delete_ack {
+            self.ops.queue(Op::DeleteAck);
+        }
+        self.ops.queue(Op::Delete);
+    }
+
+    /// Reports the pending outcome and returns to idle.
+    fn finish(&mut self) {
+        let event = match self.give_up.take() {
+            Some(Outcome::Resign) | None => Some(ElectionEvent::Resigned),
+            Some(Outcome::TimedOut) => Some(ElectionEvent::TimedOut),
+            Some(Outcome::Failed(e)) => Some(ElectionEvent::Failed(e)),
+            Some(Outcome::Quiet) => None,
+        };
+        self.reset();
+        if let Some(event) = event {
+            self.events.emit(event);
+        }
+    }
+
+    fn reset(&mut self) {
+        self.step = Step::Idle;
+        self.own = None;
+        self.stale.clear();
+        self.create_unknown = false;
+        self.deadline = None;
+        self.leading = false;
+        self.suspended = false;
+        self.delete_ack = false;
+        self.ack_sent = false;
+        self.suspended_at = None;
+        self.needs_time = false;
+        self.ops.clear();
+    }
+
+    fn fail(&mut self, e: Error) {
+        if self.leading {
+            self.lost(true);
+        } else {
+            self.abandon(Outcome::Failed(e));
+        }
+    }
+
+    /// Leadership is gone: say so at once, then clean up the own node if it
+    /// may still exist (`node_may_exist`), and leave the election.
+    fn lost(&mut self, node_may_exist: bool) {
+        if self.leading {
+            self.events.emit(ElectionEvent::Lost);
+        }
+        self.leading = false;
+        self.suspended = false;
+        self.suspended_at = None;
+        self.needs_time = false;
+        self.deadline = None;
+        // The acknowledgement is left alone: it dies with the session that
+        // wrote it, and the next leader replaces it if it is still there.
+        self.delete_ack = false;
+        self.give_up = Some(Outcome::Quiet);
+        if node_may_exist && self.own.is_some() {
+            self.start_delete();
+        } else {
+            self.finish();
+        }
+    }
+
+    /// A fresh GUID for a new node, derived from the caller's (the core has
+    /// no RNG): a node of an earlier attempt is never mistaken for the new
+    /// one (CURATOR-498).
+    fn next_guid(&mut self) {
+        let mut tail = [0u8; 4];
+        tail.copy_from_slice(&self.guid.0[12..]);
+        let bumped = u32::from_be_bytes(tail).wrapping_add(1).to_be_bytes();
+        self.guid.0[12..].copy_from_slice(&bumped);
+    }
+
+    /// The own node is gone (or not ours) while campaigning: volunteer again
+    /// with a new node.
+    fn volunteer_again(&mut self) {
+        self.forget(&[
+            Op::List,
+            Op::WatchPredecessor,
+            Op::Confirm,
+            Op::Ack,
+            Op::ReadAck,
+            Op::ReplaceAck,
+        ]);
+        self.own = None;
+        let _ = self.set_name("");
+        self.create_unknown = false;
+        // An acknowledgement naming the old node is stale: the next leader
+        // replaces it.
+        self.ack_sent = false;
+        self.next_guid();
+        self.step = Step::Creating;
+        self.queue_create();
+    }
+
+    /// The connection is gone: stop sending until `Connected`, then resume.
+    fn connection_lost(&mut self) {
+        if !self.connected {
+            return;
+        }
+        self.connected = false;
+        if self.ops.lose().contains(&Op::Create) && self.own.is_none() {
+            // Sent, it may have been applied: only the GUID can tell.
+            self.create_unknown = true;
+        }
+        if self.leading && !self.suspended {
+            self.suspended = true;
+            self.events.emit(ElectionEvent::Suspended);
+            if self.lost_after.is_some() {
+                // Ask for the time, to start the suspension clock.
+                self.needs_time = true;
+                self.suspended_at = None;
+            }
+        }
+    }
+
+    /// The same session is usable again: rebuild what to send from the step.
+    fn resume(&mut self) {
+        self.ops.clear_queued();
+        self.needs_time = false;
+        self.suspended_at = None;
+        if !self.stale.is_empty() {
+            self.ops.queue(Op::DeleteStale);
+        }
+        match self.step {
+            Step::Idle => {}
+            Step::Creating | Step::Finding | Step::Listing | Step::Watching => {
+                if self.own.is_some() {
+                    self.step = Step::Listing;
+                    self.ops.queue(Op::List);
+                } else if self.create_unknown {
+                    self.step = Step::Finding;
+                    self.ops.queue(Op::List);
+                } else {
+                    self.step = Step::Creating;
+                    self.queue_create();
+                }
+            }
+            // Whether the acknowledgement landed or not, confirming the own
+            // node again and re-creating it (adopting ours on `NodeExists`)
+            // settles it.
+            Step::Confirming | Step::Acknowledging => {
+                self.step = Step::Confirming;
+                self.ops.queue(Op::Confirm);
+            }
+            Step::Leading | Step::Verifying => {
+                self.step = Step::Verifying;
+                self.ops.queue(Op::Confirm);
+            }
+            Step::Deleting => {
+                if self.own.is_some() && self.delete_ack {
+                    // The acknowledgement's delete always leaves before the
+                    // node's, so if the node is gone, so is our
+                    // acknowledgement, and the one there now is the next
+                    // leader's: look before deleting it again.
+                    self.ops.queue(Op::CheckOwn);
+                } else if self.own.is_some() {
+                    self.ops.queue(Op::Delete);
+                } else if self.create_unknown {
+                    self.step = Step::Finding;
+                    self.ops.queue(Op::List);
+                } else {
+                    self.finish();
+                }
+            }
+        }
+    }
+
+    /// Connected on a session other than the one the own node was made on:
+    /// that node (and any acknowledgement it wrote) dies with the old
+    /// session or is already gone. It is deleted, never adopted
+    /// (CURATOR-696, CURATOR-498).
+    fn on_new_session(&mut self) {
+        self.ops.lose();
+        self.needs_time = false;
+        self.suspended_at = None;
+        // A create of the old session dies with it.
+        self.create_unknown = false;
+        // The acknowledgement belonged to the old session.
+        self.delete_ack = false;
+        self.ack_sent = false;
+        match self.step {
+            Step::Idle => {}
+            Step::Deleting => {
+                if self.own.is_some() {
+                    self.ops.queue(Op::Delete);
+                } else {
+                    self.finish();
+                }
+            }
+            Step::Leading | Step::Verifying => self.lost(true),
+            Step::Creating
+            | Step::Finding
+            | Step::Listing
+            | Step::Watching
+            | Step::Confirming
+            | Step::Acknowledging => {
+                if let Some((old, _)) = self.own.take() {
+                    self.stale = old;
+                }
+                self.volunteer_again();
+            }
+        }
+    }
+
+    /// The session is gone and its ephemeral nodes with it.
+    fn session_ended(&mut self) {
+        self.ops.lose();
+        self.connected = false;
+        self.session_over = true;
+        let event = match self.give_up.take() {
+            Some(Outcome::Resign) => Some(ElectionEvent::Resigned),
+            Some(Outcome::TimedOut) => Some(ElectionEvent::TimedOut),
+            Some(Outcome::Failed(e)) => Some(ElectionEvent::Failed(e)),
+            Some(Outcome::Quiet) => None,
+            None if self.step == Step::Idle => None,
+            None if self.leading => Some(ElectionEvent::Lost),
+            None => Some(ElectionEvent::Failed(Error::NoSession)),
+        };
+        self.reset();
+        if let Some(event) = event {
+            self.events.emit(event);
+        }
+    }
+
+    /// Suspended for longer than the session timeout: the session is
+    /// expired whether or not the client hears so.
+    fn suspended_too_long(&mut self) {
+        self.events.emit(ElectionEvent::Lost);
+        self.leading = false;
+        self.suspended = false;
+        self.suspended_at = None;
+        self.give_up = Some(Outcome::Quiet);
+        // Should the same session come back after all, the node and the
+        // acknowledgement are still ours: delete both.
+        self.delete_ack = true;
+        self.step = Step::Deleting;
+        self.ops.clear_queued();
+    }
+
+    fn on_error(&mut self, op: Op, e: ZkError) {
+        if e.is_connection_loss() {
+            self.connection_lost();
+        } else if e.is_session_gone() {
+            self.session_ended();
+        } else {
+            match op {
+                Op::Delete => {
+                    // Our own ephemeral node refused to go (an ACL set by
+                    // someone else): report it rather than spin.
+                    if !matches!(self.give_up, Some(Outcome::Quiet)) {
+                        self.give_up = Some(Outcome::Failed(Error::Zk(e)));
+                    }
+                    self.finish();
+                }
+                // Best effort: the acknowledgement dies with the session.
+                Op::DeleteAck => self.delete_ack = false,
+                Op::CheckOwn => {
+                    self.delete_ack = false;
+                    self.ops.queue(Op::Delete);
+                }
+                Op::DeleteStale => self.stale.clear(),
+                // The create that follows settles it.
+                Op::ReplaceAck => {}
+                Op::Ack | Op::ReadAck if self.step == Step::Leading => {}
+                _ => self.fail(Error::Zk(e)),
+            }
+        }
+    }
+
+    fn on_created(&mut self, full_path: &str) {
+        if !self.store_own(path::basename(full_path)) {
+            self.create_unknown = true;
+            return self.fail(Error::BadReply);
+        }
+        self.create_unknown = false;
+        if self.give_up.is_some() {
+            self.start_delete();
+        }
+    }
+
+    fn on_create_error(&mut self, e: ZkError) {
+        if e == ZkError::NoNode && self.directory_retries < MAX_DIRECTORY_RETRIES {
+            // The directory is missing: create its ancestors (pipelined,
+            // NodeExists ignored), then the own node and the listing again.
+            self.directory_retries += 1;
+            self.forget(&[Op::List]);
+            if self.give_up.is_some() {
+                return self.finish();
+            }
+            self.ops.clear_queued();
+            self.ops.push(Op::Ensure { level: 1 });
+            self.ops.push(Op::Create);
+            self.ops.push(Op::List);
+        } else if e.is_connection_loss() || e.is_session_gone() {
+            if e.is_connection_loss() {
+                self.create_unknown = true;
+            }
+            self.on_error(Op::Create, e);
+        } else {
+            self.forget(&[Op::List]);
+            self.give_up.get_or_insert(Outcome::Failed(Error::Zk(e)));
+            self.finish();
+        }
+    }
+
+    /// Stores `name` as the own node if it parses and its path fits.
+    fn store_own(&mut self, name: &str) -> bool {
+        let Ok(seq) = Sequence::parse(name) else {
+            return false;
+        };
+        let Ok(full) = path::join::<N>(&self.dir, name) else {
+            return false;
+        };
+        if self.set_name(name).is_err() {
+            return false;
+        }
+        self.own = Some((full, seq));
+        true
+    }
+
+    /// Rewrites the acknowledgement buffer as `<name>\n<data>`.
+    fn set_name(&mut self, name: &str) -> Result<(), ()> {
+        let data_start = self.name_len + 1;
+        let mut rebuilt: Vec<u8, D> = Vec::new();
+        rebuilt.extend_from_slice(name.as_bytes())?;
+        rebuilt.push(b'\n').map_err(|_| ())?;
+        rebuilt.extend_from_slice(self.ack.get(data_start..).unwrap_or(&[]))?;
+        self.ack = rebuilt;
+        self.name_len = name.len();
+        Ok(())
+    }
+
+    /// One pass over the children, looking for the own node by GUID.
+    fn find_own(&mut self, children: Children<'_>) -> bool {
+        for name in children {
+            if self.flavour.is_own(NodeKind::Candidate, &self.guid, name) {
+                return self.store_own(name);
+            }
+        }
+        false
+    }
+
+    fn on_children(&mut self, children: Children<'_>) {
+        if self.step == Step::Finding {
+            let found = self.find_own(children.clone());
+            self.create_unknown = false;
+            if self.give_up.is_some() {
+                return if found {
+                    self.start_delete()
+                } else {
+                    self.finish()
+                };
+            }
+            if !found {
+                self.step = Step::Creating;
+                return self.queue_create();
+            }
+            self.step = Step::Listing;
+        }
+        if !matches!(self.step, Step::Creating | Step::Listing) {
+            return;
+        }
+        let Some((own_path, own_seq)) = self.own.as_ref() else {
+            // A listing without a known own node (its create failed): the
+            // create's handler has already decided what comes next.
+            return;
+        };
+        let own_seq = *own_seq;
+        let own_name = path::basename(own_path);
+        // One pass: is the own node there, which candidate is the lowest,
+        // which one immediately precedes the own node, and how many do.
+        let mut present = false;
+        let mut lower = 0usize;
+        let mut lowest = own_seq;
+        let mut predecessor: Option<(&str, Sequence)> = None;
+        for name in children {
+            let Some(seq) = contender_sequence(NodeKind::Candidate, name) else {
+                continue;
+            };
+            if name == own_name {
+                present = true;
+                continue;
+            }
+            if seq.precedes(lowest) {
+                lowest = seq;
+            }
+            if seq.precedes(own_seq) {
+                lower += 1;
+                if predecessor.is_none_or(|(_, best)| best.precedes(seq)) {
+                    predecessor = Some((name, seq));
+                }
+            }
+        }
+        if !present {
+            // The own node vanished (deleted by an operator): volunteer
+            // again with a new node.
+            return self.volunteer_again();
+        }
+        match predecessor {
+            None => self.now_lowest(),
+            Some((name, _)) => {
+                let mut buf = String::new();
+                if let Err(e) = path::join_into(&mut buf, &self.dir, name) {
+                    return self.fail(Error::Path(e));
+                }
+                self.predecessor = buf;
+                self.predecessor_is_lowest = lower == 1;
+                self.step = Step::Watching;
+                self.ops.queue(Op::WatchPredecessor);
+                if self.leader_seen != Some(lowest) {
+                    self.leader_seen = Some(lowest);
+                    self.events
+                        .emit(ElectionEvent::Following { leader: lowest });
+                }
+            }
+        }
+    }
+
+    fn predecessor_gone(&mut self) {
+        self.forget(&[Op::WatchPredecessor]);
+        if self.predecessor_is_lowest {
+            // It was the only candidate ahead, and sequence numbers only
+            // grow: nobody can have slipped in ahead since.
+            self.now_lowest();
+        } else {
+            self.step = Step::Listing;
+            self.ops.queue(Op::List);
+        }
+    }
+
+    /// The own node is the lowest: confirm it is ours on this session.
+    fn now_lowest(&mut self) {
+        self.step = Step::Confirming;
+        self.forget(&[Op::List, Op::WatchPredecessor]);
+        self.ops.queue(Op::Confirm);
+    }
+
+    /// Whether a node with this stat belongs to the current session. With
+    /// no session id known yet (no `Connected` before the first create), the
+    /// node's owner is the session: the node was made on it.
+    fn owned_by_session(&mut self, stat: &Stat) -> bool {
+        match self.session_id {
+            Some(id) => stat.ephemeral_owner == id,
+            None if stat.ephemeral_owner != 0 => {
+                self.session_id = Some(stat.ephemeral_owner);
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn on_confirm(&mut self, stat: Stat) {
+        let ours = self.owned_by_session(&stat);
+        match self.step {
+            Step::Confirming if ours => {
+                self.step = Step::Acknowledging;
+                self.ops.queue(Op::Ack);
+            }
+            Step::Confirming => {
+                // A node of an earlier session: it is about to die with it.
+                // Delete it and volunteer again on this session.
+                if let Some((old, _)) = self.own.take() {
+                    self.stale = old;
+                }
+                self.volunteer_again();
+            }
+            Step::Verifying if ours => self.ops.queue(Op::ReadAck),
+            Step::Leading | Step::Verifying | Step::Acknowledging if !ours => {
+                if self.leading {
+                    self.lost(true);
+                } else {
+                    if let Some((old, _)) = self.own.take() {
+                        self.stale = old;
+                    }
+                    self.volunteer_again();
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn on_own_node_gone(&mut self) {
+        match self.step {
+            Step::Confirming | Step::Acknowledging => self.volunteer_again(),
+            Step::Leading | Step::Verifying => {
+                self.own = None;
+                self.lost(false);
+            }
+            _ => {}
+        }
+    }
+
+    /// The acknowledgement names the own node.
+    fn acknowledged(&mut self) {
+        self.ack_replacements = 0;
+        match self.step {
+            Step::Acknowledging => {
+                self.step = Step::Leading;
+                self.leading = true;
+                self.deadline = None;
+                self.events.emit(ElectionEvent::Leading);
+            }
+            Step::Verifying => {
+                self.step = Step::Leading;
+                self.suspended = false;
+                self.events.emit(ElectionEvent::Resumed);
+            }
+            _ => {}
+        }
+    }
+
+    fn on_ack_read(&mut self, data: &[u8], stat: Stat) {
+        if !self.may_hold_ack() {
+            return;
+        }
+        let own = self.own_node().unwrap_or("");
+        let names_us = Acknowledgement::parse(data).is_some_and(|a| a.node == own);
+        if names_us {
+            return self.acknowledged();
+        }
+        // Written by an earlier leader (or a lost write of one): this
+        // candidate is the lowest, so that one no longer leads. Replace it,
+        // unless someone keeps writing it.
+        if self.ack_replacements >= MAX_ACK_REPLACEMENTS {
+            return self.fail(Error::AckContended);
+        }
+        self.ack_replacements += 1;
+        self.foreign_ack_version = stat.version;
+        self.ops.queue(Op::ReplaceAck);
+        self.ops.queue(Op::Ack);
+    }
+
+    /// Writes the request for `op` into the scratch buffer and returns it.
+    ///
+    /// Cannot fail: every path was sized when stored (the directory and the
+    /// acknowledgement in `with_flavour`, the own node's prefix in `start`,
+    /// its name in `store_own`, the predecessor in `on_children`).
+    fn materialise(&mut self, op: Op) -> Request<'_> {
+        match op {
+            Op::Ensure { level } => {
+                let end = path::nth_ancestor_end(&self.dir, level);
+                let _ = path::concat_into(&mut self.scratch, &[&self.dir[..end]]);
+                Request::Create {
+                    path: &self.scratch,
+                    data: &[],
+                    acl: Acl::OPEN,
+                    mode: CreateMode::Persistent,
+                }
+            }
+            Op::Create => {
+                self.scratch.clear();
+                let mut w = Bounded(&mut self.scratch);
+                let _ = write!(w, "{}/", self.dir);
+                let _ = self
+                    .flavour
+                    .write_prefix(NodeKind::Candidate, &self.guid, &mut w);
+                Request::Create {
+                    path: &self.scratch,
+                    data: self.ack.get(self.name_len + 1..).unwrap_or(&[]),
+                    acl: Acl::OPEN,
+                    mode: CreateMode::EphemeralSequential,
+                }
+            }
+            Op::List => Request::GetChildren {
+                path: &self.dir,
+                watch: false,
+            },
+            // getData, not exists: on a node that is already gone, getData
+            // registers nothing (CURATOR-107).
+            Op::WatchPredecessor => Request::GetData {
+                path: &self.predecessor,
+                watch: true,
+            },
+            Op::Confirm => Request::GetData {
+                path: self.own.as_ref().map_or("", |(p, _)| p.as_str()),
+                watch: true,
+            },
+            Op::Ack => Request::Create {
+                path: &self.ack_path,
+                data: &self.ack,
+                acl: Acl::OPEN,
+                mode: CreateMode::Ephemeral,
+            },
+            Op::ReadAck => Request::GetData {
+                path: &self.ack_path,
+                watch: true,
+            },
+            Op::ReplaceAck => Request::Delete {
+                path: &self.ack_path,
+                version: Version::Exactly(self.foreign_ack_version),
+            },
+            Op::DeleteAck => Request::Delete {
+                path: &self.ack_path,
+                version: Version::Any,
+            },
+            Op::CheckOwn => Request::Exists {
+                path: self.own.as_ref().map_or("", |(p, _)| p.as_str()),
+                watch: false,
+            },
+            Op::Delete => Request::Delete {
+                path: self.own.as_ref().map_or("", |(p, _)| p.as_str()),
+                version: Version::Any,
+            },
+            Op::DeleteStale => Request::Delete {
+                path: &self.stale,
+                version: Version::Any,
+            },
+        }
+    }
+}
+
+/// `fmt::Write` into a heapless string that fails instead of truncating.
+struct Bounded<'a, const N: usize>(&'a mut String<N>);
+
+impl<const N: usize> Write for Bounded<'_, N> {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        self.0.push_str(s).map_err(|_| fmt::Error)
+    }
+}
+
+impl<const N: usize, const D: usize> Recipe for Election<N, D> {
+    type Event = ElectionEvent;
+
+    fn poll_request(&mut self) -> Option<Outgoing<'_>> {
+        if !self.connected {
+            return None;
+        }
+        let (id, op) = self.ops.next()?;
+        if let Op::Ensure { level } = op {
+            if level < path::depth(&self.dir) {
+                self.ops.queue_first(Op::Ensure { level: level + 1 });
+            }
+        }
+        if op == Op::Ack {
+            self.ack_sent = true;
+        }
+        let request = self.materialise(op);
+        Some(Outgoing { id, request })
+    }
+
+    fn handle_reply(&mut self, id: RequestId, reply: Reply<'_>) {
+        let Some(op) = self.ops.take(id) else {
+            return;
+        };
+        match (op, reply) {
+            (Op::Ensure { .. }, Reply::Created { .. } | Reply::Error(ZkError::NodeExists)) => {}
+            (Op::Ensure { .. }, Reply::Error(e)) => {
+                if e.is_connection_loss() || e.is_session_gone() {
+                    self.on_error(op, e);
+                } else {
+                    self.forget(&[Op::Create, Op::List]);
+                    self.give_up.get_or_insert(Outcome::Failed(Error::Zk(e)));
+                    self.finish();
+                }
+            }
+            (Op::Create, Reply::Created { path }) => self.on_created(path),
+            (Op::Create, Reply::Error(e)) => self.on_create_error(e),
+            (Op::List, Reply::Children(children)) => self.on_children(children),
+            (Op::List, Reply::Error(ZkError::NoNode)) => {
+                // The directory vanished with our node in it: start over.
+                if self.step == Step::Finding {
+                    self.create_unknown = false;
+                    if self.give_up.is_some() {
+                        return self.finish();
+                    }
+                    self.step = Step::Creating;
+                    self.queue_create();
+                } else if self.own.is_some() && self.give_up.is_none() {
+                    self.volunteer_again();
+                }
+            }
+            (Op::WatchPredecessor, Reply::Data { .. }) => {}
+            (Op::WatchPredecessor, Reply::Error(ZkError::NoNode)) => {
+                if self.step == Step::Watching {
+                    self.predecessor_gone();
+                }
+            }
+            (Op::Confirm, Reply::Data { stat, .. }) => self.on_confirm(stat),
+            (Op::Confirm, Reply::Error(ZkError::NoNode)) => self.on_own_node_gone(),
+            (Op::Ack, Reply::Created { .. }) => {
+                if self.may_hold_ack() {
+                    self.acknowledged();
+                    // Watch it: if someone deletes it, it is written again.
+                    self.ops.queue(Op::ReadAck);
+                }
+            }
+            (Op::Ack, Reply::Error(ZkError::NodeExists)) => {
+                if self.may_hold_ack() {
+                    self.ops.queue(Op::ReadAck);
+                }
+            }
+            // The directory is gone, and the own node with it.
+            (Op::Ack, Reply::Error(ZkError::NoNode)) => {
+                if self.may_hold_ack() {
+                    self.ops.queue(Op::Confirm);
+                }
+            }
+            (Op::ReadAck, Reply::Data { data, stat }) => self.on_ack_read(data, stat),
+            (Op::ReadAck, Reply::Error(ZkError::NoNode)) => {
+                if self.may_hold_ack() {
+                    self.ops.queue(Op::Ack);
+                }
+            }
+            (
+                Op::ReplaceAck,
+                Reply::Deleted | Reply::Error(ZkError::NoNode | ZkError::BadVersion),
+            ) => {}
+            (Op::DeleteAck, Reply::Deleted | Reply::Error(ZkError::NoNode)) => {
+                self.delete_ack = false;
+            }
+            // Still there: this session's node is the lowest, so the
+            // acknowledgement can only be ours (or a stale one).
+            (Op::CheckOwn, Reply::Exists { .. }) => {
+                self.ops.queue(Op::DeleteAck);
+                self.ops.queue(Op::Delete);
+            }
+            (Op::CheckOwn, Reply::Error(ZkError::NoNode)) => {
+                self.delete_ack = false;
+                self.finish();
+            }
+            (Op::Delete, Reply::Deleted | Reply::Error(ZkError::NoNode)) => self.finish(),
+            (Op::DeleteStale, Reply::Deleted | Reply::Error(ZkError::NoNode)) => {
+                self.stale.clear();
+            }
+            (op, Reply::Error(e)) => self.on_error(op, e),
+            // An answer of the wrong shape for the request.
+            (_, _) => self.fail(Error::BadReply),
+        }
+    }
+
+    fn handle_watch(&mut self, event: WatchEvent<'_>) {
+        // While disconnected, nothing is acted on: `Connected` re-checks.
+        if !self.connected {
+            return;
+        }
+        if self.step == Step::Watching && event.path == self.predecessor.as_str() {
+            match event.kind {
+                WatchKind::NodeDeleted => self.predecessor_gone(),
+                // The one-shot watch is spent without the node going.
+                _ => self.ops.queue(Op::WatchPredecessor),
+            }
+        } else if self.own_path() == Some(event.path) {
+            let watched = matches!(
+                self.step,
+                Step::Confirming | Step::Acknowledging | Step::Leading | Step::Verifying
+            );
+            match event.kind {
+                _ if !watched => {}
+                WatchKind::NodeDeleted => self.on_own_node_gone(),
+                _ => self.ops.queue(Op::Confirm),
+            }
+        } else if event.path == self.ack_path.as_str() && self.may_hold_ack() {
+            match event.kind {
+                WatchKind::NodeDeleted => self.ops.queue(Op::Ack),
+                _ => self.ops.queue(Op::ReadAck),
+            }
+        }
+    }
+
+    fn handle_session(&mut self, event: SessionEvent) {
+        match event {
+            SessionEvent::Connected { session_id } => {
+                let new_session =
+                    self.session_over || self.session_id.is_some_and(|id| id != session_id);
+                let was_connected = self.connected;
+                self.session_id = Some(session_id);
+                self.session_over = false;
+                self.connected = true;
+                if new_session {
+                    self.on_new_session();
+                } else if !was_connected {
+                    self.resume();
+                }
+            }
+            SessionEvent::Suspended => self.connection_lost(),
+            SessionEvent::Expired | SessionEvent::Closed => self.session_ended(),
+        }
+    }
+
+    fn handle_timeout(&mut self, now: Instant) {
+        if self.needs_time {
+            self.needs_time = false;
+            self.suspended_at = Some(now);
+        }
+        if let (true, Some(at), Some(limit)) = (self.suspended, self.suspended_at, self.lost_after)
+        {
+            if now >= at + limit {
+                self.suspended_too_long();
+            }
+        }
+        if let Some(deadline) = self.deadline {
+            if now >= deadline && self.state() == ElectionState::Campaigning {
+                self.abandon(Outcome::TimedOut);
+            }
+        }
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        let now_please = self.needs_time.then_some(Instant::from_millis(0));
+        let suspension = match (self.suspended, self.suspended_at, self.lost_after) {
+            (true, Some(at), Some(limit)) => Some(at + limit),
+            _ => None,
+        };
+        let deadline = self
+            .deadline
+            .filter(|_| self.state() == ElectionState::Campaigning);
+        [now_please, suspension, deadline]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    fn poll_event(&mut self) -> Option<ElectionEvent> {
+        self.events.pop()
+    }
+}
+
+impl<const N: usize, const D: usize> fmt::Debug for Election<N, D> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Election")
+            .field("dir", &self.dir.as_str())
+            .field("step", &self.step)
+            .field("own", &self.own_node())
+            .field("predecessor", &self.predecessor())
+            .field("leading", &self.leading)
+            .field("connected", &self.connected)
+            .field("suspended", &self.suspended)
+            .field("session_id", &self.session_id)
+            .finish()
+    }
+}

@@ -1,0 +1,166 @@
+//! Leader election (the recipes page's "Leader Election"), as state machines:
+//! a [`Election`] that volunteers, and an [`Observer`] for everyone else.
+//!
+//! # The candidate's protocol
+//!
+//! 1. create `<dir>/<guid>-n_` ephemeral and sequential (the candidate's data
+//!    as its data) and, in the same flight, list `<dir>`;
+//! 2. if another candidate has a lower sequence number, watch only the
+//!    next-lower one (no herd) and report [`ElectionEvent::Following`];
+//!    when it goes, list again (or, if it was the lowest, go straight on:
+//!    sequence numbers only grow);
+//! 3. once the own node is the lowest, read it (`getData`, which also
+//!    watches it) and check that its `ephemeralOwner` is the *current*
+//!    session: a node left by an earlier session of the same process is not
+//!    a claim to lead (CURATOR-696);
+//! 4. write the **acknowledgement node** `<dir>/leader`, ephemeral, whose
+//!    data is `<own node name>\n<candidate data>` (the recipes page's note:
+//!    "the znode having no preceding znode … does not imply that the creator
+//!    … is aware that it is the current leader"); only then report
+//!    [`ElectionEvent::Leading`]. So "who leads now" has one answer that
+//!    observers and operators can read, and it only ever names a candidate
+//!    that knows it leads. An acknowledgement left by an earlier leader (one
+//!    that names another node) is replaced; one naming the own node (a
+//!    create whose reply was lost) is adopted.
+//!
+//! While leading, a connection loss is reported at once as
+//! [`ElectionEvent::Suspended`] ("not sure I lead any more"; CURATOR-460),
+//! not when the session expires. After a reconnect the own node's
+//! `ephemeralOwner` is checked against the session again before
+//! [`ElectionEvent::Resumed`]; a reconnect onto another session is
+//! [`ElectionEvent::Lost`], and so is a suspension that outlasts the session
+//! timeout given to [`Election::set_lost_after`], even if the expiry itself
+//! is never heard (CURATOR-220).
+//!
+//! Resigning (at any stage) deletes the acknowledgement, then the own node,
+//! and is reported once both are confirmed gone; a deadline does the same.
+//! After a connection loss during the create, the own node is found by its
+//! GUID rather than created twice.
+//!
+//! # The observer
+//!
+//! An [`Observer`] reads and watches the acknowledgement node only: one watch
+//! per observer, one notification per change of leader, whatever the number
+//! of candidates.
+
+mod candidate;
+mod observer;
+
+use core::fmt;
+
+pub use candidate::{Election, ElectionEvent, ElectionState};
+pub use observer::{Observer, ObserverEvent};
+
+use crate::path::PathError;
+use crate::ZkError;
+
+/// Name of the acknowledgement node inside the election directory.
+///
+/// It has no sequence suffix, so no library counts it as a candidate.
+pub const ACK_NAME: &str = "leader";
+
+/// Default capacity, in bytes, of the paths an election stores.
+pub const DEFAULT_PATH_CAPACITY: usize = 128;
+
+/// Default capacity, in bytes, of an acknowledgement's data (the leader's
+/// node name, a newline and the candidate's data).
+pub const DEFAULT_DATA_CAPACITY: usize = 192;
+
+/// What the acknowledgement node says: which candidate leads, and its data.
+///
+/// ```
+/// use herdless_core::election::Acknowledgement;
+///
+/// let ack = Acknowledgement::parse(b"1f-n_0000000007\ngateway-3").unwrap();
+/// assert_eq!(ack.node, "1f-n_0000000007");
+/// assert_eq!(ack.data, b"gateway-3");
+/// assert_eq!(ack.sequence().map(|s| s.value()), Some(7));
+/// assert!(Acknowledgement::parse(b"no newline").is_none());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct Acknowledgement<'a> {
+    /// The leader's candidate node name (not a path).
+    pub node: &'a str,
+    /// The leader's data (its participant id, an address...).
+    pub data: &'a [u8],
+}
+
+impl<'a> Acknowledgement<'a> {
+    /// Reads an acknowledgement node's data: the node name, a newline, the
+    /// candidate's data. `None` if it is not in that form (another writer,
+    /// or not UTF-8).
+    pub fn parse(raw: &'a [u8]) -> Option<Acknowledgement<'a>> {
+        let newline = raw.iter().position(|b| *b == b'\n')?;
+        let node = core::str::from_utf8(&raw[..newline]).ok()?;
+        if node.is_empty() || crate::path::validate_name(node).is_err() {
+            return None;
+        }
+        Some(Acknowledgement {
+            node,
+            data: &raw[newline + 1..],
+        })
+    }
+
+    /// The leader's sequence number, if its node name carries one.
+    pub fn sequence(&self) -> Option<crate::Sequence> {
+        crate::Sequence::parse(self.node).ok()
+    }
+}
+
+/// Errors of election operations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
+pub enum Error {
+    /// ZooKeeper refused a request.
+    Zk(ZkError),
+    /// A path was invalid or did not fit the election's buffers.
+    Path(PathError),
+    /// The candidate's data does not fit the acknowledgement buffer.
+    TooLarge {
+        /// The data's length.
+        len: usize,
+        /// The most data the buffer can take next to the node name.
+        capacity: usize,
+    },
+    /// The operation needs another state (e.g. `campaign` while campaigning).
+    InvalidState {
+        /// The state the candidate was in.
+        state: ElectionState,
+    },
+    /// Someone other than the leader keeps writing the acknowledgement node.
+    AckContended,
+    /// The server's answer did not make sense.
+    BadReply,
+    /// The session ended (expired or closed) and no new one was reported
+    /// with [`SessionEvent::Connected`](crate::SessionEvent::Connected).
+    NoSession,
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Zk(e) => write!(f, "ZooKeeper error: {e}"),
+            Error::Path(e) => write!(f, "invalid path: {e}"),
+            Error::TooLarge { len, capacity } => write!(
+                f,
+                "candidate data of {len} bytes exceeds the {capacity} bytes left in the buffer"
+            ),
+            Error::InvalidState { state } => {
+                write!(f, "not allowed while the candidate is {state:?}")
+            }
+            Error::AckContended => {
+                f.write_str("another writer keeps replacing the acknowledgement node")
+            }
+            Error::BadReply => f.write_str("malformed reply from the server"),
+            Error::NoSession => f.write_str("the session has ended"),
+        }
+    }
+}
+
+impl From<PathError> for Error {
+    fn from(e: PathError) -> Self {
+        Error::Path(e)
+    }
+}

@@ -1,0 +1,594 @@
+//! The shared (read/write) lock and revocation driven by hand-written
+//! replies: the exact requests of the protocol, with no server at all.
+
+use herdless_core::lock::{Contender, GiveUp, Lock, LockEvent, LockState};
+use herdless_core::naming::{Flavour, Guid};
+use herdless_core::revoke::{Revoke, RevokeEvent};
+use herdless_core::{
+    Children, CreateMode, Instant, Recipe, Reply, Request, RequestId, SessionEvent, Stat,
+    WatchEvent, WatchKind, ZkError,
+};
+
+const GUID: Guid = Guid([0x11; 16]);
+const READ: &str = "11111111-1111-1111-1111-111111111111-read-0000000005";
+const WRITE: &str = "11111111-1111-1111-1111-111111111111-write-0000000005";
+const DIR: &str = "/rw/a";
+
+/// Drains the requests of any recipe, returning their ids and a printable
+/// form.
+fn drain<R: Recipe>(recipe: &mut R) -> Vec<(RequestId, String)> {
+    let mut out = Vec::new();
+    while let Some(o) = recipe.poll_request() {
+        let text = match o.request {
+            Request::Create { path, mode, .. } => format!("create {path} {mode:?}"),
+            Request::GetChildren { path, watch } => format!("children {path} watch={watch}"),
+            Request::GetData { path, watch } => format!("getData {path} watch={watch}"),
+            Request::Exists { path, watch } => format!("exists {path} watch={watch}"),
+            Request::Delete { path, .. } => format!("delete {path}"),
+            Request::SetData { path, data, .. } => {
+                format!("setData {path} {}", String::from_utf8_lossy(data))
+            }
+            other => format!("{other:?}"),
+        };
+        out.push((o.id, text));
+    }
+    out
+}
+
+fn events<R: Recipe>(recipe: &mut R) -> Vec<R::Event> {
+    std::iter::from_fn(|| recipe.poll_event()).collect()
+}
+
+fn children(lock: &mut Lock, id: RequestId, names: &[&str]) {
+    lock.handle_reply(id, Reply::Children(Children::new(&names)));
+}
+
+fn created(lock: &mut Lock, id: RequestId, name: &str) {
+    let path = format!("{DIR}/{name}");
+    lock.handle_reply(id, Reply::Created { path: &path });
+}
+
+fn data(recipe: &mut impl Recipe, id: RequestId, bytes: &[u8]) {
+    recipe.handle_reply(
+        id,
+        Reply::Data {
+            data: bytes,
+            stat: Stat::default(),
+        },
+    );
+}
+
+fn watch(recipe: &mut impl Recipe, kind: WatchKind, path: &str) {
+    recipe.handle_watch(WatchEvent { kind, path });
+}
+
+/// Starts `lock`, answers its create with `own` and its listing with
+/// `others` plus `own`; returns what it sends next.
+fn queue_up(lock: &mut Lock, own: &str, others: &[&str]) -> Vec<(RequestId, String)> {
+    lock.acquire(GUID).unwrap();
+    let sent = drain(lock);
+    assert_eq!(sent.len(), 2, "create and listing leave together: {sent:?}");
+    created(lock, sent[0].0, own);
+    let mut names: Vec<&str> = others.to_vec();
+    names.push(own);
+    children(lock, sent[1].0, &names);
+    drain(lock)
+}
+
+#[test]
+fn nodes_are_named_read_and_write_as_on_the_recipes_page() {
+    for (mut lock, marker) in [
+        (Lock::reader(DIR).unwrap(), "-read-"),
+        (Lock::writer(DIR).unwrap(), "-write-"),
+    ] {
+        let lock: &mut Lock = &mut lock;
+        lock.acquire(GUID).unwrap();
+        let sent = drain(lock);
+        assert_eq!(
+            sent[0].1,
+            format!(
+                "create {DIR}/11111111-1111-1111-1111-111111111111{marker} {:?}",
+                CreateMode::EphemeralSequential
+            )
+        );
+        assert_eq!(sent[1].1, format!("children {DIR} watch=false"));
+    }
+}
+
+#[test]
+fn a_reader_behind_only_readers_holds_in_one_round_trip() {
+    let mut lock: Lock = Lock::reader(DIR).unwrap();
+    let next = queue_up(
+        &mut lock,
+        READ,
+        &[
+            "a-read-0000000001",
+            "b-read-0000000003",
+            "c-write-0000000007",
+        ],
+    );
+    assert!(next.is_empty(), "{next:?}");
+    assert_eq!(events(&mut lock), vec![LockEvent::Acquired]);
+    assert!(lock.is_held());
+}
+
+#[test]
+fn a_reader_watches_only_the_next_lower_writer_and_takes_over_on_its_deletion() {
+    let mut lock: Lock = Lock::reader(DIR).unwrap();
+    let next = queue_up(
+        &mut lock,
+        READ,
+        &[
+            "w1-write-0000000001",
+            "r2-read-0000000002",
+            "w3-write-0000000003",
+            "r4-read-0000000004",
+            "w9-write-0000000009",
+        ],
+    );
+    assert_eq!(next.len(), 1, "{next:?}");
+    assert_eq!(
+        next[0].1,
+        format!("getData {DIR}/w3-write-0000000003 watch=true"),
+        "the next-lower writer, not the lower reader nor the later writer"
+    );
+    assert_eq!(lock.predecessor(), Some("/rw/a/w3-write-0000000003"));
+    data(&mut lock, next[0].0, b"");
+    // w3 goes, but w1 is still ahead: list again.
+    watch(
+        &mut lock,
+        WatchKind::NodeDeleted,
+        "/rw/a/w3-write-0000000003",
+    );
+    let sent = drain(&mut lock);
+    assert_eq!(sent[0].1, format!("children {DIR} watch=false"));
+    children(
+        &mut lock,
+        sent[0].0,
+        &["w1-write-0000000001", "r2-read-0000000002", READ],
+    );
+    let sent = drain(&mut lock);
+    assert_eq!(
+        sent[0].1,
+        format!("getData {DIR}/w1-write-0000000001 watch=true")
+    );
+    // w1 was the only writer ahead: its deletion is enough, no listing.
+    watch(
+        &mut lock,
+        WatchKind::NodeDeleted,
+        "/rw/a/w1-write-0000000001",
+    );
+    assert!(drain(&mut lock).is_empty());
+    assert_eq!(events(&mut lock), vec![LockEvent::Acquired]);
+}
+
+#[test]
+fn a_writer_watches_its_next_lower_node_of_either_kind() {
+    let mut lock: Lock = Lock::writer(DIR).unwrap();
+    let next = queue_up(
+        &mut lock,
+        WRITE,
+        &[
+            "w1-write-0000000001",
+            "r2-read-0000000002",
+            "r4-read-0000000004",
+            "r6-read-0000000006",
+        ],
+    );
+    assert_eq!(
+        next[0].1,
+        format!("getData {DIR}/r4-read-0000000004 watch=true")
+    );
+    // A lower reader's deletion is not its business: no notification for
+    // it ever arrives, and a spurious one for another path is ignored.
+    watch(
+        &mut lock,
+        WatchKind::NodeDeleted,
+        "/rw/a/r2-read-0000000002",
+    );
+    assert!(drain(&mut lock).is_empty());
+    assert!(events(&mut lock).is_empty());
+}
+
+#[test]
+fn other_libraries_readers_and_writers_are_told_apart() {
+    // Curator's __WRIT__ and Kazoo's __lock__ keep a reader waiting;
+    // Curator's __READ__ and Kazoo's __rlock__ do not; exclusive-lock nodes
+    // count as writers.
+    for (blocker, blocks) in [
+        ("_c_0c1d-__WRIT__0000000001", true),
+        ("0c1d__lock__0000000001", true),
+        ("_c_0c1d-lock-0000000001", true),
+        ("_c_0c1d-__READ__0000000001", false),
+        ("0c1d__rlock__0000000001", false),
+        ("sub-write-dir", false),
+    ] {
+        let mut lock: Lock = Lock::reader(DIR).unwrap();
+        let next = queue_up(&mut lock, READ, &[blocker]);
+        let held = events(&mut lock) == vec![LockEvent::Acquired];
+        assert_eq!(held, !blocks, "{blocker}");
+        if blocks {
+            assert_eq!(next[0].1, format!("getData {DIR}/{blocker} watch=true"));
+        }
+    }
+}
+
+#[test]
+fn curator_and_kazoo_flavoured_contenders_write_their_names() {
+    for (flavour, contender, marker) in [
+        (Flavour::Curator, Contender::Reader, "-__READ__"),
+        (Flavour::Curator, Contender::Writer, "-__WRIT__"),
+        (Flavour::Kazoo, Contender::Reader, "__rlock__"),
+        (Flavour::Kazoo, Contender::Writer, "__lock__"),
+    ] {
+        let mut lock: Lock = Lock::with_contender(DIR, contender, flavour).unwrap();
+        lock.acquire(GUID).unwrap();
+        let sent = drain(&mut lock);
+        assert!(
+            sent[0].1.contains(&format!("{marker} EphemeralSequential")),
+            "{sent:?}"
+        );
+    }
+}
+
+/// kazoo#649: a reader waited on a *later* writer.
+#[test]
+fn kazoo_649_a_reader_never_waits_for_a_later_writer() {
+    let mut lock: Lock = Lock::reader(DIR).unwrap();
+    let next = queue_up(
+        &mut lock,
+        READ,
+        &["w6-write-0000000006", "w7-write-0000000007"],
+    );
+    assert!(next.is_empty());
+    assert_eq!(events(&mut lock), vec![LockEvent::Acquired]);
+}
+
+#[test]
+fn try_acquire_of_a_reader_is_busy_only_behind_a_writer() {
+    let mut lock: Lock = Lock::reader(DIR).unwrap();
+    lock.try_acquire(GUID).unwrap();
+    let sent = drain(&mut lock);
+    created(&mut lock, sent[0].0, READ);
+    children(&mut lock, sent[1].0, &["r-read-0000000001", READ]);
+    assert_eq!(events(&mut lock), vec![LockEvent::Acquired]);
+
+    let mut lock: Lock = Lock::reader(DIR).unwrap();
+    lock.try_acquire(GUID).unwrap();
+    let sent = drain(&mut lock);
+    created(&mut lock, sent[0].0, READ);
+    children(&mut lock, sent[1].0, &["w-write-0000000001", READ]);
+    let sent = drain(&mut lock);
+    assert_eq!(sent[0].1, format!("delete {DIR}/{READ}"));
+    lock.handle_reply(sent[0].0, Reply::Deleted);
+    assert_eq!(
+        events(&mut lock),
+        vec![LockEvent::NotAcquired(GiveUp::Busy)]
+    );
+}
+
+#[test]
+fn a_lost_create_reply_is_recovered_by_guid_for_readers_too() {
+    let mut lock: Lock = Lock::reader(DIR).unwrap();
+    lock.acquire(GUID).unwrap();
+    drain(&mut lock);
+    lock.handle_session(SessionEvent::Suspended);
+    lock.handle_session(SessionEvent::Connected { session_id: 1 });
+    let sent = drain(&mut lock);
+    assert_eq!(sent.len(), 1, "no second create before looking: {sent:?}");
+    // A writer node with the same GUID is not ours: only the reader is.
+    let writer_same_guid = "11111111-1111-1111-1111-111111111111-write-0000000002";
+    children(&mut lock, sent[0].0, &[writer_same_guid, READ]);
+    assert_eq!(lock.own_node(), Some(READ));
+    let sent = drain(&mut lock);
+    assert_eq!(
+        sent[0].1,
+        format!("getData {DIR}/{writer_same_guid} watch=true")
+    );
+}
+
+// ---- revocation: the holder's side ----
+
+/// A revocable writer that holds, with the own-node watch answered.
+fn revocable_holder() -> (Lock, RequestId) {
+    let mut lock: Lock = Lock::writer(DIR).unwrap().revocable();
+    lock.acquire(GUID).unwrap();
+    let sent = drain(&mut lock);
+    created(&mut lock, sent[0].0, WRITE);
+    let next = drain(&mut lock);
+    assert_eq!(
+        next.len(),
+        1,
+        "the own node is read right after its create: {next:?}"
+    );
+    assert_eq!(next[0].1, format!("getData {DIR}/{WRITE} watch=true"));
+    children(&mut lock, sent[1].0, &[WRITE]);
+    assert_eq!(events(&mut lock), vec![LockEvent::Acquired]);
+    (lock, next[0].0)
+}
+
+#[test]
+fn a_revocable_holder_hears_the_request_once_and_releases_by_consent() {
+    let (mut lock, own_read) = revocable_holder();
+    data(&mut lock, own_read, b"");
+    assert!(events(&mut lock).is_empty());
+    let own = format!("{DIR}/{WRITE}");
+    watch(&mut lock, WatchKind::NodeDataChanged, &own);
+    let sent = drain(&mut lock);
+    assert_eq!(sent[0].1, format!("getData {own} watch=true"), "re-armed");
+    data(&mut lock, sent[0].0, b"unlock");
+    assert_eq!(events(&mut lock), vec![LockEvent::RevocationRequested]);
+    assert!(lock.revocation_requested());
+    assert!(lock.is_held(), "revocation is a request, not a loss");
+    // A second request is not reported again.
+    watch(&mut lock, WatchKind::NodeDataChanged, &own);
+    let sent = drain(&mut lock);
+    data(&mut lock, sent[0].0, b"unlock");
+    assert!(events(&mut lock).is_empty());
+    // Consent: the holder releases; its own delete fires its own watch,
+    // which changes nothing.
+    lock.release().unwrap();
+    let sent = drain(&mut lock);
+    assert_eq!(sent[0].1, format!("delete {own}"));
+    watch(&mut lock, WatchKind::NodeDeleted, &own);
+    assert!(events(&mut lock).is_empty());
+    lock.handle_reply(sent[0].0, Reply::Deleted);
+    assert_eq!(events(&mut lock), vec![LockEvent::Released]);
+}
+
+#[test]
+fn curators_revoke_message_is_honoured() {
+    let (mut lock, own_read) = revocable_holder();
+    data(&mut lock, own_read, b"__REVOKE__");
+    assert_eq!(events(&mut lock), vec![LockEvent::RevocationRequested]);
+}
+
+#[test]
+fn a_revocable_holder_whose_node_is_deleted_hears_lost_at_once() {
+    let (mut lock, own_read) = revocable_holder();
+    data(&mut lock, own_read, b"unlock");
+    assert_eq!(events(&mut lock), vec![LockEvent::RevocationRequested]);
+    watch(&mut lock, WatchKind::NodeDeleted, &format!("{DIR}/{WRITE}"));
+    assert_eq!(events(&mut lock), vec![LockEvent::Lost]);
+    assert_eq!(lock.state(), LockState::Idle);
+    assert!(drain(&mut lock).is_empty(), "nothing to delete any more");
+}
+
+#[test]
+fn a_revocable_waiter_whose_node_is_deleted_gives_up_as_revoked() {
+    let mut lock: Lock = Lock::reader(DIR).unwrap().revocable();
+    lock.acquire(GUID).unwrap();
+    let sent = drain(&mut lock);
+    created(&mut lock, sent[0].0, READ);
+    let own_read = drain(&mut lock);
+    children(&mut lock, sent[1].0, &["w-write-0000000001", READ]);
+    let watch_pred = drain(&mut lock);
+    assert_eq!(watch_pred.len(), 1);
+    // The request reaches a waiter too: it may cancel.
+    data(&mut lock, own_read[0].0, b"unlock");
+    assert_eq!(events(&mut lock), vec![LockEvent::RevocationRequested]);
+    watch(&mut lock, WatchKind::NodeDeleted, &format!("{DIR}/{READ}"));
+    assert_eq!(
+        events(&mut lock),
+        vec![LockEvent::NotAcquired(GiveUp::Revoked)]
+    );
+    // It did not create a new node behind the requester's back.
+    assert!(drain(&mut lock).is_empty());
+}
+
+#[test]
+fn a_non_revocable_lock_reads_nothing_of_its_own_node() {
+    let mut lock: Lock = Lock::writer(DIR).unwrap();
+    lock.acquire(GUID).unwrap();
+    let sent = drain(&mut lock);
+    created(&mut lock, sent[0].0, WRITE);
+    assert!(drain(&mut lock).is_empty());
+    children(&mut lock, sent[1].0, &[WRITE]);
+    assert_eq!(events(&mut lock), vec![LockEvent::Acquired]);
+    // A data change on the own node (no watch was set) is ignored.
+    watch(&mut lock, WatchKind::NodeDeleted, &format!("{DIR}/{WRITE}"));
+    assert!(events(&mut lock).is_empty());
+    assert!(lock.is_held());
+}
+
+#[test]
+fn after_a_reconnect_a_revocable_holder_reads_its_node_again() {
+    let (mut lock, _) = revocable_holder();
+    lock.handle_session(SessionEvent::Suspended);
+    lock.handle_session(SessionEvent::Connected { session_id: 1 });
+    let sent = drain(&mut lock);
+    let texts: Vec<&str> = sent.iter().map(|s| s.1.as_str()).collect();
+    assert_eq!(
+        texts,
+        [
+            format!("exists {DIR}/{WRITE} watch=false"),
+            format!("getData {DIR}/{WRITE} watch=true")
+        ]
+    );
+    lock.handle_reply(
+        sent[0].0,
+        Reply::Exists {
+            stat: Stat::default(),
+        },
+    );
+    // The request was written while the connection was down.
+    data(&mut lock, sent[1].0, b"unlock");
+    assert_eq!(
+        events(&mut lock),
+        vec![
+            LockEvent::Suspended,
+            LockEvent::Resumed,
+            LockEvent::RevocationRequested
+        ]
+    );
+}
+
+// ---- revocation: the requester's side ----
+
+const NODE: &str = "/rw/a/11111111-1111-1111-1111-111111111111-write-0000000005";
+
+#[test]
+fn a_plain_request_writes_unlock_and_ends() {
+    let mut revoke: Revoke = Revoke::new(NODE).unwrap();
+    revoke.request().unwrap();
+    let sent = drain(&mut revoke);
+    assert_eq!(sent.len(), 1, "no watch for a plain request: {sent:?}");
+    assert_eq!(sent[0].1, format!("setData {NODE} unlock"));
+    assert!(revoke.request().is_err(), "one revocation at a time");
+    revoke.handle_reply(
+        sent[0].0,
+        Reply::DataSet {
+            stat: Stat::default(),
+        },
+    );
+    assert_eq!(events(&mut revoke), vec![RevokeEvent::Requested]);
+    assert!(!revoke.is_running());
+    assert_eq!(revoke.poll_timeout(), None);
+}
+
+#[test]
+fn a_request_for_a_node_already_gone_says_so() {
+    let mut revoke: Revoke = Revoke::new(NODE).unwrap();
+    revoke.request_forced(Instant::from_millis(100)).unwrap();
+    let sent = drain(&mut revoke);
+    revoke.handle_reply(sent[0].0, Reply::Error(ZkError::NoNode));
+    revoke.handle_reply(sent[1].0, Reply::Error(ZkError::NoNode));
+    assert_eq!(events(&mut revoke), vec![RevokeEvent::NotFound]);
+    assert_eq!(revoke.poll_timeout(), None);
+}
+
+#[test]
+fn a_forced_request_reports_the_holders_consent_within_the_grace_period() {
+    let mut revoke: Revoke = Revoke::new(NODE).unwrap();
+    revoke.request_forced(Instant::from_millis(500)).unwrap();
+    let sent = drain(&mut revoke);
+    assert_eq!(sent[0].1, format!("setData {NODE} unlock"));
+    assert_eq!(sent[1].1, format!("getData {NODE} watch=true"));
+    revoke.handle_reply(
+        sent[0].0,
+        Reply::DataSet {
+            stat: Stat::default(),
+        },
+    );
+    data(&mut revoke, sent[1].0, b"unlock");
+    assert_eq!(events(&mut revoke), vec![RevokeEvent::Requested]);
+    revoke.handle_timeout(Instant::from_millis(499));
+    assert!(drain(&mut revoke).is_empty());
+    watch(&mut revoke, WatchKind::NodeDeleted, NODE);
+    assert_eq!(events(&mut revoke), vec![RevokeEvent::Released]);
+    assert_eq!(revoke.poll_timeout(), None);
+    assert!(drain(&mut revoke).is_empty(), "nothing left to delete");
+}
+
+#[test]
+fn a_forced_request_deletes_the_node_at_the_deadline() {
+    let mut revoke: Revoke = Revoke::new(NODE).unwrap();
+    revoke.request_forced(Instant::from_millis(500)).unwrap();
+    let sent = drain(&mut revoke);
+    revoke.handle_reply(
+        sent[0].0,
+        Reply::DataSet {
+            stat: Stat::default(),
+        },
+    );
+    data(&mut revoke, sent[1].0, b"unlock");
+    events(&mut revoke);
+    // Another requester's write re-arms the watch.
+    watch(&mut revoke, WatchKind::NodeDataChanged, NODE);
+    let rearm = drain(&mut revoke);
+    assert_eq!(rearm[0].1, format!("getData {NODE} watch=true"));
+    assert_eq!(revoke.poll_timeout(), Some(Instant::from_millis(500)));
+    revoke.handle_timeout(Instant::from_millis(500));
+    let sent = drain(&mut revoke);
+    assert_eq!(sent[0].1, format!("delete {NODE}"));
+    // The answer to the re-armed watch is no longer wanted; our own delete
+    // fires our own watch before its reply, which decides nothing.
+    data(&mut revoke, rearm[0].0, b"unlock");
+    watch(&mut revoke, WatchKind::NodeDeleted, NODE);
+    assert!(events(&mut revoke).is_empty());
+    revoke.handle_reply(sent[0].0, Reply::Deleted);
+    assert_eq!(events(&mut revoke), vec![RevokeEvent::Forced]);
+}
+
+#[test]
+fn a_holder_releasing_just_before_the_delete_lands_counts_as_consent() {
+    let mut revoke: Revoke = Revoke::new(NODE).unwrap();
+    revoke.request_forced(Instant::from_millis(10)).unwrap();
+    let sent = drain(&mut revoke);
+    revoke.handle_reply(
+        sent[0].0,
+        Reply::DataSet {
+            stat: Stat::default(),
+        },
+    );
+    revoke.handle_timeout(Instant::from_millis(10));
+    let del = drain(&mut revoke);
+    revoke.handle_reply(del[0].0, Reply::Error(ZkError::NoNode));
+    assert_eq!(
+        events(&mut revoke),
+        vec![RevokeEvent::Requested, RevokeEvent::Released]
+    );
+}
+
+#[test]
+fn a_delete_lost_with_the_connection_is_sent_again() {
+    let mut revoke: Revoke = Revoke::new(NODE).unwrap();
+    revoke.request_forced(Instant::from_millis(10)).unwrap();
+    let sent = drain(&mut revoke);
+    revoke.handle_reply(
+        sent[0].0,
+        Reply::DataSet {
+            stat: Stat::default(),
+        },
+    );
+    revoke.handle_timeout(Instant::from_millis(10));
+    let del = drain(&mut revoke);
+    revoke.handle_reply(del[0].0, Reply::Error(ZkError::ConnectionLoss));
+    assert!(drain(&mut revoke).is_empty(), "nothing while disconnected");
+    revoke.handle_session(SessionEvent::Connected { session_id: 1 });
+    let again = drain(&mut revoke);
+    assert_eq!(again[0].1, format!("delete {NODE}"));
+    revoke.handle_reply(again[0].0, Reply::Error(ZkError::NoNode));
+    assert_eq!(
+        events(&mut revoke),
+        vec![RevokeEvent::Requested, RevokeEvent::Forced]
+    );
+}
+
+#[test]
+fn a_request_lost_with_the_connection_is_written_again_and_an_expiry_fails() {
+    let mut revoke: Revoke = Revoke::new(NODE).unwrap();
+    revoke.request().unwrap();
+    drain(&mut revoke);
+    revoke.handle_session(SessionEvent::Suspended);
+    revoke.handle_session(SessionEvent::Connected { session_id: 1 });
+    let sent = drain(&mut revoke);
+    assert_eq!(sent[0].1, format!("setData {NODE} unlock"));
+    revoke.handle_session(SessionEvent::Expired);
+    assert_eq!(
+        events(&mut revoke),
+        vec![RevokeEvent::Failed(herdless_core::revoke::Error::NoSession)]
+    );
+}
+
+#[test]
+fn a_refused_write_fails_cleanly() {
+    let mut revoke: Revoke = Revoke::new(NODE).unwrap();
+    revoke.request().unwrap();
+    let sent = drain(&mut revoke);
+    revoke.handle_reply(sent[0].0, Reply::Error(ZkError::NoAuth));
+    assert_eq!(
+        events(&mut revoke),
+        vec![RevokeEvent::Failed(herdless_core::revoke::Error::Zk(
+            ZkError::NoAuth
+        ))]
+    );
+    // A reply of the wrong shape does not panic either.
+    revoke.request().unwrap();
+    let sent = drain(&mut revoke);
+    revoke.handle_reply(sent[0].0, Reply::Deleted);
+    assert_eq!(
+        events(&mut revoke),
+        vec![RevokeEvent::Failed(herdless_core::revoke::Error::BadReply)]
+    );
+}

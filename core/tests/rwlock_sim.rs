@@ -1,0 +1,770 @@
+//! The shared (read/write) lock and revocation under seeded random
+//! schedules and faults, on the in-memory ZooKeeper.
+//!
+//! Every schedule runs up to 16 contenders, each a reader or a writer, some
+//! of them revocable (and of those, some consent to a revocation request and
+//! some never do), and up to two requesters that revoke contenders' nodes,
+//! plainly or forced after a random grace period. Three phases:
+//!
+//! 1. faults on: contenders acquire (blocking, try, with a deadline), hold,
+//!    release and cancel while connections drop, replies of applied writes
+//!    are lost and sessions expire (expired peers get a new session);
+//! 2. faults off: nobody starts anew, holders release, every waiter must be
+//!    served, every revocation must end; afterwards no lock node remains;
+//! 3. fault-free, readers share: a writer holds, every reader queues behind
+//!    it, then a second writer; the first writer's release must let every
+//!    reader in at once (woken by one notification each, with no listing),
+//!    and the second writer only after the last reader is gone.
+//!
+//! On every step of phases 1 and 2, against the server's ground truth:
+//!
+//! * among contenders holding with a live session and an existing node,
+//!   never a writer together with anyone else;
+//! * a holding writer's node is the lowest contender node; a holding
+//!   reader's node has no lower writer node;
+//! * a holder whose node is gone had it deleted by a forced revocation;
+//! * a waiter watches exactly its next-lower node of the kind it waits for
+//!   (a reader: the next-lower writer), and the server holds no watch of a
+//!   contender's session on anything else: a reader can only ever be woken
+//!   by a writer (or its own node, when revocable); no creation and no
+//!   child watches.
+//!
+//! A failure names its seed. Replay one with
+//! `HERDLESS_SEED=<seed> cargo test -p herdless-core --test rwlock_sim`, and
+//! run more with `HERDLESS_SCHEDULES=<n>`.
+
+mod support;
+
+use std::collections::BTreeSet;
+
+use herdless_core::lock::{Contender, Lock, LockEvent, LockState};
+use herdless_core::naming::{shared_contender, Guid, NodeKind};
+use herdless_core::revoke::{Revoke, RevokeEvent};
+use herdless_core::sim::{Either, Faults, SessionStatus, World};
+use herdless_core::{Instant, Sequence};
+use rand::Rng;
+
+const DIR: &str = "/locks/rw";
+const DEFAULT_SCHEDULES: u64 = 3_000;
+
+type Peer = Either<Lock, Revoke>;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum App {
+    Idle,
+    Waiting,
+    Holding { release_at: usize },
+    Releasing,
+}
+
+/// How a contender answers a revocation request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Manners {
+    /// Not revocable at all.
+    Plain,
+    /// Revocable; releases (or cancels) soon after a request.
+    Consents,
+    /// Revocable; ignores requests (only a forced revocation removes it).
+    Stubborn,
+}
+
+#[derive(Debug, Default)]
+struct Totals {
+    acquisitions: usize,
+    shared_holds: usize,
+    requested: usize,
+    forced: usize,
+    consented: usize,
+}
+
+struct Run {
+    world: World<Peer>,
+    /// Contenders are peers `0..contenders`; revokers follow.
+    contenders: usize,
+    app: Vec<App>,
+    manners: Vec<Manners>,
+    /// Nodes a forced revocation was started on.
+    forced_targets: BTreeSet<String>,
+    step: usize,
+    totals: Totals,
+}
+
+fn guid(world: &mut World<Peer>) -> Guid {
+    Guid::from_random_bytes(world.rng().gen())
+}
+
+fn lock(world: &World<Peer>, i: usize) -> &Lock {
+    world.peers[i].recipe.a().expect("a contender")
+}
+
+fn revoker(world: &World<Peer>, i: usize) -> &Revoke {
+    world.peers[i].recipe.b().expect("a revoker")
+}
+
+fn name_of(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+impl Run {
+    fn new(seed: u64) -> Self {
+        let mut world: World<Peer> = World::new(seed);
+        let n = world.rng().gen_range(2..=16);
+        let writer_share = world.rng().gen_range(0.1..0.6);
+        let mut manners = Vec::new();
+        for _ in 0..n {
+            let contender = if world.rng().gen_bool(writer_share) {
+                Contender::Writer
+            } else {
+                Contender::Reader
+            };
+            let lock: Lock =
+                Lock::with_contender(DIR, contender, Default::default()).expect("valid path");
+            let m = match world.rng().gen_range(0..4) {
+                0 | 1 => Manners::Plain,
+                2 => Manners::Consents,
+                _ => Manners::Stubborn,
+            };
+            let lock = if m == Manners::Plain {
+                lock
+            } else {
+                lock.revocable()
+            };
+            world.add_peer(Either::A(lock));
+            manners.push(m);
+        }
+        let revokers = world.rng().gen_range(0..=2);
+        for _ in 0..revokers {
+            // Re-targeted before each use.
+            world.add_peer(Either::B(Revoke::new("/unused").expect("valid path")));
+        }
+        Run {
+            world,
+            contenders: n,
+            app: vec![App::Idle; n],
+            manners,
+            forced_targets: BTreeSet::new(),
+            step: 0,
+            totals: Totals::default(),
+        }
+    }
+
+    fn absorb_events(&mut self) -> Result<(), String> {
+        for i in 0..self.world.peers.len() {
+            for event in self.world.peers[i].take_events() {
+                match event {
+                    Either::A(e) => self.contender_event(i, e)?,
+                    Either::B(e) => self.revoker_event(i, e)?,
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn contender_event(&mut self, i: usize, event: LockEvent) -> Result<(), String> {
+        let before = self.app[i];
+        self.app[i] = match event {
+            LockEvent::Acquired => {
+                if before != App::Waiting {
+                    return Err(format!("contender {i}: Acquired while {before:?}"));
+                }
+                self.totals.acquisitions += 1;
+                let hold = self.world.rng().gen_range(1..30);
+                if lock(&self.world, i).revocation_requested()
+                    && self.manners[i] == Manners::Consents
+                {
+                    App::Holding {
+                        release_at: self.step,
+                    }
+                } else {
+                    App::Holding {
+                        release_at: self.step + hold,
+                    }
+                }
+            }
+            LockEvent::RevocationRequested => {
+                if self.manners[i] == Manners::Plain {
+                    return Err(format!(
+                        "contender {i} is not revocable but heard {event:?}"
+                    ));
+                }
+                match before {
+                    App::Holding { release_at } if self.manners[i] == Manners::Consents => {
+                        self.totals.consented += 1;
+                        App::Holding {
+                            release_at: release_at.min(self.step + 2),
+                        }
+                    }
+                    App::Waiting
+                        if self.manners[i] == Manners::Consents
+                            && self.world.rng().gen_bool(0.5) =>
+                    {
+                        self.world
+                            .act(i, |p| p.a_mut().expect("a contender").cancel())
+                            .map_err(|e| format!("contender {i}: cancel refused: {e}"))?;
+                        App::Waiting
+                    }
+                    other => other,
+                }
+            }
+            LockEvent::Suspended | LockEvent::Resumed => before,
+            LockEvent::NotAcquired(_)
+            | LockEvent::Failed(_)
+            | LockEvent::Lost
+            | LockEvent::Released => App::Idle,
+            other => return Err(format!("contender {i}: unexpected event {other:?}")),
+        };
+        let state = lock(&self.world, i).state();
+        if self.app[i] == App::Idle && state != LockState::Idle {
+            return Err(format!("contender {i}: {event:?} but lock is {state:?}"));
+        }
+        Ok(())
+    }
+
+    fn revoker_event(&mut self, i: usize, event: RevokeEvent) -> Result<(), String> {
+        match event {
+            RevokeEvent::Requested => self.totals.requested += 1,
+            RevokeEvent::Forced => self.totals.forced += 1,
+            RevokeEvent::NotFound | RevokeEvent::Released | RevokeEvent::Failed(_) => {}
+            other => return Err(format!("revoker {i}: unexpected event {other:?}")),
+        }
+        Ok(())
+    }
+
+    /// The contender nodes on the server: name, kind, sequence, owner.
+    fn nodes(&self) -> Vec<(String, NodeKind, Sequence, i64)> {
+        let zk = &self.world.zk;
+        zk.children(DIR)
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|name| {
+                let (kind, seq) = shared_contender(&name)?;
+                let owner = zk
+                    .node(&format!("{DIR}/{name}"))
+                    .map_or(0, |n| n.stat.ephemeral_owner);
+                Some((name, kind, seq, owner))
+            })
+            .collect()
+    }
+
+    /// The invariants of every step; see the module docs.
+    fn check(&self) -> Result<(), String> {
+        let zk = &self.world.zk;
+        let nodes = self.nodes();
+        let step = self.step;
+        let mut holders = Vec::new();
+        for i in 0..self.contenders {
+            let p = &self.world.peers[i];
+            let l = lock(&self.world, i);
+            if !(l.is_held() && zk.is_live(p.session())) {
+                continue;
+            }
+            let own = l.own_node().unwrap_or("").to_owned();
+            let Some(&(_, kind, seq, _)) = nodes.iter().find(|n| n.0 == own) else {
+                if !self.forced_targets.contains(&own) {
+                    return Err(format!(
+                        "step {step}: contender {i} holds with node {own:?}, which is gone \
+                         without a forced revocation"
+                    ));
+                }
+                continue;
+            };
+            // Who is ahead on the server.
+            let ahead = nodes.iter().find(|(_, k, s, _)| {
+                s.precedes(seq) && (l.contender() == Contender::Writer || *k == NodeKind::Write)
+            });
+            if let Some(ahead) = ahead {
+                return Err(format!(
+                    "step {step}: contender {i} ({:?}) holds with {own} but {} is ahead",
+                    l.contender(),
+                    ahead.0
+                ));
+            }
+            holders.push((i, kind));
+        }
+        if holders.len() > 1 && holders.iter().any(|(_, k)| *k == NodeKind::Write) {
+            return Err(format!(
+                "step {step}: a writer holds together with others: {holders:?}"
+            ));
+        }
+        self.check_watches(&nodes)
+    }
+
+    /// Waiters watch exactly their next-lower blocker; nothing else is
+    /// watched by a contender's session.
+    fn check_watches(&self, nodes: &[(String, NodeKind, Sequence, i64)]) -> Result<(), String> {
+        let zk = &self.world.zk;
+        let step = self.step;
+        for i in 0..self.contenders {
+            let p = &self.world.peers[i];
+            let l = lock(&self.world, i);
+            let waits_for =
+                |k: NodeKind| l.contender() == Contender::Writer || k == NodeKind::Write;
+            if let (Some(pred), Some(own_seq)) = (l.predecessor(), l.own_sequence()) {
+                let pred_name = name_of(pred);
+                let Some((kind, pred_seq)) = shared_contender(pred_name) else {
+                    return Err(format!("step {step}: contender {i} watches {pred}"));
+                };
+                if !waits_for(kind) || !pred_seq.precedes(own_seq) {
+                    return Err(format!(
+                        "step {step}: contender {i} ({:?}, seq {}) waits for {pred_name}",
+                        l.contender(),
+                        own_seq.value()
+                    ));
+                }
+                if nodes.iter().any(|n| n.0 == pred_name) {
+                    if let Some(between) = nodes.iter().find(|(_, k, s, _)| {
+                        waits_for(*k) && pred_seq.precedes(*s) && s.precedes(own_seq)
+                    }) {
+                        return Err(format!(
+                            "step {step}: contender {i} waits for {pred_name}, but {} is \
+                             closer",
+                            between.0
+                        ));
+                    }
+                }
+            }
+            if !zk.is_live(p.session()) {
+                continue;
+            }
+            for (table, path) in zk.watches_of(p.session()) {
+                let name = name_of(&path);
+                let node = nodes.iter().find(|n| n.0 == name);
+                let allowed = table == "data"
+                    && node.is_some_and(|(_, k, _, owner)| *owner == p.session() || waits_for(*k));
+                if !allowed {
+                    return Err(format!(
+                        "step {step}: contender {i} ({:?}) has a {table} watch on {path}",
+                        l.contender()
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn renew_ended_sessions(&mut self) {
+        for i in 0..self.world.peers.len() {
+            let idle = match &self.world.peers[i].recipe {
+                Either::A(l) => l.state() == LockState::Idle,
+                Either::B(r) => !r.is_running(),
+            };
+            if self.world.session_ended(i) && idle {
+                self.world.renew_session(i);
+            }
+        }
+    }
+
+    fn start_or_stop_work(&mut self, may_start: bool) -> Result<(), String> {
+        for i in 0..self.contenders {
+            match self.app[i] {
+                App::Idle if may_start && self.world.rng().gen_bool(0.05) => {
+                    let g = guid(&mut self.world);
+                    let kind = self.world.rng().gen_range(0..10);
+                    let deadline = self.world.now() + self.world.rng().gen_range(1..200);
+                    let result = self.world.act(i, |p| {
+                        let l = p.a_mut().expect("a contender");
+                        match kind {
+                            0 => l.try_acquire(g),
+                            1 | 2 => l.acquire_until(g, deadline),
+                            _ => l.acquire(g),
+                        }
+                    });
+                    match result {
+                        Ok(()) => self.app[i] = App::Waiting,
+                        Err(herdless_core::lock::Error::NoSession) => {}
+                        Err(e) => return Err(format!("contender {i}: acquire refused: {e}")),
+                    }
+                }
+                App::Waiting if may_start && self.world.rng().gen_bool(0.005) => {
+                    self.world
+                        .act(i, |p| p.a_mut().expect("a contender").cancel())
+                        .map_err(|e| format!("contender {i}: cancel refused: {e}"))?;
+                }
+                App::Holding { release_at }
+                    if (self.step >= release_at || !may_start)
+                        && lock(&self.world, i).state() == LockState::Held =>
+                {
+                    self.world
+                        .act(i, |p| p.a_mut().expect("a contender").release())
+                        .map_err(|e| format!("contender {i}: release refused: {e}"))?;
+                    self.app[i] = App::Releasing;
+                }
+                _ => {}
+            }
+        }
+        if may_start {
+            self.start_revocations();
+        }
+        self.absorb_events()
+    }
+
+    /// Idle revokers pick a revocable contender's node and revoke it.
+    fn start_revocations(&mut self) {
+        for r in self.contenders..self.world.peers.len() {
+            let s = self.world.peers[r].session();
+            let quiet = self.world.zk.pending_requests(s) == 0
+                && self.world.zk.pending_deliveries(s) == 0
+                && self.world.zk.status(s) == Some(SessionStatus::Connected);
+            if revoker(&self.world, r).is_running() || !quiet || !self.world.rng().gen_bool(0.03) {
+                continue;
+            }
+            let targets: Vec<String> = (0..self.contenders)
+                .filter(|&i| self.manners[i] != Manners::Plain)
+                .filter_map(|i| {
+                    lock(&self.world, i)
+                        .own_path::<128>()
+                        .and_then(Result::ok)
+                        .map(|p| p.to_string())
+                })
+                .collect();
+            if targets.is_empty() {
+                continue;
+            }
+            let node = targets[self.world.rng().gen_range(0..targets.len())].clone();
+            let forced = self.world.rng().gen_bool(0.5);
+            let deadline = self.world.now() + self.world.rng().gen_range(1..100);
+            if forced {
+                self.forced_targets.insert(name_of(&node).to_owned());
+            }
+            // A fresh requester per node, started only while its session is
+            // quiet, so no answer meant for the previous one can reach it.
+            self.world.peers[r].recipe = Either::B(Revoke::new(&node).expect("a valid path"));
+            let started = self.world.act(r, |p| {
+                let revoke = p.b_mut().expect("a revoker");
+                if forced {
+                    revoke.request_forced(deadline)
+                } else {
+                    revoke.request()
+                }
+            });
+            assert!(started.is_ok());
+        }
+    }
+
+    fn one_step(&mut self, may_start: bool) -> Result<bool, String> {
+        self.start_or_stop_work(may_start)?;
+        let stepped = self.world.step().is_some();
+        self.step += 1;
+        self.absorb_events()?;
+        self.renew_ended_sessions();
+        self.absorb_events()?;
+        self.check()?;
+        Ok(stepped)
+    }
+
+    fn faulty_phase(&mut self, steps: usize) -> Result<(), String> {
+        self.world.faults = Faults::FREQUENT;
+        for _ in 0..steps {
+            self.one_step(true)?;
+        }
+        Ok(())
+    }
+
+    fn all_idle(&self) -> bool {
+        self.app.iter().all(|a| *a == App::Idle)
+            && (self.contenders..self.world.peers.len())
+                .all(|r| !revoker(&self.world, r).is_running())
+    }
+
+    /// Faults off: every waiter served, every revocation ended, no node left.
+    fn settle(&mut self) -> Result<(), String> {
+        self.world.faults = Faults::NONE;
+        for _ in 0..200_000 {
+            let stepped = self.one_step(false)?;
+            if !stepped && self.all_idle() && !self.world.busy() {
+                return self.check_no_orphans();
+            }
+        }
+        let stuck: Vec<String> = (0..self.world.peers.len())
+            .filter(|&i| i >= self.contenders || self.app[i] != App::Idle)
+            .map(|i| {
+                let p = &self.world.peers[i];
+                format!(
+                    "peer {i} ({:?}): {:?}, session {:?}, watches {:?}",
+                    self.app.get(i),
+                    p.recipe,
+                    self.world.zk.status(p.session()),
+                    self.world.zk.watches_of(p.session())
+                )
+            })
+            .collect();
+        Err(format!(
+            "not everyone was served once faults stopped: {stuck:?}; nodes {:?}",
+            self.world.zk.children(DIR)
+        ))
+    }
+
+    fn check_no_orphans(&self) -> Result<(), String> {
+        let left = self.world.zk.children(DIR).unwrap_or_default();
+        if !left.is_empty() {
+            return Err(format!("orphaned lock nodes after recovery: {left:?}"));
+        }
+        Ok(())
+    }
+
+    fn acquire_quietly(&mut self, i: usize) -> Result<(), String> {
+        let g = guid(&mut self.world);
+        self.world
+            .act(i, |p| p.a_mut().expect("a contender").acquire(g))
+            .map_err(|e| format!("contender {i}: {e}"))?;
+        self.world.run_until_quiet(10_000);
+        Ok(())
+    }
+
+    fn held(&self, i: usize) -> bool {
+        lock(&self.world, i).is_held()
+    }
+
+    /// Releases contender `i` and runs until quiet; returns the watch
+    /// notifications this caused for *other* sessions (a revocable lock's
+    /// own delete also fires its own watch on its own node).
+    fn release_quietly(&mut self, i: usize) -> Result<u64, String> {
+        let own = self.world.peers[i].session();
+        let total = self.world.zk.stats().notifications;
+        let to_self = self.world.zk.notifications_delivered(own);
+        self.world
+            .act(i, |p| p.a_mut().expect("a contender").release())
+            .map_err(|e| format!("contender {i}: {e}"))?;
+        self.world.run_until_quiet(10_000);
+        let total = self.world.zk.stats().notifications - total;
+        let to_self = self.world.zk.notifications_delivered(own) - to_self;
+        Ok(total - to_self)
+    }
+
+    /// Fault-free: readers queued behind one writer all get in on its
+    /// release; a writer behind them waits for the last of them.
+    fn readers_share(&mut self) -> Result<(), String> {
+        let of = |run: &Run, c: Contender| -> Vec<usize> {
+            (0..run.contenders)
+                .filter(|&i| lock(&run.world, i).contender() == c)
+                .collect()
+        };
+        let readers = of(self, Contender::Reader);
+        let writers = of(self, Contender::Writer);
+        if readers.is_empty() {
+            return Ok(());
+        }
+        let first = writers.first().copied();
+        let last = writers.get(1).copied();
+        if let Some(w) = first {
+            self.acquire_quietly(w)?;
+            if !self.held(w) {
+                return Err("the first writer does not hold an idle lock".into());
+            }
+        }
+        for &r in &readers {
+            self.acquire_quietly(r)?;
+        }
+        if let Some(w) = last {
+            self.acquire_quietly(w)?;
+        }
+        if let Some(w) = first {
+            if let Some(r) = readers.iter().find(|&&r| self.held(r)) {
+                return Err(format!("reader {r} holds together with writer {w}"));
+            }
+            let listings = self.world.zk.stats().count("getChildren");
+            let woken = self.release_quietly(w)?;
+            let relisted = self.world.zk.stats().count("getChildren") - listings;
+            if woken != readers.len() as u64 || relisted != 0 {
+                return Err(format!(
+                    "the writer's release with {} readers behind it caused {woken} \
+                     notifications and {relisted} listings",
+                    readers.len()
+                ));
+            }
+        }
+        let holding: Vec<usize> = readers.iter().copied().filter(|&r| self.held(r)).collect();
+        if holding.len() != readers.len() {
+            return Err(format!(
+                "readers {readers:?} queued together, but only {holding:?} hold at once"
+            ));
+        }
+        self.totals.shared_holds += holding.len();
+        for (k, &r) in readers.iter().enumerate() {
+            if let Some(w) = last {
+                if self.held(w) {
+                    return Err(format!(
+                        "writer {w} holds while {} readers do",
+                        readers.len() - k
+                    ));
+                }
+            }
+            let woken = self.release_quietly(r)?;
+            if woken > 1 {
+                return Err(format!("a reader's release caused {woken} notifications"));
+            }
+        }
+        if let Some(w) = last {
+            if !self.held(w) {
+                return Err(format!("writer {w} does not hold after every reader left"));
+            }
+            self.release_quietly(w)?;
+        }
+        for i in 0..self.world.peers.len() {
+            self.world.peers[i].take_events();
+        }
+        self.check_no_orphans()
+    }
+}
+
+fn run_schedule(seed: u64) -> Result<Totals, String> {
+    let mut run = Run::new(seed);
+    let steps = run.world.rng().gen_range(50..250);
+    run.faulty_phase(steps)?;
+    run.settle()?;
+    run.readers_share()?;
+    Ok(run.totals)
+}
+
+#[test]
+fn shared_lock_excludes_writers_lets_readers_share_and_serves_everyone_under_seeded_faults() {
+    let (totals, secs) = support::for_each_seed("rwlock_sim", DEFAULT_SCHEDULES, run_schedule);
+    let sum = |f: fn(&Totals) -> usize| totals.iter().map(f).sum::<usize>();
+    println!(
+        "{} seeded schedules in {secs:.1} s: {} acquisitions under faults, {} revocations \
+         requested ({} consented to while holding), {} forced; {} readers let in together \
+         by a writer's release",
+        totals.len(),
+        sum(|t| t.acquisitions),
+        sum(|t| t.requested),
+        sum(|t| t.consented),
+        sum(|t| t.forced),
+        sum(|t| t.shared_holds),
+    );
+    // The schedules must actually exercise what they claim to.
+    assert!(sum(|t| t.forced) > 0 && sum(|t| t.consented) > 0);
+}
+
+#[test]
+fn ten_readers_behind_a_writer_are_woken_by_its_release_alone() {
+    let mut world: World<Lock> = World::new(5);
+    let w = world.add_peer(Lock::writer(DIR).unwrap());
+    world
+        .act(w, |l| l.acquire(Guid::from_random_bytes([1; 16])))
+        .unwrap();
+    world.run_until_quiet(1_000);
+    let readers: Vec<usize> = (0..10)
+        .map(|k| {
+            let r = world.add_peer(Lock::reader(DIR).unwrap());
+            world
+                .act(r, |l| l.acquire(Guid::from_random_bytes([k + 2; 16])))
+                .unwrap();
+            r
+        })
+        .collect();
+    world.run_until_quiet(10_000);
+    assert!(readers.iter().all(|&r| !world.peers[r].recipe.is_held()));
+    assert_eq!(world.zk.watch_count(), 10, "each reader watches the writer");
+    let before = world.zk.stats().clone();
+    world.act(w, |l| l.release()).unwrap();
+    world.run_until_quiet(10_000);
+    assert!(readers.iter().all(|&r| world.peers[r].recipe.is_held()));
+    let after = world.zk.stats();
+    assert_eq!(after.notifications - before.notifications, 10);
+    assert_eq!(
+        after.count("getChildren"),
+        before.count("getChildren"),
+        "no reader lists again"
+    );
+    assert_eq!(world.zk.watch_count(), 0);
+}
+
+#[test]
+fn a_forced_revocation_removes_a_stubborn_holder_and_lets_the_next_in() {
+    let mut world: World<Peer> = World::new(9);
+    let holder = world.add_peer(Either::A(Lock::writer(DIR).unwrap().revocable()));
+    let waiter = world.add_peer(Either::A(Lock::reader(DIR).unwrap()));
+    world
+        .act(holder, |p| {
+            p.a_mut().unwrap().acquire(Guid::from_random_bytes([1; 16]))
+        })
+        .unwrap();
+    world.run_until_quiet(1_000);
+    world
+        .act(waiter, |p| {
+            p.a_mut().unwrap().acquire(Guid::from_random_bytes([2; 16]))
+        })
+        .unwrap();
+    world.run_until_quiet(1_000);
+    let node: String = lock(&world, holder)
+        .own_path::<128>()
+        .unwrap()
+        .unwrap()
+        .to_string();
+    let requester = world.add_peer(Either::B(Revoke::new(&node).unwrap()));
+    let grace = Instant::from_millis(world.now().as_millis() + 250);
+    world
+        .act(requester, |p| p.b_mut().unwrap().request_forced(grace))
+        .unwrap();
+    assert!(world.run_until_quiet(10_000));
+    assert_eq!(world.now(), grace, "the delete waited for the grace period");
+    assert_eq!(
+        world.peers[holder].take_events(),
+        vec![
+            Either::A(LockEvent::Acquired),
+            Either::A(LockEvent::RevocationRequested),
+            Either::A(LockEvent::Lost)
+        ]
+    );
+    assert_eq!(
+        world.peers[requester].take_events(),
+        vec![
+            Either::B(RevokeEvent::Requested),
+            Either::B(RevokeEvent::Forced)
+        ]
+    );
+    assert!(lock(&world, waiter).is_held());
+    assert_eq!(world.zk.watch_count(), 0, "no watch left behind");
+}
+
+#[test]
+fn a_consenting_holder_releases_before_the_grace_period_ends() {
+    let mut world: World<Peer> = World::new(10);
+    let holder = world.add_peer(Either::A(Lock::reader(DIR).unwrap().revocable()));
+    world
+        .act(holder, |p| {
+            p.a_mut().unwrap().acquire(Guid::from_random_bytes([1; 16]))
+        })
+        .unwrap();
+    world.run_until_quiet(1_000);
+    let node: String = lock(&world, holder)
+        .own_path::<128>()
+        .unwrap()
+        .unwrap()
+        .to_string();
+    let requester = world.add_peer(Either::B(Revoke::new(&node).unwrap()));
+    world
+        .act(requester, |p| {
+            p.b_mut()
+                .unwrap()
+                .request_forced(Instant::from_millis(10_000))
+        })
+        .unwrap();
+    for _ in 0..10_000 {
+        world.step();
+        if world.peers[holder]
+            .events()
+            .contains(&Either::A(LockEvent::RevocationRequested))
+        {
+            break;
+        }
+    }
+    world.act(holder, |p| p.a_mut().unwrap().release()).unwrap();
+    assert!(world.run_until_quiet(10_000));
+    assert!(world.now() < Instant::from_millis(10_000));
+    assert_eq!(
+        world.peers[requester].take_events(),
+        vec![
+            Either::B(RevokeEvent::Requested),
+            Either::B(RevokeEvent::Released)
+        ]
+    );
+    assert_eq!(
+        world.peers[holder].take_events(),
+        vec![
+            Either::A(LockEvent::Acquired),
+            Either::A(LockEvent::RevocationRequested),
+            Either::A(LockEvent::Released)
+        ]
+    );
+}

@@ -1,0 +1,706 @@
+//! Leader election on tokio: `campaign().await` gives a [`Leadership`];
+//! [`current_leader`] and [`watch_leader`] are for everyone else.
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use herdless_std::{Election, Session};
+//!
+//! # async fn serve() {}
+//! # async fn run() -> Result<(), herdless_std::Error> {
+//! let session = Session::connect("127.0.0.1:2181", Duration::from_secs(10)).await?;
+//! let election = Election::new(&session, "/election/gateway")?.with_data(b"edge-7")?;
+//! loop {
+//!     let leadership = election.campaign().await?;
+//!     tokio::select! {
+//!         _ = serve() => {}
+//!         // "Not sure I lead any more" comes at once, not at expiry.
+//!         _ = leadership.suspended() => eprintln!("leadership in doubt: stop"),
+//!     }
+//!     leadership.resign().await?;
+//! }
+//! # }
+//! ```
+
+use std::fmt;
+use std::pin::Pin;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::Stream;
+use herdless_core::election::{
+    Acknowledgement, Election as CoreElection, ElectionEvent, ElectionState,
+    Observer as CoreObserver, ObserverEvent, ACK_NAME,
+};
+use herdless_core::naming::{Flavour, Guid};
+use herdless_core::Instant;
+use tokio::sync::{mpsc, watch};
+use tokio::time::Instant as TokioInstant;
+use tracing::{info, warn};
+use zookeeper_client::Client;
+
+use crate::driver::{self, Counters, DriverHandle, Source};
+use crate::fence::Fenced;
+use crate::{convert, Connection, Error};
+
+/// Longest path (directory and candidate node) an election handles.
+pub const MAX_PATH: usize = 256;
+
+/// Most bytes of acknowledgement an election handles: the leader's node
+/// name, a newline and the candidate's data (so the data may be up to
+/// about 940 bytes).
+pub const MAX_ACK: usize = 1024;
+
+type Core = CoreElection<MAX_PATH, MAX_ACK>;
+type CoreWatch = CoreObserver<MAX_PATH, MAX_ACK>;
+
+/// Where a leadership stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LeaderState {
+    /// Leading, connection up: do the leader's work.
+    Leading,
+    /// Leading when the connection dropped: not sure it still leads. Pause
+    /// the leader's work until it is `Leading` again (or `Lost`).
+    Suspended,
+    /// Lost: the session ended, was suspended longer than its timeout, or
+    /// the node was deleted. Stop at once.
+    Lost,
+    /// Resigned by this handle.
+    Resigned,
+}
+
+/// Who leads an election, as the acknowledgement node says.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Leader {
+    /// The leader's candidate node name (under the election directory).
+    pub node: String,
+    /// The leader's data (what it campaigned with).
+    pub data: Vec<u8>,
+}
+
+impl Leader {
+    fn from_ack(ack: Acknowledgement<'_>) -> Leader {
+        Leader {
+            node: ack.node.to_owned(),
+            data: ack.data.to_vec(),
+        }
+    }
+}
+
+/// A leader election in one ZooKeeper directory (the recipes page's).
+///
+/// Cheap to create and clone; each campaign runs the core state machine in
+/// its own task over the shared client, so one session can campaign in
+/// many elections.
+#[derive(Clone)]
+pub struct Election {
+    source: Source,
+    dir: String,
+    flavour: Flavour,
+    data: Vec<u8>,
+    counters: Arc<Counters>,
+}
+
+impl fmt::Debug for Election {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Election")
+            .field("dir", &self.dir)
+            .field("flavour", &self.flavour)
+            .finish()
+    }
+}
+
+impl Election {
+    /// An election in `dir` (created with its ancestors when first needed),
+    /// with candidate nodes named as the recipes page does (`<guid>-n_`).
+    ///
+    /// On a [`Session`](crate::Session), a campaign whose session expires
+    /// while it waits volunteers again on the next session by itself.
+    ///
+    /// ```no_run
+    /// # async fn run(client: herdless_std::Client) -> Result<(), herdless_std::Error> {
+    /// let election = herdless_std::Election::new(&client, "/election/gateway")?;
+    /// # Ok(()) }
+    /// ```
+    pub fn new(conn: &impl Connection, dir: &str) -> Result<Election, Error> {
+        Self::with_flavour(conn, dir, Flavour::Recipes)
+    }
+
+    /// An election whose candidate nodes are named in `flavour`
+    /// (`_c_<uuid>-latch-` beside Curator's `LeaderLatch`, `<hex>__lock__`
+    /// beside Kazoo's `Election`). Candidates of every flavour are
+    /// recognised whichever one this writes.
+    ///
+    /// ```no_run
+    /// # async fn run(client: herdless_std::Client) -> Result<(), herdless_std::Error> {
+    /// use herdless_core::naming::Flavour;
+    /// let election = herdless_std::Election::with_flavour(&client, "/latch", Flavour::Curator)?;
+    /// # Ok(()) }
+    /// ```
+    pub fn with_flavour(
+        conn: &impl Connection,
+        dir: &str,
+        flavour: Flavour,
+    ) -> Result<Election, Error> {
+        Core::with_flavour(dir, flavour)?;
+        Ok(Election {
+            source: conn.source(),
+            dir: dir.to_owned(),
+            flavour,
+            data: Vec::new(),
+            counters: Arc::default(),
+        })
+    }
+
+    /// Sets the data this candidate campaigns with (its participant id, an
+    /// address): it is the candidate node's data and, once leading, part of
+    /// the acknowledgement others read with [`current_leader`].
+    ///
+    /// ```no_run
+    /// # async fn run(client: herdless_std::Client) -> Result<(), herdless_std::Error> {
+    /// let election = herdless_std::Election::new(&client, "/e")?.with_data(b"10.0.0.7:8080")?;
+    /// # Ok(()) }
+    /// ```
+    pub fn with_data(mut self, data: &[u8]) -> Result<Election, Error> {
+        // Checked now, with a GUID of the real length, rather than at the
+        // first campaign.
+        let mut probe = Core::with_flavour(&self.dir, self.flavour)?;
+        probe.campaign(Guid::default(), data)?;
+        self.data = data.to_vec();
+        Ok(self)
+    }
+
+    /// The election directory.
+    ///
+    /// ```no_run
+    /// # async fn run(client: herdless_std::Client) -> Result<(), herdless_std::Error> {
+    /// let election = herdless_std::Election::new(&client, "/e")?;
+    /// assert_eq!(election.dir(), "/e");
+    /// # Ok(()) }
+    /// ```
+    pub fn dir(&self) -> &str {
+        &self.dir
+    }
+
+    /// Watch notifications received by this election's campaigns so far.
+    ///
+    /// ```no_run
+    /// # async fn run(client: herdless_std::Client) -> Result<(), herdless_std::Error> {
+    /// let election = herdless_std::Election::new(&client, "/e")?;
+    /// assert_eq!(election.notifications(), 0);
+    /// # Ok(()) }
+    /// ```
+    pub fn notifications(&self) -> u64 {
+        self.counters.notifications.load(Ordering::Relaxed)
+    }
+
+    /// Requests sent by this election's campaigns so far.
+    ///
+    /// ```no_run
+    /// # async fn run(client: herdless_std::Client) -> Result<(), herdless_std::Error> {
+    /// let election = herdless_std::Election::new(&client, "/e")?;
+    /// assert_eq!(election.requests_sent(), 0);
+    /// # Ok(()) }
+    /// ```
+    pub fn requests_sent(&self) -> u64 {
+        self.counters.requests.load(Ordering::Relaxed)
+    }
+
+    /// Volunteers and waits until this candidate leads: its node is the
+    /// lowest, belongs to the current session, and the acknowledgement node
+    /// names it.
+    ///
+    /// Cancel-safe: if the future is dropped (say under
+    /// `tokio::time::timeout`), the candidate resigns in the background and
+    /// its node is deleted, retried across connection losses.
+    ///
+    /// ```no_run
+    /// # async fn run(election: herdless_std::Election) -> Result<(), herdless_std::Error> {
+    /// let leadership = election.campaign().await?;
+    /// println!("leading with {}", leadership.node_path());
+    /// # Ok(()) }
+    /// ```
+    pub async fn campaign(&self) -> Result<Leadership, Error> {
+        match self.campaign_until(None).await? {
+            Some(leadership) => Ok(leadership),
+            // Only a deadline gives up without an error.
+            None => Err(Error::InvalidState),
+        }
+    }
+
+    /// Volunteers for at most `timeout`; `None` if it passed first, once
+    /// this candidate's node is deleted. Cancel-safe like
+    /// [`campaign`](Election::campaign).
+    ///
+    /// ```no_run
+    /// # async fn run(election: herdless_std::Election) -> Result<(), herdless_std::Error> {
+    /// use std::time::Duration;
+    /// match election.campaign_timeout(Duration::from_secs(5)).await? {
+    ///     Some(leadership) => leadership.resign().await?,
+    ///     None => println!("someone else leads"),
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn campaign_timeout(&self, timeout: Duration) -> Result<Option<Leadership>, Error> {
+        self.campaign_until(Some(TokioInstant::now() + timeout))
+            .await
+    }
+
+    async fn campaign_until(
+        &self,
+        deadline: Option<TokioInstant>,
+    ) -> Result<Option<Leadership>, Error> {
+        loop {
+            let session_id = self.source.client().session_id();
+            match self.run(deadline).await {
+                Err(Error::SessionEnded) => {
+                    // On a renewing session, volunteer again on the next one.
+                    let Source::Renewing(clients) = &self.source else {
+                        return Err(Error::SessionEnded);
+                    };
+                    let mut clients = clients.clone();
+                    let renewed = clients.wait_for(|c| c.session_id() != session_id);
+                    let renewed = async { renewed.await.is_ok() };
+                    let ok = match deadline {
+                        Some(at) => tokio::time::timeout_at(at, renewed).await.unwrap_or(false),
+                        None => renewed.await,
+                    };
+                    if !ok {
+                        return match deadline {
+                            Some(at) if TokioInstant::now() >= at => Ok(None),
+                            _ => Err(Error::SessionEnded),
+                        };
+                    }
+                    info!(dir = %self.dir, "campaigning again on the new session");
+                }
+                other => return other,
+            }
+        }
+    }
+
+    async fn run(&self, deadline: Option<TokioInstant>) -> Result<Option<Leadership>, Error> {
+        let mut core: Core = Core::with_flavour(&self.dir, self.flavour)?;
+        let client = self.source.client();
+        // After the session timeout without the session coming back, it is
+        // expired for certain: lost, whether the expiry is heard or not.
+        let timeout = u64::try_from(client.session_timeout().as_millis()).unwrap_or(u64::MAX);
+        core.set_lost_after(Some(timeout));
+        let guid = Guid::from_random_bytes(uuid::Uuid::new_v4().into_bytes());
+        match deadline {
+            None => core.campaign(guid, &self.data)?,
+            // The driver's clock starts at 0 when it is spawned, just below.
+            Some(at) => {
+                let left = at.saturating_duration_since(TokioInstant::now());
+                let left = u64::try_from(left.as_millis()).unwrap_or(u64::MAX);
+                core.campaign_until(guid, &self.data, Instant::from_millis(left))?
+            }
+        }
+        let (events_tx, mut events) = mpsc::unbounded_channel();
+        let (state_tx, state) = watch::channel(LeaderState::Leading);
+        let on_event = move |_: &Core, event: ElectionEvent| {
+            let next = match event {
+                ElectionEvent::Leading | ElectionEvent::Resumed => Some(LeaderState::Leading),
+                ElectionEvent::Suspended => Some(LeaderState::Suspended),
+                ElectionEvent::Lost => Some(LeaderState::Lost),
+                ElectionEvent::Resigned => Some(LeaderState::Resigned),
+                _ => None,
+            };
+            if let Some(next) = next {
+                // A resignation ends a lost leadership too: keep `Lost`.
+                state_tx.send_if_modified(|s| {
+                    let keep = *s == LeaderState::Lost && next == LeaderState::Resigned;
+                    if keep || *s == next {
+                        false
+                    } else {
+                        *s = next;
+                        true
+                    }
+                });
+            }
+            let _ = events_tx.send(event);
+        };
+        let handle = driver::spawn_on(
+            self.source.clone(),
+            core,
+            self.counters.clone(),
+            on_event,
+            |c: &Core| c.state() == ElectionState::Idle,
+        );
+        // Until a leadership exists, dropping this future resigns.
+        let mut pending = ResignOnDrop {
+            handle: Some(handle),
+        };
+        loop {
+            let Some(event) = events.recv().await else {
+                return Err(Error::DriverGone);
+            };
+            match event {
+                ElectionEvent::Leading => {
+                    let handle = pending.handle.take().ok_or(Error::DriverGone)?;
+                    let (path_tx, path_rx) = tokio::sync::oneshot::channel();
+                    handle.command(move |c: &mut Core| {
+                        let _ = path_tx.send(c.own_path().map(str::to_owned));
+                    });
+                    let node_path = path_rx.await.ok().flatten().unwrap_or_default();
+                    info!(dir = %self.dir, node = %node_path, "leading");
+                    return Ok(Some(Leadership {
+                        // The session the node is on: a fence over a later
+                        // session fails, as it must.
+                        client: self.source.client(),
+                        handle: Some(handle),
+                        events,
+                        state,
+                        node_path,
+                    }));
+                }
+                ElectionEvent::TimedOut => return Ok(None),
+                ElectionEvent::Failed(e) => return Err(e.into()),
+                _ => {}
+            }
+        }
+    }
+}
+
+/// Resigns a campaign whose future was dropped before it led.
+struct ResignOnDrop {
+    handle: Option<DriverHandle<Core>>,
+}
+
+impl Drop for ResignOnDrop {
+    fn drop(&mut self) {
+        if let Some(handle) = self.handle.take() {
+            handle.command(|c: &mut Core| {
+                let _ = c.resign();
+            });
+        }
+    }
+}
+
+/// This candidate's leadership. Dropping it resigns in the background; call
+/// [`resign`](Leadership::resign) to wait until the node and the
+/// acknowledgement are deleted.
+pub struct Leadership {
+    client: Client,
+    handle: Option<DriverHandle<Core>>,
+    events: mpsc::UnboundedReceiver<ElectionEvent>,
+    state: watch::Receiver<LeaderState>,
+    node_path: String,
+}
+
+impl fmt::Debug for Leadership {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Leadership")
+            .field("node_path", &self.node_path)
+            .field("state", &*self.state.borrow())
+            .finish()
+    }
+}
+
+impl Leadership {
+    /// The full path of this leader's candidate node: a `check` on it fences
+    /// writes on still leading (see [`fenced`](Leadership::fenced)).
+    ///
+    /// ```no_run
+    /// # async fn run(election: herdless_std::Election) -> Result<(), herdless_std::Error> {
+    /// let leadership = election.campaign().await?;
+    /// assert!(leadership.node_path().starts_with("/election/gateway/"));
+    /// # Ok(()) }
+    /// ```
+    pub fn node_path(&self) -> &str {
+        &self.node_path
+    }
+
+    /// Where the leadership stands now.
+    ///
+    /// ```no_run
+    /// # async fn run(election: herdless_std::Election) -> Result<(), herdless_std::Error> {
+    /// use herdless_std::election::LeaderState;
+    /// let leadership = election.campaign().await?;
+    /// assert_eq!(leadership.state(), LeaderState::Leading);
+    /// # Ok(()) }
+    /// ```
+    pub fn state(&self) -> LeaderState {
+        *self.state.borrow()
+    }
+
+    /// Whether this candidate leads with the connection up: the only state
+    /// in which to do the leader's work.
+    ///
+    /// ```no_run
+    /// # async fn run(election: herdless_std::Election) -> Result<(), herdless_std::Error> {
+    /// let leadership = election.campaign().await?;
+    /// while leadership.is_leading() { /* one unit of the leader's work */ }
+    /// # Ok(()) }
+    /// ```
+    pub fn is_leading(&self) -> bool {
+        self.state() == LeaderState::Leading
+    }
+
+    /// Resolves when leadership is lost (the session ended, was suspended
+    /// longer than its timeout, or the node went). Cancel-safe.
+    ///
+    /// ```no_run
+    /// # async fn run(election: herdless_std::Election) -> Result<(), herdless_std::Error> {
+    /// let leadership = election.campaign().await?;
+    /// leadership.lost().await;
+    /// # Ok(()) }
+    /// ```
+    pub async fn lost(&self) {
+        let mut state = self.state.clone();
+        // A closed channel means the driver is gone, which only happens
+        // once the candidate is out of the election.
+        let _ = state.wait_for(|s| *s == LeaderState::Lost).await;
+    }
+
+    /// Resolves as soon as leadership is in doubt (`Suspended`: the
+    /// connection dropped) or lost. Cancel-safe.
+    ///
+    /// ```no_run
+    /// # async fn run(election: herdless_std::Election) -> Result<(), herdless_std::Error> {
+    /// let leadership = election.campaign().await?;
+    /// leadership.suspended().await;
+    /// # Ok(()) }
+    /// ```
+    pub async fn suspended(&self) {
+        let mut state = self.state.clone();
+        let _ = state
+            .wait_for(|s| matches!(s, LeaderState::Suspended | LeaderState::Lost))
+            .await;
+    }
+
+    /// A batch of writes that lands only while this leader's candidate node
+    /// exists, that is, only while it leads: see [`Fenced`]. Fails at once
+    /// with [`Error::Fenced`] if this handle already knows leadership is
+    /// gone.
+    ///
+    /// ```no_run
+    /// # async fn run(election: herdless_std::Election) -> Result<(), herdless_std::Error> {
+    /// let leadership = election.campaign().await?;
+    /// let mut batch = leadership.fenced();
+    /// batch.set_data("/config/primary", b"edge-7", None)?;
+    /// batch.commit().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn fenced(&self) -> Fenced {
+        let held = matches!(self.state(), LeaderState::Leading | LeaderState::Suspended);
+        Fenced::new(self.client.clone(), self.node_path.clone(), held)
+    }
+
+    /// Resigns and waits until the acknowledgement and the candidate node
+    /// are confirmed deleted (retried across connection losses until
+    /// confirmed or the session is gone). If this future is dropped, the
+    /// resignation still completes in the background.
+    ///
+    /// ```no_run
+    /// # async fn run(election: herdless_std::Election) -> Result<(), herdless_std::Error> {
+    /// let leadership = election.campaign().await?;
+    /// leadership.resign().await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn resign(mut self) -> Result<(), Error> {
+        let Some(handle) = self.handle.take() else {
+            return Ok(());
+        };
+        if !handle.command(|c: &mut Core| {
+            let _ = c.resign();
+        }) {
+            return Ok(());
+        }
+        drop(handle);
+        loop {
+            match self.events.recv().await {
+                Some(ElectionEvent::Resigned) => {
+                    info!(node = %self.node_path, "resigned");
+                    return Ok(());
+                }
+                Some(ElectionEvent::Failed(e)) => return Err(e.into()),
+                Some(_) => {}
+                // The driver only stops once the candidate is idle (after a
+                // loss, say, when there was nothing left to resign).
+                None => return Ok(()),
+            }
+        }
+    }
+}
+
+impl Drop for Leadership {
+    fn drop(&mut self) {
+        if let Some(handle) = self.handle.take() {
+            handle.command(|c: &mut Core| {
+                let _ = c.resign();
+            });
+        }
+    }
+}
+
+/// Who leads the election in `dir` now, as its acknowledgement node says:
+/// one read, no watch. `None` while nobody leads (or the node holds
+/// something else than an acknowledgement).
+///
+/// ```no_run
+/// # async fn run(client: herdless_std::Client) -> Result<(), herdless_std::Error> {
+/// if let Some(leader) = herdless_std::election::current_leader(&client, "/election/gateway").await? {
+///     println!("{} leads", String::from_utf8_lossy(&leader.data));
+/// }
+/// # Ok(()) }
+/// ```
+pub async fn current_leader(conn: &impl Connection, dir: &str) -> Result<Option<Leader>, Error> {
+    herdless_core::path::validate(dir)?;
+    let path = herdless_core::path::join::<MAX_PATH>(dir, ACK_NAME)?;
+    match conn.client().get_data(&path).await {
+        Ok((data, _)) => {
+            let leader = Acknowledgement::parse(&data).map(Leader::from_ack);
+            if leader.is_none() {
+                warn!(%path, "not an acknowledgement: ignored");
+            }
+            Ok(leader)
+        }
+        Err(zookeeper_client::Error::NoNode) => Ok(None),
+        Err(e) => Err(match convert::error(&e) {
+            z if z.is_session_gone() => Error::SessionEnded,
+            z => Error::Zk(z),
+        }),
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+struct Snapshot {
+    leader: Option<Leader>,
+    /// Whether the acknowledgement was read at least once.
+    known: bool,
+}
+
+/// Follows who leads an election: one watch on its acknowledgement node,
+/// one notification per change of leader, however many candidates there
+/// are. Start it with [`watch_leader`].
+pub struct LeaderWatch {
+    _handle: DriverHandle<CoreWatch>,
+    snapshot: watch::Receiver<Snapshot>,
+    seen: Option<Option<Leader>>,
+    dir: String,
+}
+
+impl fmt::Debug for LeaderWatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LeaderWatch")
+            .field("dir", &self.dir)
+            .field("leader", &self.snapshot.borrow().leader)
+            .finish()
+    }
+}
+
+/// Starts following who leads the election in `dir` (which may not exist
+/// yet).
+///
+/// ```no_run
+/// # async fn run(client: herdless_std::Client) -> Result<(), herdless_std::Error> {
+/// let mut leaders = herdless_std::election::watch_leader(&client, "/election/gateway")?;
+/// loop {
+///     match leaders.changed().await? {
+///         Some(leader) => println!("now led by {}", String::from_utf8_lossy(&leader.data)),
+///         None => println!("nobody leads"),
+///     }
+/// }
+/// # }
+/// ```
+pub fn watch_leader(conn: &impl Connection, dir: &str) -> Result<LeaderWatch, Error> {
+    let mut core = CoreWatch::new(dir)?;
+    core.watch();
+    let (tx, rx) = watch::channel(Snapshot::default());
+    let name = dir.to_owned();
+    let on_event = move |core: &CoreWatch, event: ObserverEvent| match event {
+        ObserverEvent::Changed => {
+            let leader = core.leader().map(Leader::from_ack);
+            tx.send_replace(Snapshot {
+                leader,
+                known: true,
+            });
+        }
+        ObserverEvent::Unreadable { len } => {
+            warn!(dir = %name, len, "the acknowledgement is unreadable");
+            tx.send_replace(Snapshot {
+                leader: None,
+                known: true,
+            });
+        }
+        ObserverEvent::Failed(e) => warn!(dir = %name, error = %e, "reading the leader failed"),
+        _ => {}
+    };
+    let handle = driver::spawn_on(
+        conn.source(),
+        core,
+        Arc::new(Counters::default()),
+        on_event,
+        |_: &CoreWatch| true,
+    );
+    Ok(LeaderWatch {
+        _handle: handle,
+        snapshot: rx,
+        seen: None,
+        dir: dir.to_owned(),
+    })
+}
+
+impl LeaderWatch {
+    /// The leader as last read (`None`: nobody leads, or not read yet).
+    ///
+    /// ```no_run
+    /// # async fn run(client: herdless_std::Client) -> Result<(), herdless_std::Error> {
+    /// let leaders = herdless_std::election::watch_leader(&client, "/e")?;
+    /// let now = leaders.current();
+    /// # Ok(()) }
+    /// ```
+    pub fn current(&self) -> Option<Leader> {
+        self.snapshot.borrow().leader.clone()
+    }
+
+    /// Waits until the leader differs from what the previous call returned
+    /// (the first call returns the first read) and returns it. Changes in
+    /// between may be skipped: the answer is always the latest. Cancel-safe.
+    ///
+    /// ```no_run
+    /// # async fn run(client: herdless_std::Client) -> Result<(), herdless_std::Error> {
+    /// let mut leaders = herdless_std::election::watch_leader(&client, "/e")?;
+    /// let first = leaders.changed().await?;
+    /// let next = leaders.changed().await?;
+    /// assert_ne!(first, next);
+    /// # Ok(()) }
+    /// ```
+    pub async fn changed(&mut self) -> Result<Option<Leader>, Error> {
+        loop {
+            let snapshot = self
+                .snapshot
+                .wait_for(|s| s.known)
+                .await
+                .map_err(|_| Error::DriverGone)?
+                .clone();
+            self.snapshot.mark_unchanged();
+            if self.seen.as_ref() != Some(&snapshot.leader) {
+                self.seen = Some(snapshot.leader.clone());
+                return Ok(snapshot.leader);
+            }
+            self.snapshot
+                .changed()
+                .await
+                .map_err(|_| Error::DriverGone)?;
+        }
+    }
+
+    /// The changes as a stream: each item is the leader after a change.
+    ///
+    /// ```no_run
+    /// # async fn run(client: herdless_std::Client) -> Result<(), herdless_std::Error> {
+    /// use futures::StreamExt;
+    /// let mut changes = herdless_std::election::watch_leader(&client, "/e")?.into_stream();
+    /// while let Some(leader) = changes.next().await {
+    ///     println!("{leader:?}");
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn into_stream(self) -> Pin<Box<dyn Stream<Item = Option<Leader>> + Send>> {
+        Box::pin(futures::stream::unfold(self, |mut watch| async move {
+            let leader = watch.changed().await.ok()?;
+            Some((leader, watch))
+        }))
+    }
+}
