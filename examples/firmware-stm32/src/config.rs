@@ -29,11 +29,16 @@ pub const SESSION_TIMEOUT_MS: u32 = 6_000;
 /// queue.
 pub const CONVEYOR_LOCK: &str = "/plant/locks/conveyor";
 
+/// The election for the cell's gateway. Observers (a dashboard, the
+/// upstream systems) read `<dir>/leader` to find the gateway.
+pub const GATEWAY_ELECTION: &str = "/plant/election/gateway";
+
 /// How long the device drives the conveyor once it holds the lock.
 pub const SHIFT: Duration = Duration::from_secs(10);
 
 /// How often the device checks, while working, that the lock is not in
-/// doubt; the conveyor stops within this long of a connection loss.
+/// doubt (the conveyor stops within this long of a connection loss), and
+/// reads the gateway election's news while busy with the conveyor.
 pub const TICK: Duration = Duration::from_millis(250);
 
 /// The pause between shifts, so that waiting devices get their turn and the
