@@ -263,3 +263,206 @@ async fn embassy_recovers_from_an_oversize_and_a_negative_length() {
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embassy_candidate_takes_over_from_a_herdless_std_leader_and_doubts_at_once() {
+    use herdless_core::election::Election;
+    let server = ZkServer::start();
+    let client = std_client(&server).await;
+    let std_candidate = herdless_std::Election::new(&client, "/plant/gateway")
+        .unwrap()
+        .with_data(b"service")
+        .unwrap();
+    let service = std_candidate.campaign().await.unwrap();
+
+    let proxy = Proxy::start(server.port());
+    let (mut rx, mut tx) = ([0u8; 4096], [0u8; 1024]);
+    let mut election: Election = Election::new("/plant/gateway").unwrap();
+    let transport = TokioTransport::new(vec![proxy.addr()]);
+    let mut zk: Zk<'_, _> = Zk::new(
+        transport,
+        Buffers::new(&mut rx, &mut tx),
+        SessionConfig::new(1, 6_000).with_retry_delay_ms(200),
+    );
+    let id = zk.add(&mut election).unwrap();
+    zk.connect().await.unwrap();
+    let session = zk.session_id();
+
+    // The device waits behind the service, then leads when it resigns.
+    let waiting = zk
+        .handle(id)
+        .campaign_timeout(guid(), b"device", embassy_time::Duration::from_millis(300))
+        .await
+        .unwrap();
+    assert!(!waiting, "led while the service still did");
+    let resign = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        service.resign().await.unwrap();
+    });
+    zk.handle(id).campaign(guid(), b"device").await.unwrap();
+    resign.await.unwrap();
+    let leader = herdless_std::election::current_leader(&client, "/plant/gateway")
+        .await
+        .unwrap()
+        .expect("a leader");
+    assert_eq!(leader.data, b"device");
+
+    // A cut connection is doubt at once, not at expiry; the same session
+    // coming back confirms leadership again.
+    let cutter = Arc::new(proxy);
+    let cut = cutter.clone();
+    let started = Instant::now();
+    let cutting = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        cut.cut();
+        tokio::time::sleep(Duration::from_millis(1_000)).await;
+        cut.restore();
+    });
+    let outcome = zk
+        .handle(id)
+        .lead_while(tokio::time::sleep(Duration::from_secs(30)))
+        .await;
+    let doubt_after = started.elapsed();
+    assert_eq!(outcome, Err(Error::Suspended));
+    zk.handle(id).resumed().await.unwrap();
+    println!(
+        "embassy candidate: in doubt {:?} after the cut began (100 ms in), leading again {:?} after",
+        doubt_after,
+        started.elapsed()
+    );
+    cutting.await.unwrap();
+    assert_eq!(zk.session_id(), session);
+    assert!(zk.handle(id).is_leading());
+    zk.handle(id).resign().await.unwrap();
+    let left = client.list_children("/plant/gateway").await.unwrap();
+    assert!(left.is_empty(), "nodes left: {left:?}");
+    zk.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embassy_reader_shares_with_std_readers_and_excludes_std_writers() {
+    let server = ZkServer::start();
+    let client = std_client(&server).await;
+    let rw = herdless_std::ReadWriteLock::new(&client, "/plant/recipe-book").unwrap();
+    let writer = rw.write().acquire().await.unwrap();
+
+    let (mut rx, mut tx) = ([0u8; 4096], [0u8; 1024]);
+    let mut reader: Lock = Lock::reader("/plant/recipe-book").unwrap();
+    let transport = TokioTransport::new(vec![server.addr()]);
+    let mut zk: Zk<'_, _> = Zk::new(
+        transport,
+        Buffers::new(&mut rx, &mut tx),
+        SessionConfig::new(1, 10_000),
+    );
+    let id = zk.add(&mut reader).unwrap();
+    zk.connect().await.unwrap();
+    let held = zk
+        .handle(id)
+        .acquire_timeout(guid(), embassy_time::Duration::from_millis(300))
+        .await
+        .unwrap();
+    assert!(!held, "a reader got in beside a writer");
+
+    let release_writer = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        writer.release().await.unwrap();
+    });
+    zk.handle(id).acquire(guid()).await.unwrap();
+    release_writer.await.unwrap();
+    // Another reader shares at once; a writer waits for the device.
+    let other = rw
+        .read()
+        .try_acquire()
+        .await
+        .unwrap()
+        .expect("readers share");
+    let rw2 = rw.clone();
+    let writer_in = Arc::new(AtomicBool::new(false));
+    let flag = writer_in.clone();
+    let waiting_writer = tokio::spawn(async move {
+        let guard = rw2.write().acquire().await.unwrap();
+        flag.store(true, Ordering::SeqCst);
+        guard.release().await.unwrap();
+    });
+    other.release().await.unwrap();
+    zk.run_for(embassy_time::Duration::from_millis(300))
+        .await
+        .unwrap();
+    assert!(
+        !writer_in.load(Ordering::SeqCst),
+        "the writer got in while the device read"
+    );
+    zk.handle(id).release().await.unwrap();
+    tokio::time::timeout(Duration::from_secs(10), waiting_writer)
+        .await
+        .expect("the writer gets in once the device released")
+        .unwrap();
+    zk.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embassy_holder_hears_revocation_consents_and_can_be_forced() {
+    let server = ZkServer::start();
+    let client = std_client(&server).await;
+    let (mut rx, mut tx) = ([0u8; 4096], [0u8; 1024]);
+    let mut lock: Lock = Lock::new("/plant/locks/press").unwrap().revocable();
+    let transport = TokioTransport::new(vec![server.addr()]);
+    let mut zk: Zk<'_, _> = Zk::new(
+        transport,
+        Buffers::new(&mut rx, &mut tx),
+        SessionConfig::new(1, 10_000),
+    );
+    let id = zk.add(&mut lock).unwrap();
+    zk.connect().await.unwrap();
+
+    // Consent: the holder stops its work and releases.
+    zk.handle(id).acquire(guid()).await.unwrap();
+    let node: heapless::String<128> = zk.handle(id).node_path().expect("a node");
+    let requester = client.clone();
+    let path = node.to_string();
+    let asked = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        herdless_std::revoke(&requester, &path).await.unwrap()
+    });
+    let outcome = zk
+        .handle(id)
+        .hold_while(tokio::time::sleep(Duration::from_secs(30)))
+        .await;
+    assert_eq!(outcome, Err(Error::RevocationRequested));
+    zk.handle(id).release().await.unwrap();
+    println!(
+        "revocation asked of the embassy holder: {:?}",
+        asked.await.unwrap()
+    );
+
+    // Forced: the holder never consents and is told it lost the lock.
+    zk.handle(id).acquire(guid()).await.unwrap();
+    let node: heapless::String<128> = zk.handle(id).node_path().expect("a node");
+    let requester = client.clone();
+    let path = node.to_string();
+    let forced = tokio::spawn(async move {
+        herdless_std::revoke_forced(&requester, &path, Duration::from_millis(300))
+            .await
+            .unwrap()
+    });
+    let mut seen = Vec::new();
+    while seen.last() != Some(&LockEvent::Lost) {
+        let event = tokio::time::timeout(Duration::from_secs(10), zk.handle(id).next_event())
+            .await
+            .expect("the forced revocation arrives")
+            .unwrap();
+        seen.push(event);
+    }
+    assert!(seen.contains(&LockEvent::RevocationRequested), "{seen:?}");
+    assert!(!zk.handle(id).is_held());
+    println!(
+        "forced revocation of a holder that never consents: {:?}",
+        forced.await.unwrap()
+    );
+    assert!(client
+        .list_children("/plant/locks/press")
+        .await
+        .unwrap()
+        .is_empty());
+    zk.close().await.unwrap();
+}

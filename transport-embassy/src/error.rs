@@ -20,10 +20,17 @@ pub enum Error {
     UnknownRecipe,
     /// The lock refused the call or failed.
     Lock(herdless_core::lock::Error),
+    /// The election refused the call or failed.
+    Election(herdless_core::election::Error),
     /// The lock was not acquired (busy, timed out or cancelled).
     NotAcquired,
     /// The lock or leadership was lost while the call waited.
     Lost,
+    /// Someone asked this revocable lock's holder to release.
+    RevocationRequested,
+    /// The connection was lost while leading: leadership is in doubt
+    /// until the session is back (or lost).
+    Suspended,
 }
 
 impl fmt::Display for Error {
@@ -33,8 +40,11 @@ impl fmt::Display for Error {
             Error::TooManyRecipes => f.write_str("the driver's recipe table is full"),
             Error::UnknownRecipe => f.write_str("no such recipe on this driver"),
             Error::Lock(e) => write!(f, "lock: {e}"),
+            Error::Election(e) => write!(f, "election: {e}"),
             Error::NotAcquired => f.write_str("not acquired"),
             Error::Lost => f.write_str("lost while waiting"),
+            Error::RevocationRequested => f.write_str("revocation requested"),
+            Error::Suspended => f.write_str("connection lost: leadership in doubt"),
         }
     }
 }

@@ -47,6 +47,7 @@
 // single-threaded, so the futures need no `Send` bound.
 #![allow(async_fn_in_trait)]
 
+mod election;
 mod error;
 mod handle;
 mod lock;

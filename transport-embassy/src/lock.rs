@@ -57,23 +57,31 @@ impl<T: Transport, const K: usize, const N: usize> Handle<'_, '_, T, Lock<N>, K>
     }
 
     /// Runs `work` while holding the lock, driving the session meanwhile.
-    /// Returns `work`'s output, or [`Error::Lost`] as soon as the lock is
-    /// lost (the session expired or the node was deleted), dropping
-    /// `work`. A suspended connection does not stop `work`: check
-    /// [`is_held`](Self::is_held) where doubt matters.
+    /// Returns `work`'s output, or stops it (dropping `work`) with
+    /// [`Error::Lost`] as soon as the lock is lost (the session expired or
+    /// the node was deleted), or with [`Error::RevocationRequested`] when
+    /// someone asks a revocable holder to release (consent is then
+    /// [`release`](Self::release)). A suspended connection does not stop
+    /// `work`: check [`is_held`](Self::is_held) where doubt matters.
     pub async fn hold_while<F: Future>(&mut self, work: F) -> Result<F::Output, Error> {
         let id = self.id;
-        let lost = self.zk.drive_until(|zk| loop {
+        let stop = self.zk.drive_until(|zk| loop {
             match zk.recipe(id).ok()?.poll_event()? {
-                LockEvent::Lost => return Some(()),
+                LockEvent::Lost => return Some(Error::Lost),
+                LockEvent::RevocationRequested => return Some(Error::RevocationRequested),
                 _ => continue,
             }
         });
-        match select(work, lost).await {
+        match select(work, stop).await {
             Either::First(output) => Ok(output),
-            Either::Second(Ok(())) => Err(Error::Lost),
-            Either::Second(Err(e)) => Err(e),
+            Either::Second(Ok(why)) | Either::Second(Err(why)) => Err(why),
         }
+    }
+
+    /// The own node's full path (what a requester passes to a revocation),
+    /// while the lock has a node.
+    pub fn node_path<const M: usize>(&mut self) -> Option<heapless::String<M>> {
+        self.recipe().ok()?.own_path::<M>()?.ok()
     }
 
     /// Releases the lock and waits until its node is deleted.

@@ -10,8 +10,8 @@ use embassy_time::{Duration, Timer};
 use embedded_io_async::Error as _;
 use heapless::Vec;
 use herdless_core::wire::{
-    frame, Action, AuthError, ConnectionId, Event, Incoming, Op, SendError, Session,
-    SessionConfig, State,
+    frame, Action, AuthError, ConnectionId, Event, Incoming, Op, SendError, Session, SessionConfig,
+    State,
 };
 use herdless_core::{Instant, Recipe, Reply, RequestId, ZkError};
 
@@ -236,11 +236,10 @@ impl<'a, T: Transport, const K: usize> Zk<'a, T, K> {
             if let Some(output) = done(self) {
                 return Ok(output);
             }
-            match self.session.state() {
-                state @ (State::Closed | State::Expired | State::AuthFailed) => {
-                    return Err(Error::SessionOver(state));
-                }
-                _ => {}
+            if let state @ (State::Closed | State::Expired | State::AuthFailed) =
+                self.session.state()
+            {
+                return Err(Error::SessionOver(state));
             }
             self.wait().await;
         }
@@ -314,10 +313,16 @@ impl<'a, T: Transport, const K: usize> Zk<'a, T, K> {
         let mut progressed = false;
         for index in 0..self.slots.len() {
             while self.session.can_send() {
-                let Some(conn) = self.conn else { return progressed };
+                let Some(conn) = self.conn else {
+                    return progressed;
+                };
                 let now = self.now();
-                let Some(slot) = self.slots.get_mut(index) else { break };
-                let Some(out) = slot.poll_request() else { break };
+                let Some(slot) = self.slots.get_mut(index) else {
+                    break;
+                };
+                let Some(out) = slot.poll_request() else {
+                    break;
+                };
                 progressed = true;
                 let id = out.id;
                 let tag = (u8::try_from(index).unwrap_or(u8::MAX), id);

@@ -1,0 +1,120 @@
+//! Leader election on the driver: campaign, lead while working, resign.
+
+use core::future::Future;
+
+use embassy_futures::select::{select, Either};
+use embassy_time::Duration;
+use herdless_core::election::{Election, ElectionEvent};
+use herdless_core::naming::Guid;
+use herdless_core::Recipe;
+
+use crate::error::Error;
+use crate::handle::Handle;
+use crate::transport::Transport;
+
+impl<T: Transport, const K: usize, const N: usize, const D: usize>
+    Handle<'_, '_, T, Election<N, D>, K>
+{
+    /// Volunteers with `data` (a device id, an address) and waits until
+    /// this candidate leads; `guid` must be fresh random bytes for every
+    /// campaign.
+    ///
+    /// Not cancel-safe: a dropped call leaves the candidate in the
+    /// election; call [`resign`](Self::resign) to leave it.
+    pub async fn campaign(&mut self, guid: Guid, data: &[u8]) -> Result<(), Error> {
+        self.recipe()?
+            .campaign(guid, data)
+            .map_err(Error::Election)?;
+        self.until_leading().await
+    }
+
+    /// Volunteers for at most `timeout`; `Ok(false)` when this candidate
+    /// did not lead by then (its node is removed).
+    pub async fn campaign_timeout(
+        &mut self,
+        guid: Guid,
+        data: &[u8],
+        timeout: Duration,
+    ) -> Result<bool, Error> {
+        let deadline = self.zk.deadline_in(timeout);
+        self.recipe()?
+            .campaign_until(guid, data, deadline)
+            .map_err(Error::Election)?;
+        match self.until_leading().await {
+            Ok(()) => Ok(true),
+            Err(Error::NotAcquired) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Whether this candidate leads and its session is not in doubt.
+    pub fn is_leading(&mut self) -> bool {
+        self.recipe()
+            .is_ok_and(|e| e.is_leading() && !e.is_suspended())
+    }
+
+    /// Runs `work` while leading, driving the session meanwhile. Stops
+    /// `work` as soon as leadership is in doubt: [`Error::Suspended`] when
+    /// the connection is lost (wait with [`resumed`](Self::resumed) before
+    /// acting as leader again), [`Error::Lost`] when leadership is gone.
+    pub async fn lead_while<F: Future>(&mut self, work: F) -> Result<F::Output, Error> {
+        let id = self.id;
+        let doubt = self.zk.drive_until(|zk| loop {
+            match zk.recipe(id).ok()?.poll_event()? {
+                ElectionEvent::Suspended => return Some(Error::Suspended),
+                ElectionEvent::Lost => return Some(Error::Lost),
+                _ => continue,
+            }
+        });
+        match select(work, doubt).await {
+            Either::First(output) => Ok(output),
+            Either::Second(Ok(why)) | Either::Second(Err(why)) => Err(why),
+        }
+    }
+
+    /// After [`Error::Suspended`]: waits until the same session is back
+    /// and the candidate's node is confirmed to be its own (`Ok`), or
+    /// leadership is lost ([`Error::Lost`]).
+    pub async fn resumed(&mut self) -> Result<(), Error> {
+        if self.is_leading() {
+            return Ok(());
+        }
+        loop {
+            match self.next_event().await? {
+                ElectionEvent::Resumed | ElectionEvent::Leading => return Ok(()),
+                ElectionEvent::Lost => return Err(Error::Lost),
+                ElectionEvent::Failed(e) => return Err(Error::Election(e)),
+                _ => continue,
+            }
+        }
+    }
+
+    /// Leaves the election and waits until the candidate's node (and the
+    /// acknowledgement, when leading) is deleted.
+    pub async fn resign(&mut self) -> Result<(), Error> {
+        self.recipe()?.resign().map_err(Error::Election)?;
+        loop {
+            match self.next_event().await? {
+                ElectionEvent::Resigned | ElectionEvent::TimedOut => return Ok(()),
+                // The session took the node with it.
+                ElectionEvent::Lost => return Ok(()),
+                ElectionEvent::Failed(e) => return Err(Error::Election(e)),
+                _ => continue,
+            }
+        }
+    }
+
+    async fn until_leading(&mut self) -> Result<(), Error> {
+        loop {
+            match self.next_event().await? {
+                ElectionEvent::Leading | ElectionEvent::Resumed => return Ok(()),
+                ElectionEvent::Lost => return Err(Error::Lost),
+                ElectionEvent::TimedOut | ElectionEvent::Resigned => {
+                    return Err(Error::NotAcquired)
+                }
+                ElectionEvent::Failed(e) => return Err(Error::Election(e)),
+                _ => continue,
+            }
+        }
+    }
+}
