@@ -7,16 +7,15 @@
 # Code is attributed from the debug info (kept by the release profile; it
 # never reaches flash): each instruction counts for the crate of the source
 # line it was compiled from, except that helpers from `core` and `heapless`
-# inlined into another crate count for that crate. Symbol names alone would credit most of herdless to the executor:
-# async tasks are compiled into `TaskStorage::poll` with every future they
-# await inlined, so that figure is printed too, for comparison.
+# inlined into another crate count for that crate. Symbol names alone would
+# credit much of herdless to the executor: async tasks are compiled into
+# `TaskStorage::poll` with every future they await inlined, so that figure
+# is printed too, for comparison.
 #
 # Needs the llvm-tools rustup component (added when missing) and python3.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-root=$(pwd)
 firmware=examples/firmware-stm32
-elf=$firmware/target/thumbv7em-none-eabihf/release/herdless-firmware-stm32
 
 host=$(rustc -vV | sed -n 's/^host: //p')
 tools=$(rustc --print sysroot)/lib/rustlib/$host/bin
@@ -24,14 +23,17 @@ if [ ! -x "$tools/llvm-size" ]; then
     rustup component add llvm-tools
 fi
 
-# The firmware's .cargo/config.toml (target, linker scripts) only applies
-# from inside its directory.
+# The firmware's .cargo/config.toml (its target) only applies from inside
+# its directory.
 (cd "$firmware" && cargo build --release --locked)
+# Wherever CARGO_TARGET_DIR or a config puts the build.
+target=$(cd "$firmware" && cargo metadata --format-version 1 --no-deps --locked |
+    python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
+elf=$target/thumbv7em-none-eabihf/release/herdless-firmware-stm32
 
 "$tools/llvm-size" -A "$elf" >"$elf.sections"
 "$tools/llvm-nm" --print-size --size-sort "$elf" >"$elf.symbols"
 "$tools/llvm-objdump" -d -l --no-show-raw-insn --debug-inlined-funcs=limits-only -j .text "$elf" >"$elf.lines"
-
 
 python3 - "$elf" <<'PY'
 import re
@@ -68,8 +70,9 @@ GROUPS = [
         "embassy_time_driver", "embassy_time_queue_utils", "embassy_sync", "embassy_futures",
         "embedded_io", "embedded_io_async", "portable_atomic", "static_cell",
     }),
-    ("defmt, defmt-rtt, panic-probe", {"defmt", "defmt_rtt", "panic_probe"}),
-    ("core, compiler_builtins", {"core", "compiler_builtins", "___rust"}),
+    # `__rustc::rust_begin_unwind` is the panic handler panic-probe provides.
+    ("defmt, defmt-rtt, panic-probe", {"defmt", "defmt_rtt", "panic_probe", "__rustc"}),
+    ("core, compiler_builtins", {"core", "compiler_builtins"}),
 ]
 OTHER = "other"
 HERDLESS = ("herdless-core", "herdless-embassy")
@@ -87,8 +90,9 @@ def crate_of(symbol):
         path = re.search(r"([a-z_][a-z0-9_]*)\.\.", segment)
         return path.group(1) if path else segment
     if symbol.startswith("_R"):
-        # v0 mangling: the crate root is `C`, a disambiguator, `<len><name>`.
-        m = re.search(r"C(?:s[0-9A-Za-z]*_)?(\d+)", symbol)
+        # v0 mangling: the crate root is `C`, a disambiguator, `<len><name>`
+        # (with a `_` between when the name starts with one).
+        m = re.search(r"C(?:s[0-9A-Za-z]*_)?(\d+)_?", symbol)
         return symbol[m.end():m.end() + int(m.group(1))] if m else None
     if symbol.startswith("_defmt") or symbol.startswith("__defmt"):
         return "defmt"
