@@ -18,10 +18,13 @@ const fn zk_server(a: u8, b: u8, c: u8, d: u8) -> IpEndpoint {
     IpEndpoint::new(IpAddress::Ipv4(Ipv4Address::new(a, b, c, d)), 2181)
 }
 
-/// The session timeout asked for, in milliseconds. It is how long the
-/// conveyor can keep running after the device falls off the network before
-/// another device may take over, so it trades safety against tolerance of
-/// short network hiccups; the servers clamp it to 4..40 s by default.
+/// The session timeout asked for, in milliseconds. A device cut off from
+/// the ensemble declares the connection dead after two thirds of it and
+/// stops the conveyor, while the others get the lock only once the server
+/// expires the session, after all of it: that margin keeps two devices from
+/// driving the conveyor at once. Shorter hands over sooner after a crash,
+/// longer rides out longer network hiccups; the servers clamp it to
+/// 4..40 s by default.
 pub const SESSION_TIMEOUT_MS: u32 = 6_000;
 
 /// The lock on the shared conveyor. Every device that can drive it contends
