@@ -2,10 +2,11 @@
 # Runs every check and test of herdless on a fresh machine.
 #
 # Installs what is missing first (ZooKeeper 3.8 and a JRE from apt, the peers
-# for interoperability tests, the thumbv7em target), then: formatting, clippy,
-# the whole test suite (the integration tests start their own ZooKeeper
-# servers on free loopback ports), and a no_std build of the core for a
-# Cortex-M4F to prove it needs neither std nor alloc.
+# for interoperability tests, the thumbv7em target, llvm-tools), then:
+# formatting, clippy, the whole test suite (the integration tests start their
+# own ZooKeeper servers on free loopback ports), a no_std build of the core
+# for a Cortex-M4F to prove it needs neither std nor alloc, and the STM32
+# firmware example built for its board, with its flash and RAM use.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -31,7 +32,7 @@ if ! rustup target list --installed | grep -qx thumbv7em-none-eabihf; then
     step "adding the thumbv7em-none-eabihf target"
     rustup target add thumbv7em-none-eabihf
 fi
-for component in rustfmt clippy; do
+for component in rustfmt clippy llvm-tools; do
     rustup component list --installed | grep -q "^$component" || rustup component add "$component"
 done
 
@@ -49,6 +50,13 @@ cargo build -p herdless-core --no-default-features --target thumbv7em-none-eabih
 
 step "herdless-embassy for thumbv7em-none-eabihf (no std, no alloc; embassy-net, defmt)"
 cargo build -p herdless-embassy --features embassy-net,defmt --target thumbv7em-none-eabihf
+
+# A workspace of its own (see its Cargo.toml), so it is checked from inside.
+# Clippy runs after the release build to reuse its build scripts.
+step "firmware-stm32: fmt, release build and size, clippy"
+(cd examples/firmware-stm32 && cargo fmt -- --check)
+./scripts/firmware-size.sh
+(cd examples/firmware-stm32 && cargo clippy --release --locked -- -D warnings)
 
 # The embassy-net end-to-end test needs a network namespace and TAP devices
 # of its own, hence root and /dev/net/tun. Where the machine cannot give
