@@ -3,7 +3,7 @@
 //! The recipes of [`herdless_core`] on a microcontroller: [`Zk`] runs one
 //! ZooKeeper session (the core's sans-IO [`wire::Session`]) over any
 //! [`Transport`] — an `embassy_net::tcp::TcpSocket` through
-//! [`TcpTransport`] (feature `embassy-net`), or anything else that is
+//! `TcpTransport` (feature `embassy-net`), or anything else that is
 //! `embedded_io_async::{Read, Write}` and can reconnect — and feeds up to
 //! `K` recipes at once from it. Buffers are the caller's ([`Buffers`]),
 //! timers come from `embassy-time`, and logging goes to `defmt` behind the

@@ -41,13 +41,18 @@ impl<T: Transport, const K: usize, const N: usize> Handle<'_, '_, T, Lock<N>, K>
         Self::held(self.until_acquired().await)
     }
 
-    /// Withdraws a pending attempt and waits until its node is gone.
+    /// Withdraws a pending attempt (or releases the lock if it was already
+    /// acquired) and waits until its node is gone.
     pub async fn cancel(&mut self) -> Result<(), Error> {
         self.recipe()?.cancel().map_err(Error::Lock)?;
-        match self.until_acquired().await {
-            Ok(()) => self.release().await,
-            Err(Error::NotAcquired) => Ok(()),
-            Err(e) => Err(e),
+        loop {
+            match self.next_event().await? {
+                LockEvent::NotAcquired(_) | LockEvent::Released | LockEvent::Lost => return Ok(()),
+                LockEvent::Failed(e) => return Err(Error::Lock(e)),
+                // An `Acquired` that came before the cancel: the core
+                // releases instead, and `Released` follows.
+                _ => continue,
+            }
         }
     }
 

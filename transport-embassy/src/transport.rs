@@ -15,7 +15,9 @@ use embedded_io_async::{Read, Write};
 /// The driver races [`Read::read`] against its timers and drops the losing
 /// future, so `read` must lose no bytes when dropped before it completes
 /// (true of `embassy_net::tcp::TcpSocket` and of tokio's `TcpStream`
-/// through `embedded-io-adapters`). `connect` may be dropped half-way too,
+/// through `embedded-io-adapters`). Likewise a dropped [`Write::write`]
+/// must have written nothing: the driver tracks how much of a frame went
+/// out and finishes it on its next call. `connect` may be dropped half-way too,
 /// after which the driver calls `disconnect`.
 pub trait Transport: Read + Write {
     /// Opens a connection to server `server`, an index into the list of

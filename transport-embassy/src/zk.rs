@@ -7,7 +7,7 @@ use core::marker::PhantomData;
 
 use embassy_futures::select::{select, Either};
 use embassy_time::{Duration, Timer};
-use embedded_io_async::Error as _;
+use embedded_io_async::{Error as _, ErrorKind};
 use heapless::Vec;
 use herdless_core::wire::{
     frame, Action, AuthError, ConnectionId, Event, Incoming, Op, SendError, Session, SessionConfig,
@@ -84,6 +84,12 @@ pub struct Zk<'a, T: Transport, const K: usize = 4> {
     rx: &'a mut [u8],
     filled: usize,
     tx: &'a mut [u8],
+    /// `tx[tx_sent..tx_len]` is the rest of a frame not yet written: a
+    /// driver call dropped in the middle of a write (its work finished,
+    /// a timeout) leaves it for the next call to finish, so the server
+    /// never sees half a frame followed by another one.
+    tx_sent: usize,
+    tx_len: usize,
     /// The connection open on the transport, if any.
     conn: Option<ConnectionId>,
     /// The recipes' clock starts here: their `Instant` 0.
@@ -108,6 +114,8 @@ impl<'a, T: Transport, const K: usize> Zk<'a, T, K> {
             rx: buffers.rx,
             filled: 0,
             tx: buffers.tx,
+            tx_sent: 0,
+            tx_len: 0,
             conn: None,
             origin,
             faults: 0,
@@ -249,6 +257,11 @@ impl<'a, T: Transport, const K: usize> Zk<'a, T, K> {
     /// open or close, the session's own frames, session events for the
     /// recipes, and the recipes' requests.
     async fn settle(&mut self) {
+        if let Some(conn) = self.conn {
+            if self.tx_sent < self.tx_len {
+                self.finish_write(conn).await;
+            }
+        }
         loop {
             let mut progressed = false;
             while let Some(action) = self.session.poll_action() {
@@ -352,12 +365,33 @@ impl<'a, T: Transport, const K: usize> Zk<'a, T, K> {
     /// Writes `tx[..n]` on `conn`; on failure the connection is dropped
     /// and `false` returned.
     async fn write(&mut self, conn: ConnectionId, n: usize) -> bool {
-        let bytes = self.tx.get(..n).unwrap_or_default();
-        let written = match self.transport.write_all(bytes).await {
-            Ok(()) => self.transport.flush().await,
-            Err(e) => Err(e),
-        };
-        match written {
+        self.tx_sent = 0;
+        self.tx_len = n.min(self.tx.len());
+        self.finish_write(conn).await
+    }
+
+    /// Writes what is left of the frame in `tx`, keeping track of every
+    /// chunk so that a call dropped in between can be resumed.
+    async fn finish_write(&mut self, conn: ConnectionId) -> bool {
+        while self.tx_sent < self.tx_len {
+            let rest = self.tx.get(self.tx_sent..self.tx_len).unwrap_or_default();
+            match self.transport.write(rest).await {
+                Ok(0) => {
+                    self.fault(Fault::Io(ErrorKind::WriteZero));
+                    self.lose(conn).await;
+                    return false;
+                }
+                Ok(k) => self.tx_sent += k,
+                Err(e) => {
+                    self.fault(Fault::Io(e.kind()));
+                    self.lose(conn).await;
+                    return false;
+                }
+            }
+        }
+        self.tx_sent = 0;
+        self.tx_len = 0;
+        match self.transport.flush().await {
             Ok(()) => true,
             Err(e) => {
                 self.fault(Fault::Io(e.kind()));
@@ -496,6 +530,10 @@ impl<'a, T: Transport, const K: usize> Zk<'a, T, K> {
     }
 
     async fn drop_connection(&mut self) {
+        // A frame half-written to the old connection must not continue on
+        // the next one.
+        self.tx_sent = 0;
+        self.tx_len = 0;
         if self.conn.take().is_some() {
             self.transport.disconnect().await;
         }
