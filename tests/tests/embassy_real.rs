@@ -466,3 +466,56 @@ async fn embassy_holder_hears_revocation_consents_and_can_be_forced() {
         .is_empty());
     zk.close().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embassy_frames_cut_by_a_dropped_call_are_finished_not_interleaved() {
+    let server = ZkServer::start();
+    let (mut rx, mut tx) = ([0u8; 4096], [0u8; 1024]);
+    let mut lock: Lock = Lock::new("/locks/trickle").unwrap();
+    let mut transport = TokioTransport::new(vec![server.addr()]);
+    transport.trickle = true;
+    let mut zk: Zk<'_, _> = Zk::new(
+        transport,
+        Buffers::new(&mut rx, &mut tx),
+        SessionConfig::new(1, 10_000),
+    );
+    let id = zk.add(&mut lock).unwrap();
+    zk.connect().await.unwrap();
+    let faults = zk.faults();
+    let mut cut_calls = 0;
+    for _ in 0..5 {
+        // Every request takes about a millisecond per byte to write, and
+        // each driver call lasts 3 ms: almost every frame is cut by the
+        // end of a call and must be finished by the next one.
+        zk.recipe(id).unwrap().acquire(guid()).unwrap();
+        loop {
+            zk.run_for(embassy_time::Duration::from_millis(3))
+                .await
+                .unwrap();
+            cut_calls += 1;
+            match zk.handle(id).poll_event().unwrap() {
+                Some(LockEvent::Acquired) => break,
+                Some(other) => panic!("unexpected {other:?}"),
+                None => {}
+            }
+        }
+        zk.recipe(id).unwrap().release().unwrap();
+        loop {
+            zk.run_for(embassy_time::Duration::from_millis(3))
+                .await
+                .unwrap();
+            cut_calls += 1;
+            if zk.handle(id).poll_event().unwrap() == Some(LockEvent::Released) {
+                break;
+            }
+        }
+    }
+    println!("5 acquire/release rounds over {cut_calls} driver calls of 3 ms, 1 byte/ms writes");
+    assert_eq!(
+        zk.faults(),
+        faults,
+        "the server saw a corrupt stream: {:?}",
+        zk.last_fault()
+    );
+    zk.close().await.unwrap();
+}

@@ -13,6 +13,9 @@ pub struct TokioTransport {
     addrs: Vec<String>,
     stream: Option<FromTokio<TcpStream>>,
     pub connects: usize,
+    /// Write one byte per call, after a millisecond: frames take long
+    /// enough to be cut by a driver call that ends half-way.
+    pub trickle: bool,
 }
 
 impl TokioTransport {
@@ -21,6 +24,7 @@ impl TokioTransport {
             addrs,
             stream: None,
             connects: 0,
+            trickle: false,
         }
     }
 
@@ -43,6 +47,11 @@ impl Read for TokioTransport {
 
 impl Write for TokioTransport {
     async fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.trickle {
+            tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+            let one = buf.get(..1).unwrap_or_default();
+            return self.stream()?.write(one).await;
+        }
         self.stream()?.write(buf).await
     }
 
