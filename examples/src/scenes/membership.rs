@@ -93,8 +93,12 @@ pub async fn real(addr: &str) -> Result<(), herdless_std::Error> {
             GroupMember::join(&session, FLEET, &format!("edge-{i}"), data.as_bytes()).await?;
         members.push((session, member));
     }
-    while watch.members().len() < 3 {
+    // Each answer of `changed` is relative to the previous one, so count
+    // what it reports rather than look at the latest snapshot.
+    let mut seen = 0;
+    while seen < 3 {
         let change = watch.changed().await?;
+        seen += change.joined.len();
         println!(
             "  [{:>4} ms] observer: joined {:?}",
             start.elapsed().as_millis(),
@@ -105,13 +109,18 @@ pub async fn real(addr: &str) -> Result<(), herdless_std::Error> {
     if let Some((_, member)) = members.pop() {
         member.leave().await?;
     }
-    let change = watch.changed().await?;
-    println!(
-        "  [{:>4} ms] observer: left {:?}, members now {:?}",
-        start.elapsed().as_millis(),
-        change.left,
-        watch.members()
-    );
+    loop {
+        let change = watch.changed().await?;
+        println!(
+            "  [{:>4} ms] observer: left {:?}, members now {:?}",
+            start.elapsed().as_millis(),
+            change.left,
+            watch.members()
+        );
+        if change.left.iter().any(|name| name == "edge-3") {
+            break;
+        }
+    }
     for (_, member) in members {
         member.leave().await?;
     }
