@@ -111,7 +111,16 @@ async fn embassy_session_survives_a_cut_connection_and_keeps_its_lock() {
             .await
             .expect("the lock resumes")
             .unwrap();
-        assert_ne!(event, LockEvent::Lost, "the lock was lost: {seen:?}");
+        assert_ne!(
+            event,
+            LockEvent::Lost,
+            "the lock was lost after {:?}: {seen:?}; state {:?}, session {:#x} (was {session:#x}), {} faults, last {:?}",
+            cut_at.elapsed(),
+            zk.state(),
+            zk.session_id(),
+            zk.faults(),
+            zk.last_fault()
+        );
         seen.push(event);
     }
     println!(
@@ -517,5 +526,53 @@ async fn embassy_frames_cut_by_a_dropped_call_are_finished_not_interleaved() {
         "the server saw a corrupt stream: {:?}",
         zk.last_fault()
     );
+    zk.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embassy_a_connect_cut_short_by_a_dropped_call_is_opened_again() {
+    let server = ZkServer::start();
+    let proxy = Proxy::start(server.port());
+    let (mut rx, mut tx) = ([0u8; 4096], [0u8; 1024]);
+    let mut lock: Lock = Lock::new("/locks/slow-connect").unwrap();
+    let mut transport = TokioTransport::new(vec![proxy.addr()]);
+    transport.connect_delay = Duration::from_millis(100);
+    let mut zk: Zk<'_, _> = Zk::new(
+        transport,
+        Buffers::new(&mut rx, &mut tx),
+        SessionConfig::new(1, 6_000).with_retry_delay_ms(50),
+    );
+    let id = zk.add(&mut lock).unwrap();
+    zk.connect().await.unwrap();
+    zk.handle(id).acquire(guid()).await.unwrap();
+
+    proxy.cut();
+    zk.run_for(embassy_time::Duration::from_millis(300))
+        .await
+        .unwrap();
+    proxy.restore();
+    // Calls of 30 ms end in the middle of 100 ms connects: the session must
+    // not wait (for its 6 s connect timeout) for an outcome never told.
+    for _ in 0..10 {
+        zk.run_for(embassy_time::Duration::from_millis(30))
+            .await
+            .unwrap();
+    }
+    let restored = Instant::now();
+    loop {
+        let event = tokio::time::timeout(Duration::from_secs(3), zk.handle(id).next_event())
+            .await
+            .expect("resumed well before the 6 s connect timeout")
+            .unwrap();
+        assert_ne!(event, LockEvent::Lost);
+        if event == LockEvent::Resumed {
+            break;
+        }
+    }
+    println!(
+        "a connect cut short was opened again: resumed {:?} after the short calls",
+        restored.elapsed()
+    );
+    zk.handle(id).release().await.unwrap();
     zk.close().await.unwrap();
 }

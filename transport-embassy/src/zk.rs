@@ -75,6 +75,11 @@ impl<R> core::fmt::Debug for RecipeId<R> {
 /// future does its work. Between calls the server sees no pings, so call
 /// `run` (or another method) at least every third of the session timeout.
 ///
+/// Every call may be dropped at any point (its work finished first, a
+/// timeout): a frame half-written and a connection half-opened are taken
+/// up by the next call. A connection being opened starts over then, so keep
+/// calls longer than a connection takes to open.
+///
 /// Recipes are borrowed for `'a` and reached through their [`RecipeId`]
 /// while the driver holds them.
 pub struct Zk<'a, T: Transport, const K: usize = 4> {
@@ -92,6 +97,11 @@ pub struct Zk<'a, T: Transport, const K: usize = 4> {
     tx_len: usize,
     /// The connection open on the transport, if any.
     conn: Option<ConnectionId>,
+    /// A connection being opened: set until its outcome is told to the
+    /// session, so that a driver call dropped while connecting (its work
+    /// finished first) has the next call open it again, instead of
+    /// leaving the session waiting for an answer that never comes.
+    opening: Option<(usize, ConnectionId)>,
     /// The recipes' clock starts here: their `Instant` 0.
     origin: embassy_time::Instant,
     faults: u32,
@@ -117,6 +127,7 @@ impl<'a, T: Transport, const K: usize> Zk<'a, T, K> {
             tx_sent: 0,
             tx_len: 0,
             conn: None,
+            opening: None,
             origin,
             faults: 0,
             last_fault: None,
@@ -257,6 +268,13 @@ impl<'a, T: Transport, const K: usize> Zk<'a, T, K> {
     /// open or close, the session's own frames, session events for the
     /// recipes, and the recipes' requests.
     async fn settle(&mut self) {
+        if let Some((server, conn)) = self.opening.take() {
+            // Unless the session has given up on that attempt meanwhile
+            // (its connect timeout), in which case it asks anew.
+            if self.session.connection() == conn {
+                self.open(server, conn).await;
+            }
+        }
         if let Some(conn) = self.conn {
             if self.tx_sent < self.tx_len {
                 self.finish_write(conn).await;
@@ -404,6 +422,7 @@ impl<'a, T: Transport, const K: usize> Zk<'a, T, K> {
     /// Opens the connection the session asked for, giving up when the
     /// session's timer (the connect timeout) comes first.
     async fn open(&mut self, server: usize, conn: ConnectionId) {
+        self.opening = Some((server, conn));
         self.drop_connection().await;
         log_debug!("connecting to server {:?} ({:?})", server, conn);
         let deadline = self.session.poll_timeout().map(|at| self.origin_plus(at));
@@ -414,6 +433,8 @@ impl<'a, T: Transport, const K: usize> Zk<'a, T, K> {
             },
             None => Some(self.transport.connect(server).await),
         };
+        // The session hears the outcome before anything else is awaited.
+        self.opening = None;
         let now = self.now();
         match result {
             Some(Ok(())) => {
@@ -423,12 +444,12 @@ impl<'a, T: Transport, const K: usize> Zk<'a, T, K> {
             }
             Some(Err(e)) => {
                 self.fault(Fault::Connect(e.kind()));
-                self.transport.disconnect().await;
                 self.session.handle_disconnected(conn, now);
+                self.transport.disconnect().await;
             }
             None => {
-                self.transport.disconnect().await;
                 self.session.handle_timeout(now);
+                self.transport.disconnect().await;
             }
         }
     }
@@ -525,8 +546,9 @@ impl<'a, T: Transport, const K: usize> Zk<'a, T, K> {
     /// The connection is gone: tell the session and close the transport.
     async fn lose(&mut self, conn: ConnectionId) {
         let now = self.now();
-        self.drop_connection().await;
+        // The session first: closing the transport may be cut short.
         self.session.handle_disconnected(conn, now);
+        self.drop_connection().await;
     }
 
     async fn drop_connection(&mut self) {

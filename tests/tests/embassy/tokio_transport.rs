@@ -16,6 +16,8 @@ pub struct TokioTransport {
     /// Write one byte per call, after a millisecond: frames take long
     /// enough to be cut by a driver call that ends half-way.
     pub trickle: bool,
+    /// How long opening a connection takes (a slow network).
+    pub connect_delay: std::time::Duration,
 }
 
 impl TokioTransport {
@@ -25,6 +27,7 @@ impl TokioTransport {
             stream: None,
             connects: 0,
             trickle: false,
+            connect_delay: std::time::Duration::ZERO,
         }
     }
 
@@ -67,6 +70,7 @@ impl Transport for TokioTransport {
             .addrs
             .get(server)
             .ok_or_else(|| io::Error::from(io::ErrorKind::InvalidInput))?;
+        tokio::time::sleep(self.connect_delay).await;
         let stream = TcpStream::connect(addr.as_str()).await?;
         stream.set_nodelay(true)?;
         self.stream = Some(FromTokio::new(stream));
