@@ -2,14 +2,12 @@
 
 use core::future::Future;
 
-use embassy_futures::select::{select, Either};
 use embassy_time::Duration;
 use herdless_core::election::{Election, ElectionEvent};
 use herdless_core::naming::Guid;
-use herdless_core::Recipe;
 
 use crate::error::Error;
-use crate::handle::Handle;
+use crate::handle::{granted, Handle};
 use crate::transport::Transport;
 
 impl<T: Transport, const K: usize, const N: usize, const D: usize>
@@ -40,11 +38,7 @@ impl<T: Transport, const K: usize, const N: usize, const D: usize>
         self.recipe()?
             .campaign_until(guid, data, deadline)
             .map_err(Error::Election)?;
-        match self.until_leading().await {
-            Ok(()) => Ok(true),
-            Err(Error::NotAcquired) => Ok(false),
-            Err(e) => Err(e),
-        }
+        granted(self.until_leading().await)
     }
 
     /// Whether this candidate leads and its session is not in doubt.
@@ -58,18 +52,12 @@ impl<T: Transport, const K: usize, const N: usize, const D: usize>
     /// the connection is lost (wait with [`resumed`](Self::resumed) before
     /// acting as leader again), [`Error::Lost`] when leadership is gone.
     pub async fn lead_while<F: Future>(&mut self, work: F) -> Result<F::Output, Error> {
-        let id = self.id;
-        let doubt = self.zk.drive_until(|zk| loop {
-            match zk.recipe(id).ok()?.poll_event()? {
-                ElectionEvent::Suspended => return Some(Error::Suspended),
-                ElectionEvent::Lost => return Some(Error::Lost),
-                _ => continue,
-            }
-        });
-        match select(work, doubt).await {
-            Either::First(output) => Ok(output),
-            Either::Second(Ok(why)) | Either::Second(Err(why)) => Err(why),
-        }
+        self.work_unless(work, |event| match event {
+            ElectionEvent::Suspended => Some(Error::Suspended),
+            ElectionEvent::Lost => Some(Error::Lost),
+            _ => None,
+        })
+        .await
     }
 
     /// After [`Error::Suspended`]: waits until the same session is back

@@ -1,6 +1,9 @@
 //! A recipe of a driver, borrowed with the driver so its async calls can
 //! run the session.
 
+use core::future::Future;
+
+use embassy_futures::select::{select, Either};
 use herdless_core::Recipe;
 
 use crate::error::Error;
@@ -56,5 +59,36 @@ impl<'z, 'a, T: Transport, R: Recipe + 'static, const K: usize> Handle<'z, 'a, T
         self.zk
             .drive_until(|zk| zk.recipe(id).ok().and_then(|r| r.poll_event()))
             .await
+    }
+
+    /// Runs `work` while driving the session, and stops it (dropping
+    /// `work`) with the error `stop` makes of one of the recipe's events;
+    /// the events `stop` passes over (`None`) are consumed.
+    pub(crate) async fn work_unless<F: Future>(
+        &mut self,
+        work: F,
+        mut stop: impl FnMut(R::Event) -> Option<Error>,
+    ) -> Result<F::Output, Error> {
+        let id = self.id;
+        let stopped = self.zk.drive_until(|zk| loop {
+            let event = zk.recipe(id).ok()?.poll_event()?;
+            if let Some(why) = stop(event) {
+                return Some(why);
+            }
+        });
+        match select(work, stopped).await {
+            Either::First(output) => Ok(output),
+            Either::Second(Ok(why)) | Either::Second(Err(why)) => Err(why),
+        }
+    }
+}
+
+/// An attempt's outcome as "did it come": `false` when it gave up
+/// ([`Error::NotAcquired`]), other errors passed on.
+pub(crate) fn granted(outcome: Result<(), Error>) -> Result<bool, Error> {
+    match outcome {
+        Ok(()) => Ok(true),
+        Err(Error::NotAcquired) => Ok(false),
+        Err(e) => Err(e),
     }
 }

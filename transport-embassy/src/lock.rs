@@ -2,14 +2,12 @@
 
 use core::future::Future;
 
-use embassy_futures::select::{select, Either};
 use embassy_time::Duration;
 use herdless_core::lock::{Lock, LockEvent};
 use herdless_core::naming::Guid;
-use herdless_core::Recipe;
 
 use crate::error::Error;
-use crate::handle::Handle;
+use crate::handle::{granted, Handle};
 use crate::transport::Transport;
 
 impl<T: Transport, const K: usize, const N: usize> Handle<'_, '_, T, Lock<N>, K> {
@@ -31,14 +29,14 @@ impl<T: Transport, const K: usize, const N: usize> Handle<'_, '_, T, Lock<N>, K>
         self.recipe()?
             .acquire_until(guid, deadline)
             .map_err(Error::Lock)?;
-        Self::held(self.until_acquired().await)
+        granted(self.until_acquired().await)
     }
 
     /// Takes the lock only if nobody holds or waits for it; `Ok(false)`
     /// otherwise.
     pub async fn try_acquire(&mut self, guid: Guid) -> Result<bool, Error> {
         self.recipe()?.try_acquire(guid).map_err(Error::Lock)?;
-        Self::held(self.until_acquired().await)
+        granted(self.until_acquired().await)
     }
 
     /// Withdraws a pending attempt (or releases the lock if it was already
@@ -69,18 +67,12 @@ impl<T: Transport, const K: usize, const N: usize> Handle<'_, '_, T, Lock<N>, K>
     /// [`release`](Self::release)). A suspended connection does not stop
     /// `work`: check [`is_held`](Self::is_held) where doubt matters.
     pub async fn hold_while<F: Future>(&mut self, work: F) -> Result<F::Output, Error> {
-        let id = self.id;
-        let stop = self.zk.drive_until(|zk| loop {
-            match zk.recipe(id).ok()?.poll_event()? {
-                LockEvent::Lost => return Some(Error::Lost),
-                LockEvent::RevocationRequested => return Some(Error::RevocationRequested),
-                _ => continue,
-            }
-        });
-        match select(work, stop).await {
-            Either::First(output) => Ok(output),
-            Either::Second(Ok(why)) | Either::Second(Err(why)) => Err(why),
-        }
+        self.work_unless(work, |event| match event {
+            LockEvent::Lost => Some(Error::Lost),
+            LockEvent::RevocationRequested => Some(Error::RevocationRequested),
+            _ => None,
+        })
+        .await
     }
 
     /// The own node's full path (what a requester passes to a revocation),
@@ -112,14 +104,6 @@ impl<T: Transport, const K: usize, const N: usize> Handle<'_, '_, T, Lock<N>, K>
                 LockEvent::Lost => return Err(Error::Lost),
                 _ => continue,
             }
-        }
-    }
-
-    fn held(outcome: Result<(), Error>) -> Result<bool, Error> {
-        match outcome {
-            Ok(()) => Ok(true),
-            Err(Error::NotAcquired) => Ok(false),
-            Err(e) => Err(e),
         }
     }
 }
