@@ -14,6 +14,16 @@
 //!    lowest contender takes the lock on the deletion notification directly,
 //!    since sequence numbers only grow and no lower node can have appeared.
 //!
+//! From the create's answer on, the own node is read with a watch, in the
+//! same flight as the listing and before the predecessor watch is set. A
+//! holder whose node is deleted by anyone (an operator breaking the lock)
+//! therefore hears [`LockEvent::Lost`], and a waiter whose node is deleted
+//! learns it before it can act on its predecessor's deletion: ZooKeeper
+//! delivers one session's notifications in the order the changes happened.
+//! A waiter whose node is deleted queues again with a new node. This costs
+//! one request per acquisition (four per uncontended acquire and release:
+//! create, list, read own node, delete) and no round trip.
+//!
 //! After a connection loss while creating, the listing is searched for the
 //! node carrying the GUID before anything is created again, so a create
 //! whose reply was lost never leaves an orphan. Giving up (cancel, deadline,
@@ -147,8 +157,8 @@ pub enum GiveUp {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum Contender {
-    /// The exclusive lock: `<guid>-lock-`; waits for the next-lower lock
-    /// node.
+    /// The exclusive lock: `<guid>-lock-`; waits for the next-lower
+    /// contender of any kind (lock, reader or writer, in every flavour).
     #[default]
     Exclusive,
     /// A reader of a shared lock: `<guid>-read-`; waits only for the
@@ -188,9 +198,10 @@ impl Contender {
     /// ```
     pub fn waits_for(self, name: &str) -> Option<Sequence> {
         match self {
-            Contender::Exclusive => contender_sequence(NodeKind::Lock, name),
             Contender::Reader => contender_sequence(NodeKind::Write, name),
-            Contender::Writer => shared_contender(name).map(|(_, seq)| seq),
+            // An exclusive contender excludes like a writer: it waits for
+            // every lower node of a lock or of a shared lock, whoever wrote it.
+            Contender::Exclusive | Contender::Writer => shared_contender(name).map(|(_, seq)| seq),
         }
     }
 }
@@ -433,8 +444,7 @@ impl<const N: usize> Lock<N> {
         })
     }
 
-    /// Makes the lock revocable: from its next acquisition on, it reads its
-    /// own node with a watch right after creating it, and reports
+    /// Makes the lock revocable: from its next acquisition on, it reports
     /// [`LockEvent::RevocationRequested`] when someone writes `unlock` to it
     /// (see the [module docs](self#revocation)).
     ///
@@ -801,16 +811,18 @@ impl<const N: usize> Lock<N> {
         }
     }
 
-    /// Reads the own node with a watch, for revocation requests.
+    /// Reads the own node with a watch: its deletion by anyone ends the
+    /// holding (or the wait), and its data carries revocation requests.
     fn watch_own(&mut self) {
-        if self.revocable && self.own.is_some() {
+        if self.own.is_some() {
             self.ops.queue(Op::WatchOwn);
         }
     }
 
     /// The own node's data, read with a watch.
     fn on_own_data(&mut self, data: &[u8]) {
-        if crate::revoke::is_request(data)
+        if self.revocable
+            && crate::revoke::is_request(data)
             && !self.revocation_requested
             && matches!(self.state(), LockState::Acquiring | LockState::Held)
         {
@@ -819,19 +831,28 @@ impl<const N: usize> Lock<N> {
         }
     }
 
-    /// The own node of a revocable lock was deleted by someone else: a
-    /// forced revocation (or an operator).
+    /// The own node was deleted by someone else (an operator breaking the
+    /// lock, a forced revocation), as a watch or a listing shows.
     fn own_node_deleted(&mut self) {
         if self.give_up.is_some() || self.own.is_none() {
             // Releasing or giving up anyway: the delete's answer decides.
             return;
         }
         self.own = None;
-        self.give_up = Some(match self.state() {
-            LockState::Held => Outcome::Lost,
-            _ => Outcome::GiveUp(GiveUp::Revoked),
-        });
-        self.finish();
+        if self.state() == LockState::Held {
+            self.give_up = Some(Outcome::Lost);
+            self.finish();
+        } else if self.revocable {
+            // Deleting a revocable lock's node is how revocation is forced.
+            self.give_up = Some(Outcome::GiveUp(GiveUp::Revoked));
+            self.finish();
+        } else {
+            // A waiter queues again at the back, with a new node; what it
+            // waited for before is of no concern any more.
+            self.forget(&[Op::List, Op::WatchPredecessor, Op::WatchOwn, Op::Verify]);
+            self.step = Step::Creating;
+            self.queue_create();
+        }
     }
 
     /// Whether `path` is the own node's full path.
@@ -929,7 +950,7 @@ impl<const N: usize> Lock<N> {
             }
         }
         if !present {
-            return self.own_node_vanished();
+            return self.own_node_deleted();
         }
         match predecessor {
             None => self.acquired(),
@@ -945,19 +966,6 @@ impl<const N: usize> Lock<N> {
                 self.ops.queue(Op::WatchPredecessor);
             }
         }
-    }
-
-    /// A listing shows the own node gone (deleted by an operator, or its
-    /// session was replaced).
-    fn own_node_vanished(&mut self) {
-        if self.revocable {
-            // Deleting a revocable lock's node is how revocation is forced.
-            return self.own_node_deleted();
-        }
-        // Start over with a new node.
-        self.own = None;
-        self.step = Step::Creating;
-        self.queue_create();
     }
 
     fn predecessor_gone(&mut self) {
@@ -1096,7 +1104,7 @@ impl<const N: usize> Recipe for Lock<N> {
             (Op::List, Reply::Error(ZkError::NoNode)) => {
                 // The directory vanished with our node in it.
                 if self.own.is_some() && self.give_up.is_none() {
-                    self.own_node_vanished();
+                    self.own_node_deleted();
                 } else if self.step == Step::Finding {
                     self.create_unknown = false;
                     if self.give_up.is_some() {
@@ -1133,7 +1141,7 @@ impl<const N: usize> Recipe for Lock<N> {
         if !self.connected {
             return;
         }
-        if self.revocable && self.is_own_path(event.path) {
+        if self.is_own_path(event.path) {
             return match event.kind {
                 WatchKind::NodeDeleted => self.own_node_deleted(),
                 // Read the new data, re-arming the one-shot watch.

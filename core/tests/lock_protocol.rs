@@ -68,10 +68,19 @@ fn uncontended_acquire_is_one_round_trip_and_release_one_delete() {
     );
     assert_eq!(sent[1].1, "children /locks/a watch=false");
     created(&mut lock, sent[0].0, OWN);
+    // The own node is watched from the create's answer on, while the
+    // listing is still in flight: a holder hears of its node's deletion.
+    let own_watch = drain(&mut lock);
+    assert_eq!(own_watch.len(), 1);
+    assert_eq!(own_watch[0].1, format!("getData /locks/a/{OWN} watch=true"));
     children(&mut lock, sent[1].0, &[OWN, "unrelated", "sub-lock"]);
     assert_eq!(events(&mut lock), vec![LockEvent::Acquired]);
     assert!(lock.is_held());
     assert!(drain(&mut lock).is_empty());
+    let stat = Stat::default();
+    let own_data = Reply::Data { data: b"", stat };
+    lock.handle_reply(own_watch[0].0, own_data);
+    assert!(events(&mut lock).is_empty());
 
     lock.release().unwrap();
     let sent = drain(&mut lock);
@@ -96,7 +105,10 @@ fn waiter_watches_only_its_predecessor_with_get_data_and_takes_over_without_list
     let kazoo = "ffffffffffffffffffffffffffffffff__lock__0000000003";
     children(&mut lock, sent[1].0, &["zzz-lock-0000000009", OWN, kazoo]);
     let sent = drain(&mut lock);
-    assert_eq!(sent.len(), 1);
+    assert_eq!(sent.len(), 2);
+    // The own node's watch is set first, so its deletion is heard first.
+    assert_eq!(sent[0].1, format!("getData /locks/a/{OWN} watch=true"));
+    let sent = &sent[1..];
     assert_eq!(sent[0].1, format!("getData /locks/a/{kazoo} watch=true"));
     lock.handle_reply(
         sent[0].0,
@@ -130,6 +142,8 @@ fn waiter_further_back_lists_again_and_vanished_predecessor_leaves_no_watch() {
         &["a-lock-0000000001", "b-lock-0000000004", OWN],
     );
     let sent = drain(&mut lock);
+    assert_eq!(sent[0].1, format!("getData /locks/a/{OWN} watch=true"));
+    let sent = &sent[1..];
     assert_eq!(sent[0].1, "getData /locks/a/b-lock-0000000004 watch=true");
     // Gone before the watch was set: getData registers nothing, list again.
     lock.handle_reply(sent[0].0, Reply::Error(ZkError::NoNode));

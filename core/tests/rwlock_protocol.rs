@@ -69,6 +69,10 @@ fn queue_up(lock: &mut Lock, own: &str, others: &[&str]) -> Vec<(RequestId, Stri
     let sent = drain(lock);
     assert_eq!(sent.len(), 2, "create and listing leave together: {sent:?}");
     created(lock, sent[0].0, own);
+    // Every lock watches its own node from the create's answer on.
+    let own_watch = drain(lock);
+    assert_eq!(own_watch.len(), 1, "{own_watch:?}");
+    assert_eq!(own_watch[0].1, format!("getData {DIR}/{own} watch=true"));
     let mut names: Vec<&str> = others.to_vec();
     names.push(own);
     children(lock, sent[1].0, &names);
@@ -281,6 +285,8 @@ fn a_lost_create_reply_is_recovered_by_guid_for_readers_too() {
     children(&mut lock, sent[0].0, &[writer_same_guid, READ]);
     assert_eq!(lock.own_node(), Some(READ));
     let sent = drain(&mut lock);
+    assert_eq!(sent[0].1, format!("getData {DIR}/{READ} watch=true"));
+    let sent = &sent[1..];
     assert_eq!(
         sent[0].1,
         format!("getData {DIR}/{writer_same_guid} watch=true")
@@ -377,18 +383,32 @@ fn a_revocable_waiter_whose_node_is_deleted_gives_up_as_revoked() {
 }
 
 #[test]
-fn a_non_revocable_lock_reads_nothing_of_its_own_node() {
+fn a_non_revocable_lock_ignores_unlock_but_hears_its_node_deleted() {
     let mut lock: Lock = Lock::writer(DIR).unwrap();
     lock.acquire(GUID).unwrap();
     let sent = drain(&mut lock);
     created(&mut lock, sent[0].0, WRITE);
-    assert!(drain(&mut lock).is_empty());
+    let own_watch = drain(&mut lock);
+    assert_eq!(own_watch[0].1, format!("getData {DIR}/{WRITE} watch=true"));
     children(&mut lock, sent[1].0, &[WRITE]);
     assert_eq!(events(&mut lock), vec![LockEvent::Acquired]);
-    // A data change on the own node (no watch was set) is ignored.
-    watch(&mut lock, WatchKind::NodeDeleted, &format!("{DIR}/{WRITE}"));
+    // A revocation request means nothing to a lock that is not revocable.
+    data(&mut lock, own_watch[0].0, b"unlock");
+    assert!(events(&mut lock).is_empty());
+    watch(
+        &mut lock,
+        WatchKind::NodeDataChanged,
+        &format!("{DIR}/{WRITE}"),
+    );
+    let rearm = drain(&mut lock);
+    assert_eq!(rearm[0].1, format!("getData {DIR}/{WRITE} watch=true"));
+    data(&mut lock, rearm[0].0, b"unlock");
     assert!(events(&mut lock).is_empty());
     assert!(lock.is_held());
+    // Its deletion by someone else ends the holding.
+    watch(&mut lock, WatchKind::NodeDeleted, &format!("{DIR}/{WRITE}"));
+    assert_eq!(events(&mut lock), vec![LockEvent::Lost]);
+    assert!(!lock.is_held());
 }
 
 #[test]

@@ -654,19 +654,41 @@ fn ten_readers_behind_a_writer_are_woken_by_its_release_alone() {
         .collect();
     world.run_until_quiet(10_000);
     assert!(readers.iter().all(|&r| !world.peers[r].recipe.is_held()));
-    assert_eq!(world.zk.watch_count(), 10, "each reader watches the writer");
+    let writer_node = format!("{DIR}/{}", world.peers[w].recipe.own_node().unwrap());
+    for &r in &readers {
+        let own = format!("{DIR}/{}", world.peers[r].recipe.own_node().unwrap());
+        let mut watches = world.zk.watches_of(world.peers[r].session());
+        watches.sort();
+        let mut expected = vec![("data", own), ("data", writer_node.clone())];
+        expected.sort();
+        assert_eq!(
+            watches, expected,
+            "each reader watches the writer and itself"
+        );
+    }
+    assert_eq!(world.zk.watch_count(), 21, "and the writer its own node");
     let before = world.zk.stats().clone();
+    let writer_heard = world.zk.notifications_delivered(world.peers[w].session());
     world.act(w, |l| l.release()).unwrap();
     world.run_until_quiet(10_000);
     assert!(readers.iter().all(|&r| world.peers[r].recipe.is_held()));
     let after = world.zk.stats();
-    assert_eq!(after.notifications - before.notifications, 10);
+    let writer_heard = world.zk.notifications_delivered(world.peers[w].session()) - writer_heard;
+    assert_eq!(writer_heard, 1, "the writer hears its own node go");
+    assert_eq!(
+        after.notifications - before.notifications - writer_heard,
+        10
+    );
     assert_eq!(
         after.count("getChildren"),
         before.count("getChildren"),
         "no reader lists again"
     );
-    assert_eq!(world.zk.watch_count(), 0);
+    assert_eq!(
+        world.zk.watch_count(),
+        10,
+        "each holder watches its own node"
+    );
 }
 
 #[test]
@@ -714,7 +736,16 @@ fn a_forced_revocation_removes_a_stubborn_holder_and_lets_the_next_in() {
         ]
     );
     assert!(lock(&world, waiter).is_held());
-    assert_eq!(world.zk.watch_count(), 0, "no watch left behind");
+    let own = lock(&world, waiter)
+        .own_path::<128>()
+        .unwrap()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        world.zk.watches_of(world.peers[waiter].session()),
+        vec![("data", own)]
+    );
+    assert_eq!(world.zk.watch_count(), 1, "no watch left behind");
 }
 
 #[test]

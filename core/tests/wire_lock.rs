@@ -160,18 +160,27 @@ fn two_locks_contend_over_one_wire_session() {
     c.receive(&reply(xids[3], 11, &children(&[&name_b, &name_a])), now);
     assert_eq!(c.events, [(0, LockEvent::Acquired)]);
 
-    // The waiter watches its predecessor with getData.
-    assert_eq!(c.sent.len(), 1);
-    let watch = c.sent.remove(0);
+    // Each contender watches its own node from its create's answer on, and
+    // the waiter its predecessor, all with getData.
+    let watched: Vec<(i32, &str)> = c.sent.iter().map(|s| (s.opcode, s.path.as_str())).collect();
+    let (path_a, path_b) = (format!("/locks/p/{name_a}"), format!("/locks/p/{name_b}"));
     assert_eq!(
-        (watch.opcode, watch.path.as_str()),
-        (4, format!("/locks/p/{name_a}").as_str())
+        watched,
+        [
+            (4, path_a.as_str()),
+            (4, path_b.as_str()),
+            (4, path_a.as_str())
+        ]
     );
     let mut data = Vec::new();
     int(&mut data, 0);
     data.extend_from_slice(&[0u8; 68]);
-    c.receive(&reply(watch.xid, 11, &data), now);
-    assert_eq!(c.session.watches().count(), 1);
+    for watch in std::mem::take(&mut c.sent) {
+        c.receive(&reply(watch.xid, 11, &data), now);
+    }
+    // A's node is watched by A (its own) and by B (its predecessor): the
+    // session keeps one watch for both, as the server does.
+    assert_eq!(c.session.watches().count(), 2);
 
     // The holder releases: delete, then the waiter's watch fires.
     c.locks[0].release().unwrap();
@@ -192,7 +201,8 @@ fn two_locks_contend_over_one_wire_session() {
             (0, LockEvent::Released)
         ]
     );
-    assert_eq!(c.session.watches().count(), 0);
+    // B's watch on its own node is left.
+    assert_eq!(c.session.watches().count(), 1);
 
     // A lost connection suspends both recipes through the session.
     c.session.handle_disconnected(conn, now);

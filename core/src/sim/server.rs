@@ -1,7 +1,7 @@
 //! The simulated server: sessions, per-session FIFO queues, and faults.
 
 use alloc::collections::{BTreeMap, VecDeque};
-use alloc::string::String;
+use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
 use rand::seq::SliceRandom;
@@ -414,6 +414,47 @@ impl SimZk {
             Err(ZkError::NodeExists) => Ok(()),
             Err(e) => Err(e),
         }
+    }
+
+    /// Deletes a node outside any recipe, as an operator's session would
+    /// (`delete` in zkCli): watches fire as for any deletion. Fails as the
+    /// server does (`NoNode`, `NotEmpty`).
+    pub fn delete_node(&mut self, path: &str) -> Result<(), ZkError> {
+        self.zxid += 1;
+        self.tree.delete(path, Version::Any, self.zxid)?;
+        self.notify(Change::Deleted {
+            path: path.to_string(),
+        });
+        Ok(())
+    }
+
+    /// Deletes a node and everything below it, deepest first, as zkCli's
+    /// `deleteall` does. Returns how many nodes were deleted.
+    pub fn delete_recursive(&mut self, path: &str) -> Result<usize, ZkError> {
+        let children = self.tree.children_of(path).ok_or(ZkError::NoNode)?;
+        let mut deleted = 0;
+        for child in children {
+            let child_path = if path == "/" {
+                alloc::format!("/{child}")
+            } else {
+                alloc::format!("{path}/{child}")
+            };
+            deleted += self.delete_recursive(&child_path)?;
+        }
+        self.delete_node(path)?;
+        Ok(deleted + 1)
+    }
+
+    /// Writes a node's data outside any recipe, as an operator would
+    /// (`set` in zkCli), with any version.
+    pub fn set_node_data(&mut self, path: &str, data: &[u8]) -> Result<(), ZkError> {
+        self.zxid += 1;
+        self.tree
+            .set_data(path, data, Version::Any, self.zxid, self.now_ms)?;
+        self.notify(Change::DataChanged {
+            path: path.to_string(),
+        });
+        Ok(())
     }
 
     /// Sets a node's child counter (`cversion`), e.g. near `i32::MAX` to

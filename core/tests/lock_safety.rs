@@ -1,0 +1,194 @@
+//! Safety of the lock against what its users and operators do to it: other
+//! kinds of contender in the same directory, and nodes deleted by someone
+//! else (the recipes page names breaking locks as an operator's tool).
+//!
+//! The expected holder is computed here from the raw names (the last ten
+//! characters are the sequence number, as the server writes it), not with
+//! the crate's naming functions.
+
+use herdless_core::lock::{Contender, Lock, LockEvent};
+use herdless_core::naming::{Flavour, Guid};
+use herdless_core::sim::World;
+
+const DIR: &str = "/locks/safety";
+
+fn g(n: u8) -> Guid {
+    Guid::from_random_bytes([n; 16])
+}
+
+/// Every event the peers emit, after one step, paired with the peer; a peer
+/// that reports `Acquired` must have its node in the tree at that moment.
+fn step_checked(w: &mut World<Lock>) -> Option<()> {
+    w.step()?;
+    check_acquisitions(w);
+    Some(())
+}
+
+fn check_acquisitions(w: &mut World<Lock>) {
+    for i in 0..w.peers.len() {
+        if w.peers[i].events().contains(&LockEvent::Acquired) {
+            let name = w.peers[i].recipe.own_node().map(str::to_owned);
+            let node = name
+                .as_deref()
+                .and_then(|n| w.zk.node(&format!("{DIR}/{n}")));
+            assert!(
+                node.is_some(),
+                "peer {i} acquired without a node of its own (own: {name:?}, dir: {:?})",
+                w.zk.children(DIR)
+            );
+        }
+    }
+}
+
+fn run_checked(w: &mut World<Lock>, max: usize) -> Vec<Vec<LockEvent>> {
+    let mut events = vec![Vec::new(); w.peers.len()];
+    for _ in 0..max {
+        let stepped = step_checked(w);
+        for (i, e) in events.iter_mut().enumerate() {
+            e.extend(w.peers[i].take_events());
+        }
+        if stepped.is_none() {
+            return events;
+        }
+    }
+    panic!("did not become quiet in {max} steps");
+}
+
+/// The sequence number the server appended, read from the name's last ten
+/// characters.
+fn seq_of(name: &str) -> i64 {
+    name[name.len() - 10..].parse().expect("a sequence suffix")
+}
+
+fn lowest_child(w: &World<Lock>) -> Option<String> {
+    w.zk.children(DIR)?.into_iter().min_by_key(|n| seq_of(n))
+}
+
+fn acquire(w: &mut World<Lock>, i: usize, n: u8) {
+    w.act(i, |l| l.acquire(g(n))).unwrap();
+}
+
+const FLAVOURS: [Flavour; 3] = [Flavour::Recipes, Flavour::Curator, Flavour::Kazoo];
+
+/// An exclusive contender waits for a reader, a writer or an exclusive
+/// contender ahead of it, whichever library named it, and goes in once that
+/// holder leaves.
+#[test]
+fn an_exclusive_lock_waits_for_any_lower_holder_of_any_kind_and_flavour() {
+    for holder_kind in [Contender::Reader, Contender::Writer, Contender::Exclusive] {
+        for holder_flavour in FLAVOURS {
+            for flavour in FLAVOURS {
+                let mut w: World<Lock> = World::new(3);
+                let holder =
+                    w.add_peer(Lock::with_contender(DIR, holder_kind, holder_flavour).unwrap());
+                let exclusive = w.add_peer(Lock::with_flavour(DIR, flavour).unwrap());
+                acquire(&mut w, holder, 1);
+                assert!(w.run_until_quiet(1_000));
+                assert!(w.peers[holder].recipe.is_held());
+                acquire(&mut w, exclusive, 2);
+                assert!(w.run_until_quiet(1_000));
+                assert!(
+                    !w.peers[exclusive].recipe.is_held(),
+                    "{flavour:?} exclusive lock went in beside a {holder_flavour:?} {holder_kind:?}"
+                );
+                w.act(holder, |l| l.release()).unwrap();
+                assert!(w.run_until_quiet(1_000));
+                assert!(
+                    w.peers[exclusive].recipe.is_held(),
+                    "{flavour:?} exclusive lock not served after a {holder_flavour:?} {holder_kind:?}"
+                );
+            }
+        }
+    }
+}
+
+/// A holder whose node an operator deletes is told `Lost`, even with
+/// nobody waiting.
+#[test]
+fn a_holder_whose_node_is_deleted_is_told_lost() {
+    for contender in [Contender::Exclusive, Contender::Reader, Contender::Writer] {
+        let mut w: World<Lock> = World::new(5);
+        let a = w.add_peer(Lock::with_contender(DIR, contender, Flavour::Recipes).unwrap());
+        acquire(&mut w, a, 1);
+        assert!(w.run_until_quiet(1_000));
+        assert_eq!(w.peers[a].take_events(), vec![LockEvent::Acquired]);
+        let node = lowest_child(&w).unwrap();
+        w.zk.delete_node(&format!("{DIR}/{node}")).unwrap();
+        assert!(w.run_until_quiet(1_000));
+        assert_eq!(
+            w.peers[a].take_events(),
+            vec![LockEvent::Lost],
+            "{contender:?}"
+        );
+        assert!(!w.peers[a].recipe.is_held());
+    }
+}
+
+/// Breaking a lock: A holds, B and C wait; an operator deletes B's node,
+/// then A's. A is told `Lost`, B never believes it holds without a node of
+/// its own (it queues again, behind C), C acquires: one holder.
+#[test]
+fn breaking_a_lock_leaves_one_holder() {
+    for seed in 0..50 {
+        let mut w: World<Lock> = World::new(seed);
+        let (a, b, c) = (
+            w.add_peer(Lock::new(DIR).unwrap()),
+            w.add_peer(Lock::new(DIR).unwrap()),
+            w.add_peer(Lock::new(DIR).unwrap()),
+        );
+        for (i, n) in [(a, 1), (b, 2), (c, 3)] {
+            acquire(&mut w, i, n);
+            assert!(w.run_until_quiet(1_000));
+        }
+        let mut names: Vec<String> = w.zk.children(DIR).unwrap();
+        names.sort_by_key(|n| seq_of(n));
+        assert_eq!(names.len(), 3);
+        for i in [a, b, c] {
+            w.peers[i].take_events();
+        }
+        w.zk.delete_node(&format!("{DIR}/{}", names[1])).unwrap();
+        w.zk.delete_node(&format!("{DIR}/{}", names[0])).unwrap();
+        let events = run_checked(&mut w, 10_000);
+        assert_eq!(events[a], vec![LockEvent::Lost], "seed {seed}: A");
+        assert_eq!(events[c], vec![LockEvent::Acquired], "seed {seed}: C");
+        assert!(events[b].is_empty(), "seed {seed}: B {:?}", events[b]);
+        assert!(w.peers[c].recipe.is_held());
+        assert!(!w.peers[b].recipe.is_held());
+        // B queued again: its new node is after C's.
+        let lowest = lowest_child(&w).unwrap();
+        assert_eq!(Some(lowest.as_str()), w.peers[c].recipe.own_node());
+        assert_eq!(w.zk.children(DIR).unwrap().len(), 2, "seed {seed}");
+        w.act(c, |l| l.release()).unwrap();
+        let events = run_checked(&mut w, 10_000);
+        assert_eq!(
+            events[b],
+            vec![LockEvent::Acquired],
+            "seed {seed}: B at last"
+        );
+    }
+}
+
+/// A waiter whose own node is deleted queues again and is served in turn.
+#[test]
+fn a_waiter_whose_node_is_deleted_queues_again() {
+    let mut w: World<Lock> = World::new(9);
+    let (a, b) = (
+        w.add_peer(Lock::writer(DIR).unwrap()),
+        w.add_peer(Lock::reader(DIR).unwrap()),
+    );
+    acquire(&mut w, a, 1);
+    assert!(w.run_until_quiet(1_000));
+    acquire(&mut w, b, 2);
+    assert!(w.run_until_quiet(1_000));
+    let own = w.peers[b].recipe.own_node().unwrap().to_owned();
+    w.zk.delete_node(&format!("{DIR}/{own}")).unwrap();
+    assert!(w.run_until_quiet(1_000));
+    let again = w.peers[b].recipe.own_node().unwrap().to_owned();
+    assert_ne!(again, own, "a new node");
+    assert!(seq_of(&again) > seq_of(&own));
+    assert!(!w.peers[b].recipe.is_held());
+    w.act(a, |l| l.release()).unwrap();
+    assert!(w.run_until_quiet(1_000));
+    assert!(w.peers[b].recipe.is_held());
+    assert_eq!(w.zk.children(DIR).unwrap(), vec![again]);
+}
