@@ -270,7 +270,7 @@ impl Run {
         use herdless_core::sim::Step;
         let mut work = Vec::new();
         for (i, p) in self.world.peers.iter().enumerate() {
-            if self.world.zk.pending_requests(p.session()) > 0 {
+            if self.world.zk.can_apply(p.session()) {
                 work.push(Step::Apply(i));
             }
             if self.world.zk.pending_deliveries(p.session()) > 0 {

@@ -8,12 +8,18 @@
 //! FIFO order with notifications ahead of the reply that caused them, and
 //! children listed in random order.
 //!
-//! Faults are injected between steps: [`SimZk::disconnect`] (queued
-//! requests never applied, replies of applied ones lost, watches kept and
-//! their notifications delivered after [`SimZk::reconnect`]),
-//! [`SimZk::lose_reply_after_apply`] (a write applied whose reply never
-//! arrives), [`SimZk::expire`] (ephemerals deleted, other sessions' watches
-//! fire). Everything is deterministic from a seed.
+//! Faults are injected between steps, as real servers and the two drivers
+//! produce them: [`SimZk::disconnect`] answers every request in flight with
+//! `ConnectionLoss` (applied or not), reports `Suspended` before, after or
+//! instead of those answers, and drops the connection's watches;
+//! [`SimZk::reconnect`] re-registers only the watches whose setting reply
+//! reached the client and fires those whose node changed meanwhile
+//! (`SetWatches`); [`SimZk::lose_reply_after_apply`] applies a write and
+//! loses its reply; [`SimZk::expire`] deletes the session's ephemerals.
+//! Outside actors: [`SimZk::delete_node`], [`SimZk::delete_recursive`] and
+//! [`SimZk::set_node_data`] act as an operator's session would.
+//! [`DriverOrder`] selects the order in which a driver hands replies and
+//! notifications over. Everything is deterministic from a seed.
 //!
 //! [`Peer`] binds a [`Recipe`](crate::Recipe) to a session with the same
 //! drain loop the transports run; [`World`] interleaves many peers at random,
@@ -54,7 +60,7 @@ pub use crate::owned::OwnedReply;
 pub use either::Either;
 pub use owned::{Delivery, OwnedRequest};
 pub use peer::Peer;
-pub use server::{SessionStatus, SimZk, Stats};
+pub use server::{DriverOrder, SessionStatus, SimZk, Stats};
 pub use tree::Node;
 pub use world::{Faults, Step, World};
 

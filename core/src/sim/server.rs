@@ -1,14 +1,14 @@
 //! The simulated server: sessions, per-session FIFO queues, and faults.
 
-use alloc::collections::{BTreeMap, VecDeque};
+use alloc::collections::{BTreeMap, BTreeSet, VecDeque};
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
 use rand::seq::SliceRandom;
-use rand::SeedableRng;
+use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use crate::{Request, RequestId, SessionEvent, Version, ZkError};
+use crate::{Request, RequestId, SessionEvent, Version, WatchKind, ZkError};
 
 use super::owned::{Delivery, OwnedRequest};
 use super::tree::{Change, Node, Tree};
@@ -30,17 +30,92 @@ pub enum SessionStatus {
     Closed,
 }
 
+/// A watch as a client knows it: set by a request whose reply it read.
+type ClientWatch = (Table, String);
+
+/// Something on its way to a client, with the zxid it tells the client of
+/// and, for a reply, the watch its request set on the server.
+#[derive(Debug)]
+struct Outbound {
+    delivery: Delivery,
+    zxid: i64,
+    watch: Option<ClientWatch>,
+}
+
+impl Outbound {
+    /// A state change or a lost answer: tells the client of no zxid.
+    fn without_zxid(delivery: Delivery) -> Self {
+        Outbound {
+            delivery,
+            zxid: 0,
+            watch: None,
+        }
+    }
+}
+
 #[derive(Debug)]
 struct Session {
     status: SessionStatus,
-    /// Submitted, not yet applied by the server.
+    /// Submitted, not yet applied by the server. While disconnected,
+    /// requests wait here and go out on the next connection, as the
+    /// drivers' clients queue them.
     inbound: VecDeque<(RequestId, OwnedRequest)>,
     /// Applied; replies and notifications on their way to the client.
-    outbound: VecDeque<Delivery>,
-    /// Notifications that fired while disconnected: delivered on reconnect,
-    /// as the real clients' SetWatches re-registration does.
-    held: Vec<Delivery>,
+    outbound: VecDeque<Outbound>,
+    /// The watches the client believes armed: their setting reply was read,
+    /// their notification not yet. A reconnect re-registers exactly these
+    /// (the clients' `SetWatches`).
+    client_watches: BTreeSet<ClientWatch>,
+    /// The last zxid the client read, sent with `SetWatches`.
+    last_zxid: i64,
     notifications_delivered: u64,
+}
+
+/// In which order a driver hands a session's replies and notifications to
+/// its recipes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum DriverOrder {
+    /// As the server sent them (herdless-embassy's wire session).
+    #[default]
+    Wire,
+    /// A notification that is waiting is handed over before replies that
+    /// wait ahead of it (herdless-std, whose driver polls the client's
+    /// notifications before its replies, so a notification may overtake an
+    /// earlier reply, never a later one).
+    NotificationsFirst,
+}
+
+/// The first notification that may overtake the replies queued ahead of
+/// it: only replies are overtaken (a session event is a barrier, as the
+/// driver reports them from the client's state in order), and never the
+/// reply that set a watch on the notification's path (the driver only
+/// listens for a watch once that reply is in).
+fn overtaking(outbound: &VecDeque<Outbound>) -> Option<usize> {
+    let queued = || {
+        outbound
+            .iter()
+            .take_while(|o| !matches!(o.delivery, Delivery::Session(_)))
+    };
+    queued().enumerate().find_map(|(i, o)| match &o.delivery {
+        Delivery::Watch(_, path) => {
+            let set_here = queued()
+                .take(i)
+                .any(|r| r.watch.as_ref().is_some_and(|(_, p)| p == path));
+            (!set_here).then_some(i)
+        }
+        _ => None,
+    })
+}
+
+/// Where a driver reports a lost connection relative to the
+/// `ConnectionLoss` answers of the requests that were in flight.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum LossReport {
+    SuspendedFirst,
+    AnswersFirst,
+    /// The client reconnected before the driver looked at its state: the
+    /// answers alone tell the recipe.
+    AnswersOnly,
 }
 
 /// Counters for assertions.
@@ -77,6 +152,7 @@ pub struct SimZk {
     now_ms: i64,
     rng: ChaCha8Rng,
     stats: Stats,
+    order: DriverOrder,
 }
 
 impl SimZk {
@@ -91,6 +167,7 @@ impl SimZk {
             now_ms: 0,
             rng: ChaCha8Rng::seed_from_u64(seed),
             stats: Stats::default(),
+            order: DriverOrder::Wire,
         }
     }
 
@@ -103,11 +180,17 @@ impl SimZk {
                 status: SessionStatus::Connected,
                 inbound: VecDeque::new(),
                 outbound: VecDeque::new(),
-                held: Vec::new(),
+                client_watches: BTreeSet::new(),
+                last_zxid: 0,
                 notifications_delivered: 0,
             },
         );
         self.next_session
+    }
+
+    /// Sets the order in which replies and notifications reach clients.
+    pub fn set_driver_order(&mut self, order: DriverOrder) {
+        self.order = order;
     }
 
     /// Sets the clock used for `ctime`/`mtime`.
@@ -128,27 +211,39 @@ impl SimZk {
         )
     }
 
-    /// Queues a request from a session's client. Requests sent on a session
-    /// that is not connected are lost, as on a broken socket; on an expired
-    /// or closed session they are answered with `SessionExpired`.
+    /// Queues a request from a session's client. Requests sent while the
+    /// session is disconnected wait for the next connection, as the
+    /// drivers' clients keep them; on an expired or closed session they are
+    /// answered with `SessionExpired`.
     pub fn submit(&mut self, session: SessionId, id: RequestId, request: &Request<'_>) {
         let Some(s) = self.sessions.get_mut(&session) else {
             return;
         };
         match s.status {
-            SessionStatus::Connected => s
+            SessionStatus::Connected | SessionStatus::Disconnected => s
                 .inbound
                 .push_back((id, OwnedRequest::from_request(request))),
-            SessionStatus::Disconnected => {}
-            SessionStatus::Expired | SessionStatus::Closed => s.outbound.push_back(
-                Delivery::Reply(id, OwnedReply::Error(ZkError::SessionExpired)),
-            ),
+            SessionStatus::Expired | SessionStatus::Closed => {
+                s.outbound.push_back(Outbound::without_zxid(Delivery::Reply(
+                    id,
+                    OwnedReply::Error(ZkError::SessionExpired),
+                )))
+            }
         }
     }
 
-    /// Requests of a session waiting to be applied.
+    /// Requests of a session waiting to be applied (or, while it is
+    /// disconnected, to be sent on its next connection).
     pub fn pending_requests(&self, session: SessionId) -> usize {
         self.sessions.get(&session).map_or(0, |s| s.inbound.len())
+    }
+
+    /// Whether the server can apply a request of the session now: one is
+    /// queued and the session is connected.
+    pub fn can_apply(&self, session: SessionId) -> bool {
+        self.sessions
+            .get(&session)
+            .is_some_and(|s| s.status == SessionStatus::Connected && !s.inbound.is_empty())
     }
 
     /// Deliveries waiting for a session's client.
@@ -156,8 +251,12 @@ impl SimZk {
         self.sessions.get(&session).map_or(0, |s| s.outbound.len())
     }
 
-    /// Applies a session's oldest queued request. Returns whether there was one.
+    /// Applies a connected session's oldest queued request. Returns whether
+    /// there was one.
     pub fn apply_next(&mut self, session: SessionId) -> bool {
+        if !self.can_apply(session) {
+            return false;
+        }
         let Some((id, request)) = self
             .sessions
             .get_mut(&session)
@@ -166,28 +265,65 @@ impl SimZk {
             return false;
         };
         *self.stats.requests.entry(request.kind()).or_default() += 1;
-        let reply = self.apply(session, &request);
+        let (reply, watch) = self.apply(session, &request);
+        let zxid = self.zxid;
         if let Some(s) = self.sessions.get_mut(&session) {
-            s.outbound.push_back(Delivery::Reply(id, reply));
+            s.outbound.push_back(Outbound {
+                delivery: Delivery::Reply(id, reply),
+                zxid,
+                watch,
+            });
         }
         true
     }
 
-    /// The next thing a session's client receives, in order.
+    /// The next thing a session's client receives: in the server's order,
+    /// or with a waiting notification first under
+    /// [`DriverOrder::NotificationsFirst`].
     pub fn next_delivery(&mut self, session: SessionId) -> Option<Delivery> {
+        let order = self.order;
         let s = self.sessions.get_mut(&session)?;
-        let delivery = s.outbound.pop_front()?;
-        if matches!(delivery, Delivery::Watch(..)) {
-            s.notifications_delivered += 1;
-            self.stats.notifications += 1;
+        let index = match order {
+            DriverOrder::Wire => 0,
+            DriverOrder::NotificationsFirst => overtaking(&s.outbound).unwrap_or(0),
+        };
+        let out = s.outbound.remove(index)?;
+        s.last_zxid = s.last_zxid.max(out.zxid);
+        match &out.delivery {
+            Delivery::Watch(kind, path) => {
+                s.notifications_delivered += 1;
+                self.stats.notifications += 1;
+                for table in Table::fired_by(*kind) {
+                    s.client_watches.remove(&(*table, path.clone()));
+                }
+            }
+            Delivery::Reply(..) => {
+                if let Some(watch) = out.watch {
+                    s.client_watches.insert(watch);
+                }
+            }
+            Delivery::Session(_) => {}
         }
-        Some(delivery)
+        Some(out.delivery)
     }
 
-    /// Breaks a session's connection: queued requests are never applied,
-    /// replies of applied ones are lost, and the client hears `Suspended`.
-    /// Watches stay registered; what fires meanwhile comes after reconnect.
+    /// Breaks a session's connection, as a real server and client see it:
+    ///
+    /// * every request in flight is answered with `ConnectionLoss`, both
+    ///   those the server applied (their replies are lost) and those it never
+    ///   read;
+    /// * the server drops the connection's watches, and notifications on
+    ///   their way are lost; a watch whose setting reply was lost is gone
+    ///   for good, the others are re-registered by the reconnect;
+    /// * the client hears `Suspended` before the answers, after them, or
+    ///   (a client that reconnected before its driver looked) not at all:
+    ///   chosen at random, as the drivers can deliver each.
     pub fn disconnect(&mut self, session: SessionId) {
+        let report = match self.rng.gen_range(0..3) {
+            0 => LossReport::SuspendedFirst,
+            1 => LossReport::AnswersFirst,
+            _ => LossReport::AnswersOnly,
+        };
         let Some(s) = self.sessions.get_mut(&session) else {
             return;
         };
@@ -195,21 +331,36 @@ impl SimZk {
             return;
         }
         s.status = SessionStatus::Disconnected;
-        s.inbound.clear();
-        // Replies in flight are lost with the connection. Notifications the
-        // server already sent are lost too, but a real client re-registers
-        // its watches with `SetWatches` and its last zxid on reconnect, and
-        // the server fires them again for every change since: so they come
-        // after the reconnect, ahead of anything that fired meanwhile.
-        let mut resent: Vec<Delivery> = s
-            .outbound
-            .drain(..)
-            .filter(|d| matches!(d, Delivery::Watch(..)))
-            .collect();
-        resent.append(&mut s.held);
-        s.held = resent;
-        s.outbound
-            .push_back(Delivery::Session(SessionEvent::Suspended));
+        let lost = |id| {
+            Outbound::without_zxid(Delivery::Reply(
+                id,
+                OwnedReply::Error(ZkError::ConnectionLoss),
+            ))
+        };
+        let mut kept: VecDeque<Outbound> = VecDeque::new();
+        let mut answers: Vec<Outbound> = Vec::new();
+        for out in s.outbound.drain(..) {
+            match out.delivery {
+                Delivery::Reply(id, _) => answers.push(lost(id)),
+                Delivery::Watch(..) => {}
+                Delivery::Session(_) => kept.push_back(out),
+            }
+        }
+        answers.extend(s.inbound.drain(..).map(|(id, _)| lost(id)));
+        let suspended = Outbound::without_zxid(Delivery::Session(SessionEvent::Suspended));
+        match report {
+            LossReport::AnswersOnly if !answers.is_empty() => kept.extend(answers),
+            LossReport::AnswersFirst => {
+                kept.extend(answers);
+                kept.push_back(suspended);
+            }
+            _ => {
+                kept.push_back(suspended);
+                kept.extend(answers);
+            }
+        }
+        s.outbound = kept;
+        self.watches.drop_session(session);
     }
 
     /// Applies the session's next request, then breaks the connection before
@@ -220,8 +371,12 @@ impl SimZk {
     }
 
     /// Re-establishes a disconnected session: the client hears `Connected`,
-    /// then the notifications that fired while it was away.
+    /// then the server re-registers the watches the client knows of
+    /// (`SetWatches` with the last zxid it read) and fires at once those
+    /// whose node changed meanwhile, as ZooKeeper does. Requests the client
+    /// queued while disconnected go out now.
     pub fn reconnect(&mut self, session: SessionId) {
+        let zxid = self.zxid;
         let Some(s) = self.sessions.get_mut(&session) else {
             return;
         };
@@ -230,11 +385,37 @@ impl SimZk {
         }
         s.status = SessionStatus::Connected;
         s.outbound
-            .push_back(Delivery::Session(SessionEvent::Connected {
-                session_id: session,
-            }));
-        let held: Vec<Delivery> = s.held.drain(..).collect();
-        s.outbound.extend(held);
+            .push_back(Outbound::without_zxid(Delivery::Session(
+                SessionEvent::Connected {
+                    session_id: session,
+                },
+            )));
+        let known: Vec<ClientWatch> = s.client_watches.iter().cloned().collect();
+        let since = s.last_zxid;
+        for (table, path) in known {
+            let node = self.tree.get(&path).map(|n| n.stat);
+            let fired = match (table, node) {
+                (Table::Data | Table::Child, None) => Some(WatchKind::NodeDeleted),
+                (Table::Data, Some(stat)) if stat.mzxid > since => Some(WatchKind::NodeDataChanged),
+                (Table::Child, Some(stat)) if stat.pzxid > since => {
+                    Some(WatchKind::NodeChildrenChanged)
+                }
+                (Table::Exist, Some(_)) => Some(WatchKind::NodeCreated),
+                _ => None,
+            };
+            match fired {
+                Some(kind) => {
+                    if let Some(s) = self.sessions.get_mut(&session) {
+                        s.outbound.push_back(Outbound {
+                            delivery: Delivery::Watch(kind, path),
+                            zxid,
+                            watch: None,
+                        });
+                    }
+                }
+                None => self.watches.add(table, &path, session),
+            }
+        }
     }
 
     /// Expires a session: its ephemerals are deleted (other sessions'
@@ -261,8 +442,9 @@ impl SimZk {
                 s.status = status;
                 s.inbound.clear();
                 s.outbound.clear();
-                s.held.clear();
-                s.outbound.push_back(Delivery::Session(event));
+                s.client_watches.clear();
+                s.outbound
+                    .push_back(Outbound::without_zxid(Delivery::Session(event)));
             }
             _ => return,
         }
@@ -276,31 +458,40 @@ impl SimZk {
     }
 
     fn notify(&mut self, change: Change) {
+        let zxid = self.zxid;
         for (session, kind, path) in self.watches.trigger(&change) {
             if let Some(s) = self.sessions.get_mut(&session) {
-                let delivery = Delivery::Watch(kind, path);
-                match s.status {
-                    SessionStatus::Connected => s.outbound.push_back(delivery),
-                    SessionStatus::Disconnected => s.held.push(delivery),
-                    SessionStatus::Expired | SessionStatus::Closed => {}
+                // Only connected sessions have watches on the server.
+                if s.status == SessionStatus::Connected {
+                    s.outbound.push_back(Outbound {
+                        delivery: Delivery::Watch(kind, path),
+                        zxid,
+                        watch: None,
+                    });
                 }
             }
         }
     }
 
-    fn apply(&mut self, session: SessionId, request: &OwnedRequest) -> OwnedReply {
-        match request {
+    /// Applies a request; returns the reply and the watch it set.
+    fn apply(
+        &mut self,
+        session: SessionId,
+        request: &OwnedRequest,
+    ) -> (OwnedReply, Option<ClientWatch>) {
+        let read = |table: Table, path: &str, watch: bool| watch.then(|| (table, path.to_string()));
+        let (reply, watch) = match request {
             OwnedRequest::Create { path, data, mode } => {
                 self.zxid += 1;
-                match self
+                let created = self
                     .tree
-                    .create(path, data, *mode, session, self.zxid, self.now_ms)
-                {
+                    .create(path, data, *mode, session, self.zxid, self.now_ms);
+                match created {
                     Ok(full) => {
                         self.notify(Change::Created { path: full.clone() });
-                        OwnedReply::Created(full)
+                        (OwnedReply::Created(full), None)
                     }
-                    Err(e) => OwnedReply::Error(e),
+                    Err(e) => (OwnedReply::Error(e), None),
                 }
             }
             OwnedRequest::Delete { path, version } => {
@@ -308,9 +499,9 @@ impl SimZk {
                 match self.tree.delete(path, *version, self.zxid) {
                     Ok(()) => {
                         self.notify(Change::Deleted { path: path.clone() });
-                        OwnedReply::Deleted
+                        (OwnedReply::Deleted, None)
                     }
-                    Err(e) => OwnedReply::Error(e),
+                    Err(e) => (OwnedReply::Error(e), None),
                 }
             }
             OwnedRequest::SetData {
@@ -319,61 +510,57 @@ impl SimZk {
                 version,
             } => {
                 self.zxid += 1;
-                match self
+                let set = self
                     .tree
-                    .set_data(path, data, *version, self.zxid, self.now_ms)
-                {
+                    .set_data(path, data, *version, self.zxid, self.now_ms);
+                match set {
                     Ok(stat) => {
                         self.notify(Change::DataChanged { path: path.clone() });
-                        OwnedReply::DataSet(stat)
+                        (OwnedReply::DataSet(stat), None)
                     }
-                    Err(e) => OwnedReply::Error(e),
+                    Err(e) => (OwnedReply::Error(e), None),
                 }
             }
             OwnedRequest::Exists { path, watch } => match self.tree.get(path) {
-                Some(node) => {
-                    let stat = node.stat;
-                    if *watch {
-                        self.watches.add(Table::Data, path, session);
-                    }
-                    OwnedReply::Exists(stat)
-                }
-                None => {
-                    // The real server keeps a creation watch on a missing
-                    // node: the leak recipes avoid by watching with getData.
-                    if *watch {
-                        self.watches.add(Table::Exist, path, session);
-                    }
-                    OwnedReply::Error(ZkError::NoNode)
-                }
+                Some(node) => (
+                    OwnedReply::Exists(node.stat),
+                    read(Table::Data, path, *watch),
+                ),
+                // The real server keeps a creation watch on a missing node:
+                // the leak recipes avoid by watching with getData.
+                None => (
+                    OwnedReply::Error(ZkError::NoNode),
+                    read(Table::Exist, path, *watch),
+                ),
             },
             OwnedRequest::GetData { path, watch } => match self.tree.get(path) {
-                Some(node) => {
-                    let reply = OwnedReply::Data(node.data.clone(), node.stat);
-                    if *watch {
-                        self.watches.add(Table::Data, path, session);
-                    }
-                    reply
-                }
-                None => OwnedReply::Error(ZkError::NoNode),
+                Some(node) => (
+                    OwnedReply::Data(node.data.clone(), node.stat),
+                    read(Table::Data, path, *watch),
+                ),
+                None => (OwnedReply::Error(ZkError::NoNode), None),
             },
             OwnedRequest::GetChildren { path, watch } => match self.tree.children_of(path) {
                 Some(mut names) => {
                     names.shuffle(&mut self.rng);
-                    if *watch {
-                        self.watches.add(Table::Child, path, session);
-                    }
-                    OwnedReply::Children(names)
+                    (
+                        OwnedReply::Children(names),
+                        read(Table::Child, path, *watch),
+                    )
                 }
-                None => OwnedReply::Error(ZkError::NoNode),
+                None => (OwnedReply::Error(ZkError::NoNode), None),
             },
             OwnedRequest::Check { path, version } => match self.tree.get(path) {
-                Some(node) if version.matches(node.stat.version) => OwnedReply::Checked,
-                Some(_) => OwnedReply::Error(ZkError::BadVersion),
-                None => OwnedReply::Error(ZkError::NoNode),
+                Some(node) if version.matches(node.stat.version) => (OwnedReply::Checked, None),
+                Some(_) => (OwnedReply::Error(ZkError::BadVersion), None),
+                None => (OwnedReply::Error(ZkError::NoNode), None),
             },
-            OwnedRequest::Sync { .. } => OwnedReply::Synced,
+            OwnedRequest::Sync { .. } => (OwnedReply::Synced, None),
+        };
+        if let Some((table, path)) = &watch {
+            self.watches.add(*table, path, session);
         }
+        (reply, watch)
     }
 
     /// A node, if it exists.

@@ -22,11 +22,24 @@ pub(crate) struct Watches {
 }
 
 /// Which table a watch goes into.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Table {
     Data,
     Exist,
     Child,
+}
+
+impl Table {
+    /// The tables whose watch on a path a notification of `kind` spends,
+    /// as a client forgets them (the server's triggering rules, seen from
+    /// the client).
+    pub(crate) fn fired_by(kind: WatchKind) -> &'static [Table] {
+        match kind {
+            WatchKind::NodeCreated | WatchKind::NodeDataChanged => &[Table::Data, Table::Exist],
+            WatchKind::NodeDeleted => &[Table::Data, Table::Exist, Table::Child],
+            WatchKind::NodeChildrenChanged => &[Table::Child],
+        }
+    }
 }
 
 impl Watches {
