@@ -98,6 +98,17 @@ impl<R: Recipe> Link<R> {
     /// the same session is back (`Connected`, then the notifications the
     /// server fired meanwhile).
     pub fn connection_loss(&mut self, zk: &mut SimZk, applied: usize) {
+        self.connection_loss_with(zk, applied, |_| {});
+    }
+
+    /// As [`connection_loss`](Self::connection_loss), with `meanwhile`
+    /// run on the server while this client is away.
+    pub fn connection_loss_with(
+        &mut self,
+        zk: &mut SimZk,
+        applied: usize,
+        meanwhile: impl FnOnce(&mut SimZk),
+    ) {
         for _ in 0..applied {
             assert!(zk.apply_next(self.session), "nothing to apply");
         }
@@ -115,6 +126,7 @@ impl<R: Recipe> Link<R> {
                 .handle_reply(id, Reply::Error(ZkError::ConnectionLoss));
             self.pump(zk);
         }
+        meanwhile(zk);
         zk.reconnect(self.session);
     }
 
