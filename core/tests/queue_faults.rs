@@ -377,3 +377,28 @@ fn an_ephemeral_put_cut_by_session_expiry_fails() {
     );
     assert!(items(&zk).is_empty(), "died with its session");
 }
+
+#[test]
+fn a_delete_cut_by_session_expiry_is_checked_on_the_new_session() {
+    for (kind, consumer) in consumers() {
+        for applied in [0, 1] {
+            let mut zk = SimZk::new(12);
+            with_two_items(&mut zk);
+            let mut c = Link::new(&mut zk, consumer());
+            c.act(&mut zk, |c| c.take(None)).unwrap();
+            advance_to(&mut c, &mut zk, "delete");
+            c.expire_and_renew(&mut zk, applied);
+            c.settle(&mut zk);
+            // Never landed: the item is still there, and reporting it taken
+            // would have another consumer take it a second time.
+            let certain = applied == 0;
+            assert_eq!(
+                c.events,
+                [ConsumerEvent::Taken { certain }],
+                "{kind}, applied {applied}"
+            );
+            assert_eq!(c.recipe.item(), b"one", "{kind}");
+            assert_eq!(items(&zk), [b"two".to_vec()], "{kind}, applied {applied}");
+        }
+    }
+}

@@ -371,10 +371,19 @@ impl<const B: usize, const D: usize, const N: usize> Recipe for Consumer<B, D, N
                 self.finish(ConsumerEvent::Taken { certain: false })
             }
             (op, Reply::Error(e)) if e.is_connection_loss() => self.lost(Some(op)),
-            (_, Reply::Error(e)) if e.is_session_gone() => {
-                self.lost(None);
+            (op, Reply::Error(e)) if e.is_session_gone() => {
+                let deleting = matches!(op, Op::Delete | Op::Check)
+                    || self.ops.is_in_flight(Op::Delete)
+                    || self.ops.is_pending(Op::Check);
+                self.connected = false;
                 self.session_over = true;
-                self.finish(ConsumerEvent::Failed(Error::SessionEnded));
+                self.ops.lose();
+                if deleting {
+                    // As on `Expired`: checked on the next session.
+                    self.ops.queue(Op::Check);
+                } else {
+                    self.finish(ConsumerEvent::Failed(Error::SessionEnded));
+                }
             }
             (_, Reply::Error(e)) => self.finish(ConsumerEvent::Failed(Error::Zk(e))),
             (_, _) => self.finish(ConsumerEvent::Failed(Error::BadReply)),
@@ -427,9 +436,14 @@ impl<const B: usize, const D: usize, const N: usize> Recipe for Consumer<B, D, N
                 self.session_over = true;
                 self.ops.lose();
                 if self.mode.is_some() {
-                    if deleting {
-                        // The item was read; whether the delete landed is
-                        // unknown, and cannot be checked on this session.
+                    if deleting && event == SessionEvent::Expired {
+                        // Items outlive the session: the next one checks
+                        // whether the delete landed (and deletes again if
+                        // not), rather than report an item still in the
+                        // queue as taken, for another consumer to take too.
+                        self.ops.queue(Op::Check);
+                    } else if deleting {
+                        // Closed: no session follows to check on.
                         self.finish(ConsumerEvent::Taken { certain: false });
                     } else {
                         self.finish(ConsumerEvent::Failed(Error::SessionEnded));

@@ -3,9 +3,9 @@
 //!
 //! Producers add items as sequential nodes under the queue directory,
 //! persistent by default (ephemeral as the recipes page describes, as an
-//! option); consumers take the lowest item. Item names carry the
-//! producer's GUID, so a create whose reply was lost is found again instead
-//! of added twice:
+//! option); consumers take the lowest item. Item names carry the producer's
+//! GUID, so a create whose reply was lost is found again instead of added
+//! twice:
 //!
 //! * plain: `<guid>-queue-<sequence>`;
 //! * with a priority: `<guid>-queue-<YY>-<sequence>`, `YY` from `00`
@@ -13,23 +13,23 @@
 //!   UNIX)". Items are taken by priority, then by sequence; an item without
 //!   a priority counts as priority 00.
 //!
-//! Consumers also take the items other libraries put, in the same order
-//! (see [`ItemKey::parse`]): the recipes page's and Curator's `queue-<seq>`,
+//! Consumers also take the items other libraries put, in the same order (see
+//! [`ItemKey::parse`]): the recipes page's and Curator's `queue-<seq>`,
 //! Curator's priority names, ZooKeeper's and Curator's `qn-<seq>`, and
 //! Kazoo's `entry-<ppp>-<seq>`. Sequence numbers are compared by their
 //! wrapped distance, so items keep their creation order after the
 //! directory's counter passes `i32::MAX` and goes negative.
 //!
-//! A consumer lists the directory once and works through the lowest items
-//! of that one listing (a caller-sized batch) before listing again: read an
+//! A consumer lists the directory once and works through the lowest items of
+//! that one listing (a caller-sized batch) before listing again: read an
 //! item's data, then delete it; the delete decides who took it, so two
 //! consumers never both take one item (a `NoNode` means someone else did:
 //! the next item). When the queue is empty it waits on the directory's child
 //! watch; when the directory itself is missing (never created, deleted by an
 //! operator, or a container reaped when empty), a take waits for its
-//! creation and goes on with the new directory's items. A priority consumer keeps that watch while it works, and drops its
-//! batch on every notification, so an item of higher priority added later
-//! is taken first.
+//! creation and goes on with the new directory's items. A priority consumer
+//! keeps that watch while it works, and drops its batch on every
+//! notification, so an item of higher priority added later is taken first.
 //!
 //! **The one ambiguity ZooKeeper leaves**: a delete whose reply is lost with
 //! the connection. If the item is still there afterwards, the delete is sent
@@ -37,10 +37,12 @@
 //! it, and nothing on the server tells which. The consumer then delivers the
 //! item marked `certain: false` (at least once: another consumer may have
 //! taken it too), rather than drop it (at most once: it may be lost). A
-//! producer whose create reply was lost looks for its GUID (on the next
-//! session, if its session expired meanwhile: persistent items outlive it);
-//! if a consumer took the item meanwhile, it cannot be found and is added
-//! again, so puts are at least once under connection loss too.
+//! delete cut by a session expiry is checked the same way on the next
+//! session (items outlive sessions). A producer whose create reply was lost
+//! looks for its GUID (on the next session, if its session expired
+//! meanwhile: persistent items outlive it); if a consumer took the item
+//! meanwhile, it cannot be found and is added again, so puts are at least
+//! once under connection loss too.
 
 mod consumer;
 mod producer;
