@@ -8,7 +8,12 @@
 //! is already in what the re-read returns, and any later change fires the new
 //! watch. Intermediate versions written faster than a round trip are
 //! coalesced (ZooKeeper's one-shot watches never promise every version), but
-//! the last version is always delivered and versions only ever grow.
+//! the last version is always delivered and versions only ever grow, within
+//! one incarnation of the node. A node deleted and created again (by an
+//! operator, say) starts over at version 0: its later creation zxid
+//! (`czxid`) tells it apart from a stale read, and its value is reported,
+//! whether the watcher heard of the delete or not, so a compare-and-set
+//! from the reported version works against the node as it is now.
 //!
 //! While the node does not exist, the watcher waits with `exists` and a
 //! watch: here the creation watch that recipes otherwise avoid is the point
@@ -22,7 +27,9 @@
 //! `Updated` if the node holds its data, sent again if the node is still at
 //! the expected version, `Conflict` if the next version holds other data,
 //! and [`ConfigEvent::Unknown`] when other writes have moved the node on so
-//! far that ZooKeeper, which keeps no history, cannot tell.
+//! far that ZooKeeper, which keeps no history, cannot tell, or when the node
+//! was deleted and created again meanwhile (a compare-and-set is never sent
+//! again into a new incarnation of the node it was aimed at).
 
 use core::fmt;
 
@@ -48,6 +55,8 @@ pub const DEFAULT_PATH_CAPACITY: usize = 128;
 #[non_exhaustive]
 pub enum ConfigEvent {
     /// A newer version of the value arrived; read it with [`Config::value`].
+    /// After the node was deleted and created again, the version starts
+    /// over (at 0).
     Changed {
         /// The node's data version.
         version: i32,
@@ -128,13 +137,35 @@ impl From<PathError> for Error {
     }
 }
 
-/// What is known of the node.
+/// What is known of the node. `czxid` (the zxid of its create) tells one
+/// incarnation of the node from the next: deleted and created again, it
+/// starts over at version 0.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Known {
     Unknown,
     Missing,
-    Value { version: i32 },
-    TooLarge { version: i32, len: usize },
+    Value {
+        version: i32,
+        czxid: i64,
+    },
+    TooLarge {
+        version: i32,
+        len: usize,
+        czxid: i64,
+    },
+}
+
+impl Known {
+    /// (czxid, version) of a node that exists: later incarnations, then
+    /// later versions, compare greater.
+    fn position(self) -> Option<(i64, i32)> {
+        match self {
+            Known::Value { version, czxid } | Known::TooLarge { version, czxid, .. } => {
+                Some((czxid, version))
+            }
+            Known::Unknown | Known::Missing => None,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -184,6 +215,9 @@ pub struct Config<const D: usize = DEFAULT_VALUE_CAPACITY, const N: usize = DEFA
     /// The last state reported, so a re-read of the same version is silent.
     reported: Known,
     write: Option<(WriteKind, Vec<u8, D>)>,
+    /// The incarnation (czxid) the pending write was aimed at, if known:
+    /// the one last read when it started.
+    write_czxid: Option<i64>,
     /// The pending write was sent and its reply lost: read back to decide.
     write_unknown: bool,
     /// A read was lost with the connection (or a notification arrived while
@@ -208,6 +242,7 @@ impl<const D: usize, const N: usize> Config<D, N> {
             value: Vec::new(),
             reported: Known::Unknown,
             write: None,
+            write_czxid: None,
             write_unknown: false,
             read_lost: false,
             connected: true,
@@ -238,7 +273,7 @@ impl<const D: usize, const N: usize> Config<D, N> {
     /// The version of the latest value read, if the node exists.
     pub fn version(&self) -> Option<i32> {
         match self.known {
-            Known::Value { version } | Known::TooLarge { version, .. } => Some(version),
+            Known::Value { version, .. } | Known::TooLarge { version, .. } => Some(version),
             Known::Unknown | Known::Missing => None,
         }
     }
@@ -275,6 +310,7 @@ impl<const D: usize, const N: usize> Config<D, N> {
             capacity: D,
         })?;
         self.write = Some((kind, buffer));
+        self.write_czxid = self.known.position().map(|(czxid, _)| czxid);
         self.write_unknown = false;
         self.ops.queue(Op::Write);
         Ok(())
@@ -285,21 +321,18 @@ impl<const D: usize, const N: usize> Config<D, N> {
         if self.known == self.reported || !self.watching {
             return;
         }
-        // Versions only grow while the node lives: an older read arriving
-        // after a newer one (a probe and a watched read crossing) is stale.
-        if let (
-            Known::Value { version: new } | Known::TooLarge { version: new, .. },
-            Known::Value { version: old } | Known::TooLarge { version: old, .. },
-        ) = (self.known, self.reported)
-        {
+        // Versions only grow while the node lives, and a node created again
+        // has a later czxid: an older read arriving after a newer one (a
+        // probe and a watched read crossing) is stale.
+        if let (Some(new), Some(old)) = (self.known.position(), self.reported.position()) {
             if new < old {
                 return;
             }
         }
         self.reported = self.known;
         match self.known {
-            Known::Value { version } => self.events.emit(ConfigEvent::Changed { version }),
-            Known::TooLarge { version, len } => {
+            Known::Value { version, .. } => self.events.emit(ConfigEvent::Changed { version }),
+            Known::TooLarge { version, len, .. } => {
                 self.events.emit(ConfigEvent::TooLarge { version, len })
             }
             Known::Missing => self.events.emit(ConfigEvent::Missing),
@@ -308,16 +341,19 @@ impl<const D: usize, const N: usize> Config<D, N> {
     }
 
     fn on_data(&mut self, data: &[u8], stat: Stat) {
-        let newer = match self.known {
-            Known::Value { version } | Known::TooLarge { version, .. } => stat.version >= version,
-            Known::Unknown | Known::Missing => true,
-        };
+        // A node deleted and created again (by an operator, say) starts over
+        // at version 0 with a later czxid: that is news, not a stale read.
+        let newer = self
+            .known
+            .position()
+            .is_none_or(|known| (stat.czxid, stat.version) >= known);
         if newer {
             match Vec::from_slice(data) {
                 Ok(v) => {
                     self.value = v;
                     self.known = Known::Value {
                         version: stat.version,
+                        czxid: stat.czxid,
                     };
                 }
                 Err(()) => {
@@ -325,6 +361,7 @@ impl<const D: usize, const N: usize> Config<D, N> {
                     self.known = Known::TooLarge {
                         version: stat.version,
                         len: data.len(),
+                        czxid: stat.czxid,
                     };
                 }
             }
@@ -352,7 +389,21 @@ impl<const D: usize, const N: usize> Config<D, N> {
         self.write_unknown = false;
         let ours = node.is_some_and(|(data, _)| data == &pending[..]);
         let version = node.map(|(_, stat)| stat.version);
+        // The node was deleted and created again since the write started:
+        // its versions say nothing of the node the write was aimed at, and
+        // sending it again would write into a node it was never meant for.
+        let recreated = matches!(
+            (kind, self.write_czxid, node),
+            (WriteKind::Set(_), Some(aimed), Some((_, stat))) if stat.czxid != aimed
+        );
         let event = match (kind, version) {
+            (WriteKind::Set(_), Some(now)) if recreated => {
+                if ours {
+                    ConfigEvent::Updated { version: now }
+                } else {
+                    ConfigEvent::Unknown
+                }
+            }
             // Exactly one write moves a node from v to v + 1: if that
             // version holds our data, it was ours; if it holds other data,
             // someone else's write won and ours was refused.
@@ -383,6 +434,7 @@ impl<const D: usize, const N: usize> Config<D, N> {
 
     fn write_done(&mut self, event: ConfigEvent) {
         self.write = None;
+        self.write_czxid = None;
         self.write_unknown = false;
         self.events.emit(event);
     }

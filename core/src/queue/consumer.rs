@@ -52,6 +52,9 @@ enum Op {
     Delete,
     /// A delete's answer was lost: is the item still there?
     Check,
+    /// The directory is missing: exists with a watch, to hear of its
+    /// creation.
+    AwaitDir,
 }
 
 /// Takes items from the queue at a directory, lowest first.
@@ -302,6 +305,10 @@ impl<const B: usize, const D: usize, const N: usize> Recipe for Consumer<B, D, N
                 path: self.first_path(),
                 watch: false,
             },
+            Op::AwaitDir => Request::Exists {
+                path: &self.dir,
+                watch: true,
+            },
         };
         Some(Outgoing { id, request })
     }
@@ -315,13 +322,6 @@ impl<const B: usize, const D: usize, const N: usize> Recipe for Consumer<B, D, N
         }
         match (op, reply) {
             (Op::List { watch }, Reply::Children(children)) => self.on_children(children, watch),
-            // No queue directory: nothing to peek; a take cannot wait on a
-            // directory that does not exist (create it first, as the
-            // producers and the tokio `Queue` do).
-            (Op::List { .. }, Reply::Error(ZkError::NoNode)) => match self.mode {
-                Some(Mode::Peek) => self.finish(ConsumerEvent::Empty),
-                _ => self.finish(ConsumerEvent::Failed(Error::Zk(ZkError::NoNode))),
-            },
             (Op::Read, Reply::Data { data, .. }) => {
                 let Ok(stored) = Vec::from_slice(data) else {
                     return self.finish(ConsumerEvent::Failed(Error::TooLarge {
@@ -340,6 +340,21 @@ impl<const B: usize, const D: usize, const N: usize> Recipe for Consumer<B, D, N
                 }
             }
             (Op::Read, Reply::Error(ZkError::NoNode)) => self.skip(),
+            // No directory, no items: nothing to peek. A take waits for the directory to be
+            // (re-)created: an operator's `deleteall`, or a container
+            // reaped when empty, must not leave it waiting on a watch that
+            // is gone with the node.
+            (Op::List { .. }, Reply::Error(ZkError::NoNode)) => {
+                self.batch.clear();
+                match self.mode {
+                    Some(Mode::Peek) => self.finish(ConsumerEvent::Empty),
+                    _ => self.ops.queue(Op::AwaitDir),
+                }
+            }
+            // Created between the listing and the exists: list again.
+            (Op::AwaitDir, Reply::Exists { .. }) => self.ops.queue(Op::List { watch: true }),
+            // The creation watch is set: wait for it.
+            (Op::AwaitDir, Reply::Error(ZkError::NoNode)) => {}
             (Op::Delete, Reply::Deleted) => {
                 if !self.batch.is_empty() {
                     self.batch.remove(0);
@@ -356,10 +371,19 @@ impl<const B: usize, const D: usize, const N: usize> Recipe for Consumer<B, D, N
                 self.finish(ConsumerEvent::Taken { certain: false })
             }
             (op, Reply::Error(e)) if e.is_connection_loss() => self.lost(Some(op)),
-            (_, Reply::Error(e)) if e.is_session_gone() => {
-                self.lost(None);
+            (op, Reply::Error(e)) if e.is_session_gone() => {
+                let deleting = matches!(op, Op::Delete | Op::Check)
+                    || self.ops.is_in_flight(Op::Delete)
+                    || self.ops.is_pending(Op::Check);
+                self.connected = false;
                 self.session_over = true;
-                self.finish(ConsumerEvent::Failed(Error::SessionEnded));
+                self.ops.lose();
+                if deleting {
+                    // As on `Expired`: checked on the next session.
+                    self.ops.queue(Op::Check);
+                } else {
+                    self.finish(ConsumerEvent::Failed(Error::SessionEnded));
+                }
             }
             (_, Reply::Error(e)) => self.finish(ConsumerEvent::Failed(Error::Zk(e))),
             (_, _) => self.finish(ConsumerEvent::Failed(Error::BadReply)),
@@ -367,7 +391,14 @@ impl<const B: usize, const D: usize, const N: usize> Recipe for Consumer<B, D, N
     }
 
     fn handle_watch(&mut self, event: WatchEvent<'_>) {
-        if event.path != self.dir.as_str() || event.kind != WatchKind::NodeChildrenChanged {
+        // A child watch also fires when the directory itself is deleted
+        // (NodeDeleted); the creation watch of `AwaitDir` fires with
+        // NodeCreated. Each calls for a fresh listing.
+        let relevant = matches!(
+            event.kind,
+            WatchKind::NodeChildrenChanged | WatchKind::NodeDeleted | WatchKind::NodeCreated
+        );
+        if event.path != self.dir.as_str() || !relevant {
             return;
         }
         // Any cached batch may now miss a lower item.
@@ -405,9 +436,14 @@ impl<const B: usize, const D: usize, const N: usize> Recipe for Consumer<B, D, N
                 self.session_over = true;
                 self.ops.lose();
                 if self.mode.is_some() {
-                    if deleting {
-                        // The item was read; whether the delete landed is
-                        // unknown, and cannot be checked on this session.
+                    if deleting && event == SessionEvent::Expired {
+                        // Items outlive the session: the next one checks
+                        // whether the delete landed (and deletes again if
+                        // not), rather than report an item still in the
+                        // queue as taken, for another consumer to take too.
+                        self.ops.queue(Op::Check);
+                    } else if deleting {
+                        // Closed: no session follows to check on.
                         self.finish(ConsumerEvent::Taken { certain: false });
                     } else {
                         self.finish(ConsumerEvent::Failed(Error::SessionEnded));

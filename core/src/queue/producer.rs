@@ -22,8 +22,11 @@ pub enum ProducerEvent {
     /// The item is in the queue ([`Producer::item`] names it).
     Put,
     /// The put failed; nothing was added, except with
-    /// [`Error::SessionEnded`]: the session ended while the create was on
-    /// its way, and a persistent item may have landed.
+    /// [`Error::SessionEnded`]: the session was closed while the create was
+    /// on its way, and a persistent item may have landed, or it expired
+    /// while an ephemeral item's create was on its way, and a consumer may
+    /// have taken it. (A persistent put cut by an expiry goes on on the
+    /// next session: it looks for its item before creating it again.)
     Failed(Error),
 }
 
@@ -177,6 +180,22 @@ impl<const D: usize, const N: usize> Producer<D, N> {
         self.ops.queue(Op::Create);
     }
 
+    /// The session is gone. A persistent item whose create may have landed
+    /// (one in flight, `also` whose answer says so, or one already being
+    /// looked for) outlives the session: the put stays busy and looks for
+    /// its GUID on the next session before creating again, so a put is not
+    /// doubled by an expiry. An ephemeral item died with the session, or a
+    /// consumer took it: nothing tells which, so the put fails.
+    fn session_ended(&mut self, also: bool) {
+        let unsure = also || self.ops.is_in_flight(Op::Create) || self.ops.is_pending(Op::Find);
+        self.connected = false;
+        self.session_over = true;
+        self.ops.lose();
+        if self.busy && unsure && self.mode == CreateMode::PersistentSequential {
+            self.ops.queue(Op::Find);
+        }
+    }
+
     fn depth(&self) -> u8 {
         u8::try_from(self.dir.matches('/').count()).unwrap_or(u8::MAX)
     }
@@ -271,10 +290,12 @@ impl<const D: usize, const N: usize> Recipe for Producer<D, N> {
                     self.ops.queue(Op::Find);
                 }
             }
-            (_, Reply::Error(e)) if e.is_session_gone() => {
-                self.session_over = true;
-                self.connected = false;
-                self.done(ProducerEvent::Failed(Error::SessionEnded));
+            (op, Reply::Error(e)) if e.is_session_gone() => {
+                let unsure = op == Op::Create || op == Op::Find;
+                self.session_ended(unsure);
+                if self.busy && !self.ops.is_pending(Op::Find) {
+                    self.done(ProducerEvent::Failed(Error::SessionEnded));
+                }
             }
             (_, Reply::Error(e)) => self.done(ProducerEvent::Failed(Error::Zk(e))),
             (_, _) => self.done(ProducerEvent::Failed(Error::BadReply)),
@@ -304,13 +325,16 @@ impl<const D: usize, const N: usize> Recipe for Producer<D, N> {
                     }
                 }
             }
-            SessionEvent::Expired | SessionEvent::Closed => {
-                self.connected = false;
-                self.session_over = true;
-                self.ops.lose();
+            SessionEvent::Expired => {
+                self.session_ended(false);
+                if self.busy && !self.ops.is_pending(Op::Find) {
+                    self.done(ProducerEvent::Failed(Error::SessionEnded));
+                }
+            }
+            SessionEvent::Closed => {
+                self.session_ended(false);
                 if self.busy {
-                    // A persistent item may have landed; an ephemeral one
-                    // died with the session. Report, do not guess.
+                    // No session follows a close: nobody will look.
                     self.done(ProducerEvent::Failed(Error::SessionEnded));
                 }
             }

@@ -1,0 +1,152 @@
+//! The configuration watch and its compare-and-set writes under faults
+//! placed by hand: an operator who deletes the node and creates it again
+//! (its version starts over at 0), and writes answered with
+//! `ConnectionLoss` whether or not the server applied them.
+
+mod faults;
+
+use faults::{Link, Operator};
+use herdless_core::config::{Config, ConfigEvent};
+use herdless_core::sim::SimZk;
+use herdless_core::{CreateMode, Version};
+
+const PATH: &str = "/app/config";
+
+type Cfg = Config<64>;
+
+fn data(zk: &SimZk) -> Vec<u8> {
+    zk.node(PATH).expect("the node").data.clone()
+}
+
+/// A watcher that has seen the node at version 3 ("v3").
+fn watcher_at_v3(zk: &mut SimZk, op: &mut Operator) -> Link<Cfg> {
+    zk.create_persistent(PATH, b"v0").unwrap();
+    for v in 1..=3 {
+        op.set(zk, PATH, format!("v{v}").as_bytes());
+    }
+    let mut c = Link::new(zk, Cfg::new(PATH).unwrap());
+    c.act(zk, |c| c.watch());
+    c.settle(zk);
+    assert_eq!(c.events, [ConfigEvent::Changed { version: 3 }]);
+    c.events.clear();
+    c
+}
+
+#[test]
+fn a_node_recreated_before_the_reread_is_reported_and_writable() {
+    let mut zk = SimZk::new(1);
+    let mut op = Operator::new(&mut zk);
+    let mut c = watcher_at_v3(&mut zk, &mut op);
+    // The notification of the delete reaches the watcher; its re-read is
+    // applied only after the node is back, at version 0.
+    op.delete(&mut zk, PATH);
+    op.create(&mut zk, PATH, b"fresh", CreateMode::Persistent);
+    c.settle(&mut zk);
+    assert_eq!(c.events, [ConfigEvent::Changed { version: 0 }]);
+    assert_eq!(c.recipe.value(), Some(&b"fresh"[..]));
+    // A compare-and-set from the value reported works.
+    let version = c.recipe.version().unwrap();
+    c.events.clear();
+    c.act(&mut zk, |c| c.set(b"next", Version::Exactly(version)))
+        .unwrap();
+    c.settle(&mut zk);
+    assert_eq!(
+        c.events,
+        [
+            ConfigEvent::Updated { version: 1 },
+            ConfigEvent::Changed { version: 1 }
+        ]
+    );
+    assert_eq!(data(&zk), b"next");
+}
+
+#[test]
+fn a_node_recreated_while_the_watcher_was_away_is_reported() {
+    let mut zk = SimZk::new(2);
+    let mut op = Operator::new(&mut zk);
+    let mut c = watcher_at_v3(&mut zk, &mut op);
+    zk.disconnect(c.session);
+    op.delete(&mut zk, PATH);
+    op.create(&mut zk, PATH, b"fresh", CreateMode::Persistent);
+    op.set(&mut zk, PATH, b"fresh-1");
+    zk.reconnect(c.session);
+    c.settle(&mut zk);
+    assert_eq!(c.events, [ConfigEvent::Changed { version: 1 }]);
+    assert_eq!(c.recipe.value(), Some(&b"fresh-1"[..]));
+}
+
+#[test]
+fn a_compare_and_set_that_landed_but_whose_answer_was_lost_is_not_sent_again() {
+    let mut zk = SimZk::new(3);
+    let mut op = Operator::new(&mut zk);
+    let mut c = watcher_at_v3(&mut zk, &mut op);
+    c.act(&mut zk, |c| c.set(b"mine", Version::Exactly(3)))
+        .unwrap();
+    c.connection_loss(&mut zk, 1);
+    c.settle(&mut zk);
+    // Sent again, it would get BadVersion: a spurious Conflict.
+    assert_eq!(c.count("setData"), 1);
+    assert!(
+        c.events.contains(&ConfigEvent::Updated { version: 4 }),
+        "{:?}",
+        c.events
+    );
+    assert!(!c.events.contains(&ConfigEvent::Conflict));
+    assert_eq!(data(&zk), b"mine");
+}
+
+#[test]
+fn a_compare_and_set_lost_before_it_landed_is_sent_again() {
+    let mut zk = SimZk::new(4);
+    let mut op = Operator::new(&mut zk);
+    let mut c = watcher_at_v3(&mut zk, &mut op);
+    c.act(&mut zk, |c| c.set(b"mine", Version::Exactly(3)))
+        .unwrap();
+    c.connection_loss(&mut zk, 0);
+    c.settle(&mut zk);
+    assert_eq!(c.count("setData"), 2);
+    assert!(c.events.contains(&ConfigEvent::Updated { version: 4 }));
+    assert_eq!(data(&zk), b"mine");
+}
+
+#[test]
+fn a_plain_set_whose_answer_was_lost_never_overwrites_a_later_write() {
+    let mut zk = SimZk::new(5);
+    let mut op = Operator::new(&mut zk);
+    let mut c = watcher_at_v3(&mut zk, &mut op);
+    c.act(&mut zk, |c| c.set(b"mine", Version::Any)).unwrap();
+    // Ours lands, its answer is lost, someone writes after it.
+    c.connection_loss_with(&mut zk, 1, |zk| {
+        op.set(zk, PATH, b"theirs");
+    });
+    c.settle(&mut zk);
+    assert_eq!(c.count("setData"), 1, "sent again blindly");
+    assert_eq!(data(&zk), b"theirs");
+    assert!(c.events.contains(&ConfigEvent::Unknown), "{:?}", c.events);
+}
+
+#[test]
+fn a_compare_and_set_lost_while_the_node_was_recreated_is_not_applied_to_the_new_node() {
+    let mut zk = SimZk::new(6);
+    let mut op = Operator::new(&mut zk);
+    zk.create_persistent(PATH, b"old").unwrap();
+    let mut c = Link::new(&mut zk, Cfg::new(PATH).unwrap());
+    c.act(&mut zk, |c| c.watch());
+    c.settle(&mut zk);
+    c.events.clear();
+    // A compare-and-set against version 0 of the old node lands; its
+    // answer is lost; the node is deleted and created again, at version 0.
+    c.act(&mut zk, |c| c.set(b"mine", Version::Exactly(0)))
+        .unwrap();
+    c.connection_loss_with(&mut zk, 1, |zk| {
+        op.delete(zk, PATH);
+        op.create(zk, PATH, b"new", CreateMode::Persistent);
+    });
+    c.settle(&mut zk);
+    // Ours landed, on a node that is gone: sending it again would write
+    // into a node it was never meant for.
+    assert_eq!(c.count("setData"), 1, "sent again to the new node");
+    assert_eq!(data(&zk), b"new");
+    assert!(c.events.contains(&ConfigEvent::Unknown), "{:?}", c.events);
+    assert_eq!(c.recipe.value(), Some(&b"new"[..]));
+}

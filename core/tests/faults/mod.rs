@@ -1,0 +1,234 @@
+//! A scripted link between one recipe and the in-memory ZooKeeper, for
+//! tests that place faults by hand where the simulator cannot yet: a
+//! connection break answered the way the real drivers answer it (every
+//! request in flight gets `ConnectionLoss`, then the same session is back),
+//! and an operator session that deletes, creates and writes nodes.
+
+#![allow(dead_code)] // each test file uses its own part
+
+use herdless_core::sim::{Delivery, OwnedReply, OwnedRequest, SimZk};
+use herdless_core::{Recipe, Reply, Request, RequestId, RequestIds, SessionEvent, ZkError};
+
+/// One recipe on one session, driven step by step.
+pub struct Link<R: Recipe> {
+    pub recipe: R,
+    pub session: i64,
+    /// Requests sent whose answer has not reached the recipe.
+    outstanding: Vec<RequestId>,
+    /// Every request the recipe sent, in order.
+    pub sent: Vec<OwnedRequest>,
+    pub events: Vec<R::Event>,
+}
+
+impl<R: Recipe> Link<R> {
+    pub fn new(zk: &mut SimZk, recipe: R) -> Self {
+        let session = zk.open_session();
+        Link {
+            recipe,
+            session,
+            outstanding: Vec::new(),
+            sent: Vec::new(),
+            events: Vec::new(),
+        }
+    }
+
+    /// Sends what the recipe wants sent, collects what it tells.
+    pub fn pump(&mut self, zk: &mut SimZk) {
+        while let Some(out) = self.recipe.poll_request() {
+            zk.submit(self.session, out.id, &out.request);
+            self.outstanding.push(out.id);
+            self.sent.push(OwnedRequest::from_request(&out.request));
+        }
+        while let Some(event) = self.recipe.poll_event() {
+            self.events.push(event);
+        }
+    }
+
+    pub fn act<T>(&mut self, zk: &mut SimZk, f: impl FnOnce(&mut R) -> T) -> T {
+        let out = f(&mut self.recipe);
+        self.pump(zk);
+        out
+    }
+
+    /// Hands everything the server has sent to the recipe.
+    pub fn deliver(&mut self, zk: &mut SimZk) -> bool {
+        let mut any = false;
+        while let Some(delivery) = zk.next_delivery(self.session) {
+            any = true;
+            match &delivery {
+                Delivery::Reply(id, reply) => {
+                    self.outstanding.retain(|o| o != id);
+                    reply.with_reply(|r| self.recipe.handle_reply(*id, r));
+                }
+                Delivery::Watch(..) => {
+                    if let Some(event) = delivery.as_watch() {
+                        self.recipe.handle_watch(event);
+                    }
+                }
+                Delivery::Session(event) => self.recipe.handle_session(*event),
+            }
+            self.pump(zk);
+        }
+        any
+    }
+
+    /// Applies the session's next request; its answer stays on its way.
+    pub fn apply_one(&mut self, zk: &mut SimZk) -> bool {
+        zk.apply_next(self.session)
+    }
+
+    /// Applies and delivers until nothing moves.
+    pub fn settle(&mut self, zk: &mut SimZk) {
+        for _ in 0..10_000 {
+            let mut moved = false;
+            while zk.apply_next(self.session) {
+                moved = true;
+            }
+            moved |= self.deliver(zk);
+            if !moved {
+                return;
+            }
+        }
+        panic!("the recipe never settled");
+    }
+
+    /// The connection breaks after the server applied `applied` of the
+    /// requests waiting for it: every request in flight (applied or not)
+    /// is answered `ConnectionLoss`, as the real drivers answer them, and
+    /// the same session is back (`Connected`, then the notifications the
+    /// server fired meanwhile).
+    pub fn connection_loss(&mut self, zk: &mut SimZk, applied: usize) {
+        self.connection_loss_with(zk, applied, |_| {});
+    }
+
+    /// As [`connection_loss`](Self::connection_loss), with `meanwhile`
+    /// run on the server while this client is away.
+    pub fn connection_loss_with(
+        &mut self,
+        zk: &mut SimZk,
+        applied: usize,
+        meanwhile: impl FnOnce(&mut SimZk),
+    ) {
+        for _ in 0..applied {
+            assert!(zk.apply_next(self.session), "nothing to apply");
+        }
+        zk.disconnect(self.session);
+        // The simulator's `Suspended`; the drivers answer the requests
+        // first (herdless-std may not say `Suspended` at all).
+        while let Some(delivery) = zk.next_delivery(self.session) {
+            assert!(
+                matches!(delivery, Delivery::Session(SessionEvent::Suspended)),
+                "{delivery:?}"
+            );
+        }
+        for id in std::mem::take(&mut self.outstanding) {
+            self.recipe
+                .handle_reply(id, Reply::Error(ZkError::ConnectionLoss));
+            self.pump(zk);
+        }
+        meanwhile(zk);
+        zk.reconnect(self.session);
+    }
+
+    /// The session expires (after the server applied `applied` of the
+    /// requests waiting); the recipe hears `Expired`, then `Connected` on a
+    /// new session.
+    pub fn expire_and_renew(&mut self, zk: &mut SimZk, applied: usize) {
+        for _ in 0..applied {
+            assert!(zk.apply_next(self.session), "nothing to apply");
+        }
+        zk.expire(self.session);
+        self.deliver(zk);
+        self.outstanding.clear();
+        self.session = zk.open_session();
+        self.recipe.handle_session(SessionEvent::Connected {
+            session_id: self.session,
+        });
+        self.pump(zk);
+    }
+
+    /// How many requests of one kind (`"create"`, `"delete"`, ...) the
+    /// recipe sent.
+    pub fn count(&self, kind: &str) -> usize {
+        self.sent.iter().filter(|r| r.kind() == kind).count()
+    }
+}
+
+/// Another client's session: an operator or a peer of another library.
+pub struct Operator {
+    pub session: i64,
+    ids: RequestIds,
+}
+
+impl Operator {
+    pub fn new(zk: &mut SimZk) -> Self {
+        Operator {
+            session: zk.open_session(),
+            ids: RequestIds::new(),
+        }
+    }
+
+    /// Sends one request, has the server apply it, and returns the answer.
+    pub fn run(&mut self, zk: &mut SimZk, request: Request<'_>) -> OwnedReply {
+        let id = self.ids.next_id();
+        zk.submit(self.session, id, &request);
+        assert!(zk.apply_next(self.session));
+        let mut answer = None;
+        while let Some(delivery) = zk.next_delivery(self.session) {
+            if let Delivery::Reply(got, reply) = delivery {
+                if got == id {
+                    answer = Some(reply);
+                }
+            }
+        }
+        answer.expect("the operator's answer")
+    }
+
+    pub fn delete(&mut self, zk: &mut SimZk, path: &str) -> OwnedReply {
+        self.run(
+            zk,
+            Request::Delete {
+                path,
+                version: herdless_core::Version::Any,
+            },
+        )
+    }
+
+    /// `deleteall`: the children, then the node.
+    pub fn delete_all(&mut self, zk: &mut SimZk, path: &str) {
+        for child in zk.children(path).unwrap_or_default() {
+            let child = format!("{path}/{child}");
+            self.delete_all(zk, &child);
+        }
+        self.delete(zk, path);
+    }
+
+    pub fn create(
+        &mut self,
+        zk: &mut SimZk,
+        path: &str,
+        data: &[u8],
+        mode: herdless_core::CreateMode,
+    ) -> OwnedReply {
+        self.run(
+            zk,
+            Request::Create {
+                path,
+                data,
+                acl: herdless_core::Acl::OPEN,
+                mode,
+            },
+        )
+    }
+
+    pub fn set(&mut self, zk: &mut SimZk, path: &str, data: &[u8]) -> OwnedReply {
+        self.run(
+            zk,
+            Request::SetData {
+                path,
+                data,
+                version: herdless_core::Version::Any,
+            },
+        )
+    }
+}

@@ -1,0 +1,404 @@
+//! Queues under faults placed by hand: a connection break answered with
+//! `ConnectionLoss` (applied or not), a session that expires, an operator
+//! who deletes the queue directory, items of other libraries, and the
+//! sequence counter wrapping past `i32::MAX`. Every item carries a unique
+//! payload, so a loss or a duplicate is counted.
+
+mod faults;
+
+use faults::{Link, Operator};
+use herdless_core::naming::Guid;
+use herdless_core::queue::{Consumer, ConsumerEvent, Producer, ProducerEvent};
+use herdless_core::sim::SimZk;
+use herdless_core::{CreateMode, Recipe};
+
+const QUEUE: &str = "/app/queue";
+
+type Cons = Consumer<4, 64>;
+type Prod = Producer<64>;
+
+/// Both kinds of consumer: every scenario runs on each.
+type NewConsumer = fn() -> Cons;
+
+fn consumers() -> [(&'static str, NewConsumer); 2] {
+    [
+        ("plain", || Consumer::new(QUEUE).unwrap()),
+        ("priority", || Consumer::priority(QUEUE).unwrap()),
+    ]
+}
+
+fn items(zk: &SimZk) -> Vec<Vec<u8>> {
+    let mut names = zk.children(QUEUE).unwrap_or_default();
+    names.sort();
+    names
+        .iter()
+        .map(|n| zk.node(&format!("{QUEUE}/{n}")).unwrap().data.clone())
+        .collect()
+}
+
+/// Applies and delivers one request at a time until the recipe has sent a
+/// request of `kind`, which is left unapplied.
+fn advance_to<R: Recipe>(link: &mut Link<R>, zk: &mut SimZk, kind: &str) {
+    let before = link.count(kind);
+    for _ in 0..100 {
+        if link.count(kind) > before {
+            return;
+        }
+        assert!(link.apply_one(zk), "stuck before a {kind}: {:?}", link.sent);
+        link.deliver(zk);
+    }
+    panic!("no {kind} sent");
+}
+
+fn with_two_items(zk: &mut SimZk) {
+    zk.create_persistent(&format!("{QUEUE}/a-queue-0000000001"), b"one")
+        .unwrap();
+    zk.create_persistent(&format!("{QUEUE}/b-queue-0000000002"), b"two")
+        .unwrap();
+}
+
+#[test]
+fn a_delete_answered_connection_loss_that_never_landed_is_sent_again() {
+    for (kind, consumer) in consumers() {
+        let mut zk = SimZk::new(1);
+        with_two_items(&mut zk);
+        let mut c = Link::new(&mut zk, consumer());
+        c.act(&mut zk, |c| c.take(None)).unwrap();
+        advance_to(&mut c, &mut zk, "delete");
+        c.connection_loss(&mut zk, 0);
+        c.settle(&mut zk);
+        assert_eq!(c.events, [ConsumerEvent::Taken { certain: true }], "{kind}");
+        assert_eq!(c.recipe.item(), b"one", "{kind}");
+        assert_eq!(items(&zk), [b"two".to_vec()], "{kind}: item one stays");
+    }
+}
+
+#[test]
+fn a_delete_that_landed_but_whose_answer_was_lost_is_reported_not_lost() {
+    for (kind, consumer) in consumers() {
+        let mut zk = SimZk::new(2);
+        with_two_items(&mut zk);
+        let mut c = Link::new(&mut zk, consumer());
+        c.act(&mut zk, |c| c.take(None)).unwrap();
+        advance_to(&mut c, &mut zk, "delete");
+        c.connection_loss(&mut zk, 1);
+        c.settle(&mut zk);
+        // Re-deleting blindly gets NoNode, reads as "taken by someone
+        // else", and item one is lost (the take moves on to item two).
+        assert_eq!(
+            c.events,
+            [ConsumerEvent::Taken { certain: false }],
+            "{kind}"
+        );
+        assert_eq!(c.recipe.item(), b"one", "{kind}");
+        assert_eq!(items(&zk), [b"two".to_vec()], "{kind}");
+    }
+}
+
+#[test]
+fn an_item_another_consumer_took_while_our_delete_was_lost_is_never_claimed_certain() {
+    for (kind, consumer) in consumers() {
+        let mut zk = SimZk::new(3);
+        with_two_items(&mut zk);
+        let mut a = Link::new(&mut zk, consumer());
+        let mut b = Link::new(&mut zk, Cons::new(QUEUE).unwrap());
+        a.act(&mut zk, |c| c.take(None)).unwrap();
+        advance_to(&mut a, &mut zk, "delete");
+        b.act(&mut zk, |c| c.take(None)).unwrap();
+        b.settle(&mut zk);
+        assert_eq!(b.events, [ConsumerEvent::Taken { certain: true }]);
+        assert_eq!(b.recipe.item(), b"one");
+        a.connection_loss(&mut zk, 0);
+        a.settle(&mut zk);
+        // Gone after a lost delete: ours or b's removed it, nothing tells
+        // which. Never a second certain take of item one.
+        assert_eq!(
+            a.events,
+            [ConsumerEvent::Taken { certain: false }],
+            "{kind}"
+        );
+        assert_eq!(a.recipe.item(), b"one", "{kind}");
+        assert_eq!(items(&zk), [b"two".to_vec()], "{kind}");
+    }
+}
+
+#[test]
+fn a_take_waiting_on_an_empty_queue_survives_the_directory_being_deleted_and_recreated() {
+    for (kind, consumer) in consumers() {
+        let mut zk = SimZk::new(4);
+        zk.create_persistent(QUEUE, b"").unwrap();
+        let mut op = Operator::new(&mut zk);
+        let mut c = Link::new(&mut zk, consumer());
+        c.act(&mut zk, |c| c.take(None)).unwrap();
+        c.settle(&mut zk);
+        assert!(c.events.is_empty(), "{kind}: waits");
+        op.delete_all(&mut zk, QUEUE);
+        c.settle(&mut zk);
+        op.create(&mut zk, QUEUE, b"", CreateMode::Persistent);
+        c.settle(&mut zk);
+        op.create(
+            &mut zk,
+            &format!("{QUEUE}/x-queue-"),
+            b"new-1",
+            CreateMode::PersistentSequential,
+        );
+        c.settle(&mut zk);
+        assert_eq!(
+            c.events,
+            [ConsumerEvent::Taken { certain: true }],
+            "{kind}: the item of the re-created queue"
+        );
+        assert_eq!(c.recipe.item(), b"new-1", "{kind}");
+        assert!(items(&zk).is_empty(), "{kind}");
+    }
+}
+
+#[test]
+fn a_take_on_a_missing_directory_waits_for_it() {
+    for (kind, consumer) in consumers() {
+        let mut zk = SimZk::new(5);
+        zk.create_persistent("/app", b"").unwrap();
+        let mut op = Operator::new(&mut zk);
+        let mut c = Link::new(&mut zk, consumer());
+        c.act(&mut zk, |c| c.take(None)).unwrap();
+        c.settle(&mut zk);
+        assert!(c.events.is_empty(), "{kind}: waits, {:?}", c.events);
+        op.create(&mut zk, QUEUE, b"", CreateMode::Persistent);
+        c.settle(&mut zk);
+        op.create(
+            &mut zk,
+            &format!("{QUEUE}/x-queue-"),
+            b"first",
+            CreateMode::PersistentSequential,
+        );
+        c.settle(&mut zk);
+        assert_eq!(c.events, [ConsumerEvent::Taken { certain: true }], "{kind}");
+        assert_eq!(c.recipe.item(), b"first", "{kind}");
+        // A peek of a missing queue finds it empty, as Curator's does.
+        op.delete_all(&mut zk, QUEUE);
+        c.events.clear();
+        c.act(&mut zk, |c| c.peek()).unwrap();
+        c.settle(&mut zk);
+        assert_eq!(c.events, [ConsumerEvent::Empty], "{kind}");
+    }
+}
+
+/// Takes until the queue is empty (a take with a deadline of 0 ends on an
+/// empty queue) and returns the payloads in the order taken.
+fn take_all(c: &mut Link<Cons>, zk: &mut SimZk) -> Vec<Vec<u8>> {
+    let mut taken = Vec::new();
+    for _ in 0..100 {
+        c.events.clear();
+        c.act(zk, |c| c.take(Some(herdless_core::Instant::from_millis(0))))
+            .unwrap();
+        c.settle(zk);
+        if c.events.is_empty() {
+            // Waiting on an empty queue: the deadline has passed.
+            c.act(zk, |r| {
+                r.handle_timeout(herdless_core::Instant::from_millis(1))
+            });
+        }
+        match c.events[..] {
+            [ConsumerEvent::Taken { certain: true }] => taken.push(c.recipe.item().to_vec()),
+            [ConsumerEvent::Empty] => return taken,
+            ref other => panic!("{other:?}"),
+        }
+    }
+    panic!("the queue never emptied");
+}
+
+#[test]
+fn items_named_by_other_libraries_are_taken_in_sequence_order() {
+    for (kind, consumer) in consumers() {
+        let mut zk = SimZk::new(6);
+        zk.create_persistent(QUEUE, b"").unwrap();
+        let mut op = Operator::new(&mut zk);
+        // Creation order is the order expected out.
+        let prefixes = [
+            "queue-",          // the recipes page, Curator's DistributedQueue
+            "qn-", // ZooKeeper's recipes DistributedQueue, Curator's SimpleDistributedQueue
+            "0a1b2c3d-queue-", // herdless
+            "entry-000-", // Kazoo's Queue, priority 0
+            "queue-",
+            "qn-",
+        ];
+        let mut expected = Vec::new();
+        for (n, prefix) in prefixes.iter().enumerate() {
+            let data = format!("item-{n}-{prefix}").into_bytes();
+            op.create(
+                &mut zk,
+                &format!("{QUEUE}/{prefix}"),
+                &data,
+                CreateMode::PersistentSequential,
+            );
+            expected.push(data);
+        }
+        let mut c = Link::new(&mut zk, consumer());
+        let taken = take_all(&mut c, &mut zk);
+        let show = |v: &[Vec<u8>]| {
+            v.iter()
+                .map(|d| String::from_utf8_lossy(d).into_owned())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(show(&taken), show(&expected), "{kind}");
+    }
+}
+
+#[test]
+fn priorities_of_other_libraries_order_items_lowest_first() {
+    for (kind, consumer) in consumers() {
+        let mut zk = SimZk::new(7);
+        zk.create_persistent(QUEUE, b"").unwrap();
+        let mut op = Operator::new(&mut zk);
+        // (prefix, priority): created in this order, expected out by
+        // priority, then creation.
+        let items = [
+            ("entry-005-", 5),       // Kazoo, priority 5
+            ("0a1b-queue-03-", 3),   // herdless, priority 3
+            ("queue-100000004", 4),  // Curator DistributedPriorityQueue, 4
+            ("queue-0FFFFFFFF", -1), // Curator, priority -1
+            ("entry-003-", 3),       // Kazoo, priority 3
+            ("0a1b-queue-", 0),      // herdless, no priority
+            ("queue-10000000A", 10), // Curator, priority 10
+        ];
+        let mut expected: Vec<(i32, usize, Vec<u8>)> = Vec::new();
+        for (n, (prefix, priority)) in items.iter().enumerate() {
+            let data = format!("item-{n}-p{priority}").into_bytes();
+            op.create(
+                &mut zk,
+                &format!("{QUEUE}/{prefix}"),
+                &data,
+                CreateMode::PersistentSequential,
+            );
+            expected.push((*priority, n, data));
+        }
+        expected.sort();
+        let expected: Vec<String> = expected
+            .into_iter()
+            .map(|(_, _, d)| String::from_utf8(d).unwrap())
+            .collect();
+        let mut c = Link::new(&mut zk, consumer());
+        let taken: Vec<String> = take_all(&mut c, &mut zk)
+            .into_iter()
+            .map(|d| String::from_utf8(d).unwrap())
+            .collect();
+        assert_eq!(taken, expected, "{kind}");
+    }
+}
+
+#[test]
+fn items_come_out_in_creation_order_across_the_sequence_wrap() {
+    for (kind, consumer) in consumers() {
+        for priority in [None, Some(7)] {
+            let mut zk = SimZk::new(8);
+            zk.create_persistent(QUEUE, b"").unwrap();
+            zk.set_cversion(QUEUE, i32::MAX - 3).unwrap();
+            let mut p = Link::new(&mut zk, Prod::new(QUEUE).unwrap());
+            let mut expected = Vec::new();
+            for n in 0..8u8 {
+                let data = format!("item-{n}").into_bytes();
+                p.act(&mut zk, |p| {
+                    p.put(Guid::from_random_bytes([n; 16]), &data, priority, false)
+                })
+                .unwrap();
+                p.settle(&mut zk);
+                expected.push(data);
+            }
+            assert_eq!(p.events, [ProducerEvent::Put; 8]);
+            // The test covers the wrap: some names end in a negative
+            // sequence, eleven characters wide.
+            let names = zk.children(QUEUE).unwrap();
+            assert!(
+                names.iter().any(|n| n.ends_with("--2147483647")),
+                "{names:?}"
+            );
+            let mut c = Link::new(&mut zk, consumer());
+            assert_eq!(take_all(&mut c, &mut zk), expected, "{kind} {priority:?}");
+        }
+    }
+}
+
+#[test]
+fn a_put_whose_create_is_answered_connection_loss_finds_its_item() {
+    for applied in [1, 0] {
+        let mut zk = SimZk::new(9);
+        zk.create_persistent(QUEUE, b"").unwrap();
+        let mut p = Link::new(&mut zk, Prod::new(QUEUE).unwrap());
+        p.act(&mut zk, |p| {
+            p.put(Guid::from_random_bytes([9; 16]), b"only", None, false)
+        })
+        .unwrap();
+        p.connection_loss(&mut zk, applied);
+        p.settle(&mut zk);
+        assert_eq!(p.events, [ProducerEvent::Put], "applied {applied}");
+        assert_eq!(items(&zk), [b"only".to_vec()], "applied {applied}");
+        let expected_creates = if applied == 1 { 1 } else { 2 };
+        assert_eq!(p.count("create"), expected_creates, "applied {applied}");
+        let name = zk.children(QUEUE).unwrap().remove(0);
+        assert_eq!(p.recipe.item(), format!("{QUEUE}/{name}"));
+    }
+}
+
+#[test]
+fn a_put_cut_by_session_expiry_finds_its_item_on_the_new_session() {
+    for applied in [1, 0] {
+        let mut zk = SimZk::new(10);
+        zk.create_persistent(QUEUE, b"").unwrap();
+        let mut p = Link::new(&mut zk, Prod::new(QUEUE).unwrap());
+        p.act(&mut zk, |p| {
+            p.put(Guid::from_random_bytes([10; 16]), b"only", None, false)
+        })
+        .unwrap();
+        p.expire_and_renew(&mut zk, applied);
+        p.settle(&mut zk);
+        assert_eq!(p.events, [ProducerEvent::Put], "applied {applied}");
+        assert_eq!(items(&zk), [b"only".to_vec()], "applied {applied}");
+        let name = zk.children(QUEUE).unwrap().remove(0);
+        assert_eq!(p.recipe.item(), format!("{QUEUE}/{name}"));
+    }
+}
+
+#[test]
+fn an_ephemeral_put_cut_by_session_expiry_fails() {
+    let mut zk = SimZk::new(11);
+    zk.create_persistent(QUEUE, b"").unwrap();
+    let mut p = Link::new(&mut zk, Prod::new(QUEUE).unwrap());
+    p.act(&mut zk, |p| {
+        p.put(Guid::from_random_bytes([11; 16]), b"gone", None, true)
+    })
+    .unwrap();
+    p.expire_and_renew(&mut zk, 1);
+    p.settle(&mut zk);
+    assert_eq!(
+        p.events,
+        [ProducerEvent::Failed(
+            herdless_core::queue::Error::SessionEnded
+        )]
+    );
+    assert!(items(&zk).is_empty(), "died with its session");
+}
+
+#[test]
+fn a_delete_cut_by_session_expiry_is_checked_on_the_new_session() {
+    for (kind, consumer) in consumers() {
+        for applied in [0, 1] {
+            let mut zk = SimZk::new(12);
+            with_two_items(&mut zk);
+            let mut c = Link::new(&mut zk, consumer());
+            c.act(&mut zk, |c| c.take(None)).unwrap();
+            advance_to(&mut c, &mut zk, "delete");
+            c.expire_and_renew(&mut zk, applied);
+            c.settle(&mut zk);
+            // Never landed: the item is still there, and reporting it taken
+            // would have another consumer take it a second time.
+            let certain = applied == 0;
+            assert_eq!(
+                c.events,
+                [ConsumerEvent::Taken { certain }],
+                "{kind}, applied {applied}"
+            );
+            assert_eq!(c.recipe.item(), b"one", "{kind}");
+            assert_eq!(items(&zk), [b"two".to_vec()], "{kind}, applied {applied}");
+        }
+    }
+}
