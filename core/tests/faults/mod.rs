@@ -113,19 +113,14 @@ impl<R: Recipe> Link<R> {
             assert!(zk.apply_next(self.session), "nothing to apply");
         }
         zk.disconnect(self.session);
-        // The simulator's `Suspended`; the drivers answer the requests
-        // first (herdless-std may not say `Suspended` at all).
-        while let Some(delivery) = zk.next_delivery(self.session) {
-            assert!(
-                matches!(delivery, Delivery::Session(SessionEvent::Suspended)),
-                "{delivery:?}"
-            );
-        }
-        for id in std::mem::take(&mut self.outstanding) {
-            self.recipe
-                .handle_reply(id, Reply::Error(ZkError::ConnectionLoss));
-            self.pump(zk);
-        }
+        // The simulator answers every request in flight with
+        // `ConnectionLoss`, with `Suspended` before, after or instead.
+        self.deliver(zk);
+        assert!(
+            self.outstanding.is_empty(),
+            "unanswered: {:?}",
+            self.outstanding
+        );
         meanwhile(zk);
         zk.reconnect(self.session);
     }
