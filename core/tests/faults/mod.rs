@@ -7,7 +7,7 @@
 #![allow(dead_code)] // each test file uses its own part
 
 use herdless_core::sim::{Delivery, OwnedReply, OwnedRequest, SimZk};
-use herdless_core::{Recipe, Reply, Request, RequestId, RequestIds, SessionEvent, ZkError};
+use herdless_core::{Recipe, Request, RequestId, RequestIds, SessionEvent};
 
 /// One recipe on one session, driven step by step.
 pub struct Link<R: Recipe> {
