@@ -982,7 +982,10 @@ impl<const N: usize> Lock<N> {
 
     /// Stores `name` as the own node if its full path fits the buffers.
     fn store_own(&mut self, name: &str) -> bool {
-        let (Ok(seq), true) = (Sequence::parse(name), self.dir.len() + 1 + name.len() <= N) else {
+        let own = self
+            .flavour
+            .own_sequence(self.contender.node_kind(), &self.guid, name);
+        let (Some(seq), true) = (own, self.dir.len() + 1 + name.len() <= N) else {
             return false;
         };
         let mut stored = String::new();

@@ -143,15 +143,23 @@ impl Flavour {
 
     /// Whether `name` is the node this flavour created for `guid`.
     pub fn is_own(self, kind: NodeKind, guid: &Guid, name: &str) -> bool {
-        let Ok((prefix, _)) = crate::Sequence::split(name) else {
-            return false;
+        self.own_sequence(kind, guid, name).is_some()
+    }
+
+    /// The sequence number of `name` if it is the node this flavour created
+    /// for `guid`.
+    pub fn own_sequence(self, kind: NodeKind, guid: &Guid, name: &str) -> Option<crate::Sequence> {
+        let is_prefix = |prefix: &str| {
+            let mut matcher = PrefixMatcher {
+                rest: prefix,
+                ok: true,
+            };
+            let written = self.write_prefix(kind, guid, &mut matcher).is_ok();
+            written && matcher.ok && matcher.rest.is_empty()
         };
-        let mut matcher = PrefixMatcher {
-            rest: prefix,
-            ok: true,
-        };
-        let written = self.write_prefix(kind, guid, &mut matcher).is_ok();
-        written && matcher.ok && matcher.rest.is_empty()
+        crate::Sequence::split_where(name, is_prefix)
+            .ok()
+            .map(|(_, seq)| seq)
     }
 }
 
@@ -210,14 +218,18 @@ const CANDIDATE_MARKERS: &[&str] = &["n_", "latch-", "lock-", "__lock__"];
 /// assert_eq!(seq(NodeKind::Write, "0c1d__rlock__0000000006"), None);
 /// ```
 pub fn contender_sequence(kind: NodeKind, name: &str) -> Option<crate::Sequence> {
-    let (prefix, seq) = crate::Sequence::split(name).ok()?;
     let markers = match kind {
         NodeKind::Lock => LOCK_MARKERS,
         NodeKind::Read => READ_MARKERS,
         NodeKind::Write => WRITE_MARKERS,
         NodeKind::Candidate => CANDIDATE_MARKERS,
     };
-    markers.iter().any(|m| prefix.ends_with(m)).then_some(seq)
+    // The marker tells a negative eleven-character suffix from a positive
+    // one after a `-` (`lock--1000000005` against `lock-1000000005`).
+    let after_marker = |prefix: &str| markers.iter().any(|m| prefix.ends_with(m));
+    crate::Sequence::split_where(name, after_marker)
+        .ok()
+        .map(|(_, seq)| seq)
 }
 
 /// Whether `name` is a reader or a writer of a shared lock (whichever

@@ -26,6 +26,42 @@ pub enum SequenceError {
     TooShort,
     /// The last ten characters are not a `%010d` number.
     NotANumber,
+    /// The name ends in a number, but not after the expected text.
+    Unexpected,
+}
+
+/// The value of a ten-character suffix: ten digits, or a minus sign and
+/// nine digits.
+fn short_reading(bytes: &[u8]) -> Option<Sequence> {
+    let tail = bytes.get(bytes.len().checked_sub(SUFFIX_LEN)?..)?;
+    let digits = |d: &[u8]| d.iter().all(u8::is_ascii_digit);
+    let value = |d: &[u8]| d.iter().fold(0u64, |acc, b| acc * 10 + u64::from(b - b'0'));
+    match tail.split_first()? {
+        (b'-', rest) if digits(rest) => {
+            // "-000000000" is not something %010d prints.
+            let magnitude = i32::try_from(value(rest)).ok().filter(|m| *m != 0)?;
+            Some(Sequence(-magnitude))
+        }
+        _ if digits(tail) => i32::try_from(value(tail)).ok().map(Sequence),
+        _ => None,
+    }
+}
+
+/// The value of an eleven-character suffix: a minus sign and ten digits,
+/// which `%010d` writes for -1,000,000,000 to -2,147,483,648.
+fn long_reading(bytes: &[u8]) -> Option<Sequence> {
+    let tail = bytes.get(bytes.len().checked_sub(SUFFIX_LEN + 1)?..)?;
+    let (sign, digits) = tail.split_first()?;
+    if *sign != b'-' || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let magnitude = digits
+        .iter()
+        .fold(0i64, |acc, b| acc * 10 + i64::from(b - b'0'));
+    if !(1_000_000_000..=2_147_483_648).contains(&magnitude) {
+        return None;
+    }
+    i32::try_from(-magnitude).ok().map(Sequence)
 }
 
 impl fmt::Display for SequenceError {
@@ -34,6 +70,9 @@ impl fmt::Display for SequenceError {
             SequenceError::TooShort => f.write_str("name too short for a sequence suffix"),
             SequenceError::NotANumber => {
                 f.write_str("name does not end in a %010d sequence number")
+            }
+            SequenceError::Unexpected => {
+                f.write_str("name does not end in the expected text and a sequence number")
             }
         }
     }
@@ -51,39 +90,51 @@ impl Sequence {
     }
 
     /// Splits `name` into the text before the suffix and the parsed suffix.
+    ///
+    /// `%010d` writes values from -1,000,000,000 down with eleven
+    /// characters, so `…-1000000005` is either 1000000005 after a `-` or
+    /// -1000000005: this reads the ten-character form where it can. Where
+    /// the text before the suffix is known, [`split_where`](Self::split_where)
+    /// tells the two apart.
     pub fn split(name: &str) -> Result<(&str, Sequence), SequenceError> {
+        Sequence::split_where(name, |_| true)
+    }
+
+    /// Splits `name` as [`split`](Self::split) does, taking the first
+    /// reading of its suffix whose preceding text `accept`s: the
+    /// ten-character form first, then the eleven-character negative form.
+    ///
+    /// ```
+    /// use herdless_core::Sequence;
+    ///
+    /// let ends_in_marker = |prefix: &str| prefix.ends_with("lock-");
+    /// let (_, positive) = Sequence::split_where("g-lock-1000000005", ends_in_marker).unwrap();
+    /// assert_eq!(positive.value(), 1_000_000_005);
+    /// let (_, negative) = Sequence::split_where("g-lock--1000000005", ends_in_marker).unwrap();
+    /// assert_eq!(negative.value(), -1_000_000_005);
+    /// ```
+    pub fn split_where(
+        name: &str,
+        accept: impl Fn(&str) -> bool,
+    ) -> Result<(&str, Sequence), SequenceError> {
         let bytes = name.as_bytes();
         if bytes.len() < SUFFIX_LEN {
             return Err(SequenceError::TooShort);
         }
-        let tail = &bytes[bytes.len() - SUFFIX_LEN..];
-        if tail.iter().all(u8::is_ascii_digit) {
-            let value = tail
-                .iter()
-                .fold(0u64, |acc, d| acc * 10 + u64::from(d - b'0'));
-            if let Ok(v) = i32::try_from(value) {
-                return Ok((&name[..name.len() - SUFFIX_LEN], Sequence(v)));
+        let short = short_reading(bytes).map(|seq| (&name[..name.len() - SUFFIX_LEN], seq));
+        let long = long_reading(bytes).map(|seq| (&name[..name.len() - SUFFIX_LEN - 1], seq));
+        let mut any = false;
+        for (prefix, seq) in [short, long].into_iter().flatten() {
+            any = true;
+            if accept(prefix) {
+                return Ok((prefix, seq));
             }
-            // Only i32::MIN prints wider than ten characters: "-2147483648".
-            if value == 2_147_483_648
-                && bytes.len() > SUFFIX_LEN
-                && bytes[bytes.len() - SUFFIX_LEN - 1] == b'-'
-            {
-                return Ok((&name[..name.len() - SUFFIX_LEN - 1], Sequence(i32::MIN)));
-            }
-            return Err(SequenceError::NotANumber);
         }
-        if tail[0] == b'-' && tail[1..].iter().all(u8::is_ascii_digit) {
-            let magnitude = tail[1..]
-                .iter()
-                .fold(0i32, |acc, d| acc * 10 + i32::from(d - b'0'));
-            // "-000000000" is not something %010d prints.
-            if magnitude == 0 {
-                return Err(SequenceError::NotANumber);
-            }
-            return Ok((&name[..name.len() - SUFFIX_LEN], Sequence(-magnitude)));
-        }
-        Err(SequenceError::NotANumber)
+        Err(if any {
+            SequenceError::Unexpected
+        } else {
+            SequenceError::NotANumber
+        })
     }
 
     /// The suffix of `name`.
@@ -116,6 +167,35 @@ impl fmt::Display for Sequence {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_width_of_the_suffix_reads_back_after_its_marker() {
+        extern crate std;
+        use std::format;
+        let values = [
+            0,
+            1,
+            999_999_999,
+            1_000_000_000,
+            i32::MAX,
+            i32::MIN,
+            i32::MIN + 1,
+            -1_000_000_000,
+            -999_999_999,
+            -1,
+        ];
+        for marker in ["lock-", "__lock__", "n_"] {
+            for v in values {
+                let name = format!("guid-{marker}{v:010}");
+                let (prefix, seq) = Sequence::split_where(&name, |p| p.ends_with(marker)).unwrap();
+                assert_eq!(
+                    (prefix, seq.value()),
+                    (&*format!("guid-{marker}"), v),
+                    "{name}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn parses_what_the_server_writes() {

@@ -192,3 +192,74 @@ fn a_waiter_whose_node_is_deleted_queues_again() {
     assert!(w.peers[b].recipe.is_held());
     assert_eq!(w.zk.children(DIR).unwrap(), vec![again]);
 }
+
+/// The value `%010d` wrote, read back independently: ten digits, or a
+/// minus sign and the digits after it (eleven characters below
+/// -999,999,999).
+fn written_value(name: &str, marker: &str) -> i64 {
+    let at = name.rfind(marker).expect("marker") + marker.len();
+    name[at..].parse().expect("a number after the marker")
+}
+
+/// Contenders created across the sequence counter's wrap (2147483647, then
+/// -2147483648, written with eleven characters) are served in creation
+/// order, readers together, writers alone: the order is the test's own
+/// (the order of creation), not the crate's sequence arithmetic.
+#[test]
+fn contenders_across_the_sequence_wrap_are_served_in_creation_order() {
+    for start in [i32::MAX - 2, -1_000_000_003, -3] {
+        let kinds = [
+            Contender::Writer,
+            Contender::Reader,
+            Contender::Reader,
+            Contender::Exclusive,
+            Contender::Writer,
+        ];
+        let mut w: World<Lock> = World::new(11);
+        w.zk.create_persistent(DIR, b"").unwrap();
+        w.zk.set_cversion(DIR, start).unwrap();
+        let peers: Vec<usize> = kinds
+            .iter()
+            .map(|&k| w.add_peer(Lock::with_contender(DIR, k, Flavour::Recipes).unwrap()))
+            .collect();
+        for (n, &i) in peers.iter().enumerate() {
+            acquire(&mut w, i, n as u8 + 1);
+            assert!(w.run_until_quiet(1_000));
+        }
+        // The names carry what the server wrote, wrapped as i32 wraps.
+        let written: Vec<i64> = peers
+            .iter()
+            .zip(kinds)
+            .map(|(&i, k)| {
+                let marker = match k {
+                    Contender::Reader => "-read-",
+                    Contender::Writer => "-write-",
+                    Contender::Exclusive => "-lock-",
+                };
+                written_value(w.peers[i].recipe.own_node().unwrap(), marker)
+            })
+            .collect();
+        let expected: Vec<i64> = (0..5).map(|k| i64::from(start.wrapping_add(k))).collect();
+        assert_eq!(written, expected, "start {start}");
+        let held = |w: &World<Lock>| -> Vec<usize> {
+            (0..peers.len())
+                .filter(|&i| w.peers[peers[i]].recipe.is_held())
+                .collect()
+        };
+        // Writer alone; then both readers; then the exclusive lock; then
+        // the last writer.
+        for (now, release) in [
+            (vec![0], vec![0]),
+            (vec![1, 2], vec![1, 2]),
+            (vec![3], vec![3]),
+            (vec![4], vec![4]),
+        ] {
+            assert_eq!(held(&w), now, "start {start}");
+            for r in release {
+                w.act(peers[r], |l| l.release()).unwrap();
+            }
+            assert!(w.run_until_quiet(10_000));
+        }
+        assert!(held(&w).is_empty());
+    }
+}
