@@ -143,15 +143,14 @@ impl Flavour {
 
     /// Whether `name` is the node this flavour created for `guid`.
     pub fn is_own(self, kind: NodeKind, guid: &Guid, name: &str) -> bool {
-        let Ok((prefix, _)) = crate::Sequence::split(name) else {
-            return false;
-        };
-        let mut matcher = PrefixMatcher {
-            rest: prefix,
-            ok: true,
-        };
-        let written = self.write_prefix(kind, guid, &mut matcher).is_ok();
-        written && matcher.ok && matcher.rest.is_empty()
+        crate::Sequence::readings(name).any(|(prefix, _)| {
+            let mut matcher = PrefixMatcher {
+                rest: prefix,
+                ok: true,
+            };
+            let written = self.write_prefix(kind, guid, &mut matcher).is_ok();
+            written && matcher.ok && matcher.rest.is_empty()
+        })
     }
 }
 
@@ -210,14 +209,17 @@ const CANDIDATE_MARKERS: &[&str] = &["n_", "latch-", "lock-", "__lock__"];
 /// assert_eq!(seq(NodeKind::Write, "0c1d__rlock__0000000006"), None);
 /// ```
 pub fn contender_sequence(kind: NodeKind, name: &str) -> Option<crate::Sequence> {
-    let (prefix, seq) = crate::Sequence::split(name).ok()?;
     let markers = match kind {
         NodeKind::Lock => LOCK_MARKERS,
         NodeKind::Read => READ_MARKERS,
         NodeKind::Write => WRITE_MARKERS,
         NodeKind::Candidate => CANDIDATE_MARKERS,
     };
-    markers.iter().any(|m| prefix.ends_with(m)).then_some(seq)
+    // After the counter wraps past -999999999 the suffix is eleven
+    // characters wide: the marker tells which reading is meant.
+    crate::Sequence::readings(name)
+        .find(|(prefix, _)| markers.iter().any(|m| prefix.ends_with(m)))
+        .map(|(_, seq)| seq)
 }
 
 /// Whether `name` is a reader or a writer of a shared lock (whichever

@@ -2,7 +2,10 @@
 //!
 //! The server appends `String.format("%010d", parentCversion)`: ten
 //! zero-padded digits, or after the signed 32-bit counter wraps, a minus sign
-//! and nine digits (`-000000001`), or eleven characters for `-2147483648`.
+//! and nine digits (`-000000001`), or eleven characters from `-1000000000`
+//! to `-2147483648`. An eleven-character suffix below `-2147483648` also
+//! reads as ten digits after a prefix ending in `-`: only the prefix a
+//! caller expects can tell, so [`Sequence::readings`] gives both.
 //! Recipes order contenders by this number only, never by the whole name
 //! (ZOOKEEPER-2931: sorting whole names gave two lock holders).
 
@@ -86,6 +89,35 @@ impl Sequence {
         Err(SequenceError::NotANumber)
     }
 
+    /// The eleven-character negative reading of `name` (`-1000000000` to
+    /// `-2147483647`): the ten last characters are digits, the first of
+    /// them not zero, after a `-`. [`split`](Sequence::split) reads such a
+    /// name as a positive number after a prefix ending in `-`.
+    pub fn split_wide_negative(name: &str) -> Option<(&str, Sequence)> {
+        let bytes = name.as_bytes();
+        let start = bytes.len().checked_sub(SUFFIX_LEN + 1)?;
+        let digits = &bytes[start + 1..];
+        if bytes[start] != b'-' || digits[0] == b'0' || !digits.iter().all(u8::is_ascii_digit) {
+            return None;
+        }
+        let value = digits
+            .iter()
+            .fold(0i64, |acc, d| acc * 10 + i64::from(d - b'0'));
+        let seq = i32::try_from(-value).ok()?;
+        Some((&name[..start], Sequence(seq)))
+    }
+
+    /// Every way `name` reads as a prefix and a suffix: the one of
+    /// [`split`](Sequence::split), then the eleven-character negative one
+    /// if it has that form. A caller keeps the first whose prefix it
+    /// recognises.
+    pub fn readings(name: &str) -> impl Iterator<Item = (&str, Sequence)> {
+        Sequence::split(name)
+            .ok()
+            .into_iter()
+            .chain(Sequence::split_wide_negative(name))
+    }
+
     /// The suffix of `name`.
     pub fn parse(name: &str) -> Result<Sequence, SequenceError> {
         Sequence::split(name).map(|(_, seq)| seq)
@@ -154,6 +186,45 @@ mod tests {
             Sequence::parse("-000000000"),
             Err(SequenceError::NotANumber)
         );
+    }
+
+    #[test]
+    fn eleven_character_negative_suffixes_read_both_ways() {
+        // What the server writes for -1234567890 after "x-n_".
+        let name = "x-n_-1234567890";
+        assert_eq!(
+            Sequence::split(name),
+            Ok(("x-n_-", Sequence(1_234_567_890)))
+        );
+        assert_eq!(
+            Sequence::split_wide_negative(name),
+            Some(("x-n_", Sequence(-1_234_567_890)))
+        );
+        assert_eq!(
+            Sequence::readings(name).collect::<heapless::Vec<_, 2>>(),
+            [
+                ("x-n_-", Sequence(1_234_567_890)),
+                ("x-n_", Sequence(-1_234_567_890))
+            ]
+        );
+        assert_eq!(
+            Sequence::split_wide_negative("lock--2147483647"),
+            Some(("lock-", Sequence(-2_147_483_647)))
+        );
+        assert_eq!(
+            Sequence::split_wide_negative("lock--1000000000"),
+            Some(("lock-", Sequence(-1_000_000_000)))
+        );
+        // Ten characters with a leading zero are printed without the extra
+        // width; and no minus, no negative reading.
+        assert_eq!(Sequence::split_wide_negative("lock--0123456789"), None);
+        assert_eq!(
+            Sequence::split_wide_negative("lock-1234567890"),
+            Some(("lock", Sequence(-1_234_567_890)))
+        );
+        assert_eq!(Sequence::split_wide_negative("lockx1234567890"), None);
+        assert_eq!(Sequence::split_wide_negative("1234567890"), None);
+        assert_eq!(Sequence::split_wide_negative("-9999999999"), None);
     }
 
     #[test]
