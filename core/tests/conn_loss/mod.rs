@@ -20,6 +20,10 @@ pub struct Driver<R: Recipe> {
     pub events: Vec<R::Event>,
     /// Every request sent, as `(kind, path)`.
     pub sent: Vec<(&'static str, String)>,
+    /// Requests of this `(kind, path)` are kept from the server, to be
+    /// answered by the test ([`Driver::answer_intercepted`]).
+    pub intercept: Option<(&'static str, String)>,
+    intercepted: Vec<RequestId>,
 }
 
 impl<R: Recipe> Driver<R> {
@@ -37,6 +41,8 @@ impl<R: Recipe> Driver<R> {
             outstanding: Vec::new(),
             events: Vec::new(),
             sent: Vec::new(),
+            intercept: None,
+            intercepted: Vec::new(),
         }
     }
 
@@ -51,10 +57,14 @@ impl<R: Recipe> Driver<R> {
     pub fn pump(&mut self, zk: &mut SimZk) {
         while let Some(out) = self.recipe.poll_request() {
             let owned = herdless_core::sim::OwnedRequest::from_request(&out.request);
-            self.sent
-                .push((owned.kind(), out.request.path().to_owned()));
-            zk.submit(self.session, out.id, &out.request);
-            self.outstanding.push(out.id);
+            let sent = (owned.kind(), out.request.path().to_owned());
+            if self.intercept.as_ref() == Some(&sent) {
+                self.intercepted.push(out.id);
+            } else {
+                zk.submit(self.session, out.id, &out.request);
+                self.outstanding.push(out.id);
+            }
+            self.sent.push(sent);
         }
         while let Some(event) = self.recipe.poll_event() {
             self.events.push(event);
@@ -94,9 +104,23 @@ impl<R: Recipe> Driver<R> {
         true
     }
 
+    /// Answers the oldest intercepted request with `reply`, then drains.
+    /// Returns whether there was one.
+    pub fn answer_intercepted(&mut self, zk: &mut SimZk, reply: OwnedReply) -> bool {
+        if self.intercepted.is_empty() {
+            return false;
+        }
+        let id = self.intercepted.remove(0);
+        reply.with_reply(|r| self.recipe.handle_reply(id, r));
+        self.pump(zk);
+        true
+    }
+
     /// Answers every request in flight with `ConnectionLoss`, in order.
     pub fn answer_connection_loss(&mut self) {
-        for id in std::mem::take(&mut self.outstanding) {
+        let mut ids = std::mem::take(&mut self.outstanding);
+        ids.append(&mut self.intercepted);
+        for id in ids {
             OwnedReply::Error(ZkError::ConnectionLoss)
                 .with_reply(|r| self.recipe.handle_reply(id, r));
         }
