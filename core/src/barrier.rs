@@ -67,8 +67,11 @@ pub struct Barrier<const N: usize = DEFAULT_PATH_CAPACITY> {
     node: String<N>,
     ops: Pipeline<Op, 8, 8>,
     waiting: bool,
-    /// A write whose answer was lost: sent again after the reconnect (both
-    /// are idempotent: NodeExists and NoNode count as done).
+    /// The write of the last `set` or `remove`, kept until no write is
+    /// queued or in flight: it is the state the barrier must end in. After
+    /// a connection loss it alone is sent again (both writes are
+    /// idempotent: NodeExists and NoNode count as done), so a lost earlier
+    /// call can never land after it.
     pending_write: Option<Op>,
     connected: bool,
     session_over: bool,
@@ -113,16 +116,32 @@ impl<const N: usize> Barrier<N> {
     }
 
     /// Raises the barrier; [`BarrierEvent::Set`] follows.
+    ///
+    /// Calls may overlap: the barrier ends in the state of the last one.
+    /// A call overtaken by a later one before its answer came (after a
+    /// connection loss, say) may report nothing.
     pub fn set(&mut self) {
-        self.pending_write = Some(Op::Create);
-        self.ops.queue(Op::Create);
+        self.write(Op::Create);
     }
 
     /// Lowers the barrier; [`BarrierEvent::Removed`] follows, and every
-    /// waiter passes.
+    /// waiter passes. Calls may overlap, as for [`set`](Barrier::set).
     pub fn remove(&mut self) {
-        self.pending_write = Some(Op::Delete);
-        self.ops.queue(Op::Delete);
+        self.write(Op::Delete);
+    }
+
+    fn write(&mut self, op: Op) {
+        self.pending_write = Some(op);
+        // Pushed even if the same write is in flight: an answer to the
+        // earlier one says nothing about the calls since.
+        self.ops.push(op);
+    }
+
+    /// Whether a write is queued or in flight.
+    fn writing(&self) -> bool {
+        self.ops.is_pending(Op::Create)
+            || self.ops.is_pending(Op::Delete)
+            || (1..=self.depth()).any(|level| self.ops.is_pending(Op::Ensure(level)))
     }
 
     /// Waits until the barrier is down; [`BarrierEvent::Passed`] follows
@@ -143,7 +162,9 @@ impl<const N: usize> Barrier<N> {
     }
 
     fn write_done(&mut self, event: BarrierEvent) {
-        self.pending_write = None;
+        if !self.writing() {
+            self.pending_write = None;
+        }
         self.events.emit(event);
     }
 
@@ -231,10 +252,14 @@ impl<const N: usize> Recipe for Barrier<N> {
             (Op::Create, Reply::Created { .. } | Reply::Error(ZkError::NodeExists)) => {
                 self.write_done(BarrierEvent::Set)
             }
-            // The parent is missing: create the ancestors, then the node.
+            // The parent is missing: create the ancestors, then the node,
+            // unless a later call overtook this one (the node must not be
+            // created after a later remove).
             (Op::Create, Reply::Error(ZkError::NoNode)) if self.depth() > 0 => {
-                self.ops.queue(Op::Ensure(1));
-                self.ops.push(Op::Create);
+                if !self.writing() {
+                    self.ops.queue(Op::Ensure(1));
+                    self.ops.push(Op::Create);
+                }
             }
             (Op::Delete, Reply::Deleted | Reply::Error(ZkError::NoNode)) => {
                 self.write_done(BarrierEvent::Removed)
@@ -242,12 +267,9 @@ impl<const N: usize> Recipe for Barrier<N> {
             // Up: the watch is armed.
             (Op::Watch, Reply::Data { .. }) => {}
             (Op::Watch, Reply::Error(ZkError::NoNode)) => self.passed(),
-            (_, Reply::Error(e)) if e.is_connection_loss() => {
-                if matches!(op, Op::Create | Op::Delete) {
-                    self.pending_write = Some(op);
-                }
-                self.lost();
-            }
+            // `pending_write` already holds the last call: the writes in
+            // flight are settled by sending it alone again.
+            (_, Reply::Error(e)) if e.is_connection_loss() => self.lost(),
             (_, Reply::Error(e)) if e.is_session_gone() => {
                 self.session_over = true;
                 self.lost();

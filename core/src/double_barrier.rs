@@ -1,12 +1,25 @@
 //! The double barrier of the recipes page: processes enter together once
 //! enough have arrived, and leave together once all are done.
 //!
-//! **Enter**: in one flight, watch `<b>/ready` with `exists`, create the own
-//! ephemeral node `<b>/<name>`, and list `<b>`. If the listing holds the
-//! chosen number of processes, create `<b>/ready`; otherwise wait for the
-//! watch, which fires only when `ready` is created, so nobody wakes before
-//! the count is reached. (`exists` on a missing node leaves a creation
-//! watch: here that is the point, and the creation of `ready` spends it.)
+//! **Enter**: in one flight, create the own ephemeral node `<b>/<name>`,
+//! read its stat (`exists`), watch `<b>/ready` with `exists`, and list `<b>`.
+//! If the listing holds the chosen number of processes, create `<b>/ready`
+//! (or, if it exists, write it); otherwise wait for the watch, so nobody
+//! wakes before the count is reached. (`exists` on a missing node leaves a
+//! creation watch: here that is the point, and the creation of `ready`
+//! spends it.)
+//!
+//! **Which `ready` counts.** A `ready` can outlive its round: every process
+//! died inside, or the last one out lost its session between deleting its
+//! own node and `ready`. So `ready` opens the barrier for a process only if
+//! it was created or last written *after* that process's own node was
+//! created (`ready.mzxid > own.czxid`, zxids being the server's total
+//! order). Every write of `ready` follows a listing, taken after the
+//! writer's own node was created, that held the count: so a `ready` this
+//! fresh proves the count was reached while this process was there. An
+//! older `ready` is ignored; the process that completes the count finds it
+//! (`NodeExists`) and writes it, which fires the data watch every waiter set
+//! on it, and they read it again, now fresh.
 //!
 //! **Leave**, with the recipe's optimisation: list `<b>`; no process nodes
 //! left: done; only the own: delete it, done; the own is the lowest: wait on
@@ -68,8 +81,13 @@ enum Op {
     /// exists on `ready` with a watch.
     WatchReady,
     CreateOwn,
+    /// exists on the own node, for its czxid.
+    StatOwn,
     List,
     CreateReady,
+    /// setData on a `ready` that was already there (maybe of an earlier
+    /// round), once the count is reached.
+    RefreshReady,
     DeleteOwn,
     DeleteReady,
     /// getData with a watch on the process node being waited for.
@@ -80,15 +98,17 @@ enum Op {
 ///
 /// ```
 /// use herdless_core::double_barrier::{DoubleBarrier, DoubleBarrierEvent};
-/// use herdless_core::{Children, Recipe, Reply, ZkError};
+/// use herdless_core::{Children, Recipe, Reply, Stat, ZkError};
 ///
 /// let mut p: DoubleBarrier = DoubleBarrier::new("/barriers/job-7", "worker-1").unwrap();
 /// p.enter(1).unwrap();
-/// let watch = p.poll_request().unwrap().id;   // exists(ready, watch)
 /// let create = p.poll_request().unwrap().id;  // the own node
+/// let stat = p.poll_request().unwrap().id;    // its czxid
+/// let watch = p.poll_request().unwrap().id;   // exists(ready, watch)
 /// let list = p.poll_request().unwrap().id;    // who is here
-/// p.handle_reply(watch, Reply::Error(ZkError::NoNode));
 /// p.handle_reply(create, Reply::Created { path: "/barriers/job-7/worker-1" });
+/// p.handle_reply(stat, Reply::Exists { stat: Stat { czxid: 9, ..Stat::default() } });
+/// p.handle_reply(watch, Reply::Error(ZkError::NoNode));
 /// let names = ["worker-1"];
 /// p.handle_reply(list, Reply::Children(Children::new(&&names[..])));
 /// let ready = p.poll_request().unwrap().id;   // the count is reached: open
@@ -103,6 +123,9 @@ pub struct DoubleBarrier<const N: usize = DEFAULT_PATH_CAPACITY> {
     count: u32,
     /// The process node being waited for while leaving (a name).
     other: String<N>,
+    /// The own node's creation zxid, once read: a `ready` not written
+    /// since is of an earlier round.
+    own_czxid: Option<i64>,
     connected: bool,
     session_over: bool,
     events: EventQueue<DoubleBarrierEvent, 4>,
@@ -132,6 +155,7 @@ impl<const N: usize> DoubleBarrier<N> {
             step: Step::Idle,
             count: 0,
             other: String::new(),
+            own_czxid: None,
             connected: true,
             session_over: false,
             events: EventQueue::new(),
@@ -167,9 +191,8 @@ impl<const N: usize> DoubleBarrier<N> {
         }
         self.count = count.max(1);
         self.step = Step::Entering;
-        self.ops.queue(Op::WatchReady);
-        self.ops.queue(Op::CreateOwn);
-        self.ops.queue(Op::List);
+        self.own_czxid = None;
+        self.queue_enter();
         Ok(())
     }
 
@@ -185,6 +208,23 @@ impl<const N: usize> DoubleBarrier<N> {
         Ok(())
     }
 
+    /// The enter flight, in this order: the own node's czxid is known when
+    /// the answer about `ready` comes.
+    fn queue_enter(&mut self) {
+        self.ops.queue(Op::CreateOwn);
+        self.ops.queue(Op::StatOwn);
+        self.ops.queue(Op::WatchReady);
+        self.ops.queue(Op::List);
+    }
+
+    /// `ready` as read: it opens the barrier only if written after the own
+    /// node was created (see the module docs).
+    fn on_ready(&mut self, mzxid: i64) {
+        if self.own_czxid.is_some_and(|own| mzxid > own) {
+            self.entered();
+        }
+    }
+
     fn finish(&mut self, event: DoubleBarrierEvent) {
         self.step = Step::Idle;
         self.ops.clear();
@@ -195,8 +235,12 @@ impl<const N: usize> DoubleBarrier<N> {
     fn entered(&mut self) {
         if self.step == Step::Entering {
             self.step = Step::Inside;
-            self.ops
-                .forget(|op| matches!(op, Op::List | Op::WatchReady | Op::CreateReady));
+            self.ops.forget(|op| {
+                matches!(
+                    op,
+                    Op::List | Op::StatOwn | Op::WatchReady | Op::CreateReady | Op::RefreshReady
+                )
+            });
             self.events.emit(DoubleBarrierEvent::Entered);
         }
     }
@@ -291,11 +335,7 @@ impl<const N: usize> DoubleBarrier<N> {
         match self.step {
             Step::Idle => {}
             // The own create is idempotent (NodeExists counts as done).
-            Step::Entering => {
-                self.ops.queue(Op::WatchReady);
-                self.ops.queue(Op::CreateOwn);
-                self.ops.queue(Op::List);
-            }
+            Step::Entering => self.queue_enter(),
             Step::Inside => {}
             Step::Leaving => self.ops.queue(Op::List),
         }
@@ -329,10 +369,10 @@ impl<const N: usize> Recipe for DoubleBarrier<N> {
                 self.scratch.clear();
                 self.scratch.push_str(&self.dir[..end]).map_err(|_| ())
             }
-            Op::WatchReady | Op::CreateReady | Op::DeleteReady => {
+            Op::WatchReady | Op::CreateReady | Op::RefreshReady | Op::DeleteReady => {
                 path::join_into(&mut self.scratch, &self.dir, READY).map_err(|_| ())
             }
-            Op::CreateOwn | Op::DeleteOwn => {
+            Op::CreateOwn | Op::StatOwn | Op::DeleteOwn => {
                 path::join_into(&mut self.scratch, &self.dir, &self.own).map_err(|_| ())
             }
             Op::WatchOther => {
@@ -349,6 +389,12 @@ impl<const N: usize> Recipe for DoubleBarrier<N> {
                 mode: CreateMode::Persistent,
             },
             Op::WatchReady => Request::Exists { path, watch: true },
+            Op::StatOwn => Request::Exists { path, watch: false },
+            Op::RefreshReady => Request::SetData {
+                path,
+                data: &[],
+                version: Version::Any,
+            },
             Op::CreateOwn => Request::Create {
                 path,
                 data: &[],
@@ -374,17 +420,26 @@ impl<const N: usize> Recipe for DoubleBarrier<N> {
         };
         match (op, reply) {
             (Op::Ensure(_), Reply::Created { .. } | Reply::Error(ZkError::NodeExists)) => {}
-            // `ready` already exists: the barrier is open.
-            (Op::WatchReady, Reply::Exists { .. }) => self.entered(),
+            // `ready` exists: the barrier is open if it is of this round.
+            (Op::WatchReady, Reply::Exists { stat }) => self.on_ready(stat.mzxid),
             (Op::WatchReady, Reply::Error(ZkError::NoNode)) => {}
             (Op::CreateOwn, Reply::Created { .. } | Reply::Error(ZkError::NodeExists)) => {}
+            (Op::StatOwn, Reply::Exists { stat }) => {
+                if self.step == Step::Entering {
+                    self.own_czxid = Some(stat.czxid);
+                }
+            }
+            // The create failed: its answer decided what follows.
+            (Op::StatOwn, Reply::Error(ZkError::NoNode)) => {}
             // The barrier directory is missing: create it, then everything
             // of the enter again, in order.
             (Op::CreateOwn, Reply::Error(ZkError::NoNode)) if self.step == Step::Entering => {
-                self.ops.forget(|op| op == Op::List);
+                self.ops
+                    .forget(|op| matches!(op, Op::StatOwn | Op::WatchReady | Op::List));
                 self.ops.queue(Op::Ensure(1));
-                self.ops.push(Op::WatchReady);
                 self.ops.push(Op::CreateOwn);
+                self.ops.push(Op::StatOwn);
+                self.ops.push(Op::WatchReady);
                 self.ops.push(Op::List);
             }
             (Op::List, Reply::Children(children)) => self.on_children(children),
@@ -393,8 +448,19 @@ impl<const N: usize> Recipe for DoubleBarrier<N> {
                     self.finish(DoubleBarrierEvent::Left);
                 }
             }
-            (Op::CreateReady, Reply::Created { .. } | Reply::Error(ZkError::NodeExists)) => {
-                self.entered()
+            (Op::CreateReady, Reply::Created { .. }) => self.entered(),
+            // Maybe of an earlier round, and maybe watched by processes
+            // that ignored it: write it, which wakes them.
+            (Op::CreateReady, Reply::Error(ZkError::NodeExists)) => {
+                if self.step == Step::Entering {
+                    self.ops.queue(Op::RefreshReady);
+                }
+            }
+            (Op::RefreshReady, Reply::DataSet { .. }) => self.entered(),
+            (Op::RefreshReady, Reply::Error(ZkError::NoNode)) => {
+                if self.step == Step::Entering {
+                    self.ops.queue(Op::CreateReady);
+                }
             }
             (Op::DeleteOwn, Reply::Deleted | Reply::Error(ZkError::NoNode)) => {}
             (Op::DeleteReady, Reply::Deleted | Reply::Error(ZkError::NoNode)) => {
@@ -426,9 +492,13 @@ impl<const N: usize> Recipe for DoubleBarrier<N> {
             return;
         };
         match self.step {
+            // The watch was set after the own node was created: a
+            // creation since is of this round.
             Step::Entering if name == READY && event.kind == WatchKind::NodeCreated => {
                 self.entered()
             }
+            // An old `ready` written (or deleted): read it again.
+            Step::Entering if name == READY => self.ops.queue(Op::WatchReady),
             Step::Leaving if name == self.other.as_str() => match event.kind {
                 WatchKind::NodeDeleted => self.ops.queue(Op::List),
                 _ => self.ops.queue(Op::WatchOther),

@@ -14,7 +14,11 @@
 //! A create whose reply was lost is resolved by reading the node: if it
 //! exists and its `ephemeralOwner` is this session, it is ours. A node of
 //! the same name owned by another live session is a name clash, reported
-//! rather than taken over.
+//! rather than taken over. On a new session, the node may still be held by
+//! the member's own *previous* session, which the server has not expired
+//! yet (the client gave it up first): that session is recognised by its id
+//! (the session id reported before, or the owner read from the own node)
+//! and the member waits, watching the node, and joins when it goes.
 
 use core::fmt;
 
@@ -115,6 +119,9 @@ enum Step {
     Creating,
     /// A create's outcome is unknown, or the name exists: read the node.
     Checking,
+    /// The name is held by an earlier session of this member, which is
+    /// dying: wait (watching the node) until it goes, then create.
+    Waiting,
     /// In the group, watching the own node.
     In,
     /// Out of the group, waiting for a session to re-join on.
@@ -165,6 +172,10 @@ pub struct Member<const D: usize = DEFAULT_DATA_CAPACITY, const N: usize = DEFAU
     connected: bool,
     session_over: bool,
     session_id: Option<i64>,
+    /// The two sessions before the current one, newest first, as reported.
+    earlier_sessions: [Option<i64>; 2],
+    /// The `ephemeralOwner` last read from the own node.
+    own_owner: Option<i64>,
     /// A create was sent whose reply never came.
     create_unknown: bool,
     directory_retries: u8,
@@ -191,6 +202,8 @@ impl<const D: usize, const N: usize> Member<D, N> {
             connected: true,
             session_over: false,
             session_id: None,
+            earlier_sessions: [None; 2],
+            own_owner: None,
             create_unknown: false,
             directory_retries: 0,
             events: EventQueue::new(),
@@ -298,24 +311,41 @@ impl<const D: usize, const N: usize> Member<D, N> {
         }
     }
 
+    /// Whether `owner` is a session this member had before the current
+    /// one (session ids are never reused, so such a node can only be ours,
+    /// on its way out).
+    fn is_earlier_session(&self, owner: i64) -> bool {
+        owner != 0
+            && Some(owner) != self.session_id
+            && (self.own_owner == Some(owner) || self.earlier_sessions.contains(&Some(owner)))
+    }
+
     fn on_node(&mut self, stat: Stat) {
         match self.step {
-            Step::Checking => {
+            Step::Checking | Step::Waiting => {
                 let owner_matches = match self.session_id {
                     Some(id) => stat.ephemeral_owner == id,
                     // No session id was ever reported: only a create of ours
                     // whose reply was lost can explain the node.
-                    None => self.create_unknown,
+                    None => self.create_unknown && !self.is_earlier_session(stat.ephemeral_owner),
                 };
                 if owner_matches {
+                    self.own_owner = Some(stat.ephemeral_owner);
                     self.now_in();
+                } else if self.is_earlier_session(stat.ephemeral_owner) {
+                    // The read armed a watch on the node: its deletion
+                    // comes as a notification.
+                    self.step = Step::Waiting;
                 } else {
                     self.finish(MemberEvent::Failed(Error::NameTaken));
                 }
             }
-            Step::In if self.suspended => {
-                self.suspended = false;
-                self.events.emit(MemberEvent::Resumed);
+            Step::In => {
+                self.own_owner = Some(stat.ephemeral_owner);
+                if self.suspended {
+                    self.suspended = false;
+                    self.events.emit(MemberEvent::Resumed);
+                }
             }
             _ => {}
         }
@@ -325,7 +355,7 @@ impl<const D: usize, const N: usize> Member<D, N> {
         match self.step {
             // Our lost create never landed, or the clashing node went:
             // create it (again).
-            Step::Checking => self.start_create(),
+            Step::Checking | Step::Waiting => self.start_create(),
             Step::In => {
                 self.now_out();
                 self.start_create();
@@ -366,7 +396,7 @@ impl<const D: usize, const N: usize> Member<D, N> {
             Step::Idle | Step::Out => {}
             // The node died with the session: the leave is done.
             Step::Deleting => self.finish(MemberEvent::Left),
-            Step::Creating | Step::Checking | Step::In => {
+            Step::Creating | Step::Checking | Step::Waiting | Step::In => {
                 self.step = Step::Out;
                 self.now_out();
             }
@@ -381,7 +411,7 @@ impl<const D: usize, const N: usize> Member<D, N> {
             match self.step {
                 Step::Idle => {}
                 Step::Deleting => self.finish(MemberEvent::Left),
-                Step::In | Step::Out | Step::Creating | Step::Checking => {
+                Step::In | Step::Out | Step::Creating | Step::Checking | Step::Waiting => {
                     if self.step == Step::In {
                         self.now_out();
                     }
@@ -402,7 +432,7 @@ impl<const D: usize, const N: usize> Member<D, N> {
                 }
             }
             // Confirm the node (and re-arm the watch the lost read carried).
-            Step::In => self.ops.queue(Op::Check),
+            Step::In | Step::Waiting => self.ops.queue(Op::Check),
             Step::Deleting => self.ops.queue(Op::Delete),
         }
     }
@@ -533,10 +563,19 @@ impl<const D: usize, const N: usize> Recipe for Member<D, N> {
     }
 
     fn handle_watch(&mut self, event: WatchEvent<'_>) {
-        if event.path != self.node.as_str() || self.step != Step::In {
+        if event.path != self.node.as_str() || !self.connected {
             return;
         }
-        if !self.connected {
+        if self.step == Step::Waiting {
+            // The earlier session's node went: ours to create. Anything
+            // else spent the watch: read again.
+            match event.kind {
+                WatchKind::NodeDeleted => self.start_create(),
+                _ => self.ops.queue(Op::Check),
+            }
+            return;
+        }
+        if self.step != Step::In {
             return;
         }
         match event.kind {
@@ -555,6 +594,9 @@ impl<const D: usize, const N: usize> Recipe for Member<D, N> {
             SessionEvent::Connected { session_id } => {
                 let new_session =
                     self.session_over || self.session_id.is_some_and(|id| id != session_id);
+                if let Some(old) = self.session_id.filter(|id| *id != session_id) {
+                    self.earlier_sessions = [Some(old), self.earlier_sessions[0]];
+                }
                 self.session_id = Some(session_id);
                 self.session_over = false;
                 if !self.connected || new_session {

@@ -2,7 +2,10 @@
 //!
 //! The server appends `String.format("%010d", parentCversion)`: ten
 //! zero-padded digits, or after the signed 32-bit counter wraps, a minus sign
-//! and nine digits (`-000000001`), or eleven characters for `-2147483648`.
+//! and nine digits (`-000000001`), or eleven characters from `-1000000000`
+//! to `-2147483648`. An eleven-character suffix also reads as ten digits
+//! after a prefix ending in `-`: only the prefix a caller expects can tell
+//! ([`Sequence::split_where`]).
 //! Recipes order contenders by this number only, never by the whole name
 //! (ZOOKEEPER-2931: sorting whole names gave two lock holders).
 

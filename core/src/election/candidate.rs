@@ -118,6 +118,11 @@ enum Op {
     ReplaceAck,
     /// Delete the own acknowledgement (resigning).
     DeleteAck,
+    /// After a loss: read the acknowledgement (no watch), to delete it if
+    /// it still names this candidate.
+    ClearAck,
+    /// Delete the acknowledgement read by `ClearAck`, at the version read.
+    DropAck,
     /// After a reconnect while resigning: does the own node still exist?
     CheckOwn,
     /// Delete the own node.
@@ -202,6 +207,11 @@ pub struct Election<const N: usize = DEFAULT_PATH_CAPACITY, const D: usize = DEF
     ack_sent: bool,
     /// Version of a foreign acknowledgement being replaced.
     foreign_ack_version: i32,
+    /// Leadership was lost while an acknowledgement naming this candidate
+    /// may exist: read it and delete it if it still names us.
+    clear_ack: bool,
+    /// Version of the acknowledgement `ClearAck` found naming us.
+    clear_ack_version: i32,
     ack_replacements: u8,
     /// Report `Lost` once suspended this long (ms).
     lost_after: Option<u64>,
@@ -275,6 +285,8 @@ impl<const N: usize, const D: usize> Election<N, D> {
             delete_ack: false,
             ack_sent: false,
             foreign_ack_version: 0,
+            clear_ack: false,
+            clear_ack_version: 0,
             ack_replacements: 0,
             lost_after: None,
             suspended_at: None,
@@ -595,14 +607,25 @@ impl<const N: usize, const D: usize> Election<N, D> {
             // the deletes going, checking the node before the
             // acknowledgement as after a reconnect.
             self.give_up.get_or_insert(outcome);
-            let pending = [Op::CheckOwn, Op::DeleteAck, Op::Delete];
-            if self.own.is_some() && !pending.iter().any(|op| self.ops.is_pending(*op)) {
+            let pending = [
+                Op::CheckOwn,
+                Op::DeleteAck,
+                Op::Delete,
+                Op::ClearAck,
+                Op::DropAck,
+            ];
+            if pending.iter().any(|op| self.ops.is_pending(*op)) {
+                return;
+            }
+            if self.clear_ack {
+                self.ops.queue(Op::ClearAck);
+            } else if self.own.is_some() {
                 self.ops.queue(if self.delete_ack {
                     Op::CheckOwn
                 } else {
                     Op::Delete
                 });
-            } else if self.own.is_none() {
+            } else {
                 self.finish();
             }
             return;
@@ -647,10 +670,47 @@ impl<const N: usize, const D: usize> Election<N, D> {
             Op::ReplaceAck,
         ]);
         self.ops.unqueue(|op| op == Op::Ack);
+        if self.clear_ack {
+            // The own node goes once the acknowledgement is settled: while
+            // it exists no other candidate can lead, so an acknowledgement
+            // read naming us is still ours when it is deleted.
+            self.ops.queue(Op::ClearAck);
+            return;
+        }
         if self.delete_ack {
             self.ops.queue(Op::DeleteAck);
         }
         self.ops.queue(Op::Delete);
+    }
+
+    /// The acknowledgement read after a loss: delete it if it names this
+    /// candidate (at the version read), else leave it to its writer.
+    fn on_clear_ack_read(&mut self, data: &[u8], stat: Stat) {
+        let name = self
+            .ack
+            .get(..self.name_len)
+            .and_then(|n| core::str::from_utf8(n).ok())
+            .unwrap_or("");
+        if !name.is_empty() && Acknowledgement::parse(data).is_some_and(|a| a.node == name) {
+            self.clear_ack_version = stat.version;
+            self.ops.queue(Op::DropAck);
+        } else {
+            self.ack_cleared();
+        }
+    }
+
+    /// No acknowledgement names this candidate any more (or trying to
+    /// delete it failed): go on with the own node.
+    fn ack_cleared(&mut self) {
+        self.clear_ack = false;
+        if self.step != Step::Deleting {
+            return;
+        }
+        if self.own.is_some() {
+            self.ops.queue(Op::Delete);
+        } else {
+            self.finish();
+        }
     }
 
     /// Reports the pending outcome and returns to idle.
@@ -676,6 +736,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
         self.leading = false;
         self.suspended = false;
         self.delete_ack = false;
+        self.clear_ack = false;
         self.ack_sent = false;
         self.suspended_at = None;
         self.needs_time = false;
@@ -690,9 +751,11 @@ impl<const N: usize, const D: usize> Election<N, D> {
         }
     }
 
-    /// Leadership is gone: say so at once, then clean up the own node if it
-    /// may still exist (`node_may_exist`), and leave the election.
+    /// Leadership is gone: say so at once, then delete the acknowledgement
+    /// if it still names this candidate, and the own node if it may still
+    /// exist (`node_may_exist`), and leave the election.
     fn lost(&mut self, node_may_exist: bool) {
+        let ack_may_be_ours = self.may_hold_ack() || self.ack_sent;
         if self.leading {
             self.events.emit(ElectionEvent::Lost);
         }
@@ -701,12 +764,32 @@ impl<const N: usize, const D: usize> Election<N, D> {
         self.suspended_at = None;
         self.needs_time = false;
         self.deadline = None;
-        // The acknowledgement is left alone: it dies with the session that
-        // wrote it, and the next leader replaces it if it is still there.
+        // An acknowledgement naming us would tell observers we lead until
+        // the session dies (forever, without another candidate): read it
+        // and delete it only if it still names us. With the own node still
+        // there, nobody else can have replaced it in between (it goes
+        // first, see `start_delete`). With the own node gone, a successor
+        // may replace it between the read and the delete, and all its
+        // acknowledgements have version 0: the delete may then remove the
+        // successor's, whose watch makes it write it again at once; it
+        // never makes anyone believe a candidate leads that does not.
         self.delete_ack = false;
+        self.clear_ack = ack_may_be_ours && self.name_len > 0;
         self.give_up = Some(Outcome::Quiet);
         if node_may_exist && self.own.is_some() {
             self.start_delete();
+        } else if self.clear_ack {
+            self.step = Step::Deleting;
+            self.forget(&[
+                Op::List,
+                Op::WatchPredecessor,
+                Op::Confirm,
+                Op::Ack,
+                Op::ReadAck,
+                Op::ReplaceAck,
+            ]);
+            self.ops.clear_queued();
+            self.ops.queue(Op::ClearAck);
         } else {
             self.finish();
         }
@@ -799,7 +882,9 @@ impl<const N: usize, const D: usize> Election<N, D> {
                 self.ops.queue(Op::Confirm);
             }
             Step::Deleting => {
-                if self.own.is_some() && self.delete_ack {
+                if self.clear_ack {
+                    self.ops.queue(Op::ClearAck);
+                } else if self.own.is_some() && self.delete_ack {
                     // The acknowledgement's delete always leaves before the
                     // node's, so if the node is gone, so is our
                     // acknowledgement, and the one there now is the next
@@ -829,6 +914,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
         self.create_unknown = false;
         // The acknowledgement belonged to the old session.
         self.delete_ack = false;
+        self.clear_ack = false;
         self.ack_sent = false;
         match self.step {
             Step::Idle => {}
@@ -906,6 +992,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
                 }
                 // Best effort: the acknowledgement dies with the session.
                 Op::DeleteAck => self.delete_ack = false,
+                Op::ClearAck | Op::DropAck => self.ack_cleared(),
                 Op::CheckOwn => {
                     self.delete_ack = false;
                     self.ops.queue(Op::Delete);
@@ -957,7 +1044,9 @@ impl<const N: usize, const D: usize> Election<N, D> {
 
     /// Stores `name` as the own node if it parses and its path fits.
     fn store_own(&mut self, name: &str) -> bool {
-        let Ok(seq) = Sequence::parse(name) else {
+        // The reading a candidate's marker confirms: a suffix of eleven
+        // characters (after the counter wrapped) also reads as ten.
+        let Some(seq) = contender_sequence(NodeKind::Candidate, name) else {
             return false;
         };
         let Ok(full) = path::join::<N>(&self.dir, name) else {
@@ -1059,6 +1148,11 @@ impl<const N: usize, const D: usize> Election<N, D> {
                 self.predecessor_is_lowest = lower == 1;
                 self.step = Step::Watching;
                 self.ops.queue(Op::WatchPredecessor);
+                // In the same flight, watch the own node: if an operator
+                // deletes it, that notification comes before the
+                // predecessor's (one session's notifications are ordered),
+                // and the candidate volunteers again at once.
+                self.ops.queue(Op::Confirm);
                 if self.leader_seen != Some(lowest) {
                     self.leader_seen = Some(lowest);
                     self.events
@@ -1117,6 +1211,14 @@ impl<const N: usize, const D: usize> Election<N, D> {
                 self.volunteer_again();
             }
             Step::Verifying if ours => self.ops.queue(Op::ReadAck),
+            // Waiting: the watch is armed.
+            Step::Listing | Step::Watching if ours => {}
+            Step::Listing | Step::Watching => {
+                if let Some((old, _)) = self.own.take() {
+                    self.stale = old;
+                }
+                self.volunteer_again();
+            }
             Step::Leading | Step::Verifying | Step::Acknowledging if !ours => {
                 if self.leading {
                     self.lost(true);
@@ -1133,7 +1235,9 @@ impl<const N: usize, const D: usize> Election<N, D> {
 
     fn on_own_node_gone(&mut self) {
         match self.step {
-            Step::Confirming | Step::Acknowledging => self.volunteer_again(),
+            Step::Listing | Step::Watching | Step::Confirming | Step::Acknowledging => {
+                self.volunteer_again()
+            }
             Step::Leading | Step::Verifying => {
                 self.own = None;
                 self.lost(false);
@@ -1244,6 +1348,14 @@ impl<const N: usize, const D: usize> Election<N, D> {
             Op::DeleteAck => Request::Delete {
                 path: &self.ack_path,
                 version: Version::Any,
+            },
+            Op::ClearAck => Request::GetData {
+                path: &self.ack_path,
+                watch: false,
+            },
+            Op::DropAck => Request::Delete {
+                path: &self.ack_path,
+                version: Version::Exactly(self.clear_ack_version),
             },
             Op::CheckOwn => Request::Exists {
                 path: self.own.as_ref().map_or("", |(p, _)| p.as_str()),
@@ -1360,6 +1472,11 @@ impl<const N: usize, const D: usize> Recipe for Election<N, D> {
             (Op::DeleteAck, Reply::Deleted | Reply::Error(ZkError::NoNode)) => {
                 self.delete_ack = false;
             }
+            (Op::ClearAck, Reply::Data { data, stat }) => self.on_clear_ack_read(data, stat),
+            (Op::ClearAck, Reply::Error(ZkError::NoNode))
+            | (Op::DropAck, Reply::Deleted | Reply::Error(ZkError::NoNode)) => self.ack_cleared(),
+            // Written since the read: read again.
+            (Op::DropAck, Reply::Error(ZkError::BadVersion)) => self.ops.queue(Op::ClearAck),
             // Still there: this session's node is the lowest, so the
             // acknowledgement can only be ours (or a stale one).
             (Op::CheckOwn, Reply::Exists { .. }) => {
@@ -1375,6 +1492,8 @@ impl<const N: usize, const D: usize> Recipe for Election<N, D> {
                 self.stale.clear();
             }
             (op, Reply::Error(e)) => self.on_error(op, e),
+            // Best effort, as for its errors.
+            (Op::ClearAck | Op::DropAck, _) => self.ack_cleared(),
             // An answer of the wrong shape for the request.
             (_, _) => self.fail(Error::BadReply),
         }
@@ -1394,7 +1513,12 @@ impl<const N: usize, const D: usize> Recipe for Election<N, D> {
         } else if self.own_path() == Some(event.path) {
             let watched = matches!(
                 self.step,
-                Step::Confirming | Step::Acknowledging | Step::Leading | Step::Verifying
+                Step::Listing
+                    | Step::Watching
+                    | Step::Confirming
+                    | Step::Acknowledging
+                    | Step::Leading
+                    | Step::Verifying
             );
             match event.kind {
                 _ if !watched => {}

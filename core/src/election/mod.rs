@@ -104,7 +104,7 @@ impl<'a> Acknowledgement<'a> {
 
     /// The leader's sequence number, if its node name carries one.
     pub fn sequence(&self) -> Option<crate::Sequence> {
-        crate::Sequence::parse(self.node).ok()
+        crate::naming::contender_sequence(crate::naming::NodeKind::Candidate, self.node)
     }
 }
 

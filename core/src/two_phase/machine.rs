@@ -105,6 +105,10 @@ pub struct TwoPhase<
     sites: Vec<Slot<K>, S>,
     /// Whether this participant decides (coordinator, or an all-watch site).
     decider: bool,
+    /// A vote node whose name does not fit `K` was listed: its vote cannot
+    /// be read, so it counts as `abort` (never as absent, which would let
+    /// the others' votes commit without it).
+    unreadable: bool,
     tallying: bool,
     decision: Option<Outcome>,
     proposal: Option<Outcome>,
@@ -156,6 +160,7 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> TwoPhase<S,
             body_known: false,
             sites: Vec::new(),
             decider: false,
+            unreadable: false,
             tallying: false,
             decision: None,
             proposal: None,
@@ -345,10 +350,11 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> TwoPhase<S,
         if !self.decider || !self.tallying || self.decision.is_some() {
             return;
         }
-        let abort = self
-            .sites
-            .iter()
-            .any(|s| matches!(s.state, SiteState::Voted(Vote::Abort) | SiteState::Gone));
+        let abort = self.unreadable
+            || self
+                .sites
+                .iter()
+                .any(|s| matches!(s.state, SiteState::Voted(Vote::Abort) | SiteState::Gone));
         let commit = !self.sites.is_empty()
             && self
                 .sites
@@ -390,6 +396,7 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> TwoPhase<S,
                 // vote node exists once the body is written).
                 None if self.role == Role::Site => {
                     let Ok(name) = site_name::<K>(name) else {
+                        self.unreadable = true;
                         continue;
                     };
                     let slot = Slot {

@@ -8,6 +8,8 @@
 //!
 //! * [`Variant::AllWatch`]: every site (and the coordinator) watches every
 //!   vote and decides by itself: fast, but O(n²) notifications;
+//!   a site that lists a vote node whose name is longer than its name
+//!   capacity `K` cannot read that vote and counts it as `abort`;
 //! * [`Variant::Coordinated`]: only the coordinator watches the votes; sites
 //!   watch only the decision. Scales to large groups, one hop slower. With
 //!   `ephemeral_votes`, each site creates its own vote node as an

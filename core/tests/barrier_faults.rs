@@ -1,0 +1,320 @@
+//! The barrier under the faults a real server and driver produce, scripted
+//! step by step: requests answered `ConnectionLoss` (applied or not), calls
+//! that overlap, and errors that are not connection losses.
+//!
+//! The oracle is the server's tree and the waiters' events: the barrier ends
+//! in the state of the last call, and a waiter passes exactly when the node
+//! is gone.
+
+mod conn_loss;
+
+use conn_loss::Driver;
+use herdless_core::barrier::{Barrier, BarrierEvent};
+use herdless_core::sim::SimZk;
+use herdless_core::{Recipe, Reply, SessionEvent, ZkError};
+
+const NODE: &str = "/app/gate";
+
+fn barrier() -> Barrier {
+    Barrier::new(NODE).unwrap()
+}
+
+/// A waiter on its own session, already waiting on a standing barrier.
+fn waiting(zk: &mut SimZk) -> Driver<Barrier> {
+    let mut w = Driver::open(zk, barrier());
+    w.act(zk, |b| b.wait());
+    w.run(zk);
+    assert!(w.take_events().is_empty(), "the barrier stands");
+    w
+}
+
+fn passed(w: &mut Driver<Barrier>) -> bool {
+    w.take_events().contains(&BarrierEvent::Passed)
+}
+
+#[test]
+fn set_raises_the_node_and_holds_waiters_until_removed() {
+    let mut zk = SimZk::new(1);
+    let mut owner = Driver::open(&mut zk, barrier());
+    owner.act(&mut zk, |b| b.set());
+    owner.run(&mut zk);
+    assert_eq!(owner.take_events(), [BarrierEvent::Set]);
+    assert!(zk.node(NODE).is_some(), "set creates the node");
+    assert!(owner.recipe.is_idle());
+
+    let mut w = waiting(&mut zk);
+    w.run(&mut zk);
+    assert!(!passed(&mut w), "a waiter passed a standing barrier");
+
+    owner.act(&mut zk, |b| b.remove());
+    owner.run(&mut zk);
+    assert_eq!(owner.take_events(), [BarrierEvent::Removed]);
+    w.run(&mut zk);
+    assert!(passed(&mut w));
+}
+
+/// Item 1: `set` and `remove` both in flight, the set applied, then the
+/// connection breaks: both are answered `ConnectionLoss`. The last call was
+/// `remove`: the node must end gone and the waiter pass.
+#[test]
+fn set_and_remove_both_lost_end_removed_and_release_waiters() {
+    let mut zk = SimZk::new(2);
+    zk.create_persistent(NODE, b"").unwrap();
+    let mut w = waiting(&mut zk);
+    let mut owner = Driver::open(&mut zk, barrier());
+    owner.act(&mut zk, |b| {
+        b.set();
+        b.remove();
+    });
+    assert_eq!(zk.pending_requests(owner.session), 2, "both in flight");
+    zk.apply_next(owner.session); // the create: NodeExists, reply lost
+    owner.break_connection(&mut zk);
+    owner.restore(&mut zk);
+    owner.run(&mut zk);
+    w.run(&mut zk);
+    assert!(
+        zk.node(NODE).is_none(),
+        "remove was the last call, the node stands: {:?}",
+        owner.recipe
+    );
+    assert!(
+        passed(&mut w),
+        "the waiter hangs on a barrier that should be down"
+    );
+    assert!(owner.take_events().contains(&BarrierEvent::Removed));
+    assert!(owner.recipe.is_idle());
+}
+
+/// The same with the barrier down at first and the create applied: the
+/// node the lost create made must not outlive the lost remove.
+#[test]
+fn a_lost_remove_is_not_undone_by_the_lost_set_before_it() {
+    let mut zk = SimZk::new(3);
+    zk.create_persistent("/app", b"").unwrap();
+    let mut owner = Driver::open(&mut zk, barrier());
+    owner.act(&mut zk, |b| {
+        b.set();
+        b.remove();
+    });
+    zk.apply_next(owner.session); // created, reply lost
+    owner.break_connection(&mut zk);
+    assert!(zk.node(NODE).is_some());
+    owner.restore(&mut zk);
+    owner.run(&mut zk);
+    assert!(zk.node(NODE).is_none(), "ends set: {:?}", owner.recipe);
+    assert!(owner.recipe.is_idle());
+}
+
+/// `remove` then `set` both lost: the barrier ends set.
+#[test]
+fn remove_then_set_both_lost_end_set() {
+    let mut zk = SimZk::new(4);
+    zk.create_persistent(NODE, b"").unwrap();
+    let mut owner = Driver::open(&mut zk, barrier());
+    owner.act(&mut zk, |b| {
+        b.remove();
+        b.set();
+    });
+    zk.apply_next(owner.session); // deleted, reply lost
+    owner.break_connection(&mut zk);
+    owner.restore(&mut zk);
+    owner.run(&mut zk);
+    assert!(zk.node(NODE).is_some(), "ends removed: {:?}", owner.recipe);
+    assert!(owner.take_events().contains(&BarrierEvent::Set));
+}
+
+/// `set`, `remove`, `set` in one flight without faults: the last `set`
+/// must not be swallowed because an earlier create is still in flight.
+#[test]
+fn set_remove_set_ends_set() {
+    let mut zk = SimZk::new(5);
+    zk.create_persistent("/app", b"").unwrap();
+    let mut owner = Driver::open(&mut zk, barrier());
+    owner.act(&mut zk, |b| {
+        b.set();
+        b.remove();
+        b.set();
+    });
+    owner.run(&mut zk);
+    assert!(
+        zk.node(NODE).is_some(),
+        "the last call was set: {:?}",
+        owner.recipe
+    );
+    assert!(owner.recipe.is_idle());
+}
+
+/// `set` then `remove` while the parent is missing: the create that comes
+/// back after the ancestors must not land after the remove.
+#[test]
+fn set_then_remove_with_a_missing_parent_ends_removed() {
+    let mut zk = SimZk::new(6);
+    let mut owner = Driver::open(&mut zk, barrier());
+    owner.act(&mut zk, |b| {
+        b.set();
+        b.remove();
+    });
+    owner.run(&mut zk);
+    assert!(
+        zk.node(NODE).is_none(),
+        "the last call was remove: {:?}",
+        owner.recipe
+    );
+    assert!(owner.recipe.is_idle());
+    assert_eq!(owner.take_events().last(), Some(&BarrierEvent::Removed));
+}
+
+/// Item 2: a create answered `ConnectionLoss` before the server saw it is
+/// sent again once connected, and reported `Set`, never `Failed`.
+#[test]
+fn a_set_lost_before_the_server_saw_it_is_sent_again() {
+    let mut zk = SimZk::new(7);
+    zk.create_persistent("/app", b"").unwrap();
+    let mut owner = Driver::open(&mut zk, barrier());
+    owner.act(&mut zk, |b| b.set());
+    owner.break_connection(&mut zk);
+    assert!(zk.node(NODE).is_none());
+    assert!(
+        owner.take_events().is_empty(),
+        "a connection loss is no failure"
+    );
+    assert!(!owner.recipe.is_idle());
+    owner.restore(&mut zk);
+    owner.run(&mut zk);
+    assert_eq!(owner.take_events(), [BarrierEvent::Set]);
+    assert!(zk.node(NODE).is_some());
+    assert!(owner.recipe.is_idle());
+}
+
+/// A create applied whose answer was `ConnectionLoss`: sent again, its
+/// `NodeExists` counts as done.
+#[test]
+fn a_set_applied_then_lost_is_confirmed_after_reconnect() {
+    let mut zk = SimZk::new(8);
+    zk.create_persistent("/app", b"").unwrap();
+    let mut owner = Driver::open(&mut zk, barrier());
+    owner.act(&mut zk, |b| b.set());
+    zk.apply_next(owner.session);
+    owner.break_connection(&mut zk);
+    assert!(owner.take_events().is_empty());
+    owner.restore(&mut zk);
+    owner.run(&mut zk);
+    assert_eq!(owner.take_events(), [BarrierEvent::Set]);
+    assert!(owner.recipe.is_idle());
+}
+
+/// A delete answered `ConnectionLoss` is sent again, and the waiter passes.
+#[test]
+fn a_remove_lost_before_the_server_saw_it_is_sent_again() {
+    let mut zk = SimZk::new(9);
+    zk.create_persistent(NODE, b"").unwrap();
+    let mut w = waiting(&mut zk);
+    let mut owner = Driver::open(&mut zk, barrier());
+    owner.act(&mut zk, |b| b.remove());
+    owner.break_connection(&mut zk);
+    assert!(
+        owner.take_events().is_empty(),
+        "a connection loss is no failure"
+    );
+    owner.restore(&mut zk);
+    owner.run(&mut zk);
+    assert_eq!(owner.take_events(), [BarrierEvent::Removed]);
+    assert!(zk.node(NODE).is_none());
+    w.run(&mut zk);
+    assert!(passed(&mut w));
+}
+
+/// A wait whose read was answered `ConnectionLoss` keeps waiting, reads
+/// again after the reconnect, and passes only once the node is gone.
+#[test]
+fn a_wait_whose_read_is_lost_reads_again_and_keeps_waiting() {
+    let mut zk = SimZk::new(10);
+    zk.create_persistent(NODE, b"").unwrap();
+    let mut w = Driver::open(&mut zk, barrier());
+    w.act(&mut zk, |b| b.wait());
+    w.break_connection(&mut zk);
+    assert!(
+        w.take_events().is_empty(),
+        "a connection loss is no failure"
+    );
+    assert!(w.recipe.is_waiting());
+    w.restore(&mut zk);
+    w.run(&mut zk);
+    assert!(w.take_events().is_empty(), "passed a standing barrier");
+    assert!(w.recipe.is_waiting());
+    assert_eq!(zk.watches_of(w.session), [("data", NODE.to_owned())]);
+    let mut owner = Driver::open(&mut zk, barrier());
+    owner.act(&mut zk, |b| b.remove());
+    owner.run(&mut zk);
+    w.run(&mut zk);
+    assert_eq!(w.take_events(), [BarrierEvent::Passed]);
+}
+
+/// Errors that are not connection losses are reported, not retried: a
+/// barrier that retried a refused create forever would never say so.
+#[test]
+fn other_errors_fail_the_operation_without_retry() {
+    let mut b = barrier();
+    b.set();
+    let create = b.poll_request().unwrap().id;
+    b.handle_reply(create, Reply::Error(ZkError::NoAuth));
+    assert_eq!(b.poll_event(), Some(BarrierEvent::Failed(ZkError::NoAuth)));
+    assert!(b.is_idle());
+    b.handle_session(SessionEvent::Connected { session_id: 1 });
+    assert!(
+        b.poll_request().is_none(),
+        "a refused create is not sent again"
+    );
+
+    b.remove();
+    let delete = b.poll_request().unwrap().id;
+    b.handle_reply(delete, Reply::Error(ZkError::NotEmpty));
+    assert_eq!(
+        b.poll_event(),
+        Some(BarrierEvent::Failed(ZkError::NotEmpty))
+    );
+    assert!(b.is_idle());
+
+    b.wait();
+    let read = b.poll_request().unwrap().id;
+    b.handle_reply(read, Reply::Error(ZkError::NoAuth));
+    assert_eq!(b.poll_event(), Some(BarrierEvent::Failed(ZkError::NoAuth)));
+    assert!(!b.is_waiting());
+    assert!(b.poll_request().is_none());
+}
+
+/// Scripted by hand: each connection-loss answer stops the barrier from
+/// sending until `Connected`, then the same operation goes out again.
+#[test]
+fn each_connection_loss_answer_waits_for_connected_and_retries() {
+    for (start, path_kind) in [("set", "create"), ("remove", "delete"), ("wait", "getData")] {
+        let mut b = barrier();
+        match start {
+            "set" => b.set(),
+            "remove" => b.remove(),
+            _ => b.wait(),
+        }
+        let first = b.poll_request().unwrap();
+        let id = first.id;
+        assert_eq!(
+            herdless_core::sim::OwnedRequest::from_request(&first.request).kind(),
+            path_kind
+        );
+        b.handle_reply(id, Reply::Error(ZkError::ConnectionLoss));
+        assert_eq!(
+            b.poll_event(),
+            None,
+            "{start}: a connection loss is no failure"
+        );
+        assert!(b.poll_request().is_none(), "{start}: sent before Connected");
+        b.handle_session(SessionEvent::Connected { session_id: 1 });
+        let again = b.poll_request().expect("sent again after Connected");
+        assert_eq!(
+            herdless_core::sim::OwnedRequest::from_request(&again.request).kind(),
+            path_kind,
+            "{start}"
+        );
+        assert_eq!(again.request.path(), NODE);
+        assert!(b.poll_request().is_none());
+    }
+}
