@@ -133,6 +133,7 @@ where
         replies: FuturesOrdered::new(),
         watches: FuturesUnordered::new(),
         reconnect_pending: false,
+        away: false,
         terminal: false,
     };
     tokio::spawn(driver.run(rx, finished));
@@ -153,6 +154,9 @@ struct Driver<R, E> {
     watches: FuturesUnordered<BoxFuture<'static, zk::WatchedEvent>>,
     /// A `ConnectionLoss` answer reached the recipe: it waits for `Connected`.
     reconnect_pending: bool,
+    /// The recipe was told of a lost connection (`Suspended` or a
+    /// `ConnectionLoss` answer) and not yet of its return.
+    away: bool,
     /// The session ended: no more state changes will come.
     terminal: bool,
 }
@@ -185,13 +189,21 @@ where
             let settle = self
                 .reconnect_pending
                 .then(|| tokio::time::sleep(RECONNECT_SETTLE));
+            // Notifications before replies: a notification that came before a
+            // reply on the wire must reach the recipe first (a lock waiter
+            // must hear of its own node's deletion before it acts on an
+            // answer about its predecessor). The client wakes watchers in
+            // the order the server sent their notifications, and the set of
+            // watchers yields them in wake order; a notification may thus
+            // overtake an earlier reply that is waiting, never a later one
+            // (the simulator's `DriverOrder::NotificationsFirst`).
             tokio::select! {
                 biased;
-                Some((id, reply, watcher)) = self.replies.next(), if !self.replies.is_empty() => {
-                    self.on_reply(id, reply, watcher);
-                }
                 Some(event) = self.watches.next(), if !self.watches.is_empty() => {
                     self.on_watch(event);
+                }
+                Some((id, reply, watcher)) = self.replies.next(), if !self.replies.is_empty() => {
+                    self.on_reply(id, reply, watcher);
                 }
                 state = states.changed(), if !self.terminal => {
                     self.on_state(state);
@@ -229,6 +241,7 @@ where
 
     fn connected(&mut self) {
         self.reconnect_pending = false;
+        self.away = false;
         let session_id = self.client.session_id().0;
         debug!(session_id, "connected");
         self.recipe
@@ -242,6 +255,7 @@ where
         }
         if matches!(reply, OwnedReply::Error(e) if e.is_connection_loss()) {
             self.reconnect_pending = true;
+            self.away = true;
         }
         reply.with_reply(|r| self.recipe.handle_reply(id, r));
     }
@@ -249,6 +263,16 @@ where
     fn on_watch(&mut self, event: zk::WatchedEvent) {
         match convert::watch_kind(event.event_type) {
             Some(kind) => {
+                // A notification travels on a live connection: a recipe
+                // still waiting to hear so hears `Connected` first, so that
+                // it acts on the notification instead of dropping it.
+                let live = matches!(
+                    self.client.state(),
+                    zk::SessionState::SyncConnected | zk::SessionState::ConnectedReadOnly
+                );
+                if self.away && live {
+                    self.connected();
+                }
                 self.counters.notifications.fetch_add(1, Ordering::Relaxed);
                 debug!(path = %event.path, ?kind, "watch fired");
                 self.recipe.handle_watch(WatchEvent {
@@ -271,6 +295,7 @@ where
                 warn!("connection lost: suspended");
                 self.recipe.handle_session(SessionEvent::Suspended);
                 self.reconnect_pending = false;
+                self.away = true;
             }
             S::SyncConnected | S::ConnectedReadOnly => self.connected(),
             S::Expired | S::AuthFailed => {

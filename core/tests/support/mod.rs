@@ -1,6 +1,8 @@
 //! What every seeded simulation test shares: which seeds to run, and how a
 //! failure names its seed so it can be replayed.
 
+pub mod oracle;
+
 use std::time::Instant;
 
 fn env_u64(name: &str) -> Option<u64> {

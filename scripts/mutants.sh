@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# Mutation testing of herdless-core's recipes with cargo-mutants.
+#
+#   ./scripts/mutants.sh                 every recipe module (hours on 2 cores)
+#   ./scripts/mutants.sh lock barrier    some of them
+#   ./scripts/mutants.sh --list          how many mutants each module has
+#
+# Each module is mutated on its own and checked against the tests that
+# concern it (its unit tests and its test files), with fewer seeded
+# schedules than `cargo test` runs (HERDLESS_SCHEDULES, default 200 here),
+# so that a module finishes in minutes to an hour. Results land in
+# mutants.out/<module>/ (caught.txt, missed.txt, timeout.txt, unviable.txt).
+#
+# A mutant that survives is either killed by a new test or listed in
+# core/mutants-equivalent.txt as `<file>:<line>:<col>: <mutation>  # why`;
+# the summary counts those separately and fails if any other survives.
+# Not run in CI: too slow for it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+command -v cargo-mutants >/dev/null 2>&1 || cargo install cargo-mutants --locked
+
+# module: the files mutated, then the test targets that cover them.
+declare -A FILES=(
+    [lock]="core/src/lock.rs"
+    [revoke]="core/src/revoke.rs"
+    [election]="core/src/election/*.rs"
+    [config]="core/src/config.rs"
+    [barrier]="core/src/barrier.rs"
+    [double_barrier]="core/src/double_barrier.rs"
+    [queue]="core/src/queue/*.rs"
+    [two_phase]="core/src/two_phase/*.rs"
+    [membership]="core/src/member.rs core/src/members.rs"
+)
+declare -A TESTS=(
+    [lock]="lock_safety lock_protocol lock_pitfalls lock_sim rwlock_protocol rwlock_pitfalls rwlock_sim wire_lock"
+    [revoke]="rwlock_protocol rwlock_sim"
+    [election]="election_faults election_pitfalls election_sim"
+    [config]="config_faults config_sim"
+    [barrier]="barrier_faults barrier_sim"
+    [double_barrier]="barrier_double_faults barrier_sim"
+    [queue]="queue_faults queue_sim"
+    [two_phase]="two_phase_faults two_phase_sim"
+    [membership]="membership_faults membership_sim"
+)
+ORDER=(lock revoke election config barrier double_barrier queue two_phase membership)
+
+list=false
+modules=()
+for arg in "$@"; do
+    case "$arg" in
+        --list) list=true ;;
+        *)
+            [ -n "${FILES[$arg]+x}" ] || { echo "unknown module: $arg (one of: ${ORDER[*]})" >&2; exit 2; }
+            modules+=("$arg")
+            ;;
+    esac
+done
+[ "${#modules[@]}" -gt 0 ] || modules=("${ORDER[@]}")
+
+export HERDLESS_SCHEDULES="${HERDLESS_SCHEDULES:-200}"
+equivalent=core/mutants-equivalent.txt
+failed=0
+summary=()
+for m in "${modules[@]}"; do
+    file_args=()
+    for f in ${FILES[$m]}; do file_args+=(--file "$f"); done
+    if $list; then
+        printf '%-15s %4d mutants\n' "$m" "$(cargo mutants -p herdless-core "${file_args[@]}" --list | wc -l)"
+        continue
+    fi
+    test_args=(--lib)
+    for t in ${TESTS[$m]}; do test_args+=(--test "$t"); done
+    out="mutants.out/$m"
+    rm -rf "$out"
+    mkdir -p "$out"
+    echo "==> $m: mutating ${FILES[$m]} against ${TESTS[$m]} (HERDLESS_SCHEDULES=$HERDLESS_SCHEDULES)"
+    # Exit 2 means mutants were missed: judged below against the list.
+    cargo mutants -p herdless-core "${file_args[@]}" --output "$out" \
+        --minimum-test-timeout 60 -- "${test_args[@]}" || true
+    dir="$out/mutants.out"
+    count() { [ -f "$dir/$1" ] && grep -c . "$dir/$1" || echo 0; }
+    caught=$(count caught.txt)
+    missed=$(count missed.txt)
+    timeout=$(count timeout.txt)
+    unviable=$(count unviable.txt)
+    listed=0
+    unexplained=()
+    if [ -f "$dir/missed.txt" ]; then
+        while IFS= read -r line; do
+            if grep -qF -- "$line" "$equivalent" 2>/dev/null; then
+                listed=$((listed + 1))
+            else
+                unexplained+=("$line")
+            fi
+        done <"$dir/missed.txt"
+    fi
+    viable=$((caught + missed + timeout))
+    # A mutant that makes the tests hang is caught (the tests did not pass).
+    detected=$((caught + timeout))
+    score=$(awk -v d="$detected" -v v="$viable" -v l="$listed" \
+        'BEGIN { if (v - l > 0) printf "%.1f", 100 * d / (v - l); else print "n/a" }')
+    summary+=("$(printf '%-15s caught %4d (+%d timeouts) of %4d viable, %d listed as equivalent, %d unviable: %s%%' \
+        "$m" "$caught" "$timeout" "$viable" "$listed" "$unviable" "$score")")
+    if [ "${#unexplained[@]}" -gt 0 ]; then
+        failed=1
+        printf '  survivor: %s\n' "${unexplained[@]}" | tee -a "$out/survivors.txt"
+    fi
+done
+$list && exit 0
+printf '\n==> mutation scores (equivalent mutants left out of the denominator)\n'
+printf '%s\n' "${summary[@]}"
+exit "$failed"
