@@ -79,7 +79,7 @@ for m in "${modules[@]}"; do
     cargo mutants -p herdless-core "${file_args[@]}" --output "$out" \
         --minimum-test-timeout 60 -- "${test_args[@]}" || true
     dir="$out/mutants.out"
-    count() { [ -f "$dir/$1" ] && grep -c . "$dir/$1" || echo 0; }
+    count() { if [ -f "$dir/$1" ]; then grep -c . "$dir/$1" || true; else echo 0; fi; }
     caught=$(count caught.txt)
     missed=$(count missed.txt)
     timeout=$(count timeout.txt)
