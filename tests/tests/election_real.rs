@@ -347,7 +347,8 @@ async fn a_resignation_with_ten_candidates_waiting_wakes_exactly_one() {
     wait_until(
         "10 candidates watching",
         Duration::from_secs(20),
-        || async { server.watch_count() == watches_before + 10 },
+        // Each candidate watches its predecessor and its own node.
+        || async { server.watch_count() == watches_before + 20 },
     )
     .await;
     let before: u64 = waiting.iter().map(|(e, _, _)| e.notifications()).sum();

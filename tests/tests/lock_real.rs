@@ -104,12 +104,15 @@ async fn uncontended_acquire_and_release_is_create_get_children_delete_on_the_wi
         let sent_before = lock.requests_sent();
         lock.acquire().await.unwrap().release().await.unwrap();
         let after = server.packets_received();
-        assert_eq!(lock.requests_sent() - sent_before, 3);
+        assert_eq!(lock.requests_sent() - sent_before, 4);
         // The second mntr connection counts one packet itself.
         best = best.min(after - before - 1);
     }
     println!("packets per uncontended acquire+release: {best}");
-    assert_eq!(best, 3, "one create, one getChildren, one delete");
+    assert_eq!(
+        best, 4,
+        "one create, one getChildren, one getData watching the own node, one delete"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -118,6 +121,13 @@ async fn a_release_with_twenty_waiters_sends_exactly_one_notification() {
     let holder_client = client(&server).await;
     let holder = Lock::new(&holder_client, "/locks/herd").unwrap();
     let guard = holder.acquire().await.unwrap();
+    // Its watch on its own node is answered just after `Acquired`.
+    wait_until(
+        "the holder watching its node",
+        Duration::from_secs(10),
+        || async { server.watch_count() == 1 },
+    )
+    .await;
     let watches_before = server.watch_count();
 
     let acquired = Arc::new(AtomicUsize::new(0));
@@ -140,8 +150,9 @@ async fn a_release_with_twenty_waiters_sends_exactly_one_notification() {
             }),
         ));
     }
+    // Each waiter watches its predecessor and its own node.
     wait_until("20 waiters watching", Duration::from_secs(20), || async {
-        server.watch_count() == watches_before + 20
+        server.watch_count() == watches_before + 40
     })
     .await;
     assert_eq!(children(&holder_client, "/locks/herd").await.len(), 21);
@@ -160,7 +171,9 @@ async fn a_release_with_twenty_waiters_sends_exactly_one_notification() {
     println!("notifications for one release with 20 waiters: {notified}");
     assert_eq!(notified, 1, "one release wakes exactly one waiter");
     assert_eq!(acquired.load(Ordering::SeqCst), 1);
-    assert_eq!(server.watch_count(), watches_before + 19);
+    // Spent: the old holder's watch on its own node, the next holder's on
+    // its predecessor.
+    assert_eq!(server.watch_count(), watches_before + 38);
 
     let _ = stop_tx.send(());
     drop(stop_tx);

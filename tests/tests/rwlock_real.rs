@@ -65,6 +65,13 @@ async fn ten_readers_queued_behind_a_writer_all_get_in_on_its_release() {
     let writer_client = client(&server).await;
     let writer = ReadWriteLock::new(&writer_client, DIR).unwrap();
     let guard = writer.write().acquire().await.unwrap();
+    // Its watch on its own node is answered just after `Acquired`.
+    wait_until(
+        "the writer watching its node",
+        Duration::from_secs(10),
+        || async { server.watch_count() == 1 },
+    )
+    .await;
     let watches_before = server.watch_count();
 
     let inside = Arc::new(AtomicUsize::new(0));
@@ -91,7 +98,8 @@ async fn ten_readers_queued_behind_a_writer_all_get_in_on_its_release() {
     wait_until(
         "10 readers watching the writer",
         Duration::from_secs(20),
-        || async { server.watch_count() == watches_before + 10 },
+        // Each reader watches the writer and its own node.
+        || async { server.watch_count() == watches_before + 20 },
     )
     .await;
     assert_eq!(
@@ -102,11 +110,17 @@ async fn ten_readers_queued_behind_a_writer_all_get_in_on_its_release() {
     let writer_node = guard.node_path().to_owned();
     let by_session = watches_by_session(&server);
     for (_, c, _) in &readers {
+        let watched = by_session
+            .get(&c.session_id().0)
+            .cloned()
+            .unwrap_or_default();
+        let others: Vec<&String> = watched.iter().filter(|p| !p.contains("-read-")).collect();
         assert_eq!(
-            by_session.get(&c.session_id().0),
-            Some(&vec![writer_node.clone()]),
-            "each reader watches the writer and nothing else"
+            others,
+            vec![&writer_node],
+            "each reader watches the writer and, of the rest, only its own node"
         );
+        assert_eq!(watched.len(), 2, "{watched:?}");
     }
     let notified = |rs: &[(ReadWriteLock, Client, _)]| -> u64 {
         rs.iter().map(|(l, _, _)| l.read().notifications()).sum()
@@ -137,7 +151,9 @@ async fn ten_readers_queued_behind_a_writer_all_get_in_on_its_release() {
     assert_eq!(inside.load(Ordering::SeqCst), 10, "all 10 hold at once");
     assert_eq!(notifications, 10, "one per reader, each from the writer");
     assert_eq!(requests, 0, "no reader lists the directory again");
-    assert_eq!(server.watch_count(), watches_before);
+    // The writer's watch on its own node and the ten on it are spent; the
+    // readers' on their own nodes stay.
+    assert_eq!(server.watch_count(), watches_before + 9);
 
     let _ = stop_tx.send(());
     drop(stop_tx);
@@ -173,10 +189,20 @@ async fn a_writer_queued_behind_readers_waits_for_exactly_its_predecessor() {
             guard
         })
     };
+    // What the writer watches besides its own node (the only `-write-`
+    // node here), which it watches too.
     let watched = |server: &ZkServer| {
-        watches_by_session(server)
+        let all = watches_by_session(server)
             .remove(&w.session_id().0)
-            .unwrap_or_default()
+            .unwrap_or_default();
+        let own = all.iter().filter(|p| p.contains("-write-")).count();
+        let others: Vec<String> = all.into_iter().filter(|p| !p.contains("-write-")).collect();
+        if others.is_empty() {
+            others
+        } else {
+            assert_eq!(own, 1, "the writer watches its own node");
+            others
+        }
     };
     let r3 = readers[2].1.node_path().to_owned();
     wait_until("the writer watching", Duration::from_secs(10), || async {
