@@ -1,7 +1,8 @@
-//! A driver for one recipe on one simulated session that does what the real
-//! drivers do on a broken connection and the simulator does not (yet): every
-//! request in flight is answered `ConnectionLoss`, whether or not the server
-//! applied it, before the recipe hears `Suspended`.
+//! A driver for one recipe on one simulated session, stepped by hand: it
+//! remembers which requests await an answer, can hold a chosen request back
+//! from the server and answer it with a scripted error, and breaks and
+//! restores the connection (the simulator answers every request in flight
+//! with `ConnectionLoss`, applied or not).
 
 #![allow(dead_code)] // each test file uses a different part
 
