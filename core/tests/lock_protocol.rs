@@ -387,3 +387,39 @@ fn lock_state_machine_size_is_bounded_by_its_path_buffers() {
     // Four path buffers of N bytes plus small fixed state: no hidden growth.
     assert!(size < 4 * 128 + 512, "{size}");
 }
+
+/// What a lock was made with and where it stands, as an application (or
+/// herdless-std) reads it.
+#[test]
+fn accessors_report_what_the_lock_was_made_with() {
+    use herdless_core::lock::{Contender, Error};
+    use herdless_core::naming::Flavour;
+    let plain: Lock = Lock::with_contender("/locks/x", Contender::Reader, Flavour::Kazoo).unwrap();
+    assert_eq!(plain.dir(), "/locks/x");
+    assert_eq!(plain.flavour(), Flavour::Kazoo);
+    assert_eq!(plain.contender(), Contender::Reader);
+    assert!(!plain.is_revocable());
+    let revocable: Lock = Lock::new("/locks/x").unwrap().revocable();
+    assert!(revocable.is_revocable());
+    let mut lock = held();
+    assert_eq!(lock.own_node(), Some(OWN));
+    assert_eq!(lock.own_sequence().map(|s| s.value()), Some(5));
+    let path: heapless::String<128> = lock.own_path().unwrap().unwrap();
+    assert_eq!(path.as_str(), format!("/locks/a/{OWN}"));
+    assert_eq!(lock.predecessor(), None);
+    lock.release().unwrap();
+    let texts = [
+        (Error::Zk(ZkError::NoAuth), "ZooKeeper error"),
+        (Error::BadReply, "malformed reply"),
+        (Error::NoSession, "session has ended"),
+        (
+            Error::InvalidState {
+                state: LockState::Held,
+            },
+            "Held",
+        ),
+    ];
+    for (e, words) in texts {
+        assert!(e.to_string().contains(words), "{e:?}: {e}");
+    }
+}
