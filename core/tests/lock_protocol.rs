@@ -423,3 +423,59 @@ fn accessors_report_what_the_lock_was_made_with() {
         assert!(e.to_string().contains(words), "{e:?}: {e}");
     }
 }
+
+/// Suspended is a held lock whose connection is gone, nothing else.
+#[test]
+fn is_suspended_only_while_held_and_disconnected() {
+    let mut lock = held();
+    let own_read = drain(&mut lock);
+    assert!(!lock.is_suspended() && lock.is_held());
+    lock.handle_session(SessionEvent::Suspended);
+    assert_eq!(events(&mut lock), vec![LockEvent::Suspended]);
+    assert!(lock.is_suspended() && !lock.is_held());
+    lock.handle_session(SessionEvent::Connected { session_id: 1 });
+    // Still in doubt until the own node is confirmed.
+    let sent = drain(&mut lock);
+    assert!(lock.is_suspended(), "{own_read:?} {sent:?}");
+    let verify = sent.iter().find(|s| s.1.starts_with("exists")).unwrap().0;
+    lock.handle_reply(
+        verify,
+        Reply::Exists {
+            stat: Stat::default(),
+        },
+    );
+    assert_eq!(events(&mut lock), vec![LockEvent::Resumed]);
+    assert!(!lock.is_suspended() && lock.is_held());
+
+    // A waiter whose connection drops is not a suspended holder.
+    let mut waiter: Lock = Lock::new("/locks/a").unwrap();
+    waiter.acquire(GUID).unwrap();
+    drain(&mut waiter);
+    waiter.handle_session(SessionEvent::Suspended);
+    assert!(!waiter.is_suspended() && !waiter.is_held());
+    let idle: Lock = Lock::new("/locks/a").unwrap();
+    assert!(!idle.is_suspended());
+}
+
+/// The own node's path must fit the lock's capacity, with room for the
+/// widest suffix the server writes (eleven characters), before anything is
+/// created.
+#[test]
+fn an_own_path_that_would_not_fit_is_refused_before_anything_is_sent() {
+    use herdless_core::lock::Error;
+    use herdless_core::path::PathError;
+    // "/locks/aa" (9) + "/" + a 36-character GUID + "-lock-" + 11.
+    let needed = 9 + 1 + 36 + 6 + 11;
+    let mut tight: Lock<63> = Lock::new("/locks/aa").unwrap();
+    assert!(tight.acquire(GUID).is_ok());
+    let mut short: Lock<62> = Lock::new("/locks/aa").unwrap();
+    assert_eq!(
+        short.acquire(GUID),
+        Err(Error::Path(PathError::TooLong {
+            needed,
+            capacity: 62
+        }))
+    );
+    assert!(short.poll_request().is_none(), "nothing sent");
+    assert_eq!(needed, 63);
+}
