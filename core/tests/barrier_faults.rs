@@ -318,3 +318,104 @@ fn each_connection_loss_answer_waits_for_connected_and_retries() {
         assert!(b.poll_request().is_none());
     }
 }
+
+/// Three ancestors deep, none of them there.
+const DEEP: &str = "/org/team/jobs/gate";
+
+fn deep() -> Barrier {
+    Barrier::new(DEEP).unwrap()
+}
+
+/// Every request the barrier sends now, as `(id, kind, path)`.
+fn sent_now(b: &mut Barrier) -> Vec<(herdless_core::RequestId, &'static str, String)> {
+    let mut sent = Vec::new();
+    while let Some(out) = b.poll_request() {
+        let kind = herdless_core::sim::OwnedRequest::from_request(&out.request).kind();
+        sent.push((out.id, kind, out.request.path().to_owned()));
+    }
+    sent
+}
+
+/// An ancestor the server refuses to create (no permission on the node
+/// above it): the failure is reported once and nothing is sent again, where
+/// creating the ancestors again after each `NoNode` would loop for ever.
+/// Scripted by hand: the simulator has no ACLs.
+#[test]
+fn a_refused_ancestor_fails_the_set_once_without_retrying() {
+    let mut b = deep();
+    b.set();
+    let first = sent_now(&mut b);
+    assert_eq!(first.len(), 1);
+    b.handle_reply(first[0].0, Reply::Error(ZkError::NoNode));
+    let chain = sent_now(&mut b);
+    let paths: Vec<&str> = chain.iter().map(|(_, _, p)| p.as_str()).collect();
+    assert_eq!(paths, ["/org", "/org/team", "/org/team/jobs", DEEP]);
+    // In order, as the server answers: the first ancestor is created, the
+    // second refused, and what follows finds its parent missing.
+    b.handle_reply(chain[0].0, Reply::Created { path: "/org" });
+    b.handle_reply(chain[1].0, Reply::Error(ZkError::NoAuth));
+    b.handle_reply(chain[2].0, Reply::Error(ZkError::NoNode));
+    b.handle_reply(chain[3].0, Reply::Error(ZkError::NoNode));
+    let events: Vec<_> = core::iter::from_fn(|| b.poll_event()).collect();
+    assert_eq!(events, [BarrierEvent::Failed(ZkError::NoAuth)]);
+    assert_eq!(sent_now(&mut b), [], "the refused path is created again");
+    assert!(b.is_idle());
+}
+
+/// The same refusal, then the ancestor made creatable: the next `set` is not
+/// failed by the refusal of the last one.
+#[test]
+fn a_set_after_a_refused_ancestor_tries_the_ancestors_again() {
+    let mut b = barrier();
+    b.set();
+    let first = sent_now(&mut b);
+    b.handle_reply(first[0].0, Reply::Error(ZkError::NoNode));
+    let chain = sent_now(&mut b);
+    assert_eq!(chain.len(), 2);
+    b.handle_reply(chain[0].0, Reply::Error(ZkError::NoAuth));
+    b.handle_reply(chain[1].0, Reply::Error(ZkError::NoNode));
+    assert_eq!(b.poll_event(), Some(BarrierEvent::Failed(ZkError::NoAuth)));
+    // Another client created the parent meanwhile.
+    b.set();
+    let again = sent_now(&mut b);
+    assert_eq!(again.len(), 1);
+    b.handle_reply(again[0].0, Reply::Created { path: NODE });
+    assert_eq!(b.poll_event(), Some(BarrierEvent::Set));
+    assert!(b.is_idle());
+    // The directory deleted since: the ancestors are created again.
+    b.set();
+    let third = sent_now(&mut b);
+    b.handle_reply(third[0].0, Reply::Error(ZkError::NoNode));
+    let paths: Vec<String> = sent_now(&mut b).into_iter().map(|(_, _, p)| p).collect();
+    assert_eq!(paths, ["/app", NODE]);
+    assert_eq!(b.poll_event(), None);
+}
+
+/// The create behind a refused ancestor created the node after all (another
+/// client made the parent in between): `Set`, and the refusal is forgotten.
+#[test]
+fn a_create_that_lands_despite_a_refused_ancestor_reports_set() {
+    let mut b = barrier();
+    b.set();
+    let first = sent_now(&mut b);
+    b.handle_reply(first[0].0, Reply::Error(ZkError::NoNode));
+    let chain = sent_now(&mut b);
+    b.handle_reply(chain[0].0, Reply::Error(ZkError::NoAuth));
+    b.handle_reply(chain[1].0, Reply::Created { path: NODE });
+    assert_eq!(b.poll_event(), Some(BarrierEvent::Set));
+    assert_eq!(b.poll_event(), None);
+    assert!(b.is_idle());
+    b.remove();
+    let delete = sent_now(&mut b);
+    b.handle_reply(delete[0].0, Reply::Deleted);
+    assert_eq!(b.poll_event(), Some(BarrierEvent::Removed));
+    b.set();
+    let create = sent_now(&mut b);
+    b.handle_reply(create[0].0, Reply::Error(ZkError::NoNode));
+    assert_eq!(
+        sent_now(&mut b).len(),
+        2,
+        "a refusal already settled failed a later set"
+    );
+    assert_eq!(b.poll_event(), None);
+}
