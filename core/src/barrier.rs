@@ -73,6 +73,10 @@ pub struct Barrier<const N: usize = DEFAULT_PATH_CAPACITY> {
     /// idempotent: NodeExists and NoNode count as done), so a lost earlier
     /// call can never land after it.
     pending_write: Option<Op>,
+    /// The first refusal of an ancestor's create in the current chain. The
+    /// create of the node behind it reports it: that create, answered
+    /// `NoNode`, would otherwise start the chain again, for ever.
+    ancestor_refused: Option<ZkError>,
     connected: bool,
     session_over: bool,
     events: EventQueue<BarrierEvent, 4>,
@@ -93,6 +97,7 @@ impl<const N: usize> Barrier<N> {
             ops: Pipeline::new(),
             waiting: false,
             pending_write: None,
+            ancestor_refused: None,
             connected: true,
             session_over: false,
             events: EventQueue::new(),
@@ -247,6 +252,12 @@ impl<const N: usize> Recipe for Barrier<N> {
         let Some(op) = self.ops.take(id) else {
             return;
         };
+        // Whatever the create's answer, the chain it followed is over.
+        let refused = if op == Op::Create {
+            self.ancestor_refused.take()
+        } else {
+            None
+        };
         match (op, reply) {
             (Op::Ensure(_), Reply::Created { .. } | Reply::Error(ZkError::NodeExists)) => {}
             (Op::Create, Reply::Created { .. } | Reply::Error(ZkError::NodeExists)) => {
@@ -256,7 +267,9 @@ impl<const N: usize> Recipe for Barrier<N> {
             // unless a later call overtook this one (the node must not be
             // created after a later remove).
             (Op::Create, Reply::Error(ZkError::NoNode)) if self.depth() > 0 => {
-                if !self.writing() {
+                if let Some(e) = refused {
+                    self.write_done(BarrierEvent::Failed(e));
+                } else if !self.writing() {
                     self.ops.queue(Op::Ensure(1));
                     self.ops.push(Op::Create);
                 }
@@ -274,9 +287,12 @@ impl<const N: usize> Recipe for Barrier<N> {
                 self.session_over = true;
                 self.lost();
             }
-            (Op::Create | Op::Delete | Op::Ensure(_), Reply::Error(e)) => {
-                self.write_done(BarrierEvent::Failed(e))
+            // Reported by the create queued behind (the deeper ancestors'
+            // `NoNode` follows from this refusal).
+            (Op::Ensure(_), Reply::Error(e)) => {
+                self.ancestor_refused.get_or_insert(e);
             }
+            (Op::Create | Op::Delete, Reply::Error(e)) => self.write_done(BarrierEvent::Failed(e)),
             (Op::Watch, Reply::Error(e)) => {
                 self.waiting = false;
                 self.events.emit(BarrierEvent::Failed(e));

@@ -8,7 +8,9 @@ mod conn_loss;
 
 use conn_loss::Driver;
 use herdless_core::double_barrier::{DoubleBarrier, DoubleBarrierEvent, READY};
+use herdless_core::owned::OwnedReply;
 use herdless_core::sim::SimZk;
+use herdless_core::{Recipe, Reply, SessionEvent, WatchEvent, WatchKind, ZkError};
 
 const DIR: &str = "/app/double";
 
@@ -255,4 +257,290 @@ fn a_process_that_expires_while_leaving_does_not_hold_the_others() {
     assert_eq!(ps[0].events.last(), Some(&DoubleBarrierEvent::Lost));
     assert_eq!(ps[1].events.last(), Some(&DoubleBarrierEvent::Left));
     assert!(process_nodes(&zk).is_empty());
+}
+
+/// What the accessors say through one round: idle, entering, inside,
+/// leaving (waiting for whom), idle again.
+#[test]
+fn accessors_follow_the_round() {
+    let mut zk = SimZk::new(10);
+    let mut most = 0;
+    let mut ps = vec![process(&mut zk, "a"), process(&mut zk, "b")];
+    assert_eq!(ps[0].recipe.name(), "a");
+    assert_eq!(ps[1].recipe.name(), "b");
+    for p in &ps {
+        assert!(p.recipe.is_idle() && !p.recipe.is_inside());
+        assert_eq!(p.recipe.waiting_for(), None);
+    }
+    for p in ps.iter_mut() {
+        p.act(&mut zk, |p| p.enter(2)).unwrap();
+        assert!(!p.recipe.is_idle() && !p.recipe.is_inside(), "entering");
+        assert_eq!(p.recipe.waiting_for(), None);
+    }
+    run_all(&mut zk, &mut ps, 2, &mut most);
+    for p in &ps {
+        assert!(entered(p));
+        assert!(p.recipe.is_inside() && !p.recipe.is_idle(), "inside");
+        assert_eq!(p.recipe.waiting_for(), None);
+    }
+    // "b" leaves first: not the lowest, it deletes its node and waits for
+    // the lowest, "a".
+    ps[1].act(&mut zk, |p| p.leave()).unwrap();
+    assert!(!ps[1].recipe.is_inside() && !ps[1].recipe.is_idle());
+    assert_eq!(ps[1].recipe.waiting_for(), None, "before the listing");
+    ps[1].run(&mut zk);
+    assert_eq!(ps[1].recipe.waiting_for(), Some("a"));
+    assert_eq!(process_nodes(&zk), ["a"]);
+    assert!(ps[0].recipe.is_inside(), "still inside while b leaves");
+    ps[0].act(&mut zk, |p| p.leave()).unwrap();
+    run_all(&mut zk, &mut ps, 2, &mut most);
+    for p in &ps {
+        assert_eq!(p.events.last(), Some(&DoubleBarrierEvent::Left));
+        assert!(p.recipe.is_idle() && !p.recipe.is_inside());
+        assert_eq!(p.recipe.waiting_for(), None);
+    }
+    // The deletion of "a" sent "b" to the listing, without reading "a"
+    // again.
+    assert_eq!(ps[1].sent_of("getData"), [format!("{DIR}/a")]);
+}
+
+/// The lowest process, leaving while others are inside, waits for the
+/// highest and keeps its own node meanwhile.
+#[test]
+fn the_lowest_leaver_waits_for_the_highest() {
+    let mut zk = SimZk::new(11);
+    let mut most = 0;
+    let mut ps: Vec<_> = ["a", "b", "c"]
+        .iter()
+        .map(|n| process(&mut zk, n))
+        .collect();
+    for p in ps.iter_mut() {
+        p.act(&mut zk, |p| p.enter(3)).unwrap();
+    }
+    run_all(&mut zk, &mut ps, 3, &mut most);
+    assert!(ps.iter().all(entered));
+    ps[0].act(&mut zk, |p| p.leave()).unwrap();
+    ps[0].run(&mut zk);
+    assert_eq!(ps[0].recipe.waiting_for(), Some("c"));
+    assert_eq!(process_nodes(&zk), ["a", "b", "c"]);
+}
+
+/// `enter` while already in a round, or before the next session after the
+/// last one ended, is refused.
+#[test]
+fn enter_is_refused_while_in_a_round_or_without_a_session() {
+    let mut zk = SimZk::new(12);
+    let mut p = process(&mut zk, "a");
+    p.act(&mut zk, |p| p.enter(2)).unwrap();
+    assert_eq!(p.recipe.enter(2), Err(ZkError::BadArguments), "entering");
+    p.run(&mut zk);
+    zk.expire(p.session);
+    p.deliver_all(&mut zk);
+    assert_eq!(p.take_events(), [DoubleBarrierEvent::Lost]);
+    assert!(p.recipe.is_idle());
+    assert_eq!(
+        p.recipe.enter(2),
+        Err(ZkError::BadArguments),
+        "entered with no session"
+    );
+    p.session = zk.open_session();
+    p.recipe.handle_session(SessionEvent::Connected {
+        session_id: p.session,
+    });
+    p.act(&mut zk, |p| p.enter(1)).unwrap();
+    p.run(&mut zk);
+    assert_eq!(p.take_events(), [DoubleBarrierEvent::Entered]);
+    assert_eq!(p.recipe.enter(1), Err(ZkError::BadArguments), "inside");
+}
+
+/// A node another client put in the directory whose path does not fit the
+/// process's buffers: leaving cannot wait on it, and says so.
+#[test]
+fn a_foreign_name_too_long_to_wait_on_fails_the_leave() {
+    const CAP: usize = 32;
+    let long = format!("z{}", "x".repeat(CAP - DIR.len()));
+    assert!(long.len() <= CAP && DIR.len() + 1 + long.len() > CAP);
+    let mut zk = SimZk::new(13);
+    zk.create_persistent("/app", b"").unwrap();
+    zk.create_persistent(DIR, b"").unwrap();
+    zk.create_persistent(&format!("{DIR}/{long}"), b"").unwrap();
+    let mut p = Driver::open(&mut zk, DoubleBarrier::<CAP>::new(DIR, "a").unwrap());
+    p.act(&mut zk, |p| p.enter(1)).unwrap();
+    p.run(&mut zk);
+    assert_eq!(p.take_events(), [DoubleBarrierEvent::Entered]);
+    p.act(&mut zk, |p| p.leave()).unwrap();
+    p.run(&mut zk);
+    assert_eq!(
+        p.take_events(),
+        [DoubleBarrierEvent::Failed(ZkError::BadArguments)]
+    );
+    assert!(p.sent_of("getData").is_empty(), "waited on a cut name");
+    assert!(p.recipe.is_idle());
+}
+
+/// The barrier directory two levels deep, none of it there: each level is
+/// created once, shallowest first, then the own node again.
+#[test]
+fn enter_creates_each_missing_level_of_the_directory_once() {
+    let mut zk = SimZk::new(14);
+    let mut p = process(&mut zk, "a");
+    p.act(&mut zk, |p| p.enter(1)).unwrap();
+    p.run(&mut zk);
+    assert_eq!(p.take_events(), [DoubleBarrierEvent::Entered]);
+    let own = format!("{DIR}/a");
+    assert_eq!(
+        p.sent_of("create"),
+        [own.as_str(), "/app", DIR, own.as_str(), &ready_path()]
+    );
+    assert_eq!(process_nodes(&zk), ["a"]);
+}
+
+/// The directory deleted by an operator while the process is inside:
+/// leaving finds nobody, and is done.
+#[test]
+fn leaving_a_directory_an_operator_deleted_is_done() {
+    let mut zk = SimZk::new(15);
+    let mut p = process(&mut zk, "a");
+    p.act(&mut zk, |p| p.enter(1)).unwrap();
+    p.run(&mut zk);
+    assert_eq!(p.take_events(), [DoubleBarrierEvent::Entered]);
+    zk.delete_recursive(DIR).unwrap();
+    p.act(&mut zk, |p| p.leave()).unwrap();
+    p.run(&mut zk);
+    assert_eq!(p.take_events(), [DoubleBarrierEvent::Left]);
+    assert!(p.recipe.is_idle());
+}
+
+/// An old `ready` deleted between the `NodeExists` of the create that
+/// completes the count and the write that would refresh it: `ready` is
+/// created after all, and the process enters.
+#[test]
+fn a_ready_deleted_before_its_refresh_is_created_again() {
+    let mut zk = SimZk::new(16);
+    zk.create_persistent("/app", b"").unwrap();
+    zk.create_persistent(DIR, b"").unwrap();
+    zk.create_persistent(&ready_path(), b"old").unwrap();
+    let mut p = process(&mut zk, "a");
+    p.intercept = Some(("setData", ready_path()));
+    p.act(&mut zk, |p| p.enter(1)).unwrap();
+    p.run(&mut zk);
+    assert!(p.take_events().is_empty(), "entered on an old ready");
+    zk.delete_node(&ready_path()).unwrap();
+    p.run(&mut zk);
+    assert!(p.answer_intercepted(&mut zk, OwnedReply::Error(ZkError::NoNode)));
+    p.run(&mut zk);
+    assert_eq!(p.take_events(), [DoubleBarrierEvent::Entered]);
+    assert!(zk.node(&ready_path()).is_some());
+    assert!(p.recipe.is_inside());
+}
+
+/// Errors that are neither a lost connection nor a gone session fail the
+/// round (scripted: the simulator has no ACLs).
+#[test]
+fn a_refused_own_create_fails_the_enter() {
+    let mut p: DoubleBarrier = DoubleBarrier::new(DIR, "a").unwrap();
+    p.enter(2).unwrap();
+    let create = p.poll_request().unwrap().id;
+    p.handle_reply(create, Reply::Error(ZkError::NoAuth));
+    assert_eq!(
+        p.poll_event(),
+        Some(DoubleBarrierEvent::Failed(ZkError::NoAuth))
+    );
+    assert!(p.is_idle());
+    assert!(p.poll_request().is_none());
+    p.handle_session(SessionEvent::Connected { session_id: 1 });
+    assert!(p.poll_request().is_none(), "a failed round resumed");
+}
+
+/// An answer saying the session expired is no failure of its own: the
+/// round ends with `Lost` when the expiry is heard.
+#[test]
+fn a_session_expired_answer_ends_the_round_as_lost() {
+    let mut p: DoubleBarrier = DoubleBarrier::new(DIR, "a").unwrap();
+    p.enter(2).unwrap();
+    let create = p.poll_request().unwrap().id;
+    p.handle_reply(create, Reply::Error(ZkError::SessionExpired));
+    assert_eq!(p.poll_event(), None);
+    assert!(!p.is_idle());
+    assert!(p.poll_request().is_none(), "sent on a gone session");
+    p.handle_session(SessionEvent::Expired);
+    assert_eq!(p.poll_event(), Some(DoubleBarrierEvent::Lost));
+    assert_eq!(p.poll_event(), None);
+    assert!(p.is_idle());
+}
+
+/// An old `ready` deleted by an operator while a process waits for the
+/// count: no reason to enter.
+#[test]
+fn an_old_ready_deleted_while_entering_does_not_open_the_barrier() {
+    let mut zk = SimZk::new(17);
+    zk.create_persistent("/app", b"").unwrap();
+    zk.create_persistent(DIR, b"").unwrap();
+    zk.create_persistent(&ready_path(), b"old").unwrap();
+    let mut p = process(&mut zk, "a");
+    p.act(&mut zk, |p| p.enter(2)).unwrap();
+    p.run(&mut zk);
+    assert!(p.take_events().is_empty(), "entered on an old ready");
+    zk.delete_node(&ready_path()).unwrap();
+    p.run(&mut zk);
+    assert!(p.take_events().is_empty(), "entered alone of 2");
+    assert!(!p.recipe.is_inside());
+}
+
+/// Notifications of other nodes (a driver hands a session's notifications
+/// to every recipe on it) send nothing, while entering or while leaving.
+#[test]
+fn notifications_of_other_nodes_are_ignored() {
+    let mut zk = SimZk::new(18);
+    let mut most = 0;
+    let mut ps = vec![process(&mut zk, "a"), process(&mut zk, "b")];
+    ps[0].act(&mut zk, |p| p.enter(2)).unwrap();
+    ps[0].run(&mut zk);
+    let others = [
+        format!("{DIR}/b"),
+        format!("{DIR}/a"),
+        DIR.to_owned(),
+        "/app/doubles/ready".to_owned(),
+    ];
+    let sent = ps[0].sent.len();
+    for kind in [WatchKind::NodeDeleted, WatchKind::NodeDataChanged] {
+        for path in &others {
+            ps[0].recipe.handle_watch(WatchEvent { kind, path });
+            ps[0].pump(&mut zk);
+        }
+    }
+    assert_eq!(ps[0].sent[sent..], [], "entering");
+    assert!(!entered(&ps[0]));
+
+    ps[1].act(&mut zk, |p| p.enter(2)).unwrap();
+    run_all(&mut zk, &mut ps, 2, &mut most);
+    assert!(ps.iter().all(entered));
+    // "b" leaves and waits for "a".
+    ps[1].act(&mut zk, |p| p.leave()).unwrap();
+    ps[1].run(&mut zk);
+    assert_eq!(ps[1].recipe.waiting_for(), Some("a"));
+    let sent = ps[1].sent.len();
+    let others = [ready_path(), format!("{DIR}/b"), format!("{DIR}/c")];
+    for kind in [WatchKind::NodeDeleted, WatchKind::NodeDataChanged] {
+        for path in &others {
+            ps[1].recipe.handle_watch(WatchEvent { kind, path });
+            ps[1].pump(&mut zk);
+        }
+    }
+    assert_eq!(ps[1].sent[sent..], [], "leaving");
+    assert_eq!(ps[1].recipe.waiting_for(), Some("a"));
+}
+
+/// No timer: a driver would wake for nothing. And Debug names the process.
+#[test]
+fn no_timer_is_asked_for_and_debug_names_the_process() {
+    let mut zk = SimZk::new(19);
+    let mut p = process(&mut zk, "a");
+    assert_eq!(p.recipe.poll_timeout(), None);
+    p.act(&mut zk, |p| p.enter(2)).unwrap();
+    assert_eq!(p.recipe.poll_timeout(), None, "entering");
+    p.run(&mut zk);
+    assert_eq!(p.recipe.poll_timeout(), None, "waiting for the count");
+    let shown = format!("{:?}", p.recipe);
+    assert!(shown.contains(DIR) && shown.contains("\"a\""), "{shown}");
 }

@@ -10,8 +10,9 @@ mod conn_loss;
 
 use conn_loss::Driver;
 use herdless_core::barrier::{Barrier, BarrierEvent};
+use herdless_core::owned::OwnedReply;
 use herdless_core::sim::SimZk;
-use herdless_core::{Recipe, Reply, SessionEvent, ZkError};
+use herdless_core::{Recipe, Reply, SessionEvent, WatchEvent, WatchKind, ZkError};
 
 const NODE: &str = "/app/gate";
 
@@ -316,5 +317,346 @@ fn each_connection_loss_answer_waits_for_connected_and_retries() {
         );
         assert_eq!(again.request.path(), NODE);
         assert!(b.poll_request().is_none());
+    }
+}
+
+/// Three ancestors deep, none of them there.
+const DEEP: &str = "/org/team/jobs/gate";
+
+fn deep() -> Barrier {
+    Barrier::new(DEEP).unwrap()
+}
+
+/// The paths of `path`'s ancestors below the root, shallowest first.
+fn ancestors(path: &str) -> Vec<String> {
+    let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
+    (1..parts.len())
+        .map(|n| format!("/{}", parts[..n].join("/")))
+        .collect()
+}
+
+/// Every request the barrier sends now, as `(id, kind, path)`.
+fn sent_now(b: &mut Barrier) -> Vec<(herdless_core::RequestId, &'static str, String)> {
+    let mut sent = Vec::new();
+    while let Some(out) = b.poll_request() {
+        let kind = herdless_core::sim::OwnedRequest::from_request(&out.request).kind();
+        sent.push((out.id, kind, out.request.path().to_owned()));
+    }
+    sent
+}
+
+#[test]
+fn node_is_the_path_given() {
+    assert_eq!(barrier().node(), NODE);
+    assert_eq!(deep().node(), DEEP);
+}
+
+#[test]
+fn debug_shows_the_node_and_the_wait() {
+    let mut b = barrier();
+    b.wait();
+    let shown = format!("{b:?}");
+    assert!(shown.contains(NODE), "{shown}");
+    assert!(shown.contains("waiting: true"), "{shown}");
+}
+
+/// The create answered `NoNode` creates every missing ancestor, shallowest
+/// first, each once, then the node.
+#[test]
+fn set_on_a_deep_path_creates_each_missing_ancestor_once_in_order() {
+    let mut zk = SimZk::new(11);
+    let mut owner = Driver::open(&mut zk, deep());
+    owner.act(&mut zk, |b| b.set());
+    owner.run(&mut zk);
+    assert_eq!(owner.take_events(), [BarrierEvent::Set]);
+    assert!(owner.recipe.is_idle());
+    assert!(zk.node(DEEP).is_some(), "{:?}", owner.recipe);
+    let mut expected = vec![DEEP.to_owned()];
+    expected.extend(ancestors(DEEP));
+    expected.push(DEEP.to_owned());
+    assert_eq!(owner.sent_of("create"), expected);
+}
+
+/// The directory deleted by an operator under a standing barrier: the
+/// waiter passes, and the next `set` rebuilds the whole path.
+#[test]
+fn set_again_after_the_directory_vanished_rebuilds_the_path() {
+    let mut zk = SimZk::new(12);
+    let mut owner = Driver::open(&mut zk, deep());
+    owner.act(&mut zk, |b| b.set());
+    owner.run(&mut zk);
+    assert_eq!(owner.take_events(), [BarrierEvent::Set]);
+    let mut w = Driver::open(&mut zk, deep());
+    w.act(&mut zk, |b| b.wait());
+    w.run(&mut zk);
+    assert!(w.take_events().is_empty(), "the barrier stands");
+
+    zk.delete_recursive("/org/team").unwrap();
+    w.run(&mut zk);
+    assert_eq!(w.take_events(), [BarrierEvent::Passed]);
+
+    owner.sent.clear();
+    owner.act(&mut zk, |b| b.set());
+    owner.run(&mut zk);
+    assert_eq!(owner.take_events(), [BarrierEvent::Set]);
+    for path in ancestors(DEEP).iter().map(String::as_str).chain([DEEP]) {
+        assert!(zk.node(path).is_some(), "{path} missing");
+    }
+    assert!(owner.recipe.is_idle());
+    w.act(&mut zk, |b| b.wait());
+    w.run(&mut zk);
+    assert!(w.take_events().is_empty(), "passed the barrier set again");
+}
+
+/// A top-level node answered `NoNode` (under a chroot that was deleted, the
+/// server's root is gone): there is no ancestor to create, the root least of
+/// all; the failure is reported.
+#[test]
+fn a_top_level_create_answered_no_node_fails_without_creating_the_root() {
+    let mut zk = SimZk::new(13);
+    let mut owner = Driver::open(&mut zk, Barrier::<128>::new("/gate").unwrap());
+    owner.intercept = Some(("create", "/gate".to_owned()));
+    owner.act(&mut zk, |b| b.set());
+    assert!(owner.answer_intercepted(&mut zk, OwnedReply::Error(ZkError::NoNode)));
+    owner.run(&mut zk);
+    assert_eq!(owner.take_events(), [BarrierEvent::Failed(ZkError::NoNode)]);
+    assert_eq!(owner.sent_of("create"), ["/gate"]);
+    assert!(owner.recipe.is_idle());
+}
+
+/// An ancestor the server refuses to create (no permission on the node
+/// above it): the failure is reported once and nothing is sent again, where
+/// creating the ancestors again after each `NoNode` would loop for ever.
+/// Scripted by hand: the simulator has no ACLs.
+#[test]
+fn a_refused_ancestor_fails_the_set_once_without_retrying() {
+    let mut b = deep();
+    b.set();
+    let first = sent_now(&mut b);
+    assert_eq!(first.len(), 1);
+    b.handle_reply(first[0].0, Reply::Error(ZkError::NoNode));
+    let chain = sent_now(&mut b);
+    let paths: Vec<&str> = chain.iter().map(|(_, _, p)| p.as_str()).collect();
+    assert_eq!(paths, ["/org", "/org/team", "/org/team/jobs", DEEP]);
+    // In order, as the server answers: the first ancestor is created, the
+    // second refused, and what follows finds its parent missing.
+    b.handle_reply(chain[0].0, Reply::Created { path: "/org" });
+    b.handle_reply(chain[1].0, Reply::Error(ZkError::NoAuth));
+    b.handle_reply(chain[2].0, Reply::Error(ZkError::NoNode));
+    b.handle_reply(chain[3].0, Reply::Error(ZkError::NoNode));
+    let events: Vec<_> = core::iter::from_fn(|| b.poll_event()).collect();
+    assert_eq!(events, [BarrierEvent::Failed(ZkError::NoAuth)]);
+    assert_eq!(sent_now(&mut b), [], "the refused path is created again");
+    assert!(b.is_idle());
+}
+
+/// The same refusal, then the ancestor made creatable: the next `set` is not
+/// failed by the refusal of the last one.
+#[test]
+fn a_set_after_a_refused_ancestor_tries_the_ancestors_again() {
+    let mut b = barrier();
+    b.set();
+    let first = sent_now(&mut b);
+    b.handle_reply(first[0].0, Reply::Error(ZkError::NoNode));
+    let chain = sent_now(&mut b);
+    assert_eq!(chain.len(), 2);
+    b.handle_reply(chain[0].0, Reply::Error(ZkError::NoAuth));
+    b.handle_reply(chain[1].0, Reply::Error(ZkError::NoNode));
+    assert_eq!(b.poll_event(), Some(BarrierEvent::Failed(ZkError::NoAuth)));
+    // Another client created the parent meanwhile.
+    b.set();
+    let again = sent_now(&mut b);
+    assert_eq!(again.len(), 1);
+    b.handle_reply(again[0].0, Reply::Created { path: NODE });
+    assert_eq!(b.poll_event(), Some(BarrierEvent::Set));
+    assert!(b.is_idle());
+    // The directory deleted since: the ancestors are created again.
+    b.set();
+    let third = sent_now(&mut b);
+    b.handle_reply(third[0].0, Reply::Error(ZkError::NoNode));
+    let paths: Vec<String> = sent_now(&mut b).into_iter().map(|(_, _, p)| p).collect();
+    assert_eq!(paths, ["/app", NODE]);
+    assert_eq!(b.poll_event(), None);
+}
+
+/// The create behind a refused ancestor created the node after all (another
+/// client made the parent in between): `Set`, and the refusal is forgotten.
+#[test]
+fn a_create_that_lands_despite_a_refused_ancestor_reports_set() {
+    let mut b = barrier();
+    b.set();
+    let first = sent_now(&mut b);
+    b.handle_reply(first[0].0, Reply::Error(ZkError::NoNode));
+    let chain = sent_now(&mut b);
+    b.handle_reply(chain[0].0, Reply::Error(ZkError::NoAuth));
+    b.handle_reply(chain[1].0, Reply::Created { path: NODE });
+    assert_eq!(b.poll_event(), Some(BarrierEvent::Set));
+    assert_eq!(b.poll_event(), None);
+    assert!(b.is_idle());
+    b.remove();
+    let delete = sent_now(&mut b);
+    b.handle_reply(delete[0].0, Reply::Deleted);
+    assert_eq!(b.poll_event(), Some(BarrierEvent::Removed));
+    b.set();
+    let create = sent_now(&mut b);
+    b.handle_reply(create[0].0, Reply::Error(ZkError::NoNode));
+    assert_eq!(
+        sent_now(&mut b).len(),
+        2,
+        "a refusal already settled failed a later set"
+    );
+    assert_eq!(b.poll_event(), None);
+}
+
+/// `cancel_wait` before the read went out: no read is sent, and a `set`
+/// queued with it still goes out and is reported.
+#[test]
+fn cancel_wait_drops_the_read_but_not_the_write_queued_with_it() {
+    let mut zk = SimZk::new(14);
+    zk.create_persistent("/app", b"").unwrap();
+    let mut b = Driver::open(&mut zk, barrier());
+    b.act(&mut zk, |b| {
+        b.set();
+        b.wait();
+        b.cancel_wait();
+    });
+    assert!(!b.recipe.is_waiting());
+    b.run(&mut zk);
+    assert_eq!(b.take_events(), [BarrierEvent::Set]);
+    assert!(zk.node(NODE).is_some());
+    assert!(b.sent_of("getData").is_empty(), "read after cancel_wait");
+    assert!(b.recipe.is_idle());
+}
+
+/// A cancelled wait's watch stays on the server (it cannot be taken back):
+/// what it reports later neither re-arms it nor passes anyone.
+#[test]
+fn a_cancelled_wait_ignores_its_leftover_watch() {
+    let mut zk = SimZk::new(15);
+    zk.create_persistent(NODE, b"").unwrap();
+    let mut w = waiting(&mut zk);
+    w.act(&mut zk, |b| b.cancel_wait());
+    assert!(!w.recipe.is_waiting());
+    assert!(w.recipe.is_idle());
+    zk.set_node_data(NODE, b"changed").unwrap();
+    w.run(&mut zk);
+    assert_eq!(w.sent_of("getData"), [NODE], "a cancelled wait re-armed");
+    assert!(zk.watches_of(w.session).is_empty());
+    zk.delete_node(NODE).unwrap();
+    w.run(&mut zk);
+    assert!(w.take_events().is_empty(), "a cancelled wait passed");
+}
+
+/// The same with the node deleted while the cancelled wait's read is in
+/// flight: its `NoNode` answer passes nobody.
+#[test]
+fn a_wait_cancelled_with_its_read_in_flight_reports_nothing() {
+    let mut zk = SimZk::new(16);
+    let mut w = Driver::open(&mut zk, barrier());
+    w.act(&mut zk, |b| b.wait());
+    assert_eq!(zk.pending_requests(w.session), 1);
+    w.act(&mut zk, |b| b.cancel_wait());
+    w.run(&mut zk);
+    assert!(w.take_events().is_empty(), "a cancelled wait passed");
+    assert!(!w.recipe.is_waiting());
+}
+
+/// A wait that passes (the node is not there) while a `set` of the same
+/// barrier is in flight: the set is still reported.
+#[test]
+fn passing_keeps_the_write_in_flight() {
+    let mut zk = SimZk::new(17);
+    zk.create_persistent("/app", b"").unwrap();
+    let mut b = Driver::open(&mut zk, barrier());
+    b.act(&mut zk, |b| {
+        b.wait();
+        b.set();
+    });
+    assert_eq!(zk.pending_requests(b.session), 2, "both in flight");
+    b.run(&mut zk);
+    assert_eq!(b.take_events(), [BarrierEvent::Passed, BarrierEvent::Set]);
+    assert!(zk.node(NODE).is_some());
+    assert!(b.recipe.is_idle());
+}
+
+/// The deletion's notification passes the waiter at once, without reading
+/// the node again.
+#[test]
+fn a_deletion_notification_passes_without_another_read() {
+    let mut zk = SimZk::new(18);
+    zk.create_persistent(NODE, b"").unwrap();
+    let mut w = waiting(&mut zk);
+    zk.delete_node(NODE).unwrap();
+    assert!(w.deliver_one(&mut zk), "the notification");
+    assert_eq!(w.take_events(), [BarrierEvent::Passed]);
+    w.run(&mut zk);
+    assert_eq!(w.sent_of("getData"), [NODE]);
+    assert!(!w.recipe.is_waiting());
+}
+
+/// A data change spends the one-shot watch: the wait reads again, holds,
+/// and still passes when the node is deleted afterwards.
+#[test]
+fn a_data_change_rearms_the_wait() {
+    let mut zk = SimZk::new(19);
+    zk.create_persistent(NODE, b"").unwrap();
+    let mut w = waiting(&mut zk);
+    zk.set_node_data(NODE, b"changed").unwrap();
+    w.run(&mut zk);
+    assert!(w.take_events().is_empty(), "passed a standing barrier");
+    assert!(w.recipe.is_waiting());
+    assert_eq!(zk.watches_of(w.session), [("data", NODE.to_owned())]);
+    zk.delete_node(NODE).unwrap();
+    w.run(&mut zk);
+    assert_eq!(w.take_events(), [BarrierEvent::Passed]);
+    assert_eq!(zk.watch_count(), 0);
+}
+
+/// Notifications of other nodes (a driver hands a session's notifications
+/// to every recipe on it) do not concern the wait.
+#[test]
+fn notifications_of_other_nodes_do_not_pass_or_rearm_the_wait() {
+    let mut zk = SimZk::new(20);
+    zk.create_persistent(NODE, b"").unwrap();
+    let mut w = waiting(&mut zk);
+    for kind in [WatchKind::NodeDeleted, WatchKind::NodeDataChanged] {
+        for path in ["/app", "/app/gate2", "/app/gate/child"] {
+            w.recipe.handle_watch(WatchEvent { kind, path });
+            w.pump(&mut zk);
+        }
+    }
+    w.run(&mut zk);
+    assert!(w.take_events().is_empty(), "passed a standing barrier");
+    assert!(w.recipe.is_waiting());
+    assert_eq!(w.sent_of("getData"), [NODE]);
+}
+
+/// An answer saying the session is gone is no failure: the operation waits
+/// for the next session and goes out again on it.
+#[test]
+fn a_session_gone_answer_is_retried_on_the_next_session() {
+    for error in [ZkError::SessionExpired, ZkError::SessionMoved] {
+        let mut b = barrier();
+        b.set();
+        b.wait();
+        let sent = sent_now(&mut b);
+        assert_eq!(sent.len(), 2);
+        for (id, _, _) in &sent {
+            b.handle_reply(*id, Reply::Error(error));
+        }
+        assert_eq!(b.poll_event(), None, "{error:?} reported as a failure");
+        assert!(b.is_waiting());
+        assert!(!b.is_idle());
+        assert_eq!(sent_now(&mut b), [], "{error:?}: sent on the gone session");
+        b.handle_session(SessionEvent::Connected { session_id: 2 });
+        let again: Vec<_> = sent_now(&mut b)
+            .into_iter()
+            .map(|(_, kind, path)| (kind, path))
+            .collect();
+        assert_eq!(
+            again,
+            [("create", NODE.to_owned()), ("getData", NODE.to_owned())],
+            "{error:?}"
+        );
     }
 }
