@@ -479,3 +479,102 @@ fn an_own_path_that_would_not_fit_is_refused_before_anything_is_sent() {
     assert!(short.poll_request().is_none(), "nothing sent");
     assert_eq!(needed, 63);
 }
+
+/// A release whose delete is refused (an ACL set by someone else) fails
+/// once instead of retrying for ever.
+#[test]
+fn a_refused_delete_fails_the_release_once() {
+    let mut lock = held();
+    drain(&mut lock);
+    lock.release().unwrap();
+    let sent = drain(&mut lock);
+    assert_eq!(sent[0].1, format!("delete /locks/a/{OWN}"));
+    lock.handle_reply(sent[0].0, Reply::Error(ZkError::NoAuth));
+    assert_eq!(
+        events(&mut lock),
+        vec![LockEvent::Failed(herdless_core::lock::Error::Zk(
+            ZkError::NoAuth
+        ))]
+    );
+    assert!(drain(&mut lock).is_empty(), "no delete sent again");
+    assert_eq!(lock.state(), LockState::Idle);
+}
+
+/// After a reconnect, a holder that cannot confirm its node (the check is
+/// refused) treats the lock as lost and cleans up.
+#[test]
+fn a_refused_check_after_a_reconnect_loses_the_lock() {
+    let mut lock = held();
+    drain(&mut lock);
+    lock.handle_session(SessionEvent::Suspended);
+    lock.handle_session(SessionEvent::Connected { session_id: 1 });
+    assert_eq!(events(&mut lock), vec![LockEvent::Suspended]);
+    let sent = drain(&mut lock);
+    let verify = sent.iter().find(|s| s.1.starts_with("exists")).unwrap().0;
+    lock.handle_reply(verify, Reply::Error(ZkError::NoAuth));
+    let sent = drain(&mut lock);
+    let delete = sent.iter().find(|s| s.1.starts_with("delete")).unwrap().0;
+    lock.handle_reply(delete, Reply::Deleted);
+    assert_eq!(events(&mut lock), vec![LockEvent::Lost]);
+}
+
+/// A holder whose own node cannot be read (an ACL without read) keeps the
+/// lock: the watch is for revocation and deletion, not a condition of it.
+#[test]
+fn a_refused_read_of_the_own_node_leaves_the_lock_held() {
+    let mut lock: Lock = Lock::new("/locks/a").unwrap();
+    lock.acquire(GUID).unwrap();
+    let sent = drain(&mut lock);
+    created(&mut lock, sent[0].0, OWN);
+    let own_read = drain(&mut lock);
+    children(&mut lock, sent[1].0, &[OWN]);
+    assert_eq!(events(&mut lock), vec![LockEvent::Acquired]);
+    lock.handle_reply(own_read[0].0, Reply::Error(ZkError::NoAuth));
+    assert!(events(&mut lock).is_empty());
+    assert!(lock.is_held());
+    assert!(drain(&mut lock).is_empty());
+}
+
+/// A directory that keeps vanishing is created again eight times, then the
+/// acquisition fails instead of looping.
+#[test]
+fn a_directory_that_keeps_vanishing_is_retried_eight_times() {
+    let mut lock: Lock = Lock::new("/locks/a").unwrap();
+    lock.acquire(GUID).unwrap();
+    let mut creates = 0;
+    let mut outcome = Vec::new();
+    for _ in 0..100 {
+        let sent = drain(&mut lock);
+        if sent.is_empty() {
+            break;
+        }
+        for (id, text) in sent {
+            let reply = if text.starts_with("create /locks/a/") {
+                creates += 1;
+                Reply::Error(ZkError::NoNode)
+            } else if text.starts_with("create") {
+                Reply::Error(ZkError::NodeExists)
+            } else {
+                Reply::Error(ZkError::NoNode)
+            };
+            lock.handle_reply(id, reply);
+        }
+        outcome.extend(events(&mut lock));
+    }
+    assert_eq!(creates, 9, "the first attempt and eight retries");
+    assert_eq!(
+        outcome,
+        vec![LockEvent::Failed(herdless_core::lock::Error::Zk(
+            ZkError::NoNode
+        ))]
+    );
+}
+
+/// The Debug form names the directory and where the lock stands.
+#[test]
+fn debug_shows_the_directory_and_state() {
+    let lock = held();
+    let text = format!("{lock:?}");
+    assert!(text.contains("/locks/a") && text.contains("Held"), "{text}");
+    assert!(text.contains(OWN), "{text}");
+}
