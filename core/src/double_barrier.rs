@@ -549,10 +549,8 @@ impl<const N: usize> Recipe for DoubleBarrier<N> {
             {
                 self.entered()
             }
-            Step::Entering if name == READY => {
-                if !self.ops.is_queued(Op::StatReady) {
-                    self.ops.push(Op::StatReady);
-                }
+            Step::Entering if name == READY && !self.ops.is_queued(Op::StatReady) => {
+                self.ops.push(Op::StatReady)
             }
             Step::Leaving if name == self.other.as_str() => match event.kind {
                 WatchKind::NodeDeleted => self.ops.queue(Op::List),
