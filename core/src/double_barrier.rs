@@ -19,7 +19,9 @@
 //! fresh proves the count was reached while this process was there. An
 //! older `ready` is ignored; the process that completes the count finds it
 //! (`NodeExists`) and writes it, which fires the data watch every waiter set
-//! on it, and they read it again, now fresh.
+//! on it, and they read it again, now fresh. Every notification about
+//! `ready`, a creation too, is only a reason to read it again: the watch may
+//! be older than the own node, whose create may still be in flight.
 //!
 //! **Leave**, with the recipe's optimisation: list `<b>`; no process nodes
 //! left: done; only the own: delete it, done; the own is the lowest: wait on
@@ -80,6 +82,10 @@ enum Op {
     Ensure(u8),
     /// exists on `ready` with a watch.
     WatchReady,
+    /// exists on `ready` without a watch, after a notification: a watch
+    /// set again only if needed (one left on an opening `ready` would fire
+    /// for nothing when it is deleted).
+    StatReady,
     CreateOwn,
     /// exists on the own node, for its czxid.
     StatOwn,
@@ -126,6 +132,10 @@ pub struct DoubleBarrier<const N: usize = DEFAULT_PATH_CAPACITY> {
     /// The own node's creation zxid, once read: a `ready` not written
     /// since is of an earlier round.
     own_czxid: Option<i64>,
+    /// A watched `exists` on this connection found no `ready` after the
+    /// own czxid was read: a creation notified since is of this round (a
+    /// notification never comes after a reply the server sent later).
+    absent_since_own: bool,
     connected: bool,
     session_over: bool,
     events: EventQueue<DoubleBarrierEvent, 4>,
@@ -156,6 +166,7 @@ impl<const N: usize> DoubleBarrier<N> {
             count: 0,
             other: String::new(),
             own_czxid: None,
+            absent_since_own: false,
             connected: true,
             session_over: false,
             events: EventQueue::new(),
@@ -192,6 +203,7 @@ impl<const N: usize> DoubleBarrier<N> {
         self.count = count.max(1);
         self.step = Step::Entering;
         self.own_czxid = None;
+        self.absent_since_own = false;
         self.queue_enter();
         Ok(())
     }
@@ -238,7 +250,12 @@ impl<const N: usize> DoubleBarrier<N> {
             self.ops.forget(|op| {
                 matches!(
                     op,
-                    Op::List | Op::StatOwn | Op::WatchReady | Op::CreateReady | Op::RefreshReady
+                    Op::List
+                        | Op::StatOwn
+                        | Op::WatchReady
+                        | Op::StatReady
+                        | Op::CreateReady
+                        | Op::RefreshReady
                 )
             });
             self.events.emit(DoubleBarrierEvent::Entered);
@@ -323,6 +340,8 @@ impl<const N: usize> DoubleBarrier<N> {
 
     fn lost(&mut self) {
         self.connected = false;
+        // A reconnect may fire the watch for a creation of any time.
+        self.absent_since_own = false;
         self.ops.lose();
     }
 
@@ -334,8 +353,13 @@ impl<const N: usize> DoubleBarrier<N> {
         self.ops.clear_queued();
         match self.step {
             Step::Idle => {}
-            // The own create is idempotent (NodeExists counts as done).
-            Step::Entering => self.queue_enter(),
+            // The own create is idempotent (NodeExists counts as done). A
+            // new session creates the node anew: the czxid read before may
+            // be older, and would let an old `ready` in.
+            Step::Entering => {
+                self.own_czxid = None;
+                self.queue_enter();
+            }
             Step::Inside => {}
             Step::Leaving => self.ops.queue(Op::List),
         }
@@ -369,7 +393,11 @@ impl<const N: usize> Recipe for DoubleBarrier<N> {
                 self.scratch.clear();
                 self.scratch.push_str(&self.dir[..end]).map_err(|_| ())
             }
-            Op::WatchReady | Op::CreateReady | Op::RefreshReady | Op::DeleteReady => {
+            Op::WatchReady
+            | Op::StatReady
+            | Op::CreateReady
+            | Op::RefreshReady
+            | Op::DeleteReady => {
                 path::join_into(&mut self.scratch, &self.dir, READY).map_err(|_| ())
             }
             Op::CreateOwn | Op::StatOwn | Op::DeleteOwn => {
@@ -389,7 +417,7 @@ impl<const N: usize> Recipe for DoubleBarrier<N> {
                 mode: CreateMode::Persistent,
             },
             Op::WatchReady => Request::Exists { path, watch: true },
-            Op::StatOwn => Request::Exists { path, watch: false },
+            Op::StatOwn | Op::StatReady => Request::Exists { path, watch: false },
             Op::RefreshReady => Request::SetData {
                 path,
                 data: &[],
@@ -422,7 +450,19 @@ impl<const N: usize> Recipe for DoubleBarrier<N> {
             (Op::Ensure(_), Reply::Created { .. } | Reply::Error(ZkError::NodeExists)) => {}
             // `ready` exists: the barrier is open if it is of this round.
             (Op::WatchReady, Reply::Exists { stat }) => self.on_ready(stat.mzxid),
-            (Op::WatchReady, Reply::Error(ZkError::NoNode)) => {}
+            (Op::WatchReady, Reply::Error(ZkError::NoNode)) => {
+                self.absent_since_own = self.own_czxid.is_some();
+            }
+            // Read after a notification: if it does not open the barrier,
+            // watch it again. A `WatchReady` still pending was sent after
+            // this read, so its answer is as fresh.
+            (Op::StatReady, Reply::Exists { stat }) => {
+                self.on_ready(stat.mzxid);
+                if self.step == Step::Entering {
+                    self.ops.queue(Op::WatchReady);
+                }
+            }
+            (Op::StatReady, Reply::Error(ZkError::NoNode)) => self.ops.queue(Op::WatchReady),
             (Op::CreateOwn, Reply::Created { .. } | Reply::Error(ZkError::NodeExists)) => {}
             (Op::StatOwn, Reply::Exists { stat }) => {
                 if self.step == Step::Entering {
@@ -434,8 +474,9 @@ impl<const N: usize> Recipe for DoubleBarrier<N> {
             // The barrier directory is missing: create it, then everything
             // of the enter again, in order.
             (Op::CreateOwn, Reply::Error(ZkError::NoNode)) if self.step == Step::Entering => {
-                self.ops
-                    .forget(|op| matches!(op, Op::StatOwn | Op::WatchReady | Op::List));
+                self.ops.forget(|op| {
+                    matches!(op, Op::StatOwn | Op::WatchReady | Op::StatReady | Op::List)
+                });
                 self.ops.queue(Op::Ensure(1));
                 self.ops.push(Op::CreateOwn);
                 self.ops.push(Op::StatOwn);
@@ -492,13 +533,25 @@ impl<const N: usize> Recipe for DoubleBarrier<N> {
             return;
         };
         match self.step {
-            // The watch was set after the own node was created: a
-            // creation since is of this round.
-            Step::Entering if name == READY && event.kind == WatchKind::NodeCreated => {
+            // Created after it was seen missing, with the own node there.
+            // Otherwise a creation proves nothing by itself: the watch may
+            // be older than the own node (set by an earlier flight, or
+            // re-registered on a reconnect), and a driver may hand the
+            // notification over before the answer of an own create still
+            // in flight, maybe `NoNode`. So `ready` created, written or
+            // deleted: read it again, and let its mzxid decide. A fresh
+            // request, as one in flight may have been answered before the
+            // change; one queued and not yet sent will be read after it.
+            Step::Entering
+                if name == READY
+                    && event.kind == WatchKind::NodeCreated
+                    && self.absent_since_own =>
+            {
                 self.entered()
             }
-            // An old `ready` written (or deleted): read it again.
-            Step::Entering if name == READY => self.ops.queue(Op::WatchReady),
+            Step::Entering if name == READY && !self.ops.is_queued(Op::StatReady) => {
+                self.ops.push(Op::StatReady)
+            }
             Step::Leaving if name == self.other.as_str() => match event.kind {
                 WatchKind::NodeDeleted => self.ops.queue(Op::List),
                 _ => self.ops.queue(Op::WatchOther),

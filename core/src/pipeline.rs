@@ -49,7 +49,12 @@ impl<Op: Copy + PartialEq, const QUEUED: usize, const IN_FLIGHT: usize>
 
     /// Whether `op` is queued or in flight.
     pub(crate) fn is_pending(&self, op: Op) -> bool {
-        self.queued.iter().any(|o| *o == op) || self.is_in_flight(op)
+        self.is_queued(op) || self.is_in_flight(op)
+    }
+
+    /// Whether `op` is queued, not yet sent.
+    pub(crate) fn is_queued(&self, op: Op) -> bool {
+        self.queued.iter().any(|o| *o == op)
     }
 
     /// Whether `op` is in flight.

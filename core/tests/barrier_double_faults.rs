@@ -9,7 +9,7 @@ mod conn_loss;
 use conn_loss::Driver;
 use herdless_core::double_barrier::{DoubleBarrier, DoubleBarrierEvent, READY};
 use herdless_core::owned::OwnedReply;
-use herdless_core::sim::SimZk;
+use herdless_core::sim::{DriverOrder, SimZk};
 use herdless_core::{Recipe, Reply, SessionEvent, WatchEvent, WatchKind, ZkError};
 
 const DIR: &str = "/app/double";
@@ -543,4 +543,57 @@ fn no_timer_is_asked_for_and_debug_names_the_process() {
     assert_eq!(p.recipe.poll_timeout(), None, "waiting for the count");
     let shown = format!("{:?}", p.recipe);
     assert!(shown.contains(DIR) && shown.contains("\"a\""), "{shown}");
+}
+
+/// A `NodeCreated` of `ready` proves nothing about the own node: the watch
+/// may be older than the create still in flight. Here a process waits for
+/// the count, an operator wipes the directory, the connection breaks and
+/// comes back (the watch on `ready` is re-registered, the own create sent
+/// again and answered `NoNode`), and another client creates the directory
+/// and `ready` before that answer is read. With herdless-std's order the
+/// notification overtakes the answer: the process must not enter on it, as
+/// its node is not in the barrier; it waits for the count instead.
+#[test]
+fn a_ready_created_before_the_own_node_does_not_open_the_barrier() {
+    let mut zk = SimZk::new(20);
+    zk.set_driver_order(DriverOrder::NotificationsFirst);
+    zk.create_persistent(DIR, b"").unwrap();
+    let mut p = process(&mut zk, "a");
+    p.act(&mut zk, |p| p.enter(2)).unwrap();
+    p.run(&mut zk);
+    assert!(p.take_events().is_empty(), "entered alone of 2");
+    // The exists on `ready` left a creation watch.
+    zk.delete_recursive(DIR).unwrap();
+    p.break_connection(&mut zk);
+    p.restore(&mut zk);
+    let own = format!("{DIR}/a");
+    assert_eq!(p.sent_of("create").last(), Some(&own), "the enter resent");
+    // The own create reaches the server while the directory is missing...
+    assert!(zk.apply_next(p.session));
+    // ...and the directory and `ready` appear before its answer is read.
+    zk.create_persistent(&ready_path(), b"").unwrap();
+    let mut most = 0;
+    let mut ps = vec![p];
+    for _ in 0..10_000 {
+        let p = &mut ps[0];
+        let busy = zk.apply_next(p.session) | p.deliver_one(&mut zk);
+        if entered(p) {
+            assert!(
+                zk.node(&own).is_some(),
+                "entered without its node in the barrier: {:?}",
+                p.events
+            );
+        }
+        if !busy {
+            break;
+        }
+    }
+    assert_eq!(ps[0].events, [], "entered alone of 2, or failed");
+    assert_eq!(process_nodes(&zk), ["a"], "the own node is back");
+    // The count is reached: both enter.
+    ps.push(process(&mut zk, "b"));
+    ps[1].act(&mut zk, |p| p.enter(2)).unwrap();
+    run_all(&mut zk, &mut ps, 2, &mut most);
+    assert!(ps.iter().all(entered), "{:?}", ps[0].events);
+    assert!(ps.iter().all(|p| p.events == [DoubleBarrierEvent::Entered]));
 }
