@@ -276,4 +276,27 @@ fn a_writer_that_does_not_watch_sets_no_watch_across_a_reconnect() {
     let watches = zk.watches_of(c.session);
     assert!(watches.is_empty(), "{watches:?}");
     assert_eq!(c.events, [ConfigEvent::Updated { version: 1 }]);
+    // Nor on a new session.
+    c.expire_and_renew(&mut zk, 0);
+    c.settle(&mut zk);
+    assert_eq!(c.count("getData"), 0);
+    let watches = zk.watches_of(c.session);
+    assert!(watches.is_empty(), "{watches:?}");
+}
+
+#[test]
+fn a_watcher_whose_connection_broke_with_nothing_in_flight_does_not_read_again() {
+    let mut zk = SimZk::new(13);
+    let mut op = Operator::new(&mut zk);
+    let mut c = watcher_at_v3(&mut zk, &mut op);
+    let reads = c.count("getData");
+    c.connection_loss(&mut zk, 0);
+    c.settle(&mut zk);
+    // The reconnect re-registered the watch: nothing was missed.
+    assert_eq!(c.count("getData"), reads);
+    assert_eq!(zk.watches_of(c.session), [("data", PATH.to_owned())]);
+    // And it still works.
+    op.set(&mut zk, PATH, b"v4");
+    c.settle(&mut zk);
+    assert_eq!(c.events, [ConfigEvent::Changed { version: 4 }]);
 }
