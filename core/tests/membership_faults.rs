@@ -154,3 +154,91 @@ fn a_first_join_onto_a_name_held_by_another_is_taken() {
     assert_eq!(m.take_events(), [MemberEvent::Failed(Error::NameTaken)]);
     assert!(m.recipe.is_idle());
 }
+
+/// Leaving while the join is still finding out whose the name is (its
+/// create, or the read after a refused create, on the way): the node of
+/// that name belongs to another live session and must stay.
+#[test]
+fn leaving_during_a_clashing_join_leaves_the_other_sessions_node_alone() {
+    for (announce, checking) in [(true, false), (true, true), (false, false), (false, true)] {
+        let mut zk = SimZk::new(23);
+        let mut other = Operator::open(&mut zk);
+        zk.create_persistent(GROUP, b"").unwrap();
+        other.send(
+            &mut zk,
+            Request::Create {
+                path: NODE,
+                data: b"other",
+                acl: Acl::OPEN,
+                mode: CreateMode::Ephemeral,
+            },
+        );
+        let mut m: Driver<Member> = Driver::open(&mut zk, Member::new(GROUP, "edge-1").unwrap());
+        if announce {
+            let s = m.session;
+            m.act(&mut zk, |r| {
+                r.handle_session(SessionEvent::Connected { session_id: s })
+            });
+        }
+        m.act(&mut zk, |r| r.join(b"x")).unwrap();
+        if checking {
+            // The create is refused; the read of the name is on its way.
+            assert!(zk.apply_next(m.session));
+            assert!(m.deliver_one(&mut zk));
+            assert_eq!(m.sent_of("getData"), [NODE]);
+        }
+        m.act(&mut zk, |r| r.leave()).unwrap();
+        m.run(&mut zk);
+        let case = format!("announce {announce}, checking {checking}");
+        assert_eq!(m.take_events(), [MemberEvent::Left], "{case}");
+        assert!(m.recipe.is_idle(), "{case}");
+        assert_eq!(
+            zk.node(NODE).map(|n| n.stat.ephemeral_owner),
+            Some(other.session),
+            "{case}: the other session's node was deleted"
+        );
+    }
+}
+
+/// Leaving while the create is on its way: what it makes is removed.
+#[test]
+fn leaving_while_the_create_is_in_flight_removes_what_it_made() {
+    for announce in [true, false] {
+        let mut zk = SimZk::new(24);
+        zk.create_persistent(GROUP, b"").unwrap();
+        let mut m: Driver<Member> = Driver::open(&mut zk, Member::new(GROUP, "edge-1").unwrap());
+        if announce {
+            let s = m.session;
+            m.act(&mut zk, |r| {
+                r.handle_session(SessionEvent::Connected { session_id: s })
+            });
+        }
+        m.act(&mut zk, |r| r.join(b"x")).unwrap();
+        m.act(&mut zk, |r| r.leave()).unwrap();
+        m.run(&mut zk);
+        assert_eq!(m.take_events(), [MemberEvent::Left], "announce {announce}");
+        assert!(zk.node(NODE).is_none(), "announce {announce}");
+        assert!(m.recipe.is_idle());
+    }
+}
+
+/// Leaving while the create's answer was lost: the node is read back and
+/// removed if the create landed.
+#[test]
+fn leaving_after_a_lost_create_removes_it_if_it_landed() {
+    for landed in [true, false] {
+        let mut zk = SimZk::new(25);
+        zk.create_persistent(GROUP, b"").unwrap();
+        let mut m: Driver<Member> = Driver::open(&mut zk, Member::new(GROUP, "edge-1").unwrap());
+        m.act(&mut zk, |r| r.join(b"x")).unwrap();
+        if landed {
+            assert!(zk.apply_next(m.session));
+        }
+        m.break_connection(&mut zk);
+        m.act(&mut zk, |r| r.leave()).unwrap();
+        m.restore(&mut zk);
+        m.run(&mut zk);
+        assert_eq!(m.take_events(), [MemberEvent::Left], "landed {landed}");
+        assert!(zk.node(NODE).is_none(), "landed {landed}");
+    }
+}
