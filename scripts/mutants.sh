@@ -41,7 +41,7 @@ declare -A TESTS=(
     [double_barrier]="barrier_double_faults barrier_sim"
     [queue]="queue_faults queue_sim"
     [two_phase]="two_phase_faults two_phase_sim"
-    [membership]="membership_faults membership_sim"
+    [membership]="membership_faults membership_sim membership_api"
 )
 ORDER=(lock revoke election config barrier double_barrier queue two_phase membership)
 
