@@ -202,6 +202,17 @@ fn an_observer_that_does_not_watch_stays_silent_across_a_break() {
     o.run(&mut zk);
     assert_eq!(o.take_events(), []);
     assert!(o.sent.is_empty(), "{:?}", o.sent);
+    // Nor on a new session.
+    zk.expire(o.session);
+    o.run(&mut zk);
+    let new = zk.open_session();
+    o.session = new;
+    o.act(&mut zk, |o| {
+        o.handle_session(SessionEvent::Connected { session_id: new })
+    });
+    o.run(&mut zk);
+    assert_eq!(o.take_events(), []);
+    assert!(o.sent.is_empty(), "{:?}", o.sent);
 }
 
 /// A driver running several recipes on one session hands every

@@ -371,10 +371,13 @@ fn leave_is_refused_unless_joined_and_not_yet_leaving() {
     assert!(fresh.sent.is_empty());
 
     let mut m = member(&mut zk, true);
+    let before = m.sent.len();
     assert_eq!(m.act(&mut zk, |r| r.leave()), Ok(()));
     assert_eq!(m.act(&mut zk, |r| r.leave()), Err(Error::InvalidState));
     m.run(&mut zk);
     assert_eq!(m.take_events(), [MemberEvent::Left]);
+    // In the group, the node is known to be its own: deleted straight away.
+    assert_eq!(kinds_since(&m, before), ["delete"]);
     assert_eq!(m.sent_of("delete"), [NODE]);
     assert!(zk.node(NODE).is_none());
     assert_eq!(m.act(&mut zk, |r| r.leave()), Err(Error::InvalidState));
@@ -612,4 +615,23 @@ fn leaving_after_a_lost_create_removes_it_if_it_landed() {
         assert_eq!(m.take_events(), [MemberEvent::Left], "landed {landed}");
         assert!(zk.node(NODE).is_none(), "landed {landed}");
     }
+}
+
+/// Once the create answers Created the node is known to be ours: the read
+/// of its owner sent behind it no longer matters, even if it fails.
+#[test]
+fn leaving_after_the_create_landed_ignores_the_owner_read() {
+    let mut zk = SimZk::new(26);
+    zk.create_persistent(GROUP, b"").unwrap();
+    let mut m: Driver<Member> = Driver::open(&mut zk, Member::new(GROUP, "edge-1").unwrap());
+    m.intercept = Some(("getData", NODE.to_owned()));
+    m.act(&mut zk, |r| r.join(b"x")).unwrap();
+    m.act(&mut zk, |r| r.leave()).unwrap();
+    assert!(zk.apply_next(m.session));
+    assert!(m.deliver_one(&mut zk));
+    assert_eq!(m.sent_of("delete"), [NODE]);
+    assert!(m.answer_intercepted(&mut zk, OwnedReply::Error(ZkError::NoAuth)));
+    m.run(&mut zk);
+    assert_eq!(m.take_events(), [MemberEvent::Left]);
+    assert!(zk.node(NODE).is_none());
 }
