@@ -36,12 +36,12 @@ declare -A TESTS=(
     [lock]="lock_safety lock_protocol lock_pitfalls lock_sim rwlock_protocol rwlock_pitfalls rwlock_sim wire_lock"
     [revoke]="rwlock_protocol rwlock_sim"
     [election]="election_faults election_pitfalls election_sim"
-    [config]="config_faults config_sim"
+    [config]="config_faults config_sim config_api"
     [barrier]="barrier_faults barrier_sim"
     [double_barrier]="barrier_double_faults barrier_sim"
     [queue]="queue_faults queue_sim"
     [two_phase]="two_phase_faults two_phase_sim"
-    [membership]="membership_faults membership_sim"
+    [membership]="membership_faults membership_sim membership_api"
 )
 ORDER=(lock revoke election config barrier double_barrier queue two_phase membership)
 

@@ -126,6 +126,10 @@ enum Step {
     In,
     /// Out of the group, waiting for a session to re-join on.
     Out,
+    /// Asked to leave before the node was known to be this member's (a
+    /// create or a read of the name on its way): learn whose it is, and
+    /// delete it only if it is ours.
+    Leaving,
     Deleting,
 }
 
@@ -138,6 +142,8 @@ enum Op {
     Create,
     /// getData with a watch on the own node.
     Check,
+    /// getData without a watch, to learn the node's owner while leaving.
+    Owner,
     Delete,
 }
 
@@ -253,23 +259,49 @@ impl<const D: usize, const N: usize> Member<D, N> {
     }
 
     /// Leaves the group; [`MemberEvent::Left`] follows once the node is
-    /// confirmed deleted (retried across connection losses).
+    /// confirmed deleted (retried across connection losses). A node of the
+    /// name that turns out to be another session's is left alone.
     pub fn leave(&mut self) -> Result<(), Error> {
         match self.step {
-            Step::Idle | Step::Deleting => Err(Error::InvalidState),
+            Step::Idle | Step::Leaving | Step::Deleting => Err(Error::InvalidState),
             Step::Out if self.session_over => {
                 // Nothing exists on the server: the session took it.
                 self.finish(MemberEvent::Left);
                 Ok(())
             }
-            _ => {
+            Step::In => {
+                // The node is confirmed ours.
                 self.step = Step::Deleting;
-                self.ops.forget(|op| op != Op::Create);
-                // A create still in flight is answered first; the delete
-                // queued behind it then removes what it made.
+                self.ops.forget(|_| true);
                 self.ops.queue(Op::Delete);
                 Ok(())
             }
+            _ => {
+                // The name may be held by another live session (a clash
+                // not yet told): a blind delete would remove its node. A
+                // create still in flight is answered first, so the read
+                // queued behind it sees what it made.
+                self.step = Step::Leaving;
+                self.ops.clear_queued();
+                self.ops.forget(|op| op != Op::Create);
+                self.ops.queue(Op::Owner);
+                Ok(())
+            }
+        }
+    }
+
+    /// While leaving: delete the node if it is ours, else there is nothing
+    /// of ours to remove.
+    fn on_owner(&mut self, owner: Option<i64>) {
+        if self.step != Step::Leaving {
+            return;
+        }
+        let ours = owner.is_some_and(|o| Some(o) == self.session_id || self.is_earlier_session(o));
+        if ours {
+            self.step = Step::Deleting;
+            self.ops.queue(Op::Delete);
+        } else {
+            self.finish(MemberEvent::Left);
         }
     }
 
@@ -395,7 +427,7 @@ impl<const D: usize, const N: usize> Member<D, N> {
         match self.step {
             Step::Idle | Step::Out => {}
             // The node died with the session: the leave is done.
-            Step::Deleting => self.finish(MemberEvent::Left),
+            Step::Leaving | Step::Deleting => self.finish(MemberEvent::Left),
             Step::Creating | Step::Checking | Step::Waiting | Step::In => {
                 self.step = Step::Out;
                 self.now_out();
@@ -410,7 +442,7 @@ impl<const D: usize, const N: usize> Member<D, N> {
             self.create_unknown = false;
             match self.step {
                 Step::Idle => {}
-                Step::Deleting => self.finish(MemberEvent::Left),
+                Step::Leaving | Step::Deleting => self.finish(MemberEvent::Left),
                 Step::In | Step::Out | Step::Creating | Step::Checking | Step::Waiting => {
                     if self.step == Step::In {
                         self.now_out();
@@ -433,6 +465,8 @@ impl<const D: usize, const N: usize> Member<D, N> {
             }
             // Confirm the node (and re-arm the watch the lost read carried).
             Step::In | Step::Waiting => self.ops.queue(Op::Check),
+            // The read was lost, or the create before it: read again.
+            Step::Leaving => self.ops.queue(Op::Owner),
             Step::Deleting => self.ops.queue(Op::Delete),
         }
     }
@@ -525,6 +559,10 @@ impl<const D: usize, const N: usize> Recipe for Member<D, N> {
                 path: node,
                 watch: true,
             },
+            Op::Owner => Request::GetData {
+                path: node,
+                watch: false,
+            },
             Op::Delete => Request::Delete {
                 path: node,
                 version: Version::Any,
@@ -540,16 +578,21 @@ impl<const D: usize, const N: usize> Recipe for Member<D, N> {
         match (op, reply) {
             (Op::Ensure { .. }, Reply::Created { .. } | Reply::Error(ZkError::NodeExists)) => {}
             (Op::Ensure { .. }, Reply::Error(e)) => self.on_error(op, e),
-            // While leaving, the delete queued behind the create removes
-            // what it made.
-            (Op::Create, Reply::Created { .. }) => {
-                if self.step == Step::Creating {
-                    self.now_in();
+            (Op::Create, Reply::Created { .. }) => match self.step {
+                Step::Creating => self.now_in(),
+                // Ours for certain: no need to read its owner.
+                Step::Leaving => {
+                    self.step = Step::Deleting;
+                    self.ops.forget(|op| op == Op::Owner);
+                    self.ops.queue(Op::Delete);
                 }
-            }
+                _ => {}
+            },
             (Op::Create, Reply::Error(e)) => self.on_create_error(e),
             (Op::Check, Reply::Data { stat, .. }) => self.on_node(stat),
             (Op::Check, Reply::Error(ZkError::NoNode)) => self.on_node_missing(),
+            (Op::Owner, Reply::Data { stat, .. }) => self.on_owner(Some(stat.ephemeral_owner)),
+            (Op::Owner, Reply::Error(ZkError::NoNode)) => self.on_owner(None),
             (Op::Delete, Reply::Deleted | Reply::Error(ZkError::NoNode)) => {
                 self.finish(MemberEvent::Left)
             }

@@ -150,3 +150,153 @@ fn a_compare_and_set_lost_while_the_node_was_recreated_is_not_applied_to_the_new
     assert!(c.events.contains(&ConfigEvent::Unknown), "{:?}", c.events);
     assert_eq!(c.recipe.value(), Some(&b"new"[..]));
 }
+
+#[test]
+fn a_compare_and_set_beaten_while_its_answer_was_lost_is_a_conflict() {
+    let mut zk = SimZk::new(7);
+    let mut op = Operator::new(&mut zk);
+    let mut c = watcher_at_v3(&mut zk, &mut op);
+    c.act(&mut zk, |c| c.set(b"mine", Version::Exactly(3)))
+        .unwrap();
+    // Someone else's write takes the node to version 4 first; ours is then
+    // refused (BadVersion), and that answer is lost.
+    op.set(&mut zk, PATH, b"theirs");
+    c.connection_loss(&mut zk, 1);
+    c.settle(&mut zk);
+    // Version 4 is the only one a write from 3 could make, and it holds
+    // other data: ours was refused, for certain.
+    assert_eq!(c.count("setData"), 1);
+    assert!(c.events.contains(&ConfigEvent::Conflict), "{:?}", c.events);
+    assert!(!c.events.contains(&ConfigEvent::Unknown), "{:?}", c.events);
+    assert_eq!(data(&zk), b"theirs");
+}
+
+/// A watcher of a node that does not exist yet (its parent does).
+fn watcher_of_missing_node(zk: &mut SimZk) -> Link<Cfg> {
+    zk.create_persistent("/app", b"").unwrap();
+    let mut c = Link::new(zk, Cfg::new(PATH).unwrap());
+    c.act(zk, |c| c.watch());
+    c.settle(zk);
+    assert_eq!(c.events, [ConfigEvent::Missing]);
+    c.events.clear();
+    c
+}
+
+#[test]
+fn a_create_lost_before_it_landed_is_sent_again() {
+    let mut zk = SimZk::new(8);
+    let mut c = watcher_of_missing_node(&mut zk);
+    c.act(&mut zk, |c| c.create(b"mine")).unwrap();
+    c.connection_loss(&mut zk, 0);
+    c.settle(&mut zk);
+    // The read-back finds no node: the create never landed.
+    assert_eq!(c.count("create"), 2);
+    assert_eq!(
+        c.events,
+        [
+            ConfigEvent::Updated { version: 0 },
+            ConfigEvent::Changed { version: 0 }
+        ]
+    );
+    assert_eq!(data(&zk), b"mine");
+}
+
+#[test]
+fn a_create_that_landed_but_whose_answer_was_lost_is_updated() {
+    let mut zk = SimZk::new(9);
+    let mut c = watcher_of_missing_node(&mut zk);
+    c.act(&mut zk, |c| c.create(b"mine")).unwrap();
+    c.connection_loss(&mut zk, 1);
+    c.settle(&mut zk);
+    // Sent again, it would get NodeExists: a spurious Conflict.
+    assert_eq!(c.count("create"), 1);
+    assert!(
+        c.events.contains(&ConfigEvent::Updated { version: 0 }),
+        "{:?}",
+        c.events
+    );
+    assert!(!c.events.contains(&ConfigEvent::Conflict), "{:?}", c.events);
+    assert!(!c.events.contains(&ConfigEvent::Unknown), "{:?}", c.events);
+    assert_eq!(data(&zk), b"mine");
+}
+
+#[test]
+fn a_create_beaten_by_another_creator_while_its_answer_was_lost_is_a_conflict() {
+    let mut zk = SimZk::new(10);
+    let mut op = Operator::new(&mut zk);
+    let mut c = watcher_of_missing_node(&mut zk);
+    c.act(&mut zk, |c| c.create(b"mine")).unwrap();
+    // Another client creates the node first; ours is refused (NodeExists)
+    // and that answer is lost.
+    op.create(&mut zk, PATH, b"theirs", CreateMode::Persistent);
+    c.connection_loss(&mut zk, 1);
+    c.settle(&mut zk);
+    // A node at version 0 with other data: someone else created it.
+    assert_eq!(c.count("create"), 1);
+    assert!(c.events.contains(&ConfigEvent::Conflict), "{:?}", c.events);
+    assert!(!c.events.contains(&ConfigEvent::Unknown), "{:?}", c.events);
+    assert_eq!(data(&zk), b"theirs");
+    assert_eq!(c.recipe.value(), Some(&b"theirs"[..]));
+}
+
+#[test]
+fn a_plain_set_that_landed_but_whose_answer_was_lost_is_updated() {
+    let mut zk = SimZk::new(11);
+    let mut op = Operator::new(&mut zk);
+    let mut c = watcher_at_v3(&mut zk, &mut op);
+    c.act(&mut zk, |c| c.set(b"mine", Version::Any)).unwrap();
+    c.connection_loss(&mut zk, 1);
+    c.settle(&mut zk);
+    // The node holds our data at the next version and nothing came after.
+    assert_eq!(c.count("setData"), 1);
+    assert!(
+        c.events.contains(&ConfigEvent::Updated { version: 4 }),
+        "{:?}",
+        c.events
+    );
+    assert!(!c.events.contains(&ConfigEvent::Unknown), "{:?}", c.events);
+    assert_eq!(data(&zk), b"mine");
+}
+
+#[test]
+fn a_writer_that_does_not_watch_sets_no_watch_across_a_reconnect() {
+    let mut zk = SimZk::new(12);
+    zk.create_persistent(PATH, b"v0").unwrap();
+    let mut c = Link::new(&mut zk, Cfg::new(PATH).unwrap());
+    c.act(&mut zk, |c| c.set(b"v1", Version::Exactly(0)))
+        .unwrap();
+    c.settle(&mut zk);
+    assert_eq!(c.events, [ConfigEvent::Updated { version: 1 }]);
+    // The connection breaks with nothing in flight.
+    c.connection_loss(&mut zk, 0);
+    c.settle(&mut zk);
+    // Nothing to read back: a writer that never asked to watch reads
+    // nothing and leaves no watch on the server.
+    assert_eq!(c.count("getData"), 0);
+    let watches = zk.watches_of(c.session);
+    assert!(watches.is_empty(), "{watches:?}");
+    assert_eq!(c.events, [ConfigEvent::Updated { version: 1 }]);
+    // Nor on a new session.
+    c.expire_and_renew(&mut zk, 0);
+    c.settle(&mut zk);
+    assert_eq!(c.count("getData"), 0);
+    let watches = zk.watches_of(c.session);
+    assert!(watches.is_empty(), "{watches:?}");
+}
+
+#[test]
+fn a_watcher_whose_connection_broke_with_nothing_in_flight_does_not_read_again() {
+    let mut zk = SimZk::new(13);
+    let mut op = Operator::new(&mut zk);
+    let mut c = watcher_at_v3(&mut zk, &mut op);
+    let reads = c.count("getData");
+    c.connection_loss(&mut zk, 0);
+    c.settle(&mut zk);
+    // The reconnect re-registered the watch: nothing was missed.
+    assert_eq!(c.count("getData"), reads);
+    assert_eq!(zk.watches_of(c.session), [("data", PATH.to_owned())]);
+    // And it still works.
+    op.set(&mut zk, PATH, b"v4");
+    c.settle(&mut zk);
+    assert_eq!(c.events, [ConfigEvent::Changed { version: 4 }]);
+}

@@ -1,0 +1,159 @@
+//! The configuration recipe's plain API on the in-memory ZooKeeper, without
+//! faults: what it reports of the node and of its own write, the writes the
+//! server refuses, and the notifications that are not its business.
+
+mod faults;
+
+use faults::{Link, Operator};
+use herdless_core::config::{Config, ConfigEvent, Error};
+use herdless_core::sim::SimZk;
+use herdless_core::{CreateMode, Recipe, Version, WatchEvent, WatchKind, ZkError};
+
+const PATH: &str = "/app/config";
+
+type Cfg = Config<8>;
+
+#[test]
+fn the_path_is_the_one_given() {
+    let c = Cfg::new(PATH).unwrap();
+    assert_eq!(c.path(), PATH);
+    let other = Cfg::new("/a").unwrap();
+    assert_eq!(other.path(), "/a");
+}
+
+#[test]
+fn errors_say_what_went_wrong() {
+    let mut zk = SimZk::new(1);
+    zk.create_persistent(PATH, b"v0").unwrap();
+    let mut c = Link::new(&mut zk, Cfg::new(PATH).unwrap());
+    c.act(&mut zk, |c| c.set(b"v1", Version::Any)).unwrap();
+    let busy = c.act(&mut zk, |c| c.set(b"v2", Version::Any)).unwrap_err();
+    assert_eq!(busy, Error::WriteInProgress);
+    assert!(busy.to_string().contains("in progress"), "{busy}");
+
+    let mut idle = Cfg::new(PATH).unwrap();
+    let big = idle.set(b"123456789", Version::Any).unwrap_err();
+    assert_eq!(
+        big,
+        Error::TooLarge {
+            len: 9,
+            capacity: 8
+        }
+    );
+    let text = big.to_string();
+    assert!(text.contains('9') && text.contains('8'), "{text}");
+
+    let bad = Cfg::new("no-slash").unwrap_err();
+    assert!(matches!(bad, Error::Path(_)), "{bad:?}");
+    assert!(bad.to_string().contains("path"), "{bad}");
+
+    let zk_error = Error::Zk(ZkError::NoNode);
+    assert!(!zk_error.to_string().is_empty());
+}
+
+#[test]
+fn missing_and_writing_follow_the_node_and_the_write() {
+    let mut zk = SimZk::new(2);
+    zk.create_persistent("/app", b"").unwrap();
+    let mut c = Link::new(&mut zk, Cfg::new(PATH).unwrap());
+    // Nothing read yet: not known to be missing.
+    assert!(!c.recipe.is_missing());
+    assert!(!c.recipe.is_writing());
+    c.act(&mut zk, |c| c.watch());
+    c.settle(&mut zk);
+    assert_eq!(c.events, [ConfigEvent::Missing]);
+    assert!(c.recipe.is_missing());
+
+    c.act(&mut zk, |c| c.create(b"v0")).unwrap();
+    assert!(c.recipe.is_writing());
+    c.settle(&mut zk);
+    assert_eq!(
+        c.events,
+        [
+            ConfigEvent::Missing,
+            ConfigEvent::Updated { version: 0 },
+            ConfigEvent::Changed { version: 0 }
+        ]
+    );
+    assert!(!c.recipe.is_writing());
+    assert!(!c.recipe.is_missing());
+}
+
+#[test]
+fn a_set_on_a_missing_node_is_a_conflict() {
+    let mut zk = SimZk::new(3);
+    zk.create_persistent("/app", b"").unwrap();
+    let mut c = Link::new(&mut zk, Cfg::new(PATH).unwrap());
+    c.act(&mut zk, |c| c.set(b"v", Version::Exactly(0)))
+        .unwrap();
+    c.settle(&mut zk);
+    // The node was deleted under the writer: a lost race, not a failure.
+    assert_eq!(c.events, [ConfigEvent::Conflict]);
+    assert!(!c.recipe.is_writing());
+    assert!(zk.node(PATH).is_none());
+}
+
+#[test]
+fn a_create_under_a_missing_parent_fails() {
+    let mut zk = SimZk::new(4);
+    let mut c = Link::new(&mut zk, Cfg::new(PATH).unwrap());
+    c.act(&mut zk, |c| c.create(b"v")).unwrap();
+    c.settle(&mut zk);
+    // No race can fix a missing parent: a failure, not a conflict.
+    assert_eq!(
+        c.events,
+        [ConfigEvent::WriteFailed(Error::Zk(ZkError::NoNode))]
+    );
+    assert!(!c.recipe.is_writing());
+    assert!(zk.node("/app").is_none());
+}
+
+#[test]
+fn a_write_refused_for_another_reason_fails_and_ends() {
+    let mut zk = SimZk::new(5);
+    let mut op = Operator::new(&mut zk);
+    op.create(&mut zk, "/eph", b"", CreateMode::Ephemeral);
+    let mut c = Link::new(&mut zk, Cfg::new("/eph/config").unwrap());
+    c.act(&mut zk, |c| c.create(b"v")).unwrap();
+    c.settle(&mut zk);
+    assert_eq!(
+        c.events,
+        [ConfigEvent::WriteFailed(Error::Zk(
+            ZkError::NoChildrenForEphemerals
+        ))]
+    );
+    // The write is over: the next one is accepted.
+    assert!(!c.recipe.is_writing());
+    assert_eq!(c.recipe.create(b"w"), Ok(()));
+}
+
+/// A driver that runs several recipes on one session hands every
+/// notification to each of them.
+#[test]
+fn notifications_that_are_not_its_own_are_ignored() {
+    let mut zk = SimZk::new(6);
+    zk.create_persistent(PATH, b"v0").unwrap();
+    let mut watcher = Link::new(&mut zk, Cfg::new(PATH).unwrap());
+    watcher.act(&mut zk, |c| c.watch());
+    watcher.settle(&mut zk);
+    assert_eq!(watcher.events, [ConfigEvent::Changed { version: 0 }]);
+    let reads = watcher.count("getData");
+    let other = WatchEvent {
+        kind: WatchKind::NodeDataChanged,
+        path: "/app/other",
+    };
+    watcher.act(&mut zk, |c| c.handle_watch(other));
+    watcher.settle(&mut zk);
+    assert_eq!(watcher.count("getData"), reads);
+
+    // One that does not watch ignores even its own node's notifications.
+    let mut writer = Link::new(&mut zk, Cfg::new(PATH).unwrap());
+    let own = WatchEvent {
+        kind: WatchKind::NodeDataChanged,
+        path: PATH,
+    };
+    writer.act(&mut zk, |c| c.handle_watch(own));
+    writer.settle(&mut zk);
+    assert!(writer.sent.is_empty(), "{:?}", writer.sent);
+    assert!(writer.events.is_empty(), "{:?}", writer.events);
+}

@@ -1,0 +1,302 @@
+//! Group membership's plain API on the in-memory ZooKeeper, without faults:
+//! the member's name and errors, and what the observer counts and holds as
+//! members come and go (each change checked against the group the test
+//! itself built).
+
+mod conn_loss;
+
+use conn_loss::Driver;
+use herdless_core::member::{Error, Member};
+use herdless_core::members::{Members, MembersEvent};
+use herdless_core::owned::OwnedReply;
+use herdless_core::sim::SimZk;
+use herdless_core::{Recipe, SessionEvent, WatchEvent, WatchKind, ZkError};
+
+#[test]
+fn a_member_is_named_by_the_last_part_of_its_path() {
+    let m: Member = Member::new("/fleet/gateways", "edge-7").unwrap();
+    assert_eq!(m.name(), "edge-7");
+    assert_eq!(m.node_path(), "/fleet/gateways/edge-7");
+    let top: Member = Member::new("/", "solo").unwrap();
+    assert_eq!(top.name(), "solo");
+}
+
+#[test]
+fn member_errors_say_what_went_wrong() {
+    let mut m: Member<4> = Member::new("/fleet", "edge-1").unwrap();
+    let big = m.join(b"123456789").unwrap_err();
+    assert_eq!(
+        big,
+        Error::TooLarge {
+            len: 9,
+            capacity: 4
+        }
+    );
+    let text = big.to_string();
+    assert!(text.contains('9') && text.contains('4'), "{text}");
+    let taken = Error::NameTaken.to_string();
+    assert!(taken.contains("session"), "{taken}");
+    let state = m.leave().unwrap_err();
+    assert_eq!(state, Error::InvalidState);
+    assert!(state.to_string().contains("state"), "{state}");
+}
+
+type Observer = Driver<Members<4>>;
+
+fn observer(zk: &mut SimZk, group: &str) -> Observer {
+    let mut o: Observer = Driver::open(zk, Members::new(group).unwrap());
+    o.act(zk, |o| o.watch());
+    o.run(zk);
+    o
+}
+
+fn held(o: &Observer) -> Vec<&str> {
+    o.recipe.members().collect()
+}
+
+#[test]
+fn an_empty_group_is_reported_once_read() {
+    let mut zk = SimZk::new(1);
+    zk.create_persistent("/g", b"").unwrap();
+    let mut o = observer(&mut zk, "/g");
+    assert_eq!(o.recipe.group(), "/g");
+    assert_eq!(
+        o.take_events(),
+        [MembersEvent::Changed { joined: 0, left: 0 }]
+    );
+    assert!(o.recipe.is_empty());
+    assert_eq!(o.recipe.len(), 0);
+    assert!(o.recipe.is_complete());
+}
+
+#[test]
+fn joins_and_departures_are_counted_and_held() {
+    let mut zk = SimZk::new(2);
+    for n in ["c", "a", "b"] {
+        zk.create_persistent(&format!("/g/{n}"), b"").unwrap();
+    }
+    let mut o = observer(&mut zk, "/g");
+    assert_eq!(
+        o.take_events(),
+        [MembersEvent::Changed { joined: 3, left: 0 }]
+    );
+    assert_eq!(held(&o), ["a", "b", "c"]);
+    assert_eq!(o.recipe.len(), 3);
+    assert!(!o.recipe.is_empty());
+    assert!(o.recipe.is_complete());
+    assert!(o.recipe.contains("b"));
+    assert!(!o.recipe.contains("d"));
+
+    // One leaves, one joins, before the observer lists again.
+    zk.delete_node("/g/b").unwrap();
+    zk.create_persistent("/g/d", b"").unwrap();
+    o.run(&mut zk);
+    assert_eq!(
+        o.take_events(),
+        [MembersEvent::Changed { joined: 1, left: 1 }]
+    );
+    assert_eq!(held(&o), ["a", "c", "d"]);
+    assert!(!o.recipe.contains("b"));
+    assert!(o.recipe.contains("d"));
+
+    // A departure alone.
+    zk.delete_node("/g/a").unwrap();
+    o.run(&mut zk);
+    assert_eq!(
+        o.take_events(),
+        [MembersEvent::Changed { joined: 0, left: 1 }]
+    );
+    assert_eq!(held(&o), ["c", "d"]);
+    assert_eq!(o.recipe.len(), 2);
+
+    // A join alone.
+    zk.create_persistent("/g/e", b"").unwrap();
+    o.run(&mut zk);
+    assert_eq!(
+        o.take_events(),
+        [MembersEvent::Changed { joined: 1, left: 0 }]
+    );
+    assert_eq!(held(&o), ["c", "d", "e"]);
+}
+
+#[test]
+fn a_smaller_name_pushing_an_old_one_out_of_a_full_buffer_counts_it_as_left() {
+    let mut zk = SimZk::new(3);
+    for n in ["b", "c", "d", "e"] {
+        zk.create_persistent(&format!("/g/{n}"), b"").unwrap();
+    }
+    let mut o = observer(&mut zk, "/g");
+    assert_eq!(
+        o.take_events(),
+        [MembersEvent::Changed { joined: 4, left: 0 }]
+    );
+    assert!(o.recipe.is_complete());
+    // A fifth does not fit: the four smallest names are held, so "a" is
+    // in and "e" is pushed out.
+    zk.create_persistent("/g/a", b"").unwrap();
+    o.run(&mut zk);
+    assert_eq!(
+        o.take_events(),
+        [
+            MembersEvent::Overflow { count: 5 },
+            MembersEvent::Changed { joined: 1, left: 1 }
+        ]
+    );
+    assert_eq!(held(&o), ["a", "b", "c", "d"]);
+    assert!(!o.recipe.is_complete());
+}
+
+#[test]
+fn a_group_that_goes_away_takes_its_members_with_it() {
+    let mut zk = SimZk::new(4);
+    zk.create_persistent("/top", b"").unwrap();
+    let mut o = observer(&mut zk, "/top/g");
+    assert_eq!(o.take_events(), [MembersEvent::NoGroup]);
+    zk.create_persistent("/top/g/a", b"").unwrap();
+    zk.create_persistent("/top/g/b", b"").unwrap();
+    o.run(&mut zk);
+    let events = o.take_events();
+    assert_eq!(
+        events.last(),
+        Some(&MembersEvent::Changed { joined: 2, left: 0 }),
+        "{events:?}"
+    );
+    assert_eq!(held(&o), ["a", "b"]);
+
+    assert_eq!(zk.delete_recursive("/top/g"), Ok(3));
+    o.run(&mut zk);
+    assert_eq!(
+        o.take_events(),
+        [
+            MembersEvent::Changed { joined: 0, left: 2 },
+            MembersEvent::NoGroup
+        ]
+    );
+    assert!(o.recipe.is_empty());
+}
+
+#[test]
+fn a_list_read_again_after_a_break_without_change_is_current() {
+    let mut zk = SimZk::new(5);
+    zk.create_persistent("/g/a", b"").unwrap();
+    let mut o = observer(&mut zk, "/g");
+    assert_eq!(
+        o.take_events(),
+        [MembersEvent::Changed { joined: 1, left: 0 }]
+    );
+    o.break_connection(&mut zk);
+    assert_eq!(o.take_events(), [MembersEvent::Stale]);
+    o.restore(&mut zk);
+    o.run(&mut zk);
+    assert_eq!(o.take_events(), [MembersEvent::Current]);
+    assert_eq!(held(&o), ["a"]);
+}
+
+#[test]
+fn an_observer_that_does_not_watch_stays_silent_across_a_break() {
+    let mut zk = SimZk::new(6);
+    zk.create_persistent("/g/a", b"").unwrap();
+    let mut o: Observer = Driver::open(&mut zk, Members::new("/g").unwrap());
+    o.break_connection(&mut zk);
+    o.restore(&mut zk);
+    o.run(&mut zk);
+    assert_eq!(o.take_events(), []);
+    assert!(o.sent.is_empty(), "{:?}", o.sent);
+    // Nor on a new session.
+    zk.expire(o.session);
+    o.run(&mut zk);
+    let new = zk.open_session();
+    o.session = new;
+    o.act(&mut zk, |o| {
+        o.handle_session(SessionEvent::Connected { session_id: new })
+    });
+    o.run(&mut zk);
+    assert_eq!(o.take_events(), []);
+    assert!(o.sent.is_empty(), "{:?}", o.sent);
+}
+
+/// A driver running several recipes on one session hands every
+/// notification to each.
+#[test]
+fn notifications_that_are_not_its_own_are_ignored() {
+    let mut zk = SimZk::new(7);
+    zk.create_persistent("/g/a", b"").unwrap();
+    let mut o = observer(&mut zk, "/g");
+    o.take_events();
+    let lists = o.sent_of("getChildren").len();
+    o.act(&mut zk, |o| {
+        o.handle_watch(WatchEvent {
+            kind: WatchKind::NodeChildrenChanged,
+            path: "/other",
+        })
+    });
+    o.run(&mut zk);
+    assert_eq!(o.sent_of("getChildren").len(), lists);
+
+    let mut idle: Observer = Driver::open(&mut zk, Members::new("/g").unwrap());
+    idle.act(&mut zk, |o| {
+        o.handle_watch(WatchEvent {
+            kind: WatchKind::NodeChildrenChanged,
+            path: "/g",
+        })
+    });
+    idle.run(&mut zk);
+    assert!(idle.sent.is_empty(), "{:?}", idle.sent);
+    assert_eq!(idle.take_events(), []);
+}
+
+/// A listing refused for a reason other than the connection or the session
+/// is reported; the observer stays connected.
+#[test]
+fn a_refused_listing_is_reported() {
+    let mut zk = SimZk::new(8);
+    zk.create_persistent("/g/a", b"").unwrap();
+    let mut o: Observer = Driver::open(&mut zk, Members::new("/g").unwrap());
+    o.intercept = Some(("getChildren", "/g".to_owned()));
+    o.act(&mut zk, |o| o.watch());
+    assert!(o.answer_intercepted(&mut zk, OwnedReply::Error(ZkError::NoAuth)));
+    assert_eq!(o.take_events(), [MembersEvent::Failed(ZkError::NoAuth)]);
+    // Still connected: the next notification lists again.
+    o.intercept = None;
+    o.act(&mut zk, |o| {
+        o.handle_watch(WatchEvent {
+            kind: WatchKind::NodeChildrenChanged,
+            path: "/g",
+        })
+    });
+    o.run(&mut zk);
+    assert_eq!(
+        o.take_events(),
+        [MembersEvent::Changed { joined: 1, left: 0 }]
+    );
+}
+
+/// A listing answered `SessionExpired` ends the session without a word;
+/// the next session lists again.
+#[test]
+fn a_listing_lost_with_the_session_is_read_again_on_the_next() {
+    let mut zk = SimZk::new(9);
+    zk.create_persistent("/g/a", b"").unwrap();
+    let mut o = observer(&mut zk, "/g");
+    assert_eq!(
+        o.take_events(),
+        [MembersEvent::Changed { joined: 1, left: 0 }]
+    );
+    o.intercept = Some(("getChildren", "/g".to_owned()));
+    zk.create_persistent("/g/b", b"").unwrap();
+    o.run(&mut zk);
+    assert!(o.answer_intercepted(&mut zk, OwnedReply::Error(ZkError::SessionExpired)));
+    assert_eq!(o.take_events(), []);
+    o.intercept = None;
+    let new = zk.open_session();
+    o.session = new;
+    o.act(&mut zk, |o| {
+        o.handle_session(SessionEvent::Connected { session_id: new })
+    });
+    o.run(&mut zk);
+    assert_eq!(
+        o.take_events(),
+        [MembersEvent::Changed { joined: 1, left: 0 }]
+    );
+    assert_eq!(held(&o), ["a", "b"]);
+}
