@@ -157,3 +157,11 @@ fn notifications_that_are_not_its_own_are_ignored() {
     assert!(writer.sent.is_empty(), "{:?}", writer.sent);
     assert!(writer.events.is_empty(), "{:?}", writer.events);
 }
+
+/// The Debug form names the watched path.
+#[test]
+fn debug_names_the_path() {
+    let config: Config = Config::new("/app/config").unwrap();
+    let text = format!("{config:?}");
+    assert!(text.contains("/app/config"), "{text}");
+}

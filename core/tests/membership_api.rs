@@ -300,3 +300,17 @@ fn a_listing_lost_with_the_session_is_read_again_on_the_next() {
     );
     assert_eq!(held(&o), ["a", "b"]);
 }
+
+/// The Debug forms name the group (and the member's name).
+#[test]
+fn debug_names_the_group_and_the_member() {
+    let member: Member = Member::new("/fleet/gateways", "edge-7").unwrap();
+    let text = format!("{member:?}");
+    assert!(
+        text.contains("/fleet/gateways") && text.contains("edge-7"),
+        "{text}"
+    );
+    let members: Members = Members::new("/fleet/gateways").unwrap();
+    let text = format!("{members:?}");
+    assert!(text.contains("/fleet/gateways"), "{text}");
+}
