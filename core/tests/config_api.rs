@@ -111,7 +111,7 @@ fn a_create_under_a_missing_parent_fails() {
 #[test]
 fn a_write_refused_for_another_reason_fails_and_ends() {
     let mut zk = SimZk::new(5);
-    let mut op = Operator::new(&mut zk);
+    let mut op = Operator::open(&mut zk);
     op.create(&mut zk, "/eph", b"", CreateMode::Ephemeral);
     let mut c = Link::new(&mut zk, Cfg::new("/eph/config").unwrap());
     c.act(&mut zk, |c| c.create(b"v")).unwrap();

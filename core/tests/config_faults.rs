@@ -35,7 +35,7 @@ fn watcher_at_v3(zk: &mut SimZk, op: &mut Operator) -> Link<Cfg> {
 #[test]
 fn a_node_recreated_before_the_reread_is_reported_and_writable() {
     let mut zk = SimZk::new(1);
-    let mut op = Operator::new(&mut zk);
+    let mut op = Operator::open(&mut zk);
     let mut c = watcher_at_v3(&mut zk, &mut op);
     // The notification of the delete reaches the watcher; its re-read is
     // applied only after the node is back, at version 0.
@@ -63,7 +63,7 @@ fn a_node_recreated_before_the_reread_is_reported_and_writable() {
 #[test]
 fn a_node_recreated_while_the_watcher_was_away_is_reported() {
     let mut zk = SimZk::new(2);
-    let mut op = Operator::new(&mut zk);
+    let mut op = Operator::open(&mut zk);
     let mut c = watcher_at_v3(&mut zk, &mut op);
     zk.disconnect(c.session);
     op.delete(&mut zk, PATH);
@@ -78,7 +78,7 @@ fn a_node_recreated_while_the_watcher_was_away_is_reported() {
 #[test]
 fn a_compare_and_set_that_landed_but_whose_answer_was_lost_is_not_sent_again() {
     let mut zk = SimZk::new(3);
-    let mut op = Operator::new(&mut zk);
+    let mut op = Operator::open(&mut zk);
     let mut c = watcher_at_v3(&mut zk, &mut op);
     c.act(&mut zk, |c| c.set(b"mine", Version::Exactly(3)))
         .unwrap();
@@ -98,7 +98,7 @@ fn a_compare_and_set_that_landed_but_whose_answer_was_lost_is_not_sent_again() {
 #[test]
 fn a_compare_and_set_lost_before_it_landed_is_sent_again() {
     let mut zk = SimZk::new(4);
-    let mut op = Operator::new(&mut zk);
+    let mut op = Operator::open(&mut zk);
     let mut c = watcher_at_v3(&mut zk, &mut op);
     c.act(&mut zk, |c| c.set(b"mine", Version::Exactly(3)))
         .unwrap();
@@ -112,7 +112,7 @@ fn a_compare_and_set_lost_before_it_landed_is_sent_again() {
 #[test]
 fn a_plain_set_whose_answer_was_lost_never_overwrites_a_later_write() {
     let mut zk = SimZk::new(5);
-    let mut op = Operator::new(&mut zk);
+    let mut op = Operator::open(&mut zk);
     let mut c = watcher_at_v3(&mut zk, &mut op);
     c.act(&mut zk, |c| c.set(b"mine", Version::Any)).unwrap();
     // Ours lands, its answer is lost, someone writes after it.
@@ -128,7 +128,7 @@ fn a_plain_set_whose_answer_was_lost_never_overwrites_a_later_write() {
 #[test]
 fn a_compare_and_set_lost_while_the_node_was_recreated_is_not_applied_to_the_new_node() {
     let mut zk = SimZk::new(6);
-    let mut op = Operator::new(&mut zk);
+    let mut op = Operator::open(&mut zk);
     zk.create_persistent(PATH, b"old").unwrap();
     let mut c = Link::new(&mut zk, Cfg::new(PATH).unwrap());
     c.act(&mut zk, |c| c.watch());
@@ -154,7 +154,7 @@ fn a_compare_and_set_lost_while_the_node_was_recreated_is_not_applied_to_the_new
 #[test]
 fn a_compare_and_set_beaten_while_its_answer_was_lost_is_a_conflict() {
     let mut zk = SimZk::new(7);
-    let mut op = Operator::new(&mut zk);
+    let mut op = Operator::open(&mut zk);
     let mut c = watcher_at_v3(&mut zk, &mut op);
     c.act(&mut zk, |c| c.set(b"mine", Version::Exactly(3)))
         .unwrap();
@@ -223,7 +223,7 @@ fn a_create_that_landed_but_whose_answer_was_lost_is_updated() {
 #[test]
 fn a_create_beaten_by_another_creator_while_its_answer_was_lost_is_a_conflict() {
     let mut zk = SimZk::new(10);
-    let mut op = Operator::new(&mut zk);
+    let mut op = Operator::open(&mut zk);
     let mut c = watcher_of_missing_node(&mut zk);
     c.act(&mut zk, |c| c.create(b"mine")).unwrap();
     // Another client creates the node first; ours is refused (NodeExists)
@@ -242,7 +242,7 @@ fn a_create_beaten_by_another_creator_while_its_answer_was_lost_is_a_conflict() 
 #[test]
 fn a_plain_set_that_landed_but_whose_answer_was_lost_is_updated() {
     let mut zk = SimZk::new(11);
-    let mut op = Operator::new(&mut zk);
+    let mut op = Operator::open(&mut zk);
     let mut c = watcher_at_v3(&mut zk, &mut op);
     c.act(&mut zk, |c| c.set(b"mine", Version::Any)).unwrap();
     c.connection_loss(&mut zk, 1);
@@ -287,7 +287,7 @@ fn a_writer_that_does_not_watch_sets_no_watch_across_a_reconnect() {
 #[test]
 fn a_watcher_whose_connection_broke_with_nothing_in_flight_does_not_read_again() {
     let mut zk = SimZk::new(13);
-    let mut op = Operator::new(&mut zk);
+    let mut op = Operator::open(&mut zk);
     let mut c = watcher_at_v3(&mut zk, &mut op);
     let reads = c.count("getData");
     c.connection_loss(&mut zk, 0);

@@ -112,7 +112,7 @@ fn a_leader_that_fails_deletes_the_acknowledgement_naming_it() {
     let own = own_path(&ds[0]);
     ds[0].intercept = Some(("getData", own.clone()));
     // A data change on the own node makes the leader read it again.
-    Operator::open(&mut zk).send(
+    Operator::open(&mut zk).run(
         &mut zk,
         Request::SetData {
             path: &own,
@@ -141,7 +141,7 @@ fn a_failed_leaders_clean_up_spares_the_successors_acknowledgement() {
     let mut ds = election(&mut zk, 2);
     let own = own_path(&ds[0]);
     ds[0].intercept = Some(("getData", own.clone()));
-    Operator::open(&mut zk).send(
+    Operator::open(&mut zk).run(
         &mut zk,
         Request::SetData {
             path: &own,
@@ -165,7 +165,7 @@ fn a_leader_whose_node_is_deleted_loses_and_its_acknowledgement_goes() {
     let mut zk = SimZk::new(3);
     let mut ds = election(&mut zk, 1);
     let own = own_path(&ds[0]);
-    Operator::open(&mut zk).send(
+    Operator::open(&mut zk).run(
         &mut zk,
         Request::Delete {
             path: &own,
@@ -193,7 +193,7 @@ fn a_deleted_leaders_clean_up_spares_the_successors_acknowledgement() {
         let mut zk = SimZk::new(100 + seed);
         let mut ds = election(&mut zk, 3);
         let own = own_path(&ds[0]);
-        Operator::open(&mut zk).send(
+        Operator::open(&mut zk).run(
             &mut zk,
             Request::Delete {
                 path: &own,
@@ -227,7 +227,7 @@ fn the_own_node_is_watched_while_waiting_and_while_leading() {
     // Re-armed after a notification (a data change) ...
     for i in 0..2 {
         let own = own_path(&ds[i]);
-        Operator::open(&mut zk).send(
+        Operator::open(&mut zk).run(
             &mut zk,
             Request::SetData {
                 path: &own,
@@ -257,7 +257,7 @@ fn a_waiting_candidate_whose_node_is_deleted_volunteers_again() {
     let mut zk = SimZk::new(5);
     let mut ds = election(&mut zk, 2);
     let old = own_path(&ds[1]);
-    Operator::open(&mut zk).send(
+    Operator::open(&mut zk).run(
         &mut zk,
         Request::Delete {
             path: &old,
@@ -277,7 +277,7 @@ fn a_waiting_candidate_whose_node_is_deleted_volunteers_again() {
     let mut zk = SimZk::new(6);
     let mut ds = election(&mut zk, 2);
     let old = own_path(&ds[1]);
-    Operator::open(&mut zk).send(
+    Operator::open(&mut zk).run(
         &mut zk,
         Request::Delete {
             path: &old,
@@ -305,7 +305,7 @@ fn a_connection_loss_answer_waits_for_connected() {
     let mut ds = election(&mut zk, 2);
     let own = own_path(&ds[1]);
     ds[1].intercept = Some(("getData", own.clone()));
-    Operator::open(&mut zk).send(
+    Operator::open(&mut zk).run(
         &mut zk,
         Request::SetData {
             path: &own,
@@ -345,7 +345,7 @@ fn a_connection_loss_answer_suspends_the_leader() {
     let mut ds = election(&mut zk, 1);
     let own = own_path(&ds[0]);
     ds[0].intercept = Some(("getData", own.clone()));
-    Operator::open(&mut zk).send(
+    Operator::open(&mut zk).run(
         &mut zk,
         Request::SetData {
             path: &own,
@@ -379,7 +379,7 @@ fn a_session_expired_answer_ends_the_campaign_or_the_leadership() {
     ] {
         let own = own_path(&ds[i]);
         ds[i].intercept = Some(("getData", own.clone()));
-        Operator::open(&mut zk).send(
+        Operator::open(&mut zk).run(
             &mut zk,
             Request::SetData {
                 path: &own,
@@ -403,7 +403,7 @@ fn another_error_while_waiting_fails_and_deletes_the_node() {
     let mut ds = election(&mut zk, 2);
     let own = own_path(&ds[1]);
     ds[1].intercept = Some(("getData", own.clone()));
-    Operator::open(&mut zk).send(
+    Operator::open(&mut zk).run(
         &mut zk,
         Request::SetData {
             path: &own,
@@ -483,7 +483,7 @@ fn a_refused_read_of_the_acknowledgement_while_leading_keeps_leading() {
     let mut zk = SimZk::new(14);
     let mut ds = election(&mut zk, 1);
     ds[0].intercept = Some(("getData", ACK.to_owned()));
-    Operator::open(&mut zk).send(
+    Operator::open(&mut zk).run(
         &mut zk,
         Request::SetData {
             path: ACK,

@@ -105,7 +105,7 @@ fn a_name_held_by_a_live_other_session_after_a_move_is_taken() {
     let mut other = Operator::open(&mut zk);
     // The member's pending work first notices the deletion; make the
     // other's create land before the member's.
-    other.send(
+    other.run(
         &mut zk,
         Request::Create {
             path: NODE,
@@ -129,7 +129,7 @@ fn a_name_held_by_a_live_other_session_after_a_move_is_taken() {
 fn a_first_join_onto_a_name_held_by_another_is_taken() {
     let mut zk = SimZk::new(4);
     let mut other = Operator::open(&mut zk);
-    other.send(
+    other.run(
         &mut zk,
         Request::Create {
             path: "/fleet",
@@ -138,7 +138,7 @@ fn a_first_join_onto_a_name_held_by_another_is_taken() {
             mode: CreateMode::Persistent,
         },
     );
-    other.send(
+    other.run(
         &mut zk,
         Request::Create {
             path: NODE,
@@ -242,7 +242,7 @@ fn a_first_join_without_session_ids_onto_a_name_held_by_another_is_taken() {
     let mut zk = SimZk::new(8);
     let mut other = Operator::open(&mut zk);
     zk.create_persistent(GROUP, b"").unwrap();
-    other.send(
+    other.run(
         &mut zk,
         Request::Create {
             path: NODE,
@@ -434,7 +434,7 @@ fn leaving_while_a_create_into_a_missing_group_is_in_flight_creates_nothing() {
 fn a_group_directory_that_cannot_hold_members_fails_the_join() {
     let mut zk = SimZk::new(19);
     let mut other = Operator::open(&mut zk);
-    other.send(
+    other.run(
         &mut zk,
         Request::Create {
             path: GROUP,
@@ -538,7 +538,7 @@ fn leaving_during_a_clashing_join_leaves_the_other_sessions_node_alone() {
         let mut zk = SimZk::new(23);
         let mut other = Operator::open(&mut zk);
         zk.create_persistent(GROUP, b"").unwrap();
-        other.send(
+        other.run(
             &mut zk,
             Request::Create {
                 path: NODE,

@@ -127,7 +127,7 @@ fn a_take_waiting_on_an_empty_queue_survives_the_directory_being_deleted_and_rec
     for (kind, consumer) in consumers() {
         let mut zk = SimZk::new(4);
         zk.create_persistent(QUEUE, b"").unwrap();
-        let mut op = Operator::new(&mut zk);
+        let mut op = Operator::open(&mut zk);
         let mut c = Link::new(&mut zk, consumer());
         c.act(&mut zk, |c| c.take(None)).unwrap();
         c.settle(&mut zk);
@@ -158,7 +158,7 @@ fn a_take_on_a_missing_directory_waits_for_it() {
     for (kind, consumer) in consumers() {
         let mut zk = SimZk::new(5);
         zk.create_persistent("/app", b"").unwrap();
-        let mut op = Operator::new(&mut zk);
+        let mut op = Operator::open(&mut zk);
         let mut c = Link::new(&mut zk, consumer());
         c.act(&mut zk, |c| c.take(None)).unwrap();
         c.settle(&mut zk);
@@ -212,7 +212,7 @@ fn items_named_by_other_libraries_are_taken_in_sequence_order() {
     for (kind, consumer) in consumers() {
         let mut zk = SimZk::new(6);
         zk.create_persistent(QUEUE, b"").unwrap();
-        let mut op = Operator::new(&mut zk);
+        let mut op = Operator::open(&mut zk);
         // Creation order is the order expected out.
         let prefixes = [
             "queue-",          // the recipes page, Curator's DistributedQueue
@@ -249,7 +249,7 @@ fn priorities_of_other_libraries_order_items_lowest_first() {
     for (kind, consumer) in consumers() {
         let mut zk = SimZk::new(7);
         zk.create_persistent(QUEUE, b"").unwrap();
-        let mut op = Operator::new(&mut zk);
+        let mut op = Operator::open(&mut zk);
         // (prefix, priority): created in this order, expected out by
         // priority, then creation.
         let items = [

@@ -6,9 +6,14 @@
 
 #![allow(dead_code)] // each test file uses a different part
 
+#[path = "../faults/operator.rs"]
+mod operator;
+#[allow(unused_imports)] // not every test file has an operator
+pub use operator::Operator;
+
 use herdless_core::owned::OwnedReply;
 use herdless_core::sim::{Delivery, SessionId, SimZk};
-use herdless_core::{Recipe, Request, RequestId, SessionEvent, ZkError};
+use herdless_core::{Recipe, RequestId, SessionEvent, ZkError};
 
 /// A recipe bound to a session, remembering which requests await a reply.
 pub struct Driver<R: Recipe> {
@@ -171,40 +176,5 @@ impl<R: Recipe> Driver<R> {
             .filter(|(k, _)| *k == kind)
             .map(|(_, p)| p.clone())
             .collect()
-    }
-}
-
-/// An operator's session: submits a request, applies it, and drops what it
-/// gets back.
-pub struct Operator {
-    /// Its session.
-    pub session: SessionId,
-    serial: u32,
-}
-
-impl Operator {
-    /// Opens the operator's session.
-    pub fn open(zk: &mut SimZk) -> Self {
-        Operator {
-            session: zk.open_session(),
-            serial: 0,
-        }
-    }
-
-    /// Sends `request`, applies it, and returns its reply.
-    pub fn send(&mut self, zk: &mut SimZk, request: Request<'_>) -> OwnedReply {
-        self.serial += 1;
-        let id = RequestId::new(0, self.serial);
-        zk.submit(self.session, id, &request);
-        zk.apply_next(self.session);
-        let mut reply = None;
-        while let Some(d) = zk.next_delivery(self.session) {
-            if let Delivery::Reply(rid, r) = d {
-                if rid == id {
-                    reply = Some(r);
-                }
-            }
-        }
-        reply.expect("the operator's request is answered")
     }
 }

@@ -6,8 +6,12 @@
 
 #![allow(dead_code)] // each test file uses its own part
 
-use herdless_core::sim::{Delivery, OwnedReply, OwnedRequest, SimZk};
-use herdless_core::{Recipe, Request, RequestId, RequestIds, SessionEvent};
+mod operator;
+#[allow(unused_imports)] // not every test file has an operator
+pub use operator::Operator;
+
+use herdless_core::sim::{Delivery, OwnedRequest, SimZk};
+use herdless_core::{Recipe, RequestId, SessionEvent};
 
 /// One recipe on one session, driven step by step.
 pub struct Link<R: Recipe> {
@@ -146,84 +150,5 @@ impl<R: Recipe> Link<R> {
     /// recipe sent.
     pub fn count(&self, kind: &str) -> usize {
         self.sent.iter().filter(|r| r.kind() == kind).count()
-    }
-}
-
-/// Another client's session: an operator or a peer of another library.
-pub struct Operator {
-    pub session: i64,
-    ids: RequestIds,
-}
-
-impl Operator {
-    pub fn new(zk: &mut SimZk) -> Self {
-        Operator {
-            session: zk.open_session(),
-            ids: RequestIds::new(),
-        }
-    }
-
-    /// Sends one request, has the server apply it, and returns the answer.
-    pub fn run(&mut self, zk: &mut SimZk, request: Request<'_>) -> OwnedReply {
-        let id = self.ids.next_id();
-        zk.submit(self.session, id, &request);
-        assert!(zk.apply_next(self.session));
-        let mut answer = None;
-        while let Some(delivery) = zk.next_delivery(self.session) {
-            if let Delivery::Reply(got, reply) = delivery {
-                if got == id {
-                    answer = Some(reply);
-                }
-            }
-        }
-        answer.expect("the operator's answer")
-    }
-
-    pub fn delete(&mut self, zk: &mut SimZk, path: &str) -> OwnedReply {
-        self.run(
-            zk,
-            Request::Delete {
-                path,
-                version: herdless_core::Version::Any,
-            },
-        )
-    }
-
-    /// `deleteall`: the children, then the node.
-    pub fn delete_all(&mut self, zk: &mut SimZk, path: &str) {
-        for child in zk.children(path).unwrap_or_default() {
-            let child = format!("{path}/{child}");
-            self.delete_all(zk, &child);
-        }
-        self.delete(zk, path);
-    }
-
-    pub fn create(
-        &mut self,
-        zk: &mut SimZk,
-        path: &str,
-        data: &[u8],
-        mode: herdless_core::CreateMode,
-    ) -> OwnedReply {
-        self.run(
-            zk,
-            Request::Create {
-                path,
-                data,
-                acl: herdless_core::Acl::OPEN,
-                mode,
-            },
-        )
-    }
-
-    pub fn set(&mut self, zk: &mut SimZk, path: &str, data: &[u8]) -> OwnedReply {
-        self.run(
-            zk,
-            Request::SetData {
-                path,
-                data,
-                version: herdless_core::Version::Any,
-            },
-        )
     }
 }
