@@ -779,17 +779,11 @@ impl<const N: usize, const D: usize> Election<N, D> {
         if node_may_exist && self.own.is_some() {
             self.start_delete();
         } else if self.clear_ack {
-            self.step = Step::Deleting;
-            self.forget(&[
-                Op::List,
-                Op::WatchPredecessor,
-                Op::Confirm,
-                Op::Ack,
-                Op::ReadAck,
-                Op::ReplaceAck,
-            ]);
+            // No node to delete: nothing queued or acknowledging matters
+            // any more, only the acknowledgement.
             self.ops.clear_queued();
-            self.ops.queue(Op::ClearAck);
+            self.forget(&[Op::Ack]);
+            self.start_delete();
         } else {
             self.finish();
         }
