@@ -140,6 +140,24 @@ impl Sequence {
         })
     }
 
+    /// `text` read as one whole suffix, exactly as `%010d` prints it (ten
+    /// characters, or eleven from -1,000,000,000 down), for names whose
+    /// layout already says where the suffix starts.
+    ///
+    /// ```
+    /// use herdless_core::Sequence;
+    ///
+    /// assert_eq!(Sequence::from_suffix("-1000000005").map(|s| s.value()), Some(-1_000_000_005));
+    /// assert_eq!(Sequence::from_suffix("-0999999999"), None);
+    /// ```
+    pub fn from_suffix(text: &str) -> Option<Sequence> {
+        match text.len() {
+            SUFFIX_LEN => short_reading(text.as_bytes()),
+            len if len == SUFFIX_LEN + 1 => long_reading(text.as_bytes()),
+            _ => None,
+        }
+    }
+
     /// The suffix of `name`.
     pub fn parse(name: &str) -> Result<Sequence, SequenceError> {
         Sequence::split(name).map(|(_, seq)| seq)

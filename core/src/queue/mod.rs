@@ -140,7 +140,7 @@ impl ItemKey {
         if let Some(rest) = name.strip_prefix("qn-") {
             return Some(ItemKey {
                 priority: 0,
-                sequence: parse_sequence(rest)?,
+                sequence: Sequence::from_suffix(rest)?,
             });
         }
         if let Some(rest) = name.strip_prefix("entry-") {
@@ -153,7 +153,7 @@ impl ItemKey {
             };
             return Some(ItemKey {
                 priority,
-                sequence: parse_sequence(seq)?,
+                sequence: Sequence::from_suffix(seq)?,
             });
         }
         let at = name.rfind(ITEM_PREFIX)?;
@@ -194,7 +194,7 @@ impl ItemKey {
         };
         Some(ItemKey {
             priority,
-            sequence: parse_sequence(seq)?,
+            sequence: Sequence::from_suffix(seq)?,
         })
     }
 
@@ -209,33 +209,6 @@ impl ItemKey {
 /// The text every library's queue item name ends with before its sequence
 /// (and priority), except ZooKeeper's `qn-` and Kazoo's `entry-`.
 const ITEM_PREFIX: &str = "queue-";
-
-/// A whole sequence suffix exactly as `%010d` prints it: ten digits for 0
-/// and above; below, a minus sign and nine zero-padded digits, or ten
-/// digits (unpadded) from -1000000000 down.
-fn parse_sequence(text: &str) -> Option<Sequence> {
-    let (negative, digits) = match text.strip_prefix('-') {
-        Some(d) => (true, d),
-        None => (false, text),
-    };
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let magnitude = digits.bytes().try_fold(0i64, |acc, d| {
-        acc.checked_mul(10)?.checked_add(i64::from(d - b'0'))
-    })?;
-    // "-000000000" is not something %010d prints.
-    if negative && magnitude == 0 {
-        return None;
-    }
-    let value = i32::try_from(if negative { -magnitude } else { magnitude }).ok()?;
-    let canonical_len = match value {
-        0.. => 10,
-        -999_999_999..=-1 => 10,
-        _ => 11,
-    };
-    (text.len() == canonical_len).then_some(Sequence::new(value))
-}
 
 #[cfg(test)]
 mod tests {
