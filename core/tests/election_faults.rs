@@ -13,7 +13,7 @@ use herdless_core::election::{Acknowledgement, Election, ElectionEvent, Election
 use herdless_core::naming::Guid;
 use herdless_core::owned::OwnedReply;
 use herdless_core::sim::SimZk;
-use herdless_core::{Recipe, Request, SessionEvent, Version, ZkError};
+use herdless_core::{Recipe, SessionEvent, ZkError};
 
 const DIR: &str = "/election/p";
 const ACK: &str = "/election/p/leader";
@@ -112,14 +112,7 @@ fn a_leader_that_fails_deletes_the_acknowledgement_naming_it() {
     let own = own_path(&ds[0]);
     ds[0].intercept = Some(("getData", own.clone()));
     // A data change on the own node makes the leader read it again.
-    Operator::open(&mut zk).run(
-        &mut zk,
-        Request::SetData {
-            path: &own,
-            data: b"poke",
-            version: Version::Any,
-        },
-    );
+    Operator::open(&mut zk).set(&mut zk, &own, b"poke");
     settle(&mut zk, &mut ds);
     assert!(ds[0].answer_intercepted(&mut zk, OwnedReply::Error(ZkError::NoAuth)));
     settle(&mut zk, &mut ds);
@@ -141,14 +134,7 @@ fn a_failed_leaders_clean_up_spares_the_successors_acknowledgement() {
     let mut ds = election(&mut zk, 2);
     let own = own_path(&ds[0]);
     ds[0].intercept = Some(("getData", own.clone()));
-    Operator::open(&mut zk).run(
-        &mut zk,
-        Request::SetData {
-            path: &own,
-            data: b"poke",
-            version: Version::Any,
-        },
-    );
+    Operator::open(&mut zk).set(&mut zk, &own, b"poke");
     settle(&mut zk, &mut ds);
     ds[0].answer_intercepted(&mut zk, OwnedReply::Error(ZkError::NoAuth));
     settle(&mut zk, &mut ds);
@@ -165,13 +151,7 @@ fn a_leader_whose_node_is_deleted_loses_and_its_acknowledgement_goes() {
     let mut zk = SimZk::new(3);
     let mut ds = election(&mut zk, 1);
     let own = own_path(&ds[0]);
-    Operator::open(&mut zk).run(
-        &mut zk,
-        Request::Delete {
-            path: &own,
-            version: Version::Any,
-        },
-    );
+    Operator::open(&mut zk).delete(&mut zk, &own);
     settle(&mut zk, &mut ds);
     assert_eq!(
         ds[0].events,
@@ -193,13 +173,7 @@ fn a_deleted_leaders_clean_up_spares_the_successors_acknowledgement() {
         let mut zk = SimZk::new(100 + seed);
         let mut ds = election(&mut zk, 3);
         let own = own_path(&ds[0]);
-        Operator::open(&mut zk).run(
-            &mut zk,
-            Request::Delete {
-                path: &own,
-                version: Version::Any,
-            },
-        );
+        Operator::open(&mut zk).delete(&mut zk, &own);
         settle(&mut zk, &mut ds);
         assert_eq!(ds[0].events.last(), Some(&ElectionEvent::Lost));
         assert!(ds[1].recipe.is_leading());
@@ -227,14 +201,7 @@ fn the_own_node_is_watched_while_waiting_and_while_leading() {
     // Re-armed after a notification (a data change) ...
     for i in 0..2 {
         let own = own_path(&ds[i]);
-        Operator::open(&mut zk).run(
-            &mut zk,
-            Request::SetData {
-                path: &own,
-                data: b"poke",
-                version: Version::Any,
-            },
-        );
+        Operator::open(&mut zk).set(&mut zk, &own, b"poke");
         settle(&mut zk, &mut ds);
         assert!(zk.watches_of(ds[i].session).contains(&("data", own)));
     }
@@ -257,13 +224,7 @@ fn a_waiting_candidate_whose_node_is_deleted_volunteers_again() {
     let mut zk = SimZk::new(5);
     let mut ds = election(&mut zk, 2);
     let old = own_path(&ds[1]);
-    Operator::open(&mut zk).run(
-        &mut zk,
-        Request::Delete {
-            path: &old,
-            version: Version::Any,
-        },
-    );
+    Operator::open(&mut zk).delete(&mut zk, &old);
     // Its predecessor goes in the same moment.
     ds[0].act(&mut zk, |e| e.resign()).unwrap();
     settle(&mut zk, &mut ds);
@@ -277,13 +238,7 @@ fn a_waiting_candidate_whose_node_is_deleted_volunteers_again() {
     let mut zk = SimZk::new(6);
     let mut ds = election(&mut zk, 2);
     let old = own_path(&ds[1]);
-    Operator::open(&mut zk).run(
-        &mut zk,
-        Request::Delete {
-            path: &old,
-            version: Version::Any,
-        },
-    );
+    Operator::open(&mut zk).delete(&mut zk, &old);
     settle(&mut zk, &mut ds);
     let new = ds[1].recipe.own_path().map(str::to_owned);
     assert!(
@@ -305,14 +260,7 @@ fn a_connection_loss_answer_waits_for_connected() {
     let mut ds = election(&mut zk, 2);
     let own = own_path(&ds[1]);
     ds[1].intercept = Some(("getData", own.clone()));
-    Operator::open(&mut zk).run(
-        &mut zk,
-        Request::SetData {
-            path: &own,
-            data: b"poke",
-            version: Version::Any,
-        },
-    );
+    Operator::open(&mut zk).set(&mut zk, &own, b"poke");
     settle(&mut zk, &mut ds);
     let sent = ds[1].sent.len();
     let events = ds[1].events.len();
@@ -345,14 +293,7 @@ fn a_connection_loss_answer_suspends_the_leader() {
     let mut ds = election(&mut zk, 1);
     let own = own_path(&ds[0]);
     ds[0].intercept = Some(("getData", own.clone()));
-    Operator::open(&mut zk).run(
-        &mut zk,
-        Request::SetData {
-            path: &own,
-            data: b"poke",
-            version: Version::Any,
-        },
-    );
+    Operator::open(&mut zk).set(&mut zk, &own, b"poke");
     settle(&mut zk, &mut ds);
     ds[0].answer_intercepted(&mut zk, OwnedReply::Error(ZkError::ConnectionLoss));
     assert_eq!(ds[0].events.last(), Some(&ElectionEvent::Suspended));
@@ -379,14 +320,7 @@ fn a_session_expired_answer_ends_the_campaign_or_the_leadership() {
     ] {
         let own = own_path(&ds[i]);
         ds[i].intercept = Some(("getData", own.clone()));
-        Operator::open(&mut zk).run(
-            &mut zk,
-            Request::SetData {
-                path: &own,
-                data: b"poke",
-                version: Version::Any,
-            },
-        );
+        Operator::open(&mut zk).set(&mut zk, &own, b"poke");
         settle(&mut zk, &mut ds);
         ds[i].answer_intercepted(&mut zk, OwnedReply::Error(ZkError::SessionExpired));
         assert_eq!(ds[i].events.last(), Some(&expected), "candidate {i}");
@@ -403,14 +337,7 @@ fn another_error_while_waiting_fails_and_deletes_the_node() {
     let mut ds = election(&mut zk, 2);
     let own = own_path(&ds[1]);
     ds[1].intercept = Some(("getData", own.clone()));
-    Operator::open(&mut zk).run(
-        &mut zk,
-        Request::SetData {
-            path: &own,
-            data: b"poke",
-            version: Version::Any,
-        },
-    );
+    Operator::open(&mut zk).set(&mut zk, &own, b"poke");
     settle(&mut zk, &mut ds);
     ds[1].answer_intercepted(&mut zk, OwnedReply::Error(ZkError::NoAuth));
     settle(&mut zk, &mut ds);
@@ -483,14 +410,7 @@ fn a_refused_read_of_the_acknowledgement_while_leading_keeps_leading() {
     let mut zk = SimZk::new(14);
     let mut ds = election(&mut zk, 1);
     ds[0].intercept = Some(("getData", ACK.to_owned()));
-    Operator::open(&mut zk).run(
-        &mut zk,
-        Request::SetData {
-            path: ACK,
-            data: ds[0].recipe.own_node().unwrap().as_bytes(),
-            version: Version::Any,
-        },
-    );
+    Operator::open(&mut zk).set(&mut zk, ACK, ds[0].recipe.own_node().unwrap().as_bytes());
     settle(&mut zk, &mut ds);
     let events = ds[0].events.len();
     assert!(ds[0].answer_intercepted(&mut zk, OwnedReply::Error(ZkError::NoAuth)));
