@@ -10,9 +10,7 @@ use conn_loss::{Driver, Operator};
 use herdless_core::member::{Error, Member, MemberEvent};
 use herdless_core::owned::OwnedReply;
 use herdless_core::sim::SimZk;
-use herdless_core::{
-    Acl, CreateMode, Recipe, Request, SessionEvent, WatchEvent, WatchKind, ZkError,
-};
+use herdless_core::{CreateMode, Recipe, SessionEvent, WatchEvent, WatchKind, ZkError};
 
 const GROUP: &str = "/fleet";
 const NODE: &str = "/fleet/edge-1";
@@ -105,15 +103,7 @@ fn a_name_held_by_a_live_other_session_after_a_move_is_taken() {
     let mut other = Operator::open(&mut zk);
     // The member's pending work first notices the deletion; make the
     // other's create land before the member's.
-    other.run(
-        &mut zk,
-        Request::Create {
-            path: NODE,
-            data: b"other",
-            acl: Acl::OPEN,
-            mode: CreateMode::Ephemeral,
-        },
-    );
+    other.create(&mut zk, NODE, b"other", CreateMode::Ephemeral);
     m.run(&mut zk);
     assert_eq!(
         m.take_events(),
@@ -129,24 +119,8 @@ fn a_name_held_by_a_live_other_session_after_a_move_is_taken() {
 fn a_first_join_onto_a_name_held_by_another_is_taken() {
     let mut zk = SimZk::new(4);
     let mut other = Operator::open(&mut zk);
-    other.run(
-        &mut zk,
-        Request::Create {
-            path: "/fleet",
-            data: b"",
-            acl: Acl::OPEN,
-            mode: CreateMode::Persistent,
-        },
-    );
-    other.run(
-        &mut zk,
-        Request::Create {
-            path: NODE,
-            data: b"other",
-            acl: Acl::OPEN,
-            mode: CreateMode::Ephemeral,
-        },
-    );
+    other.create(&mut zk, "/fleet", b"", CreateMode::Persistent);
+    other.create(&mut zk, NODE, b"other", CreateMode::Ephemeral);
     let mut m: Driver<Member> = Driver::open(&mut zk, Member::new(GROUP, "edge-1").unwrap());
     let s = m.session;
     m.act(&mut zk, |r| {
@@ -242,15 +216,7 @@ fn a_first_join_without_session_ids_onto_a_name_held_by_another_is_taken() {
     let mut zk = SimZk::new(8);
     let mut other = Operator::open(&mut zk);
     zk.create_persistent(GROUP, b"").unwrap();
-    other.run(
-        &mut zk,
-        Request::Create {
-            path: NODE,
-            data: b"other",
-            acl: Acl::OPEN,
-            mode: CreateMode::Ephemeral,
-        },
-    );
+    other.create(&mut zk, NODE, b"other", CreateMode::Ephemeral);
     let mut m: Driver<Member> = Driver::open(&mut zk, Member::new(GROUP, "edge-1").unwrap());
     m.act(&mut zk, |r| r.join(b"x")).unwrap();
     m.run(&mut zk);
@@ -434,15 +400,7 @@ fn leaving_while_a_create_into_a_missing_group_is_in_flight_creates_nothing() {
 fn a_group_directory_that_cannot_hold_members_fails_the_join() {
     let mut zk = SimZk::new(19);
     let mut other = Operator::open(&mut zk);
-    other.run(
-        &mut zk,
-        Request::Create {
-            path: GROUP,
-            data: b"",
-            acl: Acl::OPEN,
-            mode: CreateMode::Ephemeral,
-        },
-    );
+    other.create(&mut zk, GROUP, b"", CreateMode::Ephemeral);
     let mut m: Driver<Member> = Driver::open(&mut zk, Member::new(GROUP, "edge-1").unwrap());
     m.act(&mut zk, |r| r.join(b"x")).unwrap();
     m.run(&mut zk);
@@ -538,15 +496,7 @@ fn leaving_during_a_clashing_join_leaves_the_other_sessions_node_alone() {
         let mut zk = SimZk::new(23);
         let mut other = Operator::open(&mut zk);
         zk.create_persistent(GROUP, b"").unwrap();
-        other.run(
-            &mut zk,
-            Request::Create {
-                path: NODE,
-                data: b"other",
-                acl: Acl::OPEN,
-                mode: CreateMode::Ephemeral,
-            },
-        );
+        other.create(&mut zk, NODE, b"other", CreateMode::Ephemeral);
         let mut m: Driver<Member> = Driver::open(&mut zk, Member::new(GROUP, "edge-1").unwrap());
         if announce {
             let s = m.session;
