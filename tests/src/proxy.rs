@@ -5,10 +5,15 @@
 //! cut lasts longer than its session timeout, the server expires the
 //! session, which the client learns when it reconnects. That is a real
 //! expiry, with nothing in the client faked.
+//!
+//! Stalling ([`Proxy::stall`]) is the half-open link: the connections open at
+//! that moment stay open but carry nothing more in either direction, so
+//! neither end hears of a failure; the client must notice through its own
+//! deadline and reconnect, which new connections let it do.
 
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, Shutdown, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
 
@@ -18,6 +23,14 @@ pub struct Proxy {
     cut: Arc<AtomicBool>,
     stop: Arc<AtomicBool>,
     live: Arc<Mutex<Vec<TcpStream>>>,
+    links: Arc<Links>,
+}
+
+/// Which connections are stalled: those numbered below `stalled_below`.
+#[derive(Default)]
+struct Links {
+    opened: AtomicU64,
+    stalled_below: AtomicU64,
 }
 
 impl Proxy {
@@ -28,7 +41,8 @@ impl Proxy {
         let cut = Arc::new(AtomicBool::new(false));
         let stop = Arc::new(AtomicBool::new(false));
         let live = Arc::new(Mutex::new(Vec::new()));
-        let (c, s, l) = (cut.clone(), stop.clone(), live.clone());
+        let links = Arc::new(Links::default());
+        let (c, s, l, n) = (cut.clone(), stop.clone(), live.clone(), links.clone());
         thread::spawn(move || {
             for incoming in listener.incoming() {
                 if s.load(Ordering::SeqCst) {
@@ -48,8 +62,9 @@ impl Proxy {
                         live.push(clone);
                     }
                 }
-                pipe(&client, &server);
-                pipe(&server, &client);
+                let number = n.opened.fetch_add(1, Ordering::SeqCst);
+                pipe(&client, &server, number, n.clone());
+                pipe(&server, &client, number, n.clone());
             }
         });
         Proxy {
@@ -57,7 +72,16 @@ impl Proxy {
             cut,
             stop,
             live,
+            links,
         }
+    }
+
+    /// Makes every connection open now a half-open link: it stays open, and
+    /// whatever either end sends from now on is swallowed. Connections
+    /// opened later carry traffic as usual.
+    pub fn stall(&self) {
+        let opened = self.links.opened.load(Ordering::SeqCst);
+        self.links.stalled_below.store(opened, Ordering::SeqCst);
     }
 
     /// `127.0.0.1:PORT` of the proxy: give this to the client.
@@ -88,7 +112,7 @@ impl Drop for Proxy {
     }
 }
 
-fn pipe(from: &TcpStream, to: &TcpStream) {
+fn pipe(from: &TcpStream, to: &TcpStream, number: u64, links: Arc<Links>) {
     let (Ok(mut from), Ok(mut to)) = (from.try_clone(), to.try_clone()) else {
         return;
     };
@@ -97,6 +121,9 @@ fn pipe(from: &TcpStream, to: &TcpStream) {
         loop {
             match from.read(&mut buf) {
                 Ok(0) | Err(_) => break,
+                // A stalled link keeps reading so that the sender's writes
+                // succeed and it sees no failure, as behind a dead router.
+                Ok(_) if number < links.stalled_below.load(Ordering::SeqCst) => {}
                 Ok(n) => {
                     if to.write_all(&buf[..n]).is_err() {
                         break;

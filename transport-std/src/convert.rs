@@ -68,6 +68,14 @@ pub(crate) fn watch_kind(event: zk::EventType) -> Option<WatchKind> {
 }
 
 /// The core's error code for a `zookeeper-client` error.
+///
+/// The client reports a broken connection to the requests in flight with the
+/// error that broke it: an IO error (`Connection reset by peer`, a refused
+/// or timed-out socket) arrives as [`zk::Error::Custom`], a reply it could
+/// not decode as `UnexpectedError` or `UnmarshalError`. For each of them the
+/// server may or may not have applied the request and the session may well
+/// live on: that is ZooKeeper's `ConnectionLoss`, which every recipe
+/// recovers from, not a terminal error.
 pub(crate) fn error(e: &zk::Error) -> ZkError {
     use zk::Error as E;
     match e {
@@ -88,6 +96,7 @@ pub(crate) fn error(e: &zk::Error) -> ZkError {
         E::MarshallingError => ZkError::MarshallingError,
         E::Unimplemented => ZkError::Unimplemented,
         E::ConnectionLoss | E::Timeout | E::NoHosts => ZkError::ConnectionLoss,
+        E::Custom(_) | E::UnexpectedError(_) | E::UnmarshalError { .. } => ZkError::ConnectionLoss,
         E::ReconfigDisabled => ZkError::ReconfigDisabled,
         E::BadArguments(_) => ZkError::BadArguments,
         E::RuntimeInconsistent => ZkError::RuntimeInconsistency,
@@ -108,6 +117,18 @@ mod tests {
         assert_eq!(open[0].scheme(), "world");
         let read = acl(Acl::READ);
         assert_eq!(read[0].permission(), zk::Permission::READ);
+    }
+
+    /// What the client hands the requests in flight when their connection
+    /// breaks: a connection loss, never a terminal `SystemError`. (IO errors
+    /// arrive as `Error::Custom`, which only the client can build: the
+    /// half-open link tests of `herdless-tests` produce them for real.)
+    #[test]
+    fn broken_connections_are_connection_losses() {
+        let garbled =
+            zk::Error::UnexpectedError("recv response with xid 7 but no pending request".into());
+        assert_eq!(error(&garbled), ZkError::ConnectionLoss);
+        assert_eq!(error(&zk::Error::Timeout), ZkError::ConnectionLoss);
     }
 
     #[test]
