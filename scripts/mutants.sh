@@ -76,7 +76,7 @@ for m in "${modules[@]}"; do
     mkdir -p "$out"
     echo "==> $m: mutating ${FILES[$m]} against ${TESTS[$m]} (HERDLESS_SCHEDULES=$HERDLESS_SCHEDULES)"
     # Exit 2 means mutants were missed: judged below against the list.
-    cargo mutants -p herdless-core "${file_args[@]}" --output "$out" \
+    cargo mutants -p herdless-core "${file_args[@]}" --output "$out" --profile mutants \
         --minimum-test-timeout 60 -- "${test_args[@]}" || true
     dir="$out/mutants.out"
     count() { if [ -f "$dir/$1" ]; then grep -c . "$dir/$1" || true; else echo 0; fi; }
