@@ -612,3 +612,123 @@ fn a_refused_write_fails_cleanly() {
         vec![RevokeEvent::Failed(herdless_core::revoke::Error::BadReply)]
     );
 }
+
+#[test]
+fn a_revocation_says_what_it_revokes_and_whether_it_runs() {
+    let mut revoke: Revoke = Revoke::new(NODE).unwrap();
+    assert_eq!(revoke.node(), NODE);
+    assert!(!revoke.is_running());
+    revoke.request_forced(Instant::from_millis(10)).unwrap();
+    assert!(revoke.is_running());
+    let debug = format!("{revoke:?}");
+    assert!(debug.contains("Revoke") && debug.contains(NODE), "{debug}");
+    // Cancelled: nothing more is sent, no deadline, answers are ignored.
+    let sent = drain(&mut revoke);
+    revoke.cancel();
+    assert!(!revoke.is_running());
+    assert_eq!(revoke.poll_timeout(), None);
+    revoke.handle_timeout(Instant::from_millis(10));
+    assert!(drain(&mut revoke).is_empty(), "no delete after a cancel");
+    revoke.handle_reply(sent[0].0, Reply::Error(ZkError::NoNode));
+    assert!(events(&mut revoke).is_empty());
+    // And it can run again.
+    revoke.request().unwrap();
+    assert_eq!(drain(&mut revoke)[0].1, format!("setData {NODE} unlock"));
+}
+
+#[test]
+fn revocation_errors_read_as_sentences() {
+    use herdless_core::revoke::Error;
+    assert_eq!(Error::Busy.to_string(), "a revocation is already running");
+    assert_eq!(Error::NoSession.to_string(), "the session has ended");
+    assert_eq!(
+        Error::BadReply.to_string(),
+        "malformed reply from the server"
+    );
+    assert!(Error::Zk(ZkError::NoAuth)
+        .to_string()
+        .starts_with("ZooKeeper error"));
+}
+
+#[test]
+fn a_deadline_reached_before_the_write_leaves_sends_the_write_then_the_delete() {
+    let mut revoke: Revoke = Revoke::new(NODE).unwrap();
+    revoke.request_forced(Instant::from_millis(10)).unwrap();
+    revoke.handle_timeout(Instant::from_millis(10));
+    let sent: Vec<String> = drain(&mut revoke).into_iter().map(|(_, s)| s).collect();
+    assert_eq!(
+        sent,
+        vec![format!("setData {NODE} unlock"), format!("delete {NODE}")],
+        "the watch is dropped, the write is not"
+    );
+}
+
+#[test]
+fn a_write_answered_after_the_deadline_leaves_the_delete_to_decide() {
+    let mut revoke: Revoke = Revoke::new(NODE).unwrap();
+    revoke.request_forced(Instant::from_millis(10)).unwrap();
+    let sent = drain(&mut revoke);
+    revoke.handle_timeout(Instant::from_millis(10));
+    let del = drain(&mut revoke);
+    assert_eq!(del[0].1, format!("delete {NODE}"));
+    revoke.handle_reply(
+        sent[0].0,
+        Reply::DataSet {
+            stat: Stat::default(),
+        },
+    );
+    // Our own delete fires our watch before its answer: not a consent.
+    watch(&mut revoke, WatchKind::NodeDeleted, NODE);
+    revoke.handle_reply(del[0].0, Reply::Deleted);
+    assert_eq!(
+        events(&mut revoke),
+        vec![RevokeEvent::Requested, RevokeEvent::Forced]
+    );
+}
+
+#[test]
+fn a_write_lost_with_the_connection_does_not_make_a_later_absence_forced() {
+    let mut revoke: Revoke = Revoke::new(NODE).unwrap();
+    revoke.request_forced(Instant::from_millis(10)).unwrap();
+    let sent = drain(&mut revoke);
+    revoke.handle_reply(sent[0].0, Reply::Error(ZkError::ConnectionLoss));
+    revoke.handle_reply(sent[1].0, Reply::Error(ZkError::ConnectionLoss));
+    revoke.handle_session(SessionEvent::Connected { session_id: 1 });
+    let again = drain(&mut revoke);
+    revoke.handle_reply(
+        again[0].0,
+        Reply::DataSet {
+            stat: Stat::default(),
+        },
+    );
+    revoke.handle_timeout(Instant::from_millis(10));
+    let del = drain(&mut revoke);
+    assert_eq!(del.last().unwrap().1, format!("delete {NODE}"));
+    // Gone before our only delete: the holder released in time.
+    revoke.handle_reply(del.last().unwrap().0, Reply::Error(ZkError::NoNode));
+    assert_eq!(
+        events(&mut revoke),
+        vec![RevokeEvent::Requested, RevokeEvent::Released]
+    );
+}
+
+#[test]
+fn a_notification_about_another_node_is_not_the_holders_consent() {
+    let mut revoke: Revoke = Revoke::new(NODE).unwrap();
+    revoke.request_forced(Instant::from_millis(500)).unwrap();
+    let sent = drain(&mut revoke);
+    revoke.handle_reply(
+        sent[0].0,
+        Reply::DataSet {
+            stat: Stat::default(),
+        },
+    );
+    data(&mut revoke, sent[1].0, b"unlock");
+    watch(
+        &mut revoke,
+        WatchKind::NodeDeleted,
+        "/rw/a/other-write-0000000004",
+    );
+    assert_eq!(events(&mut revoke), vec![RevokeEvent::Requested]);
+    assert!(revoke.is_running());
+}
