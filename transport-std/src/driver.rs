@@ -25,12 +25,14 @@ use tracing::{debug, trace, warn};
 use zookeeper_client as zk;
 
 use crate::convert;
+use crate::watch_loss::{self, Armed, Heard, Rearmed, Seen, WatchSet};
 use herdless_core::owned::OwnedReply;
 
 /// A change to apply to the recipe inside its task.
 pub(crate) type Command<R> = Box<dyn FnOnce(&mut R) + Send>;
 
-type ReplyFuture = BoxFuture<'static, (RequestId, OwnedReply, Option<zk::OneshotWatcher>)>;
+type Answer = (RequestId, OwnedReply, Option<Armed>);
+type ReplyFuture = BoxFuture<'static, Answer>;
 
 /// How long to wait, after a `ConnectionLoss` answer, before telling the
 /// recipe the connection is back when the client already claims to be
@@ -132,6 +134,7 @@ where
         origin,
         replies: FuturesOrdered::new(),
         watches: FuturesUnordered::new(),
+        rearms: FuturesUnordered::new(),
         reconnect_pending: false,
         away: false,
         terminal: false,
@@ -151,7 +154,9 @@ struct Driver<R, E> {
     on_event: E,
     origin: TokioInstant,
     replies: FuturesOrdered<ReplyFuture>,
-    watches: FuturesUnordered<BoxFuture<'static, zk::WatchedEvent>>,
+    watches: FuturesUnordered<BoxFuture<'static, Heard>>,
+    /// Lost watches being set again (see [`watch_loss`]).
+    rearms: FuturesUnordered<BoxFuture<'static, Rearmed>>,
     /// A `ConnectionLoss` answer reached the recipe: it waits for `Connected`.
     reconnect_pending: bool,
     /// The recipe was told of a lost connection (`Suspended` or a
@@ -199,8 +204,12 @@ where
             // (the simulator's `DriverOrder::NotificationsFirst`).
             tokio::select! {
                 biased;
-                Some(event) = self.watches.next(), if !self.watches.is_empty() => {
-                    self.on_watch(event);
+                Some(heard) = self.watches.next(), if !self.watches.is_empty() => match heard {
+                    Ok(event) => self.on_watch(event),
+                    Err(lost) => self.rearms.push(watch_loss::rearm(self.client.clone(), lost)),
+                },
+                Some(rearmed) = self.rearms.next(), if !self.rearms.is_empty() => {
+                    self.on_rearmed(rearmed);
                 }
                 Some((id, reply, watcher)) = self.replies.next(), if !self.replies.is_empty() => {
                     self.on_reply(id, reply, watcher);
@@ -216,6 +225,7 @@ where
                         // Answers and watches of the old session are void.
                         self.replies = FuturesOrdered::new();
                         self.watches = FuturesUnordered::new();
+                        self.rearms = FuturesUnordered::new();
                         self.terminal = false;
                         self.connected();
                     }
@@ -248,10 +258,10 @@ where
             .handle_session(SessionEvent::Connected { session_id });
     }
 
-    fn on_reply(&mut self, id: RequestId, reply: OwnedReply, watcher: Option<zk::OneshotWatcher>) {
+    fn on_reply(&mut self, id: RequestId, reply: OwnedReply, armed: Option<Armed>) {
         trace!(%id, ?reply, "reply");
-        if let Some(w) = watcher {
-            self.watches.push(Box::pin(w.changed()));
+        if let Some(armed) = armed {
+            self.watches.push(watch_loss::wait(armed));
         }
         if matches!(reply, OwnedReply::Error(e) if e.is_connection_loss()) {
             self.reconnect_pending = true;
@@ -260,29 +270,39 @@ where
         reply.with_reply(|r| self.recipe.handle_reply(id, r));
     }
 
+    /// A lost watch is set again: the recipe hears what it missed, if
+    /// anything, as the notification it would have had.
+    fn on_rearmed(&mut self, rearmed: Rearmed) {
+        if let Some(armed) = rearmed.armed {
+            self.watches.push(watch_loss::wait(armed));
+        }
+        if let Some(kind) = rearmed.missed {
+            self.notify(kind, &rearmed.path);
+        }
+    }
+
     fn on_watch(&mut self, event: zk::WatchedEvent) {
         match convert::watch_kind(event.event_type) {
-            Some(kind) => {
-                // A notification travels on a live connection: a recipe
-                // still waiting to hear so hears `Connected` first, so that
-                // it acts on the notification instead of dropping it.
-                let live = matches!(
-                    self.client.state(),
-                    zk::SessionState::SyncConnected | zk::SessionState::ConnectedReadOnly
-                );
-                if self.away && live {
-                    self.connected();
-                }
-                self.counters.notifications.fetch_add(1, Ordering::Relaxed);
-                debug!(path = %event.path, ?kind, "watch fired");
-                self.recipe.handle_watch(WatchEvent {
-                    kind,
-                    path: &event.path,
-                });
-            }
+            Some(kind) => self.notify(kind, &event.path),
             // A watcher ends with the session's terminal state.
             None => self.on_state(event.session_state),
         }
+    }
+
+    fn notify(&mut self, kind: herdless_core::WatchKind, path: &str) {
+        // A notification travels on a live connection: a recipe still
+        // waiting to hear so hears `Connected` first, so that it acts on the
+        // notification instead of dropping it.
+        let live = matches!(
+            self.client.state(),
+            zk::SessionState::SyncConnected | zk::SessionState::ConnectedReadOnly
+        );
+        if self.away && live {
+            self.connected();
+        }
+        self.counters.notifications.fetch_add(1, Ordering::Relaxed);
+        debug!(%path, ?kind, "watch fired");
+        self.recipe.handle_watch(WatchEvent { kind, path });
     }
 
     fn on_state(&mut self, state: zk::SessionState) {
@@ -340,7 +360,7 @@ async fn next_client(source: &mut Source) -> Option<zk::Client> {
 /// wire in call order; the rest of the future is awaited later.
 fn send_now<F>(future: F) -> ReplyFuture
 where
-    F: Future<Output = (RequestId, OwnedReply, Option<zk::OneshotWatcher>)> + Send + 'static,
+    F: Future<Output = Answer> + Send + 'static,
 {
     let mut future = Box::pin(future);
     let mut cx = Context::from_waker(futures::task::noop_waker_ref());
@@ -350,12 +370,19 @@ where
     }
 }
 
-fn failed(id: RequestId, e: &zk::Error) -> (RequestId, OwnedReply, Option<zk::OneshotWatcher>) {
+fn failed(id: RequestId, e: &zk::Error) -> Answer {
     let code = convert::error(e);
     if code == ZkError::SystemError {
         warn!(%id, error = %e, "client error without a ZooKeeper code");
     }
     (id, OwnedReply::Error(code), None)
+}
+
+fn armed(watcher: zk::OneshotWatcher, path: String, seen: Seen) -> Armed {
+    Armed {
+        watcher,
+        set: WatchSet { path, seen },
+    }
 }
 
 /// Issues one core request on the client.
@@ -403,10 +430,10 @@ fn send(client: &zk::Client, out: Outgoing<'_>) -> ReplyFuture {
             let path = path.to_owned();
             send_now(async move {
                 let result = if watch {
-                    client
-                        .check_and_watch_stat(&path)
-                        .await
-                        .map(|(s, w)| (s, Some(w)))
+                    client.check_and_watch_stat(&path).await.map(|(s, w)| {
+                        let seen = Seen::Node(s.as_ref().map(|s| s.mzxid));
+                        (s, Some(armed(w, path, seen)))
+                    })
                 } else {
                     client.check_stat(&path).await.map(|s| (s, None))
                 };
@@ -421,10 +448,10 @@ fn send(client: &zk::Client, out: Outgoing<'_>) -> ReplyFuture {
             let path = path.to_owned();
             send_now(async move {
                 let result = if watch {
-                    client
-                        .get_and_watch_data(&path)
-                        .await
-                        .map(|(d, s, w)| (d, s, Some(w)))
+                    client.get_and_watch_data(&path).await.map(|(d, s, w)| {
+                        let seen = Seen::Node(Some(s.mzxid));
+                        (d, s, Some(armed(w, path, seen)))
+                    })
                 } else {
                     client.get_data(&path).await.map(|(d, s)| (d, s, None))
                 };
@@ -452,10 +479,10 @@ fn send(client: &zk::Client, out: Outgoing<'_>) -> ReplyFuture {
             let path = path.to_owned();
             send_now(async move {
                 let result = if watch {
-                    client
-                        .list_and_watch_children(&path)
-                        .await
-                        .map(|(c, w)| (c, Some(w)))
+                    client.list_and_watch_children(&path).await.map(|(c, w)| {
+                        let seen = Seen::Children(watch_loss::digest(&c));
+                        (c, Some(armed(w, path, seen)))
+                    })
                 } else {
                     client.list_children(&path).await.map(|c| (c, None))
                 };

@@ -47,6 +47,7 @@ pub mod revoke;
 pub mod rwlock;
 mod session;
 pub mod two_phase;
+mod watch_loss;
 
 use std::time::Duration;
 

@@ -1,0 +1,224 @@
+//! Watches that the client loses: contained, then set again as ZooKeeper
+//! sets them again after a reconnect.
+//!
+//! zookeeper-client 0.11.2 unwraps the channel of a one-shot watcher when it
+//! waits for its event (`session/watch.rs:120`); when the client drops the
+//! sending side without an event, the waiting future panics (seen on a
+//! three-server ensemble with servers killed, README: design notes). Inside a
+//! driver that panic would end the recipe's task. The driver instead waits
+//! on [`contain`]ed watchers: a watcher that panics is a lost watch. Nothing
+//! tells the recipe that its watch is gone, so the driver sets it again by
+//! itself ([`rearm`]) with the read that set it, and compares what it reads
+//! now with what the first read saw: the recipe hears a notification only if
+//! the node changed in between (what the server does with a reconnecting
+//! client's `SetWatches`), and nothing otherwise.
+
+use std::collections::hash_map::DefaultHasher;
+use std::hash::{Hash, Hasher};
+use std::panic::AssertUnwindSafe;
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use futures::FutureExt;
+use herdless_core::WatchKind;
+use tracing::warn;
+use zookeeper_client as zk;
+
+use crate::convert;
+
+/// How long the re-arming read waits before trying again on a broken
+/// connection.
+const RETRY: Duration = Duration::from_millis(100);
+
+/// A watch as the read that set it saw the node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct WatchSet {
+    /// The watched path.
+    pub(crate) path: String,
+    /// What the read saw.
+    pub(crate) seen: Seen,
+}
+
+/// What a watching read saw of its node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Seen {
+    /// A data watch (exists or getData): the node's `mzxid`, or `None` if it
+    /// did not exist.
+    Node(Option<i64>),
+    /// A child watch: a digest of the names listed.
+    Children(u64),
+}
+
+/// A watcher with the watch it stands for.
+pub(crate) struct Armed {
+    pub(crate) watcher: zk::OneshotWatcher,
+    pub(crate) set: WatchSet,
+}
+
+/// What waiting on a watcher gave: the client's event, or the watch that
+/// was lost when the watcher failed inside the client.
+pub(crate) type Heard = Result<zk::WatchedEvent, WatchSet>;
+
+/// The result of setting a lost watch again.
+pub(crate) struct Rearmed {
+    /// The watched path.
+    pub(crate) path: String,
+    /// The notification the recipe missed, if the node changed.
+    pub(crate) missed: Option<WatchKind>,
+    /// The new watcher, when nothing was missed (after a missed change the
+    /// recipe reads and watches again itself).
+    pub(crate) armed: Option<Armed>,
+}
+
+/// A digest of a child list, whatever order the server lists it in.
+pub(crate) fn digest(children: &[String]) -> u64 {
+    children
+        .iter()
+        .map(|name| {
+            let mut h = DefaultHasher::new();
+            name.hash(&mut h);
+            h.finish()
+        })
+        .fold(children.len() as u64, u64::wrapping_add)
+}
+
+/// Waits on a watcher's `event`; a panic inside it is the loss of `set`.
+pub(crate) fn contain<F>(event: F, set: WatchSet) -> BoxFuture<'static, Result<F::Output, WatchSet>>
+where
+    F: std::future::Future + Send + 'static,
+    F::Output: Send,
+{
+    AssertUnwindSafe(event)
+        .catch_unwind()
+        .map(move |outcome| {
+            outcome.map_err(|_| {
+                warn!(path = %set.path, "a watcher failed inside zookeeper-client: setting the watch again");
+                set
+            })
+        })
+        .boxed()
+}
+
+/// Waits on an armed watcher, contained.
+pub(crate) fn wait(armed: Armed) -> BoxFuture<'static, Heard> {
+    contain(armed.watcher.changed(), armed.set)
+}
+
+/// The notification a watch would have given between `before` and `now`
+/// (`None`: the node is gone), as the server computes it for `SetWatches`.
+pub(crate) fn missed(before: Seen, now: Option<Seen>) -> Option<WatchKind> {
+    use WatchKind::*;
+    match (before, now) {
+        (Seen::Node(Some(a)), Some(Seen::Node(Some(b)))) => (a != b).then_some(NodeDataChanged),
+        (Seen::Node(Some(_)), _) => Some(NodeDeleted),
+        (Seen::Node(None), Some(Seen::Node(Some(_)))) => Some(NodeCreated),
+        (Seen::Node(None), _) => None,
+        (Seen::Children(a), Some(Seen::Children(b))) => (a != b).then_some(NodeChildrenChanged),
+        (Seen::Children(_), _) => Some(NodeDeleted),
+    }
+}
+
+/// Sets a lost watch again with the read that set it, retrying across
+/// connection losses; gives up (nothing missed, no watcher) once the session
+/// is gone, which the recipe hears of by itself.
+pub(crate) fn rearm(client: zk::Client, set: WatchSet) -> BoxFuture<'static, Rearmed> {
+    async move {
+        loop {
+            let read = match set.seen {
+                Seen::Node(_) => client
+                    .check_and_watch_stat(&set.path)
+                    .await
+                    .map(|(stat, w)| (Some(Seen::Node(stat.map(|s| s.mzxid))), Some(w))),
+                Seen::Children(_) => match client.list_and_watch_children(&set.path).await {
+                    Ok((children, w)) => Ok((Some(Seen::Children(digest(&children))), Some(w))),
+                    // The node is gone, and any child watch on it.
+                    Err(zk::Error::NoNode) => Ok((None, None)),
+                    Err(e) => Err(e),
+                },
+            };
+            match read {
+                Ok((now, watcher)) => {
+                    let change = missed(set.seen, now);
+                    let armed = match (change, watcher, now) {
+                        (None, Some(watcher), Some(seen)) => Some(Armed {
+                            watcher,
+                            set: WatchSet {
+                                path: set.path.clone(),
+                                seen,
+                            },
+                        }),
+                        // After a missed change the recipe reads and
+                        // watches again itself; a second watcher would
+                        // give it every later notification twice.
+                        _ => None,
+                    };
+                    return Rearmed {
+                        path: set.path,
+                        missed: change,
+                        armed,
+                    };
+                }
+                Err(e) if convert::error(&e).is_connection_loss() => {
+                    tokio::time::sleep(RETRY).await;
+                }
+                Err(_) => {
+                    return Rearmed {
+                        path: set.path,
+                        missed: None,
+                        armed: None,
+                    }
+                }
+            }
+        }
+    }
+    .boxed()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set(seen: Seen) -> WatchSet {
+        WatchSet {
+            path: "/locks/a/x-0000000001".into(),
+            seen,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_watcher_that_panics_is_a_lost_watch() {
+        // What zookeeper-client does with a canceled oneshot receiver.
+        let (sender, receiver) = tokio::sync::oneshot::channel::<u32>();
+        drop(sender);
+        let panicking = async move { receiver.await.unwrap() };
+        let heard = contain(panicking, set(Seen::Node(Some(7)))).await;
+        assert_eq!(heard, Err(set(Seen::Node(Some(7)))));
+    }
+
+    #[tokio::test]
+    async fn a_watcher_that_fires_is_heard() {
+        let heard = contain(std::future::ready(9u32), set(Seen::Node(Some(7)))).await;
+        assert_eq!(heard, Ok(9));
+    }
+
+    #[test]
+    fn only_a_change_is_a_missed_notification() {
+        use WatchKind::*;
+        let node = |z| Seen::Node(Some(z));
+        assert_eq!(missed(node(5), Some(node(5))), None);
+        assert_eq!(missed(node(5), Some(node(6))), Some(NodeDataChanged));
+        assert_eq!(missed(node(5), Some(Seen::Node(None))), Some(NodeDeleted));
+        assert_eq!(missed(Seen::Node(None), Some(Seen::Node(None))), None);
+        assert_eq!(missed(Seen::Node(None), Some(node(6))), Some(NodeCreated));
+        let a = digest(&["x".into(), "y".into()]);
+        let same = digest(&["y".into(), "x".into()]);
+        let b = digest(&["x".into()]);
+        assert_eq!(a, same, "the server's order does not matter");
+        assert_eq!(missed(Seen::Children(a), Some(Seen::Children(same))), None);
+        assert_eq!(
+            missed(Seen::Children(a), Some(Seen::Children(b))),
+            Some(NodeChildrenChanged)
+        );
+        assert_eq!(missed(Seen::Children(a), None), Some(NodeDeleted));
+    }
+}
