@@ -26,6 +26,7 @@ use std::time::{Duration, Instant};
 
 use tempfile::TempDir;
 
+pub mod chaos;
 pub mod netns;
 mod proxy;
 pub use netns::Netns;
@@ -197,7 +198,12 @@ impl Process {
     fn spawn(home: &Path, data: &Path, config: &str, client_port: u16) -> Process {
         let cfg = home.join("zoo.cfg");
         std::fs::write(&cfg, config).expect("write zoo.cfg");
-        let log = std::fs::File::create(home.join("server.log")).expect("create server.log");
+        // Appended to, so a restarted server's log follows its first life's.
+        let log = std::fs::File::options()
+            .create(true)
+            .append(true)
+            .open(home.join("server.log"))
+            .expect("open server.log");
         let child = Command::new("java")
             .arg("-Xmx256m")
             .arg("-XX:+UseSerialGC")
@@ -463,6 +469,8 @@ impl std::fmt::Debug for ZkServer {
 pub struct ZkEnsemble {
     servers: Vec<Option<Process>>,
     client_ports: Vec<u16>,
+    /// Each server's home, data directory and configuration, to restart it.
+    specs: Vec<(PathBuf, PathBuf, String)>,
     // Dropped after the processes.
     _dir: TempDir,
 }
@@ -533,7 +541,7 @@ impl ZkEnsemble {
             .enumerate()
             .map(|(i, qe)| format!("server.{}=127.0.0.1:{}:{}\n", i + 1, qe[0], qe[1]))
             .collect();
-        let servers = client_ports
+        let specs: Vec<(PathBuf, PathBuf, String)> = client_ports
             .iter()
             .enumerate()
             .map(|(i, &client)| {
@@ -545,12 +553,20 @@ impl ZkEnsemble {
                     "{}initLimit=10\nsyncLimit=5\n{peers}",
                     base_config(&data, client)
                 );
-                Some(Process::spawn(&home, &data, &config, client))
+                (home, data, config)
+            })
+            .collect();
+        let servers = specs
+            .iter()
+            .zip(client_ports)
+            .map(|((home, data, config), &client)| {
+                Some(Process::spawn(home, data, config, client))
             })
             .collect();
         ZkEnsemble {
             servers,
             client_ports: client_ports.to_vec(),
+            specs,
             _dir: dir,
         }
     }
@@ -631,6 +647,36 @@ impl ZkEnsemble {
         if let Some(mut process) = self.servers[i].take() {
             process.kill();
         }
+    }
+
+    /// Starts killed server `i` again on its ports and data, and waits (up
+    /// to `timeout`) until it serves as leader or follower. Returns whether
+    /// it does; a running server is left alone.
+    pub fn restart(&mut self, i: usize, timeout: Duration) -> bool {
+        if self.servers[i].is_none() {
+            let (home, data, config) = &self.specs[i];
+            self.servers[i] = Some(Process::spawn(home, data, config, self.client_ports[i]));
+        }
+        let deadline = Instant::now() + timeout;
+        while Instant::now() < deadline {
+            if matches!(self.server_state(i).as_deref(), Some("leader" | "follower")) {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        false
+    }
+
+    /// The server (0-based) that holds a connection of session `session_id`
+    /// (from each server's `cons`), if any.
+    pub fn server_of_session(&self, session_id: i64) -> Option<usize> {
+        let needle = format!("sid=0x{session_id:x}");
+        (0..self.len()).find(|&i| {
+            self.servers[i].is_some()
+                && self
+                    .four_letter(i, "cons")
+                    .is_ok_and(|cons| cons.contains(&needle))
+        })
     }
 }
 

@@ -1,0 +1,192 @@
+//! Killing an ensemble's servers one at a time while recipes run, and
+//! measuring how soon each client acts again.
+//!
+//! [`kill_in_turn`] alternates between the quorum leader and the server a
+//! client's session is connected to, kills it with SIGKILL, leaves it down
+//! for a moment, restarts it and waits until it serves again before the next
+//! kill, so a quorum always remains. [`Progress`] records each client's
+//! successful operations and the errors its application saw; from both,
+//! [`Progress::recoveries`] gives the longest time from a kill to each
+//! client's next success.
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use crate::ZkEnsemble;
+
+/// How long the tests run their kills: `HERDLESS_CHAOS_SECS` (the soak mode,
+/// e.g. 1800), or `default`.
+pub fn duration(default: Duration) -> Duration {
+    std::env::var("HERDLESS_CHAOS_SECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .map(Duration::from_secs)
+        .unwrap_or(default)
+}
+
+/// Which server a kill chose.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    /// The quorum leader.
+    Leader,
+    /// The server a client's session was connected to (index of the client).
+    ClientServer(usize),
+}
+
+/// One kill of one server.
+#[derive(Debug, Clone)]
+pub struct Kill {
+    /// The server killed (0-based).
+    pub server: usize,
+    /// Why it was chosen.
+    pub target: Target,
+    /// When it was killed.
+    pub at: Instant,
+    /// Whether it served again after its restart.
+    pub back: bool,
+}
+
+/// Kills servers of `ensemble` one at a time for `duration`: the leader, then
+/// the server of client 0's session, then the leader, then client 1's, ...
+/// (`sessions` gives the clients' current session ids; 0 for none yet).
+/// Each stays down for `down`, then is restarted and waited for.
+pub fn kill_in_turn(
+    ensemble: &mut ZkEnsemble,
+    duration: Duration,
+    down: Duration,
+    sessions: impl Fn() -> Vec<i64>,
+) -> Vec<Kill> {
+    let started = Instant::now();
+    let mut kills = Vec::new();
+    let mut turn = 0usize;
+    while started.elapsed() < duration {
+        let clients = sessions();
+        let target = if turn % 2 == 0 || clients.is_empty() {
+            Target::Leader
+        } else {
+            Target::ClientServer((turn / 2) % clients.len())
+        };
+        turn += 1;
+        let server = match target {
+            Target::Leader => ensemble.leader(),
+            Target::ClientServer(c) => ensemble.server_of_session(clients[c]),
+        };
+        let Some(server) = server else {
+            // No leader elected yet, or the client is between servers.
+            std::thread::sleep(Duration::from_millis(200));
+            continue;
+        };
+        let at = Instant::now();
+        ensemble.kill(server);
+        std::thread::sleep(down);
+        let back = ensemble.restart(server, Duration::from_secs(60));
+        kills.push(Kill {
+            server,
+            target,
+            at,
+            back,
+        });
+        // Let the clients work on a whole ensemble for a moment.
+        std::thread::sleep(down);
+    }
+    kills
+}
+
+/// What the clients of a run did.
+#[derive(Debug)]
+pub struct Progress {
+    names: Vec<String>,
+    successes: Vec<Mutex<Vec<Instant>>>,
+    errors: Mutex<Vec<String>>,
+}
+
+impl Progress {
+    /// Progress of clients with these names.
+    pub fn new(names: &[&str]) -> Progress {
+        Progress {
+            names: names.iter().map(|n| n.to_string()).collect(),
+            successes: names.iter().map(|_| Mutex::new(Vec::new())).collect(),
+            errors: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Client `client` completed an operation.
+    pub fn ok(&self, client: usize) {
+        self.successes[client]
+            .lock()
+            .expect("progress lock")
+            .push(Instant::now());
+    }
+
+    /// Client `client`'s application saw an error.
+    pub fn error(&self, client: usize, what: impl std::fmt::Display) {
+        let line = format!("{}: {what}", self.names[client]);
+        eprintln!("application error: {line}");
+        self.errors.lock().expect("progress lock").push(line);
+    }
+
+    /// The errors the applications saw.
+    pub fn errors(&self) -> Vec<String> {
+        self.errors.lock().expect("progress lock").clone()
+    }
+
+    /// Operations each client completed.
+    pub fn counts(&self) -> Vec<(String, usize)> {
+        self.names
+            .iter()
+            .zip(&self.successes)
+            .map(|(n, s)| (n.clone(), s.lock().expect("progress lock").len()))
+            .collect()
+    }
+
+    /// For each client, the longest time from a kill to its next success
+    /// (`None` if a kill was never followed by one).
+    pub fn recoveries(&self, kills: &[Kill]) -> Vec<(String, Option<Duration>)> {
+        self.names
+            .iter()
+            .zip(&self.successes)
+            .map(|(name, s)| {
+                let s = s.lock().expect("progress lock");
+                let longest = kills
+                    .iter()
+                    .map(|k| s.iter().find(|&&t| t > k.at).map(|&t| t - k.at))
+                    .try_fold(Duration::ZERO, |acc, r| r.map(|r| acc.max(r)));
+                (name.clone(), longest)
+            })
+            .collect()
+    }
+
+    /// Prints the figures of a run and checks them: kills happened and all
+    /// servers came back, no application error, every client acted again
+    /// within `bound` of every kill.
+    pub fn check(&self, recipe: &str, kills: &[Kill], bound: Duration) {
+        let recoveries = self.recoveries(kills);
+        let servers: Vec<String> = kills
+            .iter()
+            .map(|k| format!("{}({:?})", k.server, k.target))
+            .collect();
+        println!(
+            "{recipe}: {} kills [{}]; operations {:?}; longest kill-to-next-success {:?}; errors {:?}",
+            kills.len(),
+            servers.join(" "),
+            self.counts(),
+            recoveries,
+            self.errors()
+        );
+        assert!(kills.len() >= 3, "too few kills: {kills:?}");
+        assert!(kills.iter().all(|k| k.back), "a server did not come back: {kills:?}");
+        assert!(
+            kills.iter().any(|k| k.target == Target::Leader)
+                && kills.iter().any(|k| k.target != Target::Leader),
+            "both the leader and a client's server were killed: {kills:?}"
+        );
+        assert_eq!(self.errors(), Vec::<String>::new(), "{recipe}: application errors");
+        for (name, longest) in recoveries {
+            let longest = longest.unwrap_or_else(|| panic!("{recipe}: {name} never acted again after a kill"));
+            assert!(
+                longest <= bound,
+                "{recipe}: {name} took {longest:?} to act again after a kill (bound {bound:?})"
+            );
+        }
+    }
+}

@@ -1,0 +1,223 @@
+//! Recipes on a three-server ensemble whose servers are killed with SIGKILL
+//! one at a time (the quorum leader and the server a client is connected
+//! to, in turn) and restarted, while herdless-std and herdless-embassy
+//! clients work side by side. Each test checks its recipe's invariant on
+//! the way, that the applications see no error, and that every client acts
+//! again within its session timeout plus 2 s of every kill.
+//!
+//! `HERDLESS_CHAOS_SECS` sets how long the kills go on (30 s by default; the
+//! soak mode runs the same tests for longer). The tests of this file run one
+//! at a time: each has three servers of its own.
+
+#[path = "embassy/tokio_transport.rs"]
+mod tokio_transport;
+
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use herdless_core::naming::Guid;
+use herdless_embassy::wire::SessionConfig;
+use herdless_embassy::{Buffers, Zk};
+use herdless_tests::chaos::{self, Kill, Progress};
+use herdless_tests::ZkEnsemble;
+use tokio_transport::TokioTransport;
+
+/// The clients' session timeout.
+const SESSION: Duration = Duration::from_secs(8);
+/// How long a killed server stays down (and how long the ensemble stays
+/// whole between kills).
+const DOWN: Duration = Duration::from_secs(2);
+
+fn serial() -> MutexGuard<'static, ()> {
+    static SERIAL: Mutex<()> = Mutex::new(());
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn guid() -> Guid {
+    Guid::from_random_bytes(uuid::Uuid::new_v4().into_bytes())
+}
+
+/// A short critical section: 0 to 5 ms.
+fn work() -> Duration {
+    Duration::from_micros(u64::from(uuid::Uuid::new_v4().as_bytes()[0]) * 20)
+}
+
+/// What the clients of one run share.
+struct Run {
+    progress: Progress,
+    sessions: Vec<AtomicI64>,
+    stop: AtomicBool,
+}
+
+impl Run {
+    fn new(names: &[&str]) -> Arc<Run> {
+        Arc::new(Run {
+            progress: Progress::new(names),
+            sessions: names.iter().map(|_| AtomicI64::new(0)).collect(),
+            stop: AtomicBool::new(false),
+        })
+    }
+
+    fn stopped(&self) -> bool {
+        self.stop.load(Ordering::SeqCst)
+    }
+}
+
+/// Runs the kills on a blocking thread while the clients work, then stops
+/// the clients and gives them `SESSION` to finish their last operation.
+async fn with_kills(
+    mut ensemble: ZkEnsemble,
+    run: &Arc<Run>,
+    clients: Vec<std::thread::JoinHandle<()>>,
+) -> (Vec<Kill>, ZkEnsemble) {
+    let sessions = run.clone();
+    let duration = chaos::duration(Duration::from_secs(30));
+    let (kills, ensemble) = tokio::task::spawn_blocking(move || {
+        let kills = chaos::kill_in_turn(&mut ensemble, duration, DOWN, || {
+            sessions
+                .sessions
+                .iter()
+                .map(|s| s.load(Ordering::SeqCst))
+                .collect()
+        });
+        (kills, ensemble)
+    })
+    .await
+    .expect("the kills ran");
+    run.stop.store(true, Ordering::SeqCst);
+    let deadline = std::time::Instant::now() + SESSION + DOWN;
+    for (i, client) in clients.into_iter().enumerate() {
+        while !client.is_finished() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "client {i} is stuck in its last operation"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        client.join().expect("a client panicked");
+    }
+    (kills, ensemble)
+}
+
+/// Runs `f` on a thread of its own with a current-thread runtime (the
+/// embedded driver borrows its buffers, so it runs where they live).
+fn client_thread<F, Fut>(f: F) -> std::thread::JoinHandle<()>
+where
+    F: FnOnce() -> Fut + Send + 'static,
+    Fut: Future<Output = ()>,
+{
+    std::thread::spawn(move || {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime")
+            .block_on(f())
+    })
+}
+
+fn addrs(ensemble: &ZkEnsemble) -> Vec<String> {
+    (0..ensemble.len()).map(|i| ensemble.client_addr(i)).collect()
+}
+
+/// Never two holders: set on entry, cleared on exit; a second holder finds
+/// it set.
+#[derive(Default)]
+struct Exclusion {
+    inside: AtomicBool,
+    overlaps: AtomicUsize,
+}
+
+impl Exclusion {
+    fn enter(&self) {
+        if self.inside.swap(true, Ordering::SeqCst) {
+            self.overlaps.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    fn leave(&self) {
+        self.inside.store(false, Ordering::SeqCst);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_lock_keeps_one_holder_and_progress_while_servers_are_killed() {
+    let _serial = serial();
+    const DIR: &str = "/chaos/lock";
+    let ensemble = ZkEnsemble::start();
+    let connect = ensemble.connect_string();
+    let run = Run::new(&["std-0", "std-1", "embassy-0", "embassy-1"]);
+    let exclusion = Arc::new(Exclusion::default());
+    let mut clients = Vec::new();
+    for k in 0..2 {
+        let (run, exclusion, connect) = (run.clone(), exclusion.clone(), connect.clone());
+        clients.push(client_thread(move || async move {
+            let client = herdless_std::connect(&connect, SESSION)
+                .await
+                .expect("connect");
+            let lock = herdless_std::Lock::new(&client, DIR).unwrap();
+            while !run.stopped() {
+                run.sessions[k].store(client.session_id().0, Ordering::SeqCst);
+                match lock.acquire().await {
+                    Ok(guard) => {
+                        run.progress.ok(k);
+                        exclusion.enter();
+                        tokio::time::sleep(work()).await;
+                        exclusion.leave();
+                        match guard.release().await {
+                            Ok(()) => run.progress.ok(k),
+                            Err(e) => run.progress.error(k, format!("release: {e}")),
+                        }
+                    }
+                    Err(e) => run.progress.error(k, format!("acquire: {e}")),
+                }
+            }
+        }));
+    }
+    for k in 2..4 {
+        let (run, exclusion, addrs) = (run.clone(), exclusion.clone(), addrs(&ensemble));
+        clients.push(client_thread(move || async move {
+            let (mut rx, mut tx) = ([0u8; 4096], [0u8; 1024]);
+            let mut lock: herdless_core::lock::Lock = herdless_core::lock::Lock::new(DIR).unwrap();
+            let mut zk: Zk<'_, _> = Zk::new(
+                TokioTransport::new(addrs),
+                Buffers::new(&mut rx, &mut tx),
+                SessionConfig::new(1, SESSION.as_millis() as u32).with_retry_delay_ms(200),
+            );
+            let id = zk.add(&mut lock).unwrap();
+            zk.connect().await.expect("connect");
+            while !run.stopped() {
+                run.sessions[k].store(zk.session_id(), Ordering::SeqCst);
+                let mut pump = zk.handle(id);
+                match pump.acquire(guid()).await {
+                    Ok(()) => {
+                        run.progress.ok(k);
+                        exclusion.enter();
+                        let held = pump.hold_while(tokio::time::sleep(work())).await;
+                        exclusion.leave();
+                        if let Err(e) = held {
+                            run.progress.error(k, format!("hold: {e:?}"));
+                        }
+                        match pump.release().await {
+                            Ok(()) => run.progress.ok(k),
+                            Err(e) => run.progress.error(k, format!("release: {e:?}")),
+                        }
+                    }
+                    Err(e) => run.progress.error(k, format!("acquire: {e:?}")),
+                }
+            }
+            let _ = zk.close().await;
+        }));
+    }
+    let (kills, ensemble) = with_kills(ensemble, &run, clients).await;
+    let overlaps = exclusion.overlaps.load(Ordering::SeqCst);
+    println!("lock: overlaps {overlaps}");
+    run.progress.check("lock", &kills, SESSION + DOWN);
+    assert_eq!(overlaps, 0, "two holders at once");
+    let client = herdless_std::connect(&ensemble.connect_string(), SESSION)
+        .await
+        .unwrap();
+    let left = client.list_children(DIR).await.unwrap();
+    assert!(left.is_empty(), "nodes left behind: {left:?}");
+}
