@@ -221,3 +221,104 @@ async fn the_lock_keeps_one_holder_and_progress_while_servers_are_killed() {
     let left = client.list_children(DIR).await.unwrap();
     assert!(left.is_empty(), "nodes left behind: {left:?}");
 }
+
+/// Runs `body` on a herdless-std client of `connect`, as client `k` of `run`,
+/// until the run stops (`body` does one round and records it).
+fn std_client<F, Fut>(run: &Arc<Run>, k: usize, connect: &str, body: F) -> std::thread::JoinHandle<()>
+where
+    F: Fn(herdless_std::Client, Arc<Run>) -> Fut + Send + 'static,
+    Fut: Future<Output = ()>,
+{
+    let (run, connect) = (run.clone(), connect.to_owned());
+    client_thread(move || async move {
+        let client = herdless_std::connect(&connect, SESSION)
+            .await
+            .expect("connect");
+        while !run.stopped() {
+            run.sessions[k].store(client.session_id().0, Ordering::SeqCst);
+            body(client.clone(), run.clone()).await;
+        }
+    })
+}
+
+/// How long a leader leads before it resigns.
+const TERM: Duration = Duration::from_millis(20);
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_election_keeps_one_leader_and_progress_while_servers_are_killed() {
+    let _serial = serial();
+    const DIR: &str = "/chaos/election";
+    let ensemble = ZkEnsemble::start();
+    let connect = ensemble.connect_string();
+    let run = Run::new(&["std-0", "std-1", "embassy-0", "embassy-1"]);
+    let exclusion = Arc::new(Exclusion::default());
+    let mut clients = Vec::new();
+    for k in 0..2 {
+        let exclusion = exclusion.clone();
+        clients.push(std_client(&run, k, &connect, move |client, run| {
+            let exclusion = exclusion.clone();
+            async move {
+                let election = herdless_std::Election::new(&client, DIR).unwrap();
+                match election.campaign().await {
+                    Ok(leadership) => {
+                        run.progress.ok(k);
+                        exclusion.enter();
+                        tokio::time::sleep(TERM).await;
+                        exclusion.leave();
+                        match leadership.resign().await {
+                            Ok(()) => run.progress.ok(k),
+                            Err(e) => run.progress.error(k, format!("resign: {e}")),
+                        }
+                    }
+                    Err(e) => run.progress.error(k, format!("campaign: {e}")),
+                }
+            }
+        }));
+    }
+    for k in 2..4 {
+        let (run, exclusion, addrs) = (run.clone(), exclusion.clone(), addrs(&ensemble));
+        clients.push(client_thread(move || async move {
+            let (mut rx, mut tx) = ([0u8; 4096], [0u8; 1024]);
+            let mut election: herdless_core::election::Election =
+                herdless_core::election::Election::new(DIR).unwrap();
+            let mut zk: Zk<'_, _> = Zk::new(
+                TokioTransport::new(addrs),
+                Buffers::new(&mut rx, &mut tx),
+                SessionConfig::new(1, SESSION.as_millis() as u32).with_retry_delay_ms(200),
+            );
+            let id = zk.add(&mut election).unwrap();
+            zk.connect().await.expect("connect");
+            while !run.stopped() {
+                run.sessions[k].store(zk.session_id(), Ordering::SeqCst);
+                let mut pump = zk.handle(id);
+                match pump.campaign(guid(), b"embassy").await {
+                    Ok(()) => {
+                        run.progress.ok(k);
+                        exclusion.enter();
+                        let led = pump.lead_while(tokio::time::sleep(TERM)).await;
+                        exclusion.leave();
+                        if let Err(e) = led {
+                            run.progress.error(k, format!("lead: {e:?}"));
+                        }
+                        match pump.resign().await {
+                            Ok(()) => run.progress.ok(k),
+                            Err(e) => run.progress.error(k, format!("resign: {e:?}")),
+                        }
+                    }
+                    Err(e) => run.progress.error(k, format!("campaign: {e:?}")),
+                }
+            }
+            let _ = zk.close().await;
+        }));
+    }
+    let (kills, ensemble) = with_kills(ensemble, &run, clients).await;
+    let overlaps = exclusion.overlaps.load(Ordering::SeqCst);
+    println!("election: overlaps {overlaps}");
+    run.progress.check("election", &kills, SESSION + DOWN);
+    assert_eq!(overlaps, 0, "two leaders at once");
+    let client = herdless_std::connect(&ensemble.connect_string(), SESSION)
+        .await
+        .unwrap();
+    let left = client.list_children(DIR).await.unwrap();
+    assert!(left.is_empty(), "nodes left behind: {left:?}");
+}
