@@ -174,15 +174,23 @@ impl Progress {
             self.errors()
         );
         assert!(kills.len() >= 3, "too few kills: {kills:?}");
-        assert!(kills.iter().all(|k| k.back), "a server did not come back: {kills:?}");
+        assert!(
+            kills.iter().all(|k| k.back),
+            "a server did not come back: {kills:?}"
+        );
         assert!(
             kills.iter().any(|k| k.target == Target::Leader)
                 && kills.iter().any(|k| k.target != Target::Leader),
             "both the leader and a client's server were killed: {kills:?}"
         );
-        assert_eq!(self.errors(), Vec::<String>::new(), "{recipe}: application errors");
+        assert_eq!(
+            self.errors(),
+            Vec::<String>::new(),
+            "{recipe}: application errors"
+        );
         for (name, longest) in recoveries {
-            let longest = longest.unwrap_or_else(|| panic!("{recipe}: {name} never acted again after a kill"));
+            let longest = longest
+                .unwrap_or_else(|| panic!("{recipe}: {name} never acted again after a kill"));
             assert!(
                 longest <= bound,
                 "{recipe}: {name} took {longest:?} to act again after a kill (bound {bound:?})"

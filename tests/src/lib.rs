@@ -559,9 +559,7 @@ impl ZkEnsemble {
         let servers = specs
             .iter()
             .zip(client_ports)
-            .map(|((home, data, config), &client)| {
-                Some(Process::spawn(home, data, config, client))
-            })
+            .map(|((home, data, config), &client)| Some(Process::spawn(home, data, config, client)))
             .collect();
         ZkEnsemble {
             servers,

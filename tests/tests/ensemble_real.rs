@@ -118,7 +118,9 @@ where
 }
 
 fn addrs(ensemble: &ZkEnsemble) -> Vec<String> {
-    (0..ensemble.len()).map(|i| ensemble.client_addr(i)).collect()
+    (0..ensemble.len())
+        .map(|i| ensemble.client_addr(i))
+        .collect()
 }
 
 /// Never two holders: set on entry, cleared on exit; a second holder finds
@@ -224,7 +226,12 @@ async fn the_lock_keeps_one_holder_and_progress_while_servers_are_killed() {
 
 /// Runs `body` on a herdless-std client of `connect`, as client `k` of `run`,
 /// until the run stops (`body` does one round and records it).
-fn std_client<F, Fut>(run: &Arc<Run>, k: usize, connect: &str, body: F) -> std::thread::JoinHandle<()>
+fn std_client<F, Fut>(
+    run: &Arc<Run>,
+    k: usize,
+    connect: &str,
+    body: F,
+) -> std::thread::JoinHandle<()>
 where
     F: Fn(herdless_std::Client, Arc<Run>) -> Fut + Send + 'static,
     Fut: Future<Output = ()>,
@@ -321,4 +328,214 @@ async fn the_election_keeps_one_leader_and_progress_while_servers_are_killed() {
         .unwrap();
     let left = client.list_children(DIR).await.unwrap();
     assert!(left.is_empty(), "nodes left behind: {left:?}");
+}
+
+/// What the queue's clients put and took.
+#[derive(Default)]
+struct Ledger {
+    /// Payloads of the puts that returned (each payload is unique).
+    put: Mutex<Vec<String>>,
+    /// Payload, node and whether the take was certain.
+    taken: Mutex<Vec<(String, String, bool)>>,
+}
+
+/// What a queue run's ledger shows.
+#[derive(Debug)]
+struct Balance {
+    /// Puts whose payload was never taken.
+    lost: Vec<String>,
+    /// Nodes taken by two certain takes.
+    taken_twice: Vec<String>,
+    /// Payloads that were in two nodes: a put whose create's answer was lost
+    /// and whose item was taken before the producer could find it again
+    /// (at least once, as documented for `put`).
+    put_twice: Vec<String>,
+}
+
+impl Ledger {
+    fn put(&self, payload: String) {
+        self.put.lock().unwrap().push(payload);
+    }
+
+    fn taken(&self, payload: &[u8], node: &str, certain: bool) {
+        let payload = String::from_utf8_lossy(payload).into_owned();
+        self.taken
+            .lock()
+            .unwrap()
+            .push((payload, node.to_owned(), certain));
+    }
+
+    fn balance(&self) -> Balance {
+        let put = self.put.lock().unwrap().clone();
+        let taken = self.taken.lock().unwrap().clone();
+        let lost = put
+            .iter()
+            .filter(|p| !taken.iter().any(|(t, _, _)| t == *p))
+            .cloned()
+            .collect();
+        let mut taken_twice: Vec<String> = taken
+            .iter()
+            .filter(|(_, n, _)| taken.iter().filter(|(_, m, c)| m == n && *c).count() > 1)
+            .map(|(_, n, _)| n.clone())
+            .collect();
+        taken_twice.sort();
+        taken_twice.dedup();
+        let mut put_twice: Vec<String> = taken
+            .iter()
+            .filter(|(p, n, _)| taken.iter().any(|(q, m, _)| q == p && m != n))
+            .map(|(p, _, _)| p.clone())
+            .collect();
+        put_twice.sort();
+        put_twice.dedup();
+        Balance {
+            lost,
+            taken_twice,
+            put_twice,
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_queue_loses_nothing_and_takes_nothing_twice_while_servers_are_killed() {
+    let _serial = serial();
+    const DIR: &str = "/chaos/queue";
+    let ensemble = ZkEnsemble::start();
+    let connect = ensemble.connect_string();
+    let run = Run::new(&[
+        "std-producer",
+        "std-consumer",
+        "embassy-producer",
+        "embassy-consumer",
+    ]);
+    let ledger = Arc::new(Ledger::default());
+    let mut clients = Vec::new();
+    let counter = Arc::new(AtomicUsize::new(0));
+    {
+        let (ledger, counter) = (ledger.clone(), counter.clone());
+        clients.push(std_client(&run, 0, &connect, move |client, run| {
+            let (ledger, counter) = (ledger.clone(), counter.clone());
+            async move {
+                let queue = herdless_std::queue::Queue::new(&client, DIR).await;
+                let queue = match queue {
+                    Ok(q) => q,
+                    Err(e) => return run.progress.error(0, format!("open: {e}")),
+                };
+                let payload = format!("std-{}", counter.fetch_add(1, Ordering::SeqCst));
+                match queue.put(payload.as_bytes()).await {
+                    Ok(_) => {
+                        ledger.put(payload);
+                        run.progress.ok(0);
+                    }
+                    Err(e) => run.progress.error(0, format!("put: {e}")),
+                }
+            }
+        }));
+    }
+    {
+        let ledger = ledger.clone();
+        clients.push(std_client(&run, 1, &connect, move |client, run| {
+            let ledger = ledger.clone();
+            async move {
+                let queue = match herdless_std::queue::Queue::new(&client, DIR).await {
+                    Ok(q) => q,
+                    Err(e) => return run.progress.error(1, format!("open: {e}")),
+                };
+                match queue.take_timeout(Duration::from_millis(500)).await {
+                    Ok(Some(item)) => {
+                        ledger.taken(&item.data, &item.node, item.certain);
+                        run.progress.ok(1);
+                    }
+                    Ok(None) => run.progress.ok(1),
+                    Err(e) => run.progress.error(1, format!("take: {e}")),
+                }
+            }
+        }));
+    }
+    {
+        let (run, ledger, addrs) = (run.clone(), ledger.clone(), addrs(&ensemble));
+        clients.push(client_thread(move || async move {
+            let (mut rx, mut tx) = ([0u8; 4096], [0u8; 1024]);
+            let mut producer: herdless_core::queue::Producer<64> =
+                herdless_core::queue::Producer::new(DIR).unwrap();
+            let mut zk: Zk<'_, _> = Zk::new(
+                TokioTransport::new(addrs),
+                Buffers::new(&mut rx, &mut tx),
+                SessionConfig::new(1, SESSION.as_millis() as u32).with_retry_delay_ms(200),
+            );
+            let id = zk.add(&mut producer).unwrap();
+            zk.connect().await.expect("connect");
+            let mut n = 0;
+            while !run.stopped() {
+                run.sessions[2].store(zk.session_id(), Ordering::SeqCst);
+                let payload = format!("embassy-{n}");
+                n += 1;
+                match zk.handle(id).put(guid(), payload.as_bytes(), None).await {
+                    Ok(_) => {
+                        ledger.put(payload);
+                        run.progress.ok(2);
+                    }
+                    Err(e) => run.progress.error(2, format!("put: {e:?}")),
+                }
+            }
+            let _ = zk.close().await;
+        }));
+    }
+    {
+        let (run, ledger, addrs) = (run.clone(), ledger.clone(), addrs(&ensemble));
+        clients.push(client_thread(move || async move {
+            let (mut rx, mut tx) = ([0u8; 4096], [0u8; 1024]);
+            let mut consumer: herdless_core::queue::Consumer<4, 64> =
+                herdless_core::queue::Consumer::new(DIR).unwrap();
+            let mut zk: Zk<'_, _> = Zk::new(
+                TokioTransport::new(addrs),
+                Buffers::new(&mut rx, &mut tx),
+                SessionConfig::new(1, SESSION.as_millis() as u32).with_retry_delay_ms(200),
+            );
+            let id = zk.add(&mut consumer).unwrap();
+            zk.connect().await.expect("connect");
+            while !run.stopped() {
+                run.sessions[3].store(zk.session_id(), Ordering::SeqCst);
+                let took = zk
+                    .handle(id)
+                    .take_timeout(embassy_time::Duration::from_millis(500))
+                    .await;
+                match took {
+                    Ok(Some(item)) => {
+                        ledger.taken(item.data, item.node, item.certain);
+                        run.progress.ok(3);
+                    }
+                    Ok(None) => run.progress.ok(3),
+                    Err(e) => run.progress.error(3, format!("take: {e:?}")),
+                }
+            }
+            let _ = zk.close().await;
+        }));
+    }
+    let (kills, ensemble) = with_kills(ensemble, &run, clients).await;
+    // What is still queued is taken by a last consumer.
+    let client = herdless_std::connect(&ensemble.connect_string(), SESSION)
+        .await
+        .unwrap();
+    let queue = herdless_std::queue::Queue::new(&client, DIR).await.unwrap();
+    while let Some(item) = queue
+        .take_timeout(Duration::from_millis(500))
+        .await
+        .unwrap()
+    {
+        ledger.taken(&item.data, &item.node, item.certain);
+    }
+    let balance = ledger.balance();
+    let uncertain = ledger.taken.lock().unwrap().iter().filter(|t| !t.2).count();
+    println!(
+        "queue: {} put, {} taken ({uncertain} uncertain), {} put twice (at least once); {balance:?}",
+        ledger.put.lock().unwrap().len(),
+        ledger.taken.lock().unwrap().len(),
+        balance.put_twice.len()
+    );
+    run.progress.check("queue", &kills, SESSION + DOWN);
+    assert!(balance.lost.is_empty(), "items lost: {balance:?}");
+    assert!(
+        balance.taken_twice.is_empty(),
+        "items taken twice: {balance:?}"
+    );
 }

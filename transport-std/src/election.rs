@@ -41,7 +41,7 @@ use zookeeper_client::Client;
 
 use crate::driver::{self, Counters, DriverHandle, Source};
 use crate::fence::Fenced;
-use crate::{convert, Connection, Error};
+use crate::{convert, retry, Connection, Error};
 
 /// Longest path (directory and candidate node) an election handles.
 pub const MAX_PATH: usize = 256;
@@ -547,7 +547,8 @@ impl Drop for Leadership {
 pub async fn current_leader(conn: &impl Connection, dir: &str) -> Result<Option<Leader>, Error> {
     herdless_core::path::validate(dir)?;
     let path = herdless_core::path::join::<MAX_PATH>(dir, ACK_NAME)?;
-    match conn.client().get_data(&path).await {
+    let client = conn.client();
+    match retry::across_connection_losses(|| client.get_data(&path)).await {
         Ok((data, _)) => {
             let leader = Acknowledgement::parse(&data).map(Leader::from_ack);
             if leader.is_none() {

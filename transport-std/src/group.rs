@@ -10,7 +10,7 @@ use tokio::sync::watch;
 use tracing::warn;
 
 use crate::driver::{self, Counters, DriverHandle};
-use crate::{convert, Connection, Error, GroupMember};
+use crate::{convert, retry, Connection, Error, GroupMember};
 
 /// Most members a [`GroupWatch`] follows.
 pub const MAX_MEMBERS: usize = 1024;
@@ -24,7 +24,8 @@ type Core = CoreMembers<MAX_MEMBERS, MAX_NAME, 256>;
 /// exist). One round trip.
 pub async fn members(conn: &impl Connection, group: &str) -> Result<Vec<String>, Error> {
     herdless_core::path::validate(group)?;
-    match conn.client().list_children(group).await {
+    let client = conn.client();
+    match retry::across_connection_losses(|| client.list_children(group)).await {
         Ok(mut names) => {
             names.sort();
             Ok(names)
@@ -189,7 +190,8 @@ pub async fn lookup(
 ) -> Result<Option<Vec<u8>>, Error> {
     herdless_core::path::validate_name(name)?;
     let path = herdless_core::path::join::<1024>(root, name)?;
-    match conn.client().get_data(&path).await {
+    let client = conn.client();
+    match retry::across_connection_losses(|| client.get_data(&path)).await {
         Ok((data, _)) => Ok(Some(data)),
         Err(zookeeper_client::Error::NoNode) => Ok(None),
         Err(e) => Err(match convert::error(&e) {

@@ -43,6 +43,7 @@ pub mod group;
 pub mod lock;
 pub mod member;
 pub mod queue;
+mod retry;
 pub mod revoke;
 pub mod rwlock;
 mod session;

@@ -9,7 +9,7 @@ use herdless_core::queue::{Consumer, ConsumerEvent, Producer, ProducerEvent};
 use tokio::sync::{mpsc, Mutex};
 
 use crate::driver::{self, Counters, DriverHandle};
-use crate::{convert, Connection, Error};
+use crate::{convert, retry, Connection, Error};
 
 /// Largest item, in bytes.
 pub const MAX_ITEM: usize = 64 * 1024;
@@ -288,7 +288,8 @@ async fn ensure_dir(client: &zookeeper_client::Client, dir: &str) -> Result<(), 
     let mut at = 0;
     while at < dir.len() {
         let end = dir[at + 1..].find('/').map_or(dir.len(), |i| at + 1 + i);
-        match client.create(&dir[..end], b"", &open).await {
+        let create = || client.create(&dir[..end], b"", &open);
+        match retry::across_connection_losses(create).await {
             Ok(_) | Err(zookeeper_client::Error::NodeExists) => {}
             Err(e) => return Err(Error::Zk(convert::error(&e))),
         }
