@@ -61,7 +61,7 @@ pub fn kill_in_turn(
     let mut turn = 0usize;
     while started.elapsed() < duration {
         let clients = sessions();
-        let target = if turn % 2 == 0 || clients.is_empty() {
+        let target = if turn.is_multiple_of(2) || clients.is_empty() {
             Target::Leader
         } else {
             Target::ClientServer((turn / 2) % clients.len())
