@@ -14,7 +14,7 @@ mod tokio_transport;
 
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use herdless_core::naming::Guid;
@@ -30,9 +30,10 @@ const SESSION: Duration = Duration::from_secs(8);
 /// whole between kills).
 const DOWN: Duration = Duration::from_secs(2);
 
-fn serial() -> MutexGuard<'static, ()> {
-    static SERIAL: Mutex<()> = Mutex::new(());
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+/// One test of this file at a time: each runs three servers.
+async fn serial() -> tokio::sync::MutexGuard<'static, ()> {
+    static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+    SERIAL.lock().await
 }
 
 fn guid() -> Guid {
@@ -145,7 +146,7 @@ impl Exclusion {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_lock_keeps_one_holder_and_progress_while_servers_are_killed() {
-    let _serial = serial();
+    let _serial = serial().await;
     const DIR: &str = "/chaos/lock";
     let ensemble = ZkEnsemble::start();
     let connect = ensemble.connect_string();
@@ -253,7 +254,7 @@ const TERM: Duration = Duration::from_millis(20);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_election_keeps_one_leader_and_progress_while_servers_are_killed() {
-    let _serial = serial();
+    let _serial = serial().await;
     const DIR: &str = "/chaos/election";
     let ensemble = ZkEnsemble::start();
     let connect = ensemble.connect_string();
@@ -397,7 +398,7 @@ impl Ledger {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_queue_loses_nothing_and_takes_nothing_twice_while_servers_are_killed() {
-    let _serial = serial();
+    let _serial = serial().await;
     const DIR: &str = "/chaos/queue";
     let ensemble = ZkEnsemble::start();
     let connect = ensemble.connect_string();
