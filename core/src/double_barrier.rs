@@ -29,7 +29,10 @@
 //! when the watched node goes. Each deletion wakes one process, except the
 //! last. Names order processes (they are unique in the barrier); the last
 //! to leave deletes `ready`, so the barrier can be used again once everyone
-//! has left.
+//! has left. A process whose own node is gone also checks `ready`: if it is
+//! gone, the round is over, and the nodes it listed are the next round's
+//! (processes that left and entered again before its listing), which it
+//! must not wait for.
 //!
 //! A process that dies inside the barrier does not block the others: its
 //! ephemeral node goes with its session, and whoever waited on it lists
@@ -96,6 +99,10 @@ enum Op {
     RefreshReady,
     DeleteOwn,
     DeleteReady,
+    /// exists on `ready` while leaving with the own node gone: absent, the
+    /// round is over (its last process deleted it after everyone else's
+    /// node), whatever nodes the next round has made since.
+    ReadyGone,
     /// getData with a watch on the process node being waited for.
     WatchOther,
 }
@@ -308,6 +315,11 @@ impl<const N: usize> DoubleBarrier<N> {
                 } else {
                     if own_present {
                         self.ops.queue(Op::DeleteOwn);
+                    } else {
+                        // The others listed may be the next round's, made
+                        // by processes that left and entered again before
+                        // this listing (under the same names).
+                        self.ops.queue(Op::ReadyGone);
                     }
                     lowest
                 };
@@ -397,9 +409,8 @@ impl<const N: usize> Recipe for DoubleBarrier<N> {
             | Op::StatReady
             | Op::CreateReady
             | Op::RefreshReady
-            | Op::DeleteReady => {
-                path::join_into(&mut self.scratch, &self.dir, READY).map_err(|_| ())
-            }
+            | Op::DeleteReady
+            | Op::ReadyGone => path::join_into(&mut self.scratch, &self.dir, READY).map_err(|_| ()),
             Op::CreateOwn | Op::StatOwn | Op::DeleteOwn => {
                 path::join_into(&mut self.scratch, &self.dir, &self.own).map_err(|_| ())
             }
@@ -417,7 +428,7 @@ impl<const N: usize> Recipe for DoubleBarrier<N> {
                 mode: CreateMode::Persistent,
             },
             Op::WatchReady => Request::Exists { path, watch: true },
-            Op::StatOwn | Op::StatReady => Request::Exists { path, watch: false },
+            Op::StatOwn | Op::StatReady | Op::ReadyGone => Request::Exists { path, watch: false },
             Op::RefreshReady => Request::SetData {
                 path,
                 data: &[],
@@ -507,6 +518,12 @@ impl<const N: usize> Recipe for DoubleBarrier<N> {
             (Op::DeleteReady, Reply::Deleted | Reply::Error(ZkError::NoNode)) => {
                 self.finish(DoubleBarrierEvent::Left)
             }
+            (Op::ReadyGone, Reply::Error(ZkError::NoNode)) => {
+                if self.step == Step::Leaving {
+                    self.finish(DoubleBarrierEvent::Left);
+                }
+            }
+            (Op::ReadyGone, Reply::Exists { .. }) => {}
             // Still there: wait for its deletion.
             (Op::WatchOther, Reply::Data { .. }) => {}
             (Op::WatchOther, Reply::Error(ZkError::NoNode)) => self.ops.queue(Op::List),

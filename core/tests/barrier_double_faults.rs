@@ -597,3 +597,52 @@ fn a_ready_created_before_the_own_node_does_not_open_the_barrier() {
     assert!(ps.iter().all(entered), "{:?}", ps[0].events);
     assert!(ps.iter().all(|p| p.events == [DoubleBarrierEvent::Entered]));
 }
+
+/// A process slow to hear that the others left (its connection was down,
+/// or its notification late) finds the next round's nodes when it lists:
+/// the fast processes left and entered again, under the same names. It must
+/// still leave (the round's `ready` is gone, so everyone of its round has
+/// left), or the next round waits for it while it waits for them. Found on
+/// a three-server ensemble with servers killed (`ensemble_real`).
+#[test]
+fn a_slow_leaver_is_not_held_by_the_next_rounds_nodes() {
+    let mut zk = SimZk::new(7);
+    let mut most = 0;
+    let mut ps = vec![process(&mut zk, "a"), process(&mut zk, "b")];
+    for p in ps.iter_mut() {
+        p.act(&mut zk, |p| p.enter(2)).unwrap();
+    }
+    run_all(&mut zk, &mut ps, 2, &mut most);
+    assert!(entered(&ps[0]) && entered(&ps[1]));
+    ps[0].take_events();
+    ps[1].take_events();
+    // b (not the lowest) deletes its node and waits on a's.
+    ps[1].act(&mut zk, |p| p.leave()).unwrap();
+    ps[1].run(&mut zk);
+    assert!(ps[1].take_events().is_empty());
+    // a is the last out, leaves, and enters the next round at once; b has
+    // not heard yet.
+    ps[0].act(&mut zk, |p| p.leave()).unwrap();
+    ps[0].run(&mut zk);
+    assert_eq!(ps[0].take_events(), vec![DoubleBarrierEvent::Left]);
+    ps[0].act(&mut zk, |p| p.enter(2)).unwrap();
+    ps[0].run(&mut zk);
+    assert_eq!(process_nodes(&zk), vec!["a".to_string()]);
+    // b hears of a's deletion, lists, and sees a's node of the next round.
+    ps[1].run(&mut zk);
+    assert_eq!(
+        ps[1].take_events(),
+        vec![DoubleBarrierEvent::Left],
+        "held by the next round: {:?}",
+        ps[1].recipe
+    );
+    ps[1].act(&mut zk, |p| p.enter(2)).unwrap();
+    run_all(&mut zk, &mut ps, 2, &mut most);
+    assert!(
+        ps[0].take_events().contains(&DoubleBarrierEvent::Entered)
+            && ps[1].take_events().contains(&DoubleBarrierEvent::Entered),
+        "the next round opens: {:?} {:?}",
+        ps[0].recipe,
+        ps[1].recipe
+    );
+}

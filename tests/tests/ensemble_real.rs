@@ -50,6 +50,8 @@ struct Run {
     progress: Progress,
     sessions: Vec<AtomicI64>,
     stop: AtomicBool,
+    /// What each client is doing, for the report of a stuck one.
+    doing: Vec<Mutex<String>>,
 }
 
 impl Run {
@@ -58,7 +60,12 @@ impl Run {
             progress: Progress::new(names),
             sessions: names.iter().map(|_| AtomicI64::new(0)).collect(),
             stop: AtomicBool::new(false),
+            doing: names.iter().map(|_| Mutex::new(String::new())).collect(),
         })
+    }
+
+    fn doing(&self, k: usize, what: impl Into<String>) {
+        *self.doing[k].lock().unwrap() = what.into();
     }
 
     fn stopped(&self) -> bool {
@@ -90,14 +97,15 @@ async fn with_kills(
     run.stop.store(true, Ordering::SeqCst);
     let deadline = std::time::Instant::now() + SESSION + DOWN;
     for (i, client) in clients.into_iter().enumerate() {
-        while !client.is_finished() {
-            assert!(
-                std::time::Instant::now() < deadline,
-                "client {i} is stuck in its last operation"
-            );
+        while !client.is_finished() && std::time::Instant::now() < deadline {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
-        client.join().expect("a client panicked");
+        if client.is_finished() {
+            client.join().expect("a client panicked");
+        } else {
+            let doing = run.doing[i].lock().unwrap().clone();
+            run.progress.error(i, format!("stuck in its last operation: {doing}"));
+        }
     }
     (kills, ensemble)
 }
@@ -539,4 +547,148 @@ async fn the_queue_loses_nothing_and_takes_nothing_twice_while_servers_are_kille
         balance.taken_twice.is_empty(),
         "items taken twice: {balance:?}"
     );
+}
+
+/// Rounds of a double barrier: who arrived and who started leaving in
+/// which round, and the round after which everyone stops.
+#[derive(Default)]
+struct Rounds {
+    /// Per round: processes that called enter, processes that called leave.
+    counts: Mutex<Vec<(usize, usize)>>,
+    /// The highest round any process started, and the first round nobody
+    /// starts (set once the run stops).
+    plan: Mutex<(usize, Option<usize>)>,
+    early: AtomicUsize,
+}
+
+impl Rounds {
+    /// Whether `round` is to be run; if so, it counts as started.
+    fn start(&self, round: usize, stopped: bool) -> bool {
+        let mut plan = self.plan.lock().unwrap();
+        if stopped && plan.1.is_none() {
+            plan.1 = Some(plan.0 + 1);
+        }
+        if plan.1.is_some_and(|last| round >= last) {
+            return false;
+        }
+        plan.0 = plan.0.max(round);
+        true
+    }
+
+    fn arrive(&self, round: usize) {
+        let mut counts = self.counts.lock().unwrap();
+        if counts.len() <= round {
+            counts.resize(round + 1, (0, 0));
+        }
+        counts[round].0 += 1;
+    }
+
+    fn depart(&self, round: usize) {
+        self.counts.lock().unwrap()[round].1 += 1;
+    }
+
+    /// Checks, once `enter` (or `leave`) returned, that all `n` processes
+    /// had arrived (or started leaving) in `round`.
+    fn check(&self, round: usize, n: usize, leaving: bool) {
+        let (arrived, departed) = self.counts.lock().unwrap()[round];
+        if (if leaving { departed } else { arrived }) < n {
+            self.early.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_double_barrier_never_opens_early_while_servers_are_killed() {
+    let _serial = serial().await;
+    const DIR: &str = "/chaos/double";
+    const N: usize = 4;
+    let ensemble = ZkEnsemble::start();
+    let connect = ensemble.connect_string();
+    let run = Run::new(&["std-0", "std-1", "embassy-0", "embassy-1"]);
+    let rounds = Arc::new(Rounds::default());
+    let mut clients = Vec::new();
+    for k in 0..2 {
+        let (run, rounds, connect) = (run.clone(), rounds.clone(), connect.clone());
+        clients.push(client_thread(move || async move {
+            let client = herdless_std::connect(&connect, SESSION)
+                .await
+                .expect("connect");
+            let barrier =
+                herdless_std::barrier::DoubleBarrier::new(&client, DIR, &format!("std-{k}"))
+                    .unwrap();
+            let mut round = 0;
+            while rounds.start(round, run.stopped()) {
+                run.sessions[k].store(client.session_id().0, Ordering::SeqCst);
+                rounds.arrive(round);
+                run.doing(k, format!("enter {round}"));
+                let inside = match barrier.enter(N as u32).await {
+                    Ok(inside) => inside,
+                    Err(e) => return run.progress.error(k, format!("enter: {e}")),
+                };
+                rounds.check(round, N, false);
+                run.progress.ok(k);
+                rounds.depart(round);
+                run.doing(k, format!("leave {round}"));
+                if let Err(e) = inside.leave().await {
+                    return run.progress.error(k, format!("leave: {e}"));
+                }
+                rounds.check(round, N, true);
+                run.progress.ok(k);
+                round += 1;
+            }
+        }));
+    }
+    for k in 2..4 {
+        let (run, rounds, addrs) = (run.clone(), rounds.clone(), addrs(&ensemble));
+        clients.push(client_thread(move || async move {
+            let (mut rx, mut tx) = ([0u8; 4096], [0u8; 1024]);
+            let mut barrier: herdless_core::double_barrier::DoubleBarrier =
+                herdless_core::double_barrier::DoubleBarrier::new(DIR, &format!("embassy-{k}"))
+                    .unwrap();
+            let mut zk: Zk<'_, _> = Zk::new(
+                TokioTransport::new(addrs),
+                Buffers::new(&mut rx, &mut tx),
+                SessionConfig::new(1, SESSION.as_millis() as u32).with_retry_delay_ms(200),
+            );
+            let id = zk.add(&mut barrier).unwrap();
+            zk.connect().await.expect("connect");
+            let mut round = 0;
+            while rounds.start(round, run.stopped()) {
+                run.sessions[k].store(zk.session_id(), Ordering::SeqCst);
+                rounds.arrive(round);
+                run.doing(k, format!("enter {round}"));
+                if let Err(e) = zk.handle(id).enter(N as u32).await {
+                    return run.progress.error(k, format!("enter: {e:?}"));
+                }
+                rounds.check(round, N, false);
+                run.progress.ok(k);
+                rounds.depart(round);
+                run.doing(k, format!("leave {round}"));
+                if let Err(e) = zk.handle(id).leave().await {
+                    return run.progress.error(k, format!("leave: {e:?}"));
+                }
+                rounds.check(round, N, true);
+                run.progress.ok(k);
+                round += 1;
+            }
+            let _ = zk.close().await;
+        }));
+    }
+    let (kills, ensemble) = with_kills(ensemble, &run, clients).await;
+    let early = rounds.early.load(Ordering::SeqCst);
+    let played = rounds.counts.lock().unwrap().len();
+    println!(
+        "double barrier: {played} rounds, opened early {early} times; last rounds (arrived, left): {:?}",
+        rounds.counts.lock().unwrap().iter().rev().take(3).collect::<Vec<_>>()
+    );
+    run.progress.check("double barrier", &kills, SESSION + DOWN);
+    assert_eq!(
+        early, 0,
+        "the barrier opened before everyone arrived or left"
+    );
+    let client = herdless_std::connect(&ensemble.connect_string(), SESSION)
+        .await
+        .unwrap();
+    let left = client.list_children(DIR).await.unwrap_or_default();
+    assert!(left.is_empty(), "nodes left behind: {left:?}");
 }
