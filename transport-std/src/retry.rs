@@ -1,5 +1,6 @@
-//! One-shot requests sent outside a recipe (opening a queue, reading the
-//! current leader or a group's members), sent again across connection losses.
+//! Requests the driver or the API sends outside a recipe (opening a queue,
+//! reading the current leader or a group's members, setting a lost watch
+//! again), sent again across connection losses.
 //!
 //! Each of them is idempotent (a read, or a create whose `NodeExists` is
 //! success), so after a connection loss (a server killed, a connection reset,

@@ -16,7 +16,6 @@
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 use std::panic::AssertUnwindSafe;
-use std::time::Duration;
 
 use futures::future::BoxFuture;
 use futures::FutureExt;
@@ -24,11 +23,7 @@ use herdless_core::WatchKind;
 use tracing::warn;
 use zookeeper_client as zk;
 
-use crate::convert;
-
-/// How long the re-arming read waits before trying again on a broken
-/// connection.
-const RETRY: Duration = Duration::from_millis(100);
+use crate::retry;
 
 /// A watch as the read that set it saw the node.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -123,55 +118,55 @@ pub(crate) fn missed(before: Seen, now: Option<Seen>) -> Option<WatchKind> {
 /// is gone, which the recipe hears of by itself.
 pub(crate) fn rearm(client: zk::Client, set: WatchSet) -> BoxFuture<'static, Rearmed> {
     async move {
-        loop {
-            let read = match set.seen {
-                Seen::Node(_) => client
-                    .check_and_watch_stat(&set.path)
-                    .await
-                    .map(|(stat, w)| (Some(Seen::Node(stat.map(|s| s.mzxid))), Some(w))),
-                Seen::Children(_) => match client.list_and_watch_children(&set.path).await {
-                    Ok((children, w)) => Ok((Some(Seen::Children(digest(&children))), Some(w))),
-                    // The node is gone, and any child watch on it.
-                    Err(zk::Error::NoNode) => Ok((None, None)),
-                    Err(e) => Err(e),
-                },
+        let read = retry::across_connection_losses(|| read_watching(&client, &set)).await;
+        let Ok((now, watcher)) = read else {
+            return Rearmed {
+                path: set.path,
+                missed: None,
+                armed: None,
             };
-            match read {
-                Ok((now, watcher)) => {
-                    let change = missed(set.seen, now);
-                    let armed = match (change, watcher, now) {
-                        (None, Some(watcher), Some(seen)) => Some(Armed {
-                            watcher,
-                            set: WatchSet {
-                                path: set.path.clone(),
-                                seen,
-                            },
-                        }),
-                        // After a missed change the recipe reads and
-                        // watches again itself; a second watcher would
-                        // give it every later notification twice.
-                        _ => None,
-                    };
-                    return Rearmed {
-                        path: set.path,
-                        missed: change,
-                        armed,
-                    };
-                }
-                Err(e) if convert::error(&e).is_connection_loss() => {
-                    tokio::time::sleep(RETRY).await;
-                }
-                Err(_) => {
-                    return Rearmed {
-                        path: set.path,
-                        missed: None,
-                        armed: None,
-                    }
-                }
-            }
+        };
+        let change = missed(set.seen, now);
+        let armed = match (change, watcher, now) {
+            (None, Some(watcher), Some(seen)) => Some(Armed {
+                watcher,
+                set: WatchSet {
+                    path: set.path.clone(),
+                    seen,
+                },
+            }),
+            // After a missed change the recipe reads and watches again
+            // itself; a second watcher would give it every later
+            // notification twice.
+            _ => None,
+        };
+        Rearmed {
+            path: set.path,
+            missed: change,
+            armed,
         }
     }
     .boxed()
+}
+
+/// The read that sets `set`'s kind of watch, and what it sees now (`None`:
+/// the node is gone).
+async fn read_watching(
+    client: &zk::Client,
+    set: &WatchSet,
+) -> Result<(Option<Seen>, Option<zk::OneshotWatcher>), zk::Error> {
+    match set.seen {
+        Seen::Node(_) => client
+            .check_and_watch_stat(&set.path)
+            .await
+            .map(|(stat, w)| (Some(Seen::Node(stat.map(|s| s.mzxid))), Some(w))),
+        Seen::Children(_) => match client.list_and_watch_children(&set.path).await {
+            Ok((children, w)) => Ok((Some(Seen::Children(digest(&children))), Some(w))),
+            // The node is gone, and any child watch on it.
+            Err(zk::Error::NoNode) => Ok((None, None)),
+            Err(e) => Err(e),
+        },
+    }
 }
 
 #[cfg(test)]
