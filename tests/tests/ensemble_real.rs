@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use herdless_core::naming::Guid;
 use herdless_embassy::wire::SessionConfig;
-use herdless_embassy::{Buffers, Zk};
+use herdless_embassy::{Buffers, RecipeId, Zk};
 use herdless_tests::chaos::{self, Kill, Progress};
 use herdless_tests::ZkEnsemble;
 use tokio_transport::TokioTransport;
@@ -70,6 +70,13 @@ impl Run {
 
     fn stopped(&self) -> bool {
         self.stop.load(Ordering::SeqCst)
+    }
+
+    /// Notes client `k`'s session (the kills look for its server) and says
+    /// whether it is to do another round.
+    fn carry_on(&self, k: usize, session_id: i64) -> bool {
+        self.sessions[k].store(session_id, Ordering::SeqCst);
+        !self.stopped()
     }
 }
 
@@ -127,6 +134,52 @@ where
     })
 }
 
+/// Runs `body` with a herdless-std client of the ensemble at `connect`, on
+/// a thread of its own.
+fn std_client<F>(connect: &str, body: F) -> std::thread::JoinHandle<()>
+where
+    F: AsyncFnOnce(herdless_std::Client) + Send + 'static,
+{
+    let connect = connect.to_owned();
+    client_thread(move || async move {
+        let client = herdless_std::connect(&connect, SESSION)
+            .await
+            .expect("connect");
+        body(client).await;
+    })
+}
+
+/// Runs `body` with a herdless-embassy driver holding `recipe`, connected
+/// to the ensemble's servers `addrs`, on a thread of its own; closes the
+/// session once `body` returns.
+fn embassy_client<R, F>(addrs: Vec<String>, mut recipe: R, body: F) -> std::thread::JoinHandle<()>
+where
+    R: herdless_core::Recipe + Send + 'static,
+    F: AsyncFnOnce(&mut Zk<'_, TokioTransport>, RecipeId<R>) + Send + 'static,
+{
+    client_thread(move || async move {
+        let (mut rx, mut tx) = ([0u8; 4096], [0u8; 1024]);
+        let mut zk: Zk<'_, _> = Zk::new(
+            TokioTransport::new(addrs),
+            Buffers::new(&mut rx, &mut tx),
+            SessionConfig::new(1, SESSION.as_millis() as u32).with_retry_delay_ms(200),
+        );
+        let id = zk.add(&mut recipe).unwrap();
+        zk.connect().await.expect("connect");
+        body(&mut zk, id).await;
+        let _ = zk.close().await;
+    })
+}
+
+/// Checks that the recipe's directory holds no node any more.
+async fn assert_no_node_left(ensemble: &ZkEnsemble, dir: &str) {
+    let client = herdless_std::connect(&ensemble.connect_string(), SESSION)
+        .await
+        .unwrap();
+    let left = client.list_children(dir).await.unwrap();
+    assert!(left.is_empty(), "nodes left behind: {left:?}");
+}
+
 fn addrs(ensemble: &ZkEnsemble) -> Vec<String> {
     (0..ensemble.len())
         .map(|i| ensemble.client_addr(i))
@@ -163,14 +216,10 @@ async fn the_lock_keeps_one_holder_and_progress_while_servers_are_killed() {
     let exclusion = Arc::new(Exclusion::default());
     let mut clients = Vec::new();
     for k in 0..2 {
-        let (run, exclusion, connect) = (run.clone(), exclusion.clone(), connect.clone());
-        clients.push(client_thread(move || async move {
-            let client = herdless_std::connect(&connect, SESSION)
-                .await
-                .expect("connect");
+        let (run, exclusion) = (run.clone(), exclusion.clone());
+        clients.push(std_client(&connect, async move |client| {
             let lock = herdless_std::Lock::new(&client, DIR).unwrap();
-            while !run.stopped() {
-                run.sessions[k].store(client.session_id().0, Ordering::SeqCst);
+            while run.carry_on(k, client.session_id().0) {
                 match lock.acquire().await {
                     Ok(guard) => {
                         run.progress.ok(k);
@@ -188,74 +237,40 @@ async fn the_lock_keeps_one_holder_and_progress_while_servers_are_killed() {
         }));
     }
     for k in 2..4 {
-        let (run, exclusion, addrs) = (run.clone(), exclusion.clone(), addrs(&ensemble));
-        clients.push(client_thread(move || async move {
-            let (mut rx, mut tx) = ([0u8; 4096], [0u8; 1024]);
-            let mut lock: herdless_core::lock::Lock = herdless_core::lock::Lock::new(DIR).unwrap();
-            let mut zk: Zk<'_, _> = Zk::new(
-                TokioTransport::new(addrs),
-                Buffers::new(&mut rx, &mut tx),
-                SessionConfig::new(1, SESSION.as_millis() as u32).with_retry_delay_ms(200),
-            );
-            let id = zk.add(&mut lock).unwrap();
-            zk.connect().await.expect("connect");
-            while !run.stopped() {
-                run.sessions[k].store(zk.session_id(), Ordering::SeqCst);
-                let mut pump = zk.handle(id);
-                match pump.acquire(guid()).await {
-                    Ok(()) => {
-                        run.progress.ok(k);
-                        exclusion.enter();
-                        let held = pump.hold_while(tokio::time::sleep(work())).await;
-                        exclusion.leave();
-                        if let Err(e) = held {
-                            run.progress.error(k, format!("hold: {e:?}"));
+        let (run, exclusion) = (run.clone(), exclusion.clone());
+        let lock: herdless_core::lock::Lock = herdless_core::lock::Lock::new(DIR).unwrap();
+        clients.push(embassy_client(
+            addrs(&ensemble),
+            lock,
+            async move |zk, id| {
+                while run.carry_on(k, zk.session_id()) {
+                    let mut pump = zk.handle(id);
+                    match pump.acquire(guid()).await {
+                        Ok(()) => {
+                            run.progress.ok(k);
+                            exclusion.enter();
+                            let held = pump.hold_while(tokio::time::sleep(work())).await;
+                            exclusion.leave();
+                            if let Err(e) = held {
+                                run.progress.error(k, format!("hold: {e:?}"));
+                            }
+                            match pump.release().await {
+                                Ok(()) => run.progress.ok(k),
+                                Err(e) => run.progress.error(k, format!("release: {e:?}")),
+                            }
                         }
-                        match pump.release().await {
-                            Ok(()) => run.progress.ok(k),
-                            Err(e) => run.progress.error(k, format!("release: {e:?}")),
-                        }
+                        Err(e) => run.progress.error(k, format!("acquire: {e:?}")),
                     }
-                    Err(e) => run.progress.error(k, format!("acquire: {e:?}")),
                 }
-            }
-            let _ = zk.close().await;
-        }));
+            },
+        ));
     }
     let (kills, ensemble) = with_kills(ensemble, &run, clients).await;
     let overlaps = exclusion.overlaps.load(Ordering::SeqCst);
     println!("lock: overlaps {overlaps}");
     run.progress.check("lock", &kills, SESSION + DOWN);
     assert_eq!(overlaps, 0, "two holders at once");
-    let client = herdless_std::connect(&ensemble.connect_string(), SESSION)
-        .await
-        .unwrap();
-    let left = client.list_children(DIR).await.unwrap();
-    assert!(left.is_empty(), "nodes left behind: {left:?}");
-}
-
-/// Runs `body` on a herdless-std client of `connect`, as client `k` of `run`,
-/// until the run stops (`body` does one round and records it).
-fn std_client<F, Fut>(
-    run: &Arc<Run>,
-    k: usize,
-    connect: &str,
-    body: F,
-) -> std::thread::JoinHandle<()>
-where
-    F: Fn(herdless_std::Client, Arc<Run>) -> Fut + Send + 'static,
-    Fut: Future<Output = ()>,
-{
-    let (run, connect) = (run.clone(), connect.to_owned());
-    client_thread(move || async move {
-        let client = herdless_std::connect(&connect, SESSION)
-            .await
-            .expect("connect");
-        while !run.stopped() {
-            run.sessions[k].store(client.session_id().0, Ordering::SeqCst);
-            body(client.clone(), run.clone()).await;
-        }
-    })
+    assert_no_node_left(&ensemble, DIR).await;
 }
 
 /// How long a leader leads before it resigns.
@@ -271,11 +286,10 @@ async fn the_election_keeps_one_leader_and_progress_while_servers_are_killed() {
     let exclusion = Arc::new(Exclusion::default());
     let mut clients = Vec::new();
     for k in 0..2 {
-        let exclusion = exclusion.clone();
-        clients.push(std_client(&run, k, &connect, move |client, run| {
-            let exclusion = exclusion.clone();
-            async move {
-                let election = herdless_std::Election::new(&client, DIR).unwrap();
+        let (run, exclusion) = (run.clone(), exclusion.clone());
+        clients.push(std_client(&connect, async move |client| {
+            let election = herdless_std::Election::new(&client, DIR).unwrap();
+            while run.carry_on(k, client.session_id().0) {
                 match election.campaign().await {
                     Ok(leadership) => {
                         run.progress.ok(k);
@@ -293,55 +307,45 @@ async fn the_election_keeps_one_leader_and_progress_while_servers_are_killed() {
         }));
     }
     for k in 2..4 {
-        let (run, exclusion, addrs) = (run.clone(), exclusion.clone(), addrs(&ensemble));
-        clients.push(client_thread(move || async move {
-            let (mut rx, mut tx) = ([0u8; 4096], [0u8; 1024]);
-            let mut election: herdless_core::election::Election =
-                herdless_core::election::Election::new(DIR).unwrap();
-            let mut zk: Zk<'_, _> = Zk::new(
-                TokioTransport::new(addrs),
-                Buffers::new(&mut rx, &mut tx),
-                SessionConfig::new(1, SESSION.as_millis() as u32).with_retry_delay_ms(200),
-            );
-            let id = zk.add(&mut election).unwrap();
-            zk.connect().await.expect("connect");
-            while !run.stopped() {
-                run.sessions[k].store(zk.session_id(), Ordering::SeqCst);
-                let mut pump = zk.handle(id);
-                match pump.campaign(guid(), b"embassy").await {
-                    Ok(()) => {
-                        run.progress.ok(k);
-                        exclusion.enter();
-                        let led = pump.lead_while(tokio::time::sleep(TERM)).await;
-                        exclusion.leave();
-                        match led {
-                            // How the embedded API says `Suspended` (and
-                            // `Lost`): the term stops, which is its point.
-                            Ok(()) | Err(herdless_embassy::Error::Suspended) => {}
-                            Err(herdless_embassy::Error::Lost) => {}
-                            Err(e) => run.progress.error(k, format!("lead: {e:?}")),
+        let (run, exclusion) = (run.clone(), exclusion.clone());
+        let election: herdless_core::election::Election =
+            herdless_core::election::Election::new(DIR).unwrap();
+        clients.push(embassy_client(
+            addrs(&ensemble),
+            election,
+            async move |zk, id| {
+                while run.carry_on(k, zk.session_id()) {
+                    let mut pump = zk.handle(id);
+                    match pump.campaign(guid(), b"embassy").await {
+                        Ok(()) => {
+                            run.progress.ok(k);
+                            exclusion.enter();
+                            let led = pump.lead_while(tokio::time::sleep(TERM)).await;
+                            exclusion.leave();
+                            match led {
+                                // How the embedded API says `Suspended` (and
+                                // `Lost`): the term stops, which is its point.
+                                Ok(()) | Err(herdless_embassy::Error::Suspended) => {}
+                                Err(herdless_embassy::Error::Lost) => {}
+                                Err(e) => run.progress.error(k, format!("lead: {e:?}")),
+                            }
+                            match pump.resign().await {
+                                Ok(()) => run.progress.ok(k),
+                                Err(e) => run.progress.error(k, format!("resign: {e:?}")),
+                            }
                         }
-                        match pump.resign().await {
-                            Ok(()) => run.progress.ok(k),
-                            Err(e) => run.progress.error(k, format!("resign: {e:?}")),
-                        }
+                        Err(e) => run.progress.error(k, format!("campaign: {e:?}")),
                     }
-                    Err(e) => run.progress.error(k, format!("campaign: {e:?}")),
                 }
-            }
-            let _ = zk.close().await;
-        }));
+            },
+        ));
     }
     let (kills, ensemble) = with_kills(ensemble, &run, clients).await;
     let overlaps = exclusion.overlaps.load(Ordering::SeqCst);
     println!("election: overlaps {overlaps}");
     run.progress.check("election", &kills, SESSION + DOWN);
     assert_eq!(overlaps, 0, "two leaders at once");
-    let client = herdless_std::connect(&ensemble.connect_string(), SESSION)
-        .await
-        .unwrap();
-    let left = client.list_children(DIR).await.unwrap();
-    assert!(left.is_empty(), "nodes left behind: {left:?}");
+    assert_no_node_left(&ensemble, DIR).await;
 }
 
 /// What the queue's clients put and took.
@@ -423,18 +427,17 @@ async fn the_queue_loses_nothing_and_takes_nothing_twice_while_servers_are_kille
     ]);
     let ledger = Arc::new(Ledger::default());
     let mut clients = Vec::new();
-    let counter = Arc::new(AtomicUsize::new(0));
     {
-        let (ledger, counter) = (ledger.clone(), counter.clone());
-        clients.push(std_client(&run, 0, &connect, move |client, run| {
-            let (ledger, counter) = (ledger.clone(), counter.clone());
-            async move {
-                let queue = herdless_std::queue::Queue::new(&client, DIR).await;
-                let queue = match queue {
-                    Ok(q) => q,
-                    Err(e) => return run.progress.error(0, format!("open: {e}")),
-                };
-                let payload = format!("std-{}", counter.fetch_add(1, Ordering::SeqCst));
+        let (run, ledger) = (run.clone(), ledger.clone());
+        clients.push(std_client(&connect, async move |client| {
+            let queue = match herdless_std::queue::Queue::new(&client, DIR).await {
+                Ok(q) => q,
+                Err(e) => return run.progress.error(0, format!("open: {e}")),
+            };
+            let mut n = 0;
+            while run.carry_on(0, client.session_id().0) {
+                let payload = format!("std-{n}");
+                n += 1;
                 match queue.put(payload.as_bytes()).await {
                     Ok(_) => {
                         ledger.put(payload);
@@ -446,14 +449,13 @@ async fn the_queue_loses_nothing_and_takes_nothing_twice_while_servers_are_kille
         }));
     }
     {
-        let ledger = ledger.clone();
-        clients.push(std_client(&run, 1, &connect, move |client, run| {
-            let ledger = ledger.clone();
-            async move {
-                let queue = match herdless_std::queue::Queue::new(&client, DIR).await {
-                    Ok(q) => q,
-                    Err(e) => return run.progress.error(1, format!("open: {e}")),
-                };
+        let (run, ledger) = (run.clone(), ledger.clone());
+        clients.push(std_client(&connect, async move |client| {
+            let queue = match herdless_std::queue::Queue::new(&client, DIR).await {
+                Ok(q) => q,
+                Err(e) => return run.progress.error(1, format!("open: {e}")),
+            };
+            while run.carry_on(1, client.session_id().0) {
                 match queue.take_timeout(Duration::from_millis(500)).await {
                     Ok(Some(item)) => {
                         ledger.taken(&item.data, &item.node, item.certain);
@@ -466,64 +468,52 @@ async fn the_queue_loses_nothing_and_takes_nothing_twice_while_servers_are_kille
         }));
     }
     {
-        let (run, ledger, addrs) = (run.clone(), ledger.clone(), addrs(&ensemble));
-        clients.push(client_thread(move || async move {
-            let (mut rx, mut tx) = ([0u8; 4096], [0u8; 1024]);
-            let mut producer: herdless_core::queue::Producer<64> =
-                herdless_core::queue::Producer::new(DIR).unwrap();
-            let mut zk: Zk<'_, _> = Zk::new(
-                TokioTransport::new(addrs),
-                Buffers::new(&mut rx, &mut tx),
-                SessionConfig::new(1, SESSION.as_millis() as u32).with_retry_delay_ms(200),
-            );
-            let id = zk.add(&mut producer).unwrap();
-            zk.connect().await.expect("connect");
-            let mut n = 0;
-            while !run.stopped() {
-                run.sessions[2].store(zk.session_id(), Ordering::SeqCst);
-                let payload = format!("embassy-{n}");
-                n += 1;
-                match zk.handle(id).put(guid(), payload.as_bytes(), None).await {
-                    Ok(_) => {
-                        ledger.put(payload);
-                        run.progress.ok(2);
+        let (run, ledger) = (run.clone(), ledger.clone());
+        let producer: herdless_core::queue::Producer<64> =
+            herdless_core::queue::Producer::new(DIR).unwrap();
+        clients.push(embassy_client(
+            addrs(&ensemble),
+            producer,
+            async move |zk, id| {
+                let mut n = 0;
+                while run.carry_on(2, zk.session_id()) {
+                    let payload = format!("embassy-{n}");
+                    n += 1;
+                    match zk.handle(id).put(guid(), payload.as_bytes(), None).await {
+                        Ok(_) => {
+                            ledger.put(payload);
+                            run.progress.ok(2);
+                        }
+                        Err(e) => run.progress.error(2, format!("put: {e:?}")),
                     }
-                    Err(e) => run.progress.error(2, format!("put: {e:?}")),
                 }
-            }
-            let _ = zk.close().await;
-        }));
+            },
+        ));
     }
     {
-        let (run, ledger, addrs) = (run.clone(), ledger.clone(), addrs(&ensemble));
-        clients.push(client_thread(move || async move {
-            let (mut rx, mut tx) = ([0u8; 4096], [0u8; 1024]);
-            let mut consumer: herdless_core::queue::Consumer<4, 64> =
-                herdless_core::queue::Consumer::new(DIR).unwrap();
-            let mut zk: Zk<'_, _> = Zk::new(
-                TokioTransport::new(addrs),
-                Buffers::new(&mut rx, &mut tx),
-                SessionConfig::new(1, SESSION.as_millis() as u32).with_retry_delay_ms(200),
-            );
-            let id = zk.add(&mut consumer).unwrap();
-            zk.connect().await.expect("connect");
-            while !run.stopped() {
-                run.sessions[3].store(zk.session_id(), Ordering::SeqCst);
-                let took = zk
-                    .handle(id)
-                    .take_timeout(embassy_time::Duration::from_millis(500))
-                    .await;
-                match took {
-                    Ok(Some(item)) => {
-                        ledger.taken(item.data, item.node, item.certain);
-                        run.progress.ok(3);
+        let (run, ledger) = (run.clone(), ledger.clone());
+        let consumer: herdless_core::queue::Consumer<4, 64> =
+            herdless_core::queue::Consumer::new(DIR).unwrap();
+        clients.push(embassy_client(
+            addrs(&ensemble),
+            consumer,
+            async move |zk, id| {
+                while run.carry_on(3, zk.session_id()) {
+                    let took = zk
+                        .handle(id)
+                        .take_timeout(embassy_time::Duration::from_millis(500))
+                        .await;
+                    match took {
+                        Ok(Some(item)) => {
+                            ledger.taken(item.data, item.node, item.certain);
+                            run.progress.ok(3);
+                        }
+                        Ok(None) => run.progress.ok(3),
+                        Err(e) => run.progress.error(3, format!("take: {e:?}")),
                     }
-                    Ok(None) => run.progress.ok(3),
-                    Err(e) => run.progress.error(3, format!("take: {e:?}")),
                 }
-            }
-            let _ = zk.close().await;
-        }));
+            },
+        ));
     }
     let (kills, ensemble) = with_kills(ensemble, &run, clients).await;
     // What is still queued is taken by a last consumer.
@@ -615,17 +605,13 @@ async fn the_double_barrier_never_opens_early_while_servers_are_killed() {
     let rounds = Arc::new(Rounds::default());
     let mut clients = Vec::new();
     for k in 0..2 {
-        let (run, rounds, connect) = (run.clone(), rounds.clone(), connect.clone());
-        clients.push(client_thread(move || async move {
-            let client = herdless_std::connect(&connect, SESSION)
-                .await
-                .expect("connect");
+        let (run, rounds) = (run.clone(), rounds.clone());
+        clients.push(std_client(&connect, async move |client| {
             let barrier =
                 herdless_std::barrier::DoubleBarrier::new(&client, DIR, &format!("std-{k}"))
                     .unwrap();
             let mut round = 0;
-            while rounds.start(round, run.stopped()) {
-                run.sessions[k].store(client.session_id().0, Ordering::SeqCst);
+            while rounds.start(round, !run.carry_on(k, client.session_id().0)) {
                 rounds.arrive(round);
                 run.doing(k, format!("enter {round}"));
                 let inside = match barrier.enter(N as u32).await {
@@ -646,40 +632,34 @@ async fn the_double_barrier_never_opens_early_while_servers_are_killed() {
         }));
     }
     for k in 2..4 {
-        let (run, rounds, addrs) = (run.clone(), rounds.clone(), addrs(&ensemble));
-        clients.push(client_thread(move || async move {
-            let (mut rx, mut tx) = ([0u8; 4096], [0u8; 1024]);
-            let mut barrier: herdless_core::double_barrier::DoubleBarrier =
-                herdless_core::double_barrier::DoubleBarrier::new(DIR, &format!("embassy-{k}"))
-                    .unwrap();
-            let mut zk: Zk<'_, _> = Zk::new(
-                TokioTransport::new(addrs),
-                Buffers::new(&mut rx, &mut tx),
-                SessionConfig::new(1, SESSION.as_millis() as u32).with_retry_delay_ms(200),
-            );
-            let id = zk.add(&mut barrier).unwrap();
-            zk.connect().await.expect("connect");
-            let mut round = 0;
-            while rounds.start(round, run.stopped()) {
-                run.sessions[k].store(zk.session_id(), Ordering::SeqCst);
-                rounds.arrive(round);
-                run.doing(k, format!("enter {round}"));
-                if let Err(e) = zk.handle(id).enter(N as u32).await {
-                    return run.progress.error(k, format!("enter: {e:?}"));
+        let (run, rounds) = (run.clone(), rounds.clone());
+        let barrier: herdless_core::double_barrier::DoubleBarrier =
+            herdless_core::double_barrier::DoubleBarrier::new(DIR, &format!("embassy-{k}"))
+                .unwrap();
+        clients.push(embassy_client(
+            addrs(&ensemble),
+            barrier,
+            async move |zk, id| {
+                let mut round = 0;
+                while rounds.start(round, !run.carry_on(k, zk.session_id())) {
+                    rounds.arrive(round);
+                    run.doing(k, format!("enter {round}"));
+                    if let Err(e) = zk.handle(id).enter(N as u32).await {
+                        return run.progress.error(k, format!("enter: {e:?}"));
+                    }
+                    rounds.check(round, N, false);
+                    run.progress.ok(k);
+                    rounds.depart(round);
+                    run.doing(k, format!("leave {round}"));
+                    if let Err(e) = zk.handle(id).leave().await {
+                        return run.progress.error(k, format!("leave: {e:?}"));
+                    }
+                    rounds.check(round, N, true);
+                    run.progress.ok(k);
+                    round += 1;
                 }
-                rounds.check(round, N, false);
-                run.progress.ok(k);
-                rounds.depart(round);
-                run.doing(k, format!("leave {round}"));
-                if let Err(e) = zk.handle(id).leave().await {
-                    return run.progress.error(k, format!("leave: {e:?}"));
-                }
-                rounds.check(round, N, true);
-                run.progress.ok(k);
-                round += 1;
-            }
-            let _ = zk.close().await;
-        }));
+            },
+        ));
     }
     let (kills, ensemble) = with_kills(ensemble, &run, clients).await;
     let early = rounds.early.load(Ordering::SeqCst);
@@ -693,9 +673,5 @@ async fn the_double_barrier_never_opens_early_while_servers_are_killed() {
         early, 0,
         "the barrier opened before everyone arrived or left"
     );
-    let client = herdless_std::connect(&ensemble.connect_string(), SESSION)
-        .await
-        .unwrap();
-    let left = client.list_children(DIR).await.unwrap_or_default();
-    assert!(left.is_empty(), "nodes left behind: {left:?}");
+    assert_no_node_left(&ensemble, DIR).await;
 }
