@@ -447,6 +447,27 @@ fn after_a_reconnect_a_revocable_holder_reads_its_node_again() {
 
 const NODE: &str = "/rw/a/11111111-1111-1111-1111-111111111111-write-0000000005";
 
+/// A forced revocation of `NODE` with its deadline at `deadline_ms`, and
+/// what it sent first (the write, then the watch).
+fn forced(deadline_ms: u64) -> (Revoke, Vec<(RequestId, String)>) {
+    let mut revoke: Revoke = Revoke::new(NODE).unwrap();
+    revoke
+        .request_forced(Instant::from_millis(deadline_ms))
+        .unwrap();
+    let sent = drain(&mut revoke);
+    (revoke, sent)
+}
+
+/// Answers the revocation's write of `unlock` as done.
+fn written(revoke: &mut Revoke, id: RequestId) {
+    revoke.handle_reply(
+        id,
+        Reply::DataSet {
+            stat: Stat::default(),
+        },
+    );
+}
+
 #[test]
 fn a_plain_request_writes_unlock_and_ends() {
     let mut revoke: Revoke = Revoke::new(NODE).unwrap();
@@ -455,12 +476,7 @@ fn a_plain_request_writes_unlock_and_ends() {
     assert_eq!(sent.len(), 1, "no watch for a plain request: {sent:?}");
     assert_eq!(sent[0].1, format!("setData {NODE} unlock"));
     assert!(revoke.request().is_err(), "one revocation at a time");
-    revoke.handle_reply(
-        sent[0].0,
-        Reply::DataSet {
-            stat: Stat::default(),
-        },
-    );
+    written(&mut revoke, sent[0].0);
     assert_eq!(events(&mut revoke), vec![RevokeEvent::Requested]);
     assert!(!revoke.is_running());
     assert_eq!(revoke.poll_timeout(), None);
@@ -468,9 +484,7 @@ fn a_plain_request_writes_unlock_and_ends() {
 
 #[test]
 fn a_request_for_a_node_already_gone_says_so() {
-    let mut revoke: Revoke = Revoke::new(NODE).unwrap();
-    revoke.request_forced(Instant::from_millis(100)).unwrap();
-    let sent = drain(&mut revoke);
+    let (mut revoke, sent) = forced(100);
     revoke.handle_reply(sent[0].0, Reply::Error(ZkError::NoNode));
     revoke.handle_reply(sent[1].0, Reply::Error(ZkError::NoNode));
     assert_eq!(events(&mut revoke), vec![RevokeEvent::NotFound]);
@@ -479,17 +493,10 @@ fn a_request_for_a_node_already_gone_says_so() {
 
 #[test]
 fn a_forced_request_reports_the_holders_consent_within_the_grace_period() {
-    let mut revoke: Revoke = Revoke::new(NODE).unwrap();
-    revoke.request_forced(Instant::from_millis(500)).unwrap();
-    let sent = drain(&mut revoke);
+    let (mut revoke, sent) = forced(500);
     assert_eq!(sent[0].1, format!("setData {NODE} unlock"));
     assert_eq!(sent[1].1, format!("getData {NODE} watch=true"));
-    revoke.handle_reply(
-        sent[0].0,
-        Reply::DataSet {
-            stat: Stat::default(),
-        },
-    );
+    written(&mut revoke, sent[0].0);
     data(&mut revoke, sent[1].0, b"unlock");
     assert_eq!(events(&mut revoke), vec![RevokeEvent::Requested]);
     revoke.handle_timeout(Instant::from_millis(499));
@@ -502,15 +509,8 @@ fn a_forced_request_reports_the_holders_consent_within_the_grace_period() {
 
 #[test]
 fn a_forced_request_deletes_the_node_at_the_deadline() {
-    let mut revoke: Revoke = Revoke::new(NODE).unwrap();
-    revoke.request_forced(Instant::from_millis(500)).unwrap();
-    let sent = drain(&mut revoke);
-    revoke.handle_reply(
-        sent[0].0,
-        Reply::DataSet {
-            stat: Stat::default(),
-        },
-    );
+    let (mut revoke, sent) = forced(500);
+    written(&mut revoke, sent[0].0);
     data(&mut revoke, sent[1].0, b"unlock");
     events(&mut revoke);
     // Another requester's write re-arms the watch.
@@ -532,15 +532,8 @@ fn a_forced_request_deletes_the_node_at_the_deadline() {
 
 #[test]
 fn a_holder_releasing_just_before_the_delete_lands_counts_as_consent() {
-    let mut revoke: Revoke = Revoke::new(NODE).unwrap();
-    revoke.request_forced(Instant::from_millis(10)).unwrap();
-    let sent = drain(&mut revoke);
-    revoke.handle_reply(
-        sent[0].0,
-        Reply::DataSet {
-            stat: Stat::default(),
-        },
-    );
+    let (mut revoke, sent) = forced(10);
+    written(&mut revoke, sent[0].0);
     revoke.handle_timeout(Instant::from_millis(10));
     let del = drain(&mut revoke);
     revoke.handle_reply(del[0].0, Reply::Error(ZkError::NoNode));
@@ -552,15 +545,8 @@ fn a_holder_releasing_just_before_the_delete_lands_counts_as_consent() {
 
 #[test]
 fn a_delete_lost_with_the_connection_is_sent_again() {
-    let mut revoke: Revoke = Revoke::new(NODE).unwrap();
-    revoke.request_forced(Instant::from_millis(10)).unwrap();
-    let sent = drain(&mut revoke);
-    revoke.handle_reply(
-        sent[0].0,
-        Reply::DataSet {
-            stat: Stat::default(),
-        },
-    );
+    let (mut revoke, sent) = forced(10);
+    written(&mut revoke, sent[0].0);
     revoke.handle_timeout(Instant::from_millis(10));
     let del = drain(&mut revoke);
     revoke.handle_reply(del[0].0, Reply::Error(ZkError::ConnectionLoss));
@@ -665,18 +651,11 @@ fn a_deadline_reached_before_the_write_leaves_sends_the_write_then_the_delete() 
 
 #[test]
 fn a_write_answered_after_the_deadline_leaves_the_delete_to_decide() {
-    let mut revoke: Revoke = Revoke::new(NODE).unwrap();
-    revoke.request_forced(Instant::from_millis(10)).unwrap();
-    let sent = drain(&mut revoke);
+    let (mut revoke, sent) = forced(10);
     revoke.handle_timeout(Instant::from_millis(10));
     let del = drain(&mut revoke);
     assert_eq!(del[0].1, format!("delete {NODE}"));
-    revoke.handle_reply(
-        sent[0].0,
-        Reply::DataSet {
-            stat: Stat::default(),
-        },
-    );
+    written(&mut revoke, sent[0].0);
     // Our own delete fires our watch before its answer: not a consent.
     watch(&mut revoke, WatchKind::NodeDeleted, NODE);
     revoke.handle_reply(del[0].0, Reply::Deleted);
@@ -688,19 +667,12 @@ fn a_write_answered_after_the_deadline_leaves_the_delete_to_decide() {
 
 #[test]
 fn a_write_lost_with_the_connection_does_not_make_a_later_absence_forced() {
-    let mut revoke: Revoke = Revoke::new(NODE).unwrap();
-    revoke.request_forced(Instant::from_millis(10)).unwrap();
-    let sent = drain(&mut revoke);
+    let (mut revoke, sent) = forced(10);
     revoke.handle_reply(sent[0].0, Reply::Error(ZkError::ConnectionLoss));
     revoke.handle_reply(sent[1].0, Reply::Error(ZkError::ConnectionLoss));
     revoke.handle_session(SessionEvent::Connected { session_id: 1 });
     let again = drain(&mut revoke);
-    revoke.handle_reply(
-        again[0].0,
-        Reply::DataSet {
-            stat: Stat::default(),
-        },
-    );
+    written(&mut revoke, again[0].0);
     revoke.handle_timeout(Instant::from_millis(10));
     let del = drain(&mut revoke);
     assert_eq!(del.last().unwrap().1, format!("delete {NODE}"));
@@ -714,15 +686,8 @@ fn a_write_lost_with_the_connection_does_not_make_a_later_absence_forced() {
 
 #[test]
 fn a_notification_about_another_node_is_not_the_holders_consent() {
-    let mut revoke: Revoke = Revoke::new(NODE).unwrap();
-    revoke.request_forced(Instant::from_millis(500)).unwrap();
-    let sent = drain(&mut revoke);
-    revoke.handle_reply(
-        sent[0].0,
-        Reply::DataSet {
-            stat: Stat::default(),
-        },
-    );
+    let (mut revoke, sent) = forced(500);
+    written(&mut revoke, sent[0].0);
     data(&mut revoke, sent[1].0, b"unlock");
     watch(
         &mut revoke,
