@@ -669,13 +669,14 @@ impl LeaderWatch {
     /// ```
     pub async fn changed(&mut self) -> Result<Option<Leader>, Error> {
         loop {
+            // `wait_for` marks only the value it returns as seen: one sent
+            // since stays unseen, so the `changed` below cannot miss it.
             let snapshot = self
                 .snapshot
                 .wait_for(|s| s.known)
                 .await
                 .map_err(|_| Error::DriverGone)?
                 .clone();
-            self.snapshot.mark_unchanged();
             if self.seen.as_ref() != Some(&snapshot.leader) {
                 self.seen = Some(snapshot.leader.clone());
                 return Ok(snapshot.leader);

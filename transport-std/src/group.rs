@@ -131,6 +131,8 @@ impl GroupWatch {
     /// current member as joined. Cancel-safe.
     pub async fn changed(&mut self) -> Result<MembershipChange, Error> {
         loop {
+            // `wait_for` marks only the value it returns as seen: one sent
+            // since stays unseen, so the `changed` below cannot miss it.
             let snapshot = self
                 .snapshot
                 .wait_for(|s| s.known)
@@ -147,7 +149,6 @@ impl GroupWatch {
                 joined: snapshot.members.difference(&self.seen).cloned().collect(),
                 left: self.seen.difference(&snapshot.members).cloned().collect(),
             };
-            self.snapshot.mark_unchanged();
             self.seen = snapshot.members;
             if !change.joined.is_empty() || !change.left.is_empty() {
                 return Ok(change);
