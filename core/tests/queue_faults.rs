@@ -402,3 +402,78 @@ fn a_delete_cut_by_session_expiry_is_checked_on_the_new_session() {
         }
     }
 }
+
+/// Drains a consumer's requests as `(id, "kind path")`.
+fn sent(c: &mut Cons) -> Vec<(herdless_core::RequestId, String)> {
+    use herdless_core::Request;
+    let mut out = Vec::new();
+    while let Some(o) = c.poll_request() {
+        let text = match o.request {
+            Request::GetChildren { path, watch } => format!("list {path} watch={watch}"),
+            Request::GetData { path, .. } => format!("read {path}"),
+            Request::Delete { path, .. } => format!("delete {path}"),
+            Request::Exists { path, .. } => format!("exists {path}"),
+            other => format!("{other:?}"),
+        };
+        out.push((o.id, text));
+    }
+    out
+}
+
+/// After a reconnect the server keeps the child watch a waiting take set
+/// before (SetWatches), so a put can notify the consumer while its new
+/// listing is still on its way: two listings are then in flight. The later
+/// one, answered after the first has started work on an item, must not
+/// change which item that work is on: the data read is reported with the
+/// node it came from, and the delete goes to that node.
+#[test]
+fn a_second_listing_answered_mid_take_does_not_change_the_item_being_taken() {
+    use herdless_core::{Children, Reply, Stat, WatchEvent, WatchKind};
+    let one = "a-queue-0000000001";
+    let two = "a-queue-0000000002";
+    for later_listing in [vec![], vec![two]] {
+        let mut c: Cons = Consumer::new(QUEUE).unwrap();
+        c.handle_session(herdless_core::SessionEvent::Connected { session_id: 1 });
+        c.take(None).unwrap();
+        let s = sent(&mut c);
+        assert_eq!(s[0].1, format!("list {QUEUE} watch=false"));
+        c.handle_reply(s[0].0, Reply::Children(Children::new(&(&[] as &[&str]))));
+        let s = sent(&mut c);
+        assert_eq!(s[0].1, format!("list {QUEUE} watch=true"));
+        let watching = s[0].0;
+        // The old watch fires for a put before the watching listing is answered.
+        c.handle_watch(WatchEvent {
+            kind: WatchKind::NodeChildrenChanged,
+            path: QUEUE,
+        });
+        let s = sent(&mut c);
+        assert_eq!(s.len(), 1, "{s:?}");
+        let plain = s[0].0;
+        c.handle_reply(watching, Reply::Children(Children::new(&&[one, two][..])));
+        let s = sent(&mut c);
+        assert_eq!(s[0].1, format!("read {QUEUE}/{one}"));
+        let read = s[0].0;
+        // Another consumer took `one` meanwhile: the later listing lacks it.
+        c.handle_reply(
+            plain,
+            Reply::Children(Children::new(&later_listing.as_slice())),
+        );
+        c.handle_reply(
+            read,
+            Reply::Data {
+                data: b"payload of one",
+                stat: Stat::default(),
+            },
+        );
+        let s = sent(&mut c);
+        assert_eq!(
+            s.iter().map(|(_, t)| t.as_str()).collect::<Vec<_>>(),
+            [format!("delete {QUEUE}/{one}")],
+            "listing {later_listing:?}: the delete must go to the node read"
+        );
+        c.handle_reply(s[0].0, Reply::Error(herdless_core::ZkError::NoNode));
+        // `one` was taken by the other consumer: ours moves on, and never
+        // reports `one`'s payload under another name.
+        assert_eq!(c.poll_event(), None, "listing {later_listing:?}");
+    }
+}

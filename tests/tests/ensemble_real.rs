@@ -451,16 +451,11 @@ async fn the_queue_loses_nothing_and_takes_nothing_twice_while_servers_are_kille
     {
         let (run, ledger) = (run.clone(), ledger.clone());
         clients.push(std_client(&connect, async move |client| {
+            let queue = match herdless_std::queue::Queue::new(&client, DIR).await {
+                Ok(q) => q,
+                Err(e) => return run.progress.error(1, format!("open: {e}")),
+            };
             while run.carry_on(1, client.session_id().0) {
-                // A queue per take, as before this file was restructured:
-                // one queue reused for every take saw `take` fail with
-                // `bad arguments` in 1 of 4 runs (a request on an empty item
-                // name after server kills, not yet understood; see the
-                // note on issue 11). To be reused once that is fixed.
-                let queue = match herdless_std::queue::Queue::new(&client, DIR).await {
-                    Ok(q) => q,
-                    Err(e) => return run.progress.error(1, format!("open: {e}")),
-                };
                 match queue.take_timeout(Duration::from_millis(500)).await {
                     Ok(Some(item)) => {
                         ledger.taken(&item.data, &item.node, item.certain);

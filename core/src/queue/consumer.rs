@@ -258,6 +258,13 @@ impl<const B: usize, const D: usize, const N: usize> Consumer<B, D, N> {
         self.next_item();
     }
 
+    /// Whether the batch's first item is being read, deleted or checked.
+    fn on_item(&self) -> bool {
+        self.ops.is_pending(Op::Read)
+            || self.ops.is_pending(Op::Delete)
+            || self.ops.is_pending(Op::Check)
+    }
+
     fn first_path(&mut self) -> &str {
         let name = self.batch.first().map(|(n, _)| n.as_str()).unwrap_or("");
         // Cannot fail: names whose path would not fit never enter the batch.
@@ -321,6 +328,11 @@ impl<const B: usize, const D: usize, const N: usize> Recipe for Consumer<B, D, N
             return;
         }
         match (op, reply) {
+            // A listing answered while an item is being read or deleted
+            // (two were in flight: a notification came while the first was
+            // on its way) must not change which item that work is on; the
+            // notification left the batch stale for the next item.
+            (Op::List { .. }, _) if self.on_item() => {}
             (Op::List { watch }, Reply::Children(children)) => self.on_children(children, watch),
             (Op::Read, Reply::Data { data, .. }) => {
                 let Ok(stored) = Vec::from_slice(data) else {
@@ -403,12 +415,7 @@ impl<const B: usize, const D: usize, const N: usize> Recipe for Consumer<B, D, N
         }
         // Any cached batch may now miss a lower item.
         self.stale = true;
-        if self.connected
-            && self.mode.is_some()
-            && !self.ops.is_pending(Op::Read)
-            && !self.ops.is_pending(Op::Delete)
-            && !self.ops.is_pending(Op::Check)
-        {
+        if self.connected && self.mode.is_some() && !self.on_item() {
             self.next_item();
         }
     }
