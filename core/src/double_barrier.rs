@@ -569,10 +569,12 @@ impl<const N: usize> Recipe for DoubleBarrier<N> {
             Step::Entering if name == READY && !self.ops.is_queued(Op::StatReady) => {
                 self.ops.push(Op::StatReady)
             }
-            Step::Leaving if name == self.other.as_str() => match event.kind {
-                WatchKind::NodeDeleted => self.ops.queue(Op::List),
-                _ => self.ops.queue(Op::WatchOther),
-            },
+            // Deleted, or changed: process nodes are never written, so a
+            // change is a node deleted and made again under the same name
+            // by the next round (what a reconnect's `SetWatches` reports
+            // when it happened while the connection was down). Either way
+            // the listing decides afresh.
+            Step::Leaving if name == self.other.as_str() => self.ops.queue(Op::List),
             _ => {}
         }
     }

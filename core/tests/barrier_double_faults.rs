@@ -646,3 +646,56 @@ fn a_slow_leaver_is_not_held_by_the_next_rounds_nodes() {
         ps[1].recipe
     );
 }
+
+/// A leaver waits on a node of its round; its connection breaks, and its
+/// driver reconnects before it looked, so the recipe hears no `Suspended`
+/// (zookeeper-client's state watcher keeps only the latest state). Meanwhile
+/// the waited-on process left and entered the next round under the same
+/// name. The reconnect's `SetWatches` reports that node as *changed*, not
+/// deleted (it exists again, written after the last zxid the client read):
+/// the leaver must not wait on the next round's node. Found on a
+/// three-server ensemble with servers killed (`ensemble_real`).
+#[test]
+fn a_leaver_whose_waited_node_came_back_in_the_next_round_leaves() {
+    let mut zk = SimZk::new(11);
+    let mut most = 0;
+    let mut ps = vec![process(&mut zk, "a"), process(&mut zk, "b")];
+    for p in ps.iter_mut() {
+        p.act(&mut zk, |p| p.enter(2)).unwrap();
+    }
+    run_all(&mut zk, &mut ps, 2, &mut most);
+    assert!(entered(&ps[0]) && entered(&ps[1]));
+    ps[0].take_events();
+    ps[1].take_events();
+    ps[1].act(&mut zk, |p| p.leave()).unwrap();
+    ps[1].run(&mut zk);
+    assert_eq!(ps[1].recipe.waiting_for(), Some("a"));
+    // b's connection breaks; nothing was in flight, and its driver misses
+    // the `Suspended`.
+    let b = ps[1].session;
+    zk.disconnect(b);
+    assert!(matches!(
+        zk.next_delivery(b),
+        Some(herdless_core::sim::Delivery::Session(
+            SessionEvent::Suspended
+        ))
+    ));
+    // a is the last out, and enters the next round.
+    ps[0].act(&mut zk, |p| p.leave()).unwrap();
+    ps[0].run(&mut zk);
+    assert_eq!(ps[0].take_events(), vec![DoubleBarrierEvent::Left]);
+    ps[0].act(&mut zk, |p| p.enter(2)).unwrap();
+    ps[0].run(&mut zk);
+    assert_eq!(process_nodes(&zk), vec!["a".to_string()]);
+    zk.reconnect(b);
+    ps[1].run(&mut zk);
+    assert_eq!(
+        ps[1].take_events(),
+        vec![DoubleBarrierEvent::Left],
+        "waits on the next round's node: {:?}",
+        ps[1].recipe
+    );
+    ps[1].act(&mut zk, |p| p.enter(2)).unwrap();
+    run_all(&mut zk, &mut ps, 2, &mut most);
+    assert!(entered(&ps[0]) && entered(&ps[1]), "the next round opens");
+}
