@@ -552,10 +552,12 @@ fn no_timer_is_asked_for_and_debug_names_the_process() {
 /// again and answered `NoNode`), and another client creates the directory
 /// and `ready` before that answer is read. With herdless-std's order the
 /// notification overtakes the answer: the process must not enter on it, as
-/// its node is not in the barrier; it waits for the count instead.
+/// its node is not in the barrier; it waits for the count instead. (The
+/// seed is one whose break the driver reports: unreported, the enter is not
+/// sent again.)
 #[test]
 fn a_ready_created_before_the_own_node_does_not_open_the_barrier() {
-    let mut zk = SimZk::new(20);
+    let mut zk = SimZk::new(21);
     zk.set_driver_order(DriverOrder::NotificationsFirst);
     zk.create_persistent(DIR, b"").unwrap();
     let mut p = process(&mut zk, "a");

@@ -18,8 +18,13 @@ pub struct Peer<R: Recipe> {
 }
 
 impl<R: Recipe> Peer<R> {
-    /// Binds `recipe` to an open session of `zk`.
-    pub fn new(recipe: R, session: SessionId) -> Self {
+    /// Binds `recipe` to an open session of `zk` and tells it the session's
+    /// id, as both drivers do before anything else: a recipe can then tell
+    /// a move to another session from a reconnect of its own.
+    pub fn new(mut recipe: R, session: SessionId) -> Self {
+        recipe.handle_session(crate::SessionEvent::Connected {
+            session_id: session,
+        });
         Peer {
             recipe,
             session,

@@ -114,7 +114,9 @@ enum LossReport {
     SuspendedFirst,
     AnswersFirst,
     /// The client reconnected before the driver looked at its state: the
-    /// answers alone tell the recipe.
+    /// answers alone tell the recipe, and with nothing in flight, nothing
+    /// does (zookeeper-client's state watcher keeps only the latest state);
+    /// the reconnect's `SetWatches` notifications are then all it hears.
     AnswersOnly,
 }
 
@@ -349,7 +351,7 @@ impl SimZk {
         answers.extend(s.inbound.drain(..).map(|(id, _)| lost(id)));
         let suspended = Outbound::without_zxid(Delivery::Session(SessionEvent::Suspended));
         match report {
-            LossReport::AnswersOnly if !answers.is_empty() => kept.extend(answers),
+            LossReport::AnswersOnly => kept.extend(answers),
             LossReport::AnswersFirst => {
                 kept.extend(answers);
                 kept.push_back(suspended);
