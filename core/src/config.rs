@@ -24,12 +24,16 @@
 //! ([`Version::Any`]). A write whose reply was lost with the connection is
 //! resolved by reading the node back, not by blindly sending it again, so a
 //! compare-and-set is never applied twice and never reported wrongly: it is
-//! `Updated` if the node holds its data, sent again if the node is still at
-//! the expected version, `Conflict` if the next version holds other data,
-//! and [`ConfigEvent::Unknown`] when other writes have moved the node on so
-//! far that ZooKeeper, which keeps no history, cannot tell, or when the node
-//! was deleted and created again meanwhile (a compare-and-set is never sent
-//! again into a new incarnation of the node it was aimed at).
+//! sent again if the node is still at the expected version, `Conflict` if
+//! the next version holds other data, and [`ConfigEvent::Unknown`] otherwise:
+//! when the node holds its data (which an identical write by another client
+//! could have put there: ZooKeeper records no writer, so two writers bumping
+//! a counter from the same value cannot both be told `Updated`), when other
+//! writes have moved the node on so far that ZooKeeper, which keeps no
+//! history, cannot tell, or when the node was deleted and created again
+//! meanwhile (a compare-and-set is never sent again into a new incarnation
+//! of the node it was aimed at). `Updated` is only ever the server's own
+//! answer.
 
 use core::fmt;
 
@@ -80,10 +84,11 @@ pub enum ConfigEvent {
     /// the node already existed (create), or no longer existed (set).
     Conflict,
     /// This watcher's own write was sent, its reply was lost with the
-    /// connection, and by the time the node could be read back other
-    /// writes had moved it on: whether ours landed in between cannot be
-    /// known. Read the value and decide (a compare-and-set loop simply
-    /// retries from the current version).
+    /// connection, and the node read back cannot say whether it landed:
+    /// other writes had moved it on, or it holds this write's data, which
+    /// an identical write by another client could have put there. Read the
+    /// value and decide (retrying a compare-and-set that is not idempotent,
+    /// such as a counter's increment, could apply it twice).
     Unknown,
     /// This watcher's own write failed for another reason (say, no
     /// permission); nothing was written.
@@ -397,22 +402,15 @@ impl<const D: usize, const N: usize> Config<D, N> {
             (WriteKind::Set(_), Some(aimed), Some((_, stat))) if stat.czxid != aimed
         );
         let event = match (kind, version) {
-            (WriteKind::Set(_), Some(now)) if recreated => {
-                if ours {
-                    ConfigEvent::Updated { version: now }
-                } else {
-                    ConfigEvent::Unknown
-                }
-            }
+            // Its versions say nothing of the node the write was aimed at.
+            (WriteKind::Set(_), Some(_)) if recreated => ConfigEvent::Unknown,
             // Exactly one write moves a node from v to v + 1: if that
-            // version holds our data, it was ours; if it holds other data,
-            // someone else's write won and ours was refused.
-            (WriteKind::Set(Version::Exactly(v)), Some(now)) if now == v.wrapping_add(1) => {
-                if ours {
-                    ConfigEvent::Updated { version: now }
-                } else {
-                    ConfigEvent::Conflict
-                }
+            // version holds other data, someone else's write won and ours
+            // was refused.
+            (WriteKind::Set(Version::Exactly(v)), Some(now))
+                if now == v.wrapping_add(1) && !ours =>
+            {
+                ConfigEvent::Conflict
             }
             // Still at the expected version: it never landed; send it again.
             (WriteKind::Set(Version::Exactly(v)), Some(now)) if now == *v => {
@@ -423,10 +421,12 @@ impl<const D: usize, const N: usize> Config<D, N> {
             // A new node at version 0 holding other data: created by someone
             // else, so our create was refused.
             (WriteKind::Create, Some(0)) if !ours => ConfigEvent::Conflict,
-            (_, Some(now)) if ours => ConfigEvent::Updated { version: now },
-            // The node moved on past what our write could have produced (or
-            // went away): ZooKeeper keeps no history to tell whether ours
-            // landed in between. Say so rather than guess.
+            // The node holds our data: our write, or an identical one by
+            // another client (two counters bumped from the same value write
+            // the same bytes), and ZooKeeper records no writer. Or the node
+            // moved on past what our write could have produced, or went
+            // away: it keeps no history to tell whether ours landed in
+            // between. Say so rather than guess.
             _ => ConfigEvent::Unknown,
         };
         self.write_done(event);

@@ -65,8 +65,10 @@ pub enum Written {
     /// It was refused: the version did not match (or the node existed, for a
     /// create; or was missing, for a set). Nothing was written.
     Conflict,
-    /// Its reply was lost with the connection and other writes moved the
-    /// node on before it could be read back: it may or may not have landed.
+    /// Its reply was lost with the connection and the node cannot say whether it
+    /// landed: other writes moved it on before it was read back, or it holds
+    /// this write\'s data, which an identical write by another client could
+    /// have put there. It may or may not have landed.
     /// Read the value and retry from it.
     Unknown,
 }
