@@ -477,3 +477,54 @@ fn a_second_listing_answered_mid_take_does_not_change_the_item_being_taken() {
         assert_eq!(c.poll_event(), None, "listing {later_listing:?}");
     }
 }
+
+/// A take started while the connection is down works from the batch the
+/// last listing left (a read of its first item, queued); the reconnect
+/// then lists afresh, as a notification may have been missed. The read
+/// queued for the old batch must go with it: sent after the batch was
+/// dropped, it named no item at all (`<dir>/`, `BadArguments`, seen on a
+/// three-server ensemble with servers killed).
+#[test]
+fn a_take_started_while_disconnected_reads_no_item_of_a_dropped_batch() {
+    use herdless_core::{Children, Reply, SessionEvent, Stat};
+    let one = "a-queue-0000000001";
+    let two = "a-queue-0000000002";
+    let mut c: Cons = Consumer::new(QUEUE).unwrap();
+    c.handle_session(SessionEvent::Connected { session_id: 1 });
+    c.take(None).unwrap();
+    let s = sent(&mut c);
+    c.handle_reply(s[0].0, Reply::Children(Children::new(&&[one, two][..])));
+    let s = sent(&mut c);
+    c.handle_reply(
+        s[0].0,
+        Reply::Data {
+            data: b"first",
+            stat: Stat::default(),
+        },
+    );
+    let s = sent(&mut c);
+    assert_eq!(s[0].1, format!("delete {QUEUE}/{one}"));
+    c.handle_reply(s[0].0, Reply::Deleted);
+    assert!(matches!(c.poll_event(), Some(ConsumerEvent::Taken { .. })));
+    // The connection breaks between two takes; the next take starts at once.
+    c.handle_session(SessionEvent::Suspended);
+    c.take(None).unwrap();
+    assert!(
+        sent(&mut c).is_empty(),
+        "nothing goes out while disconnected"
+    );
+    c.handle_session(SessionEvent::Connected { session_id: 1 });
+    let s = sent(&mut c);
+    assert!(
+        s.iter().all(|(_, t)| !t.ends_with('/')),
+        "a request on no item: {s:?}"
+    );
+    assert_eq!(
+        s.iter().map(|(_, t)| t.as_str()).collect::<Vec<_>>(),
+        [format!("list {QUEUE} watch=false")],
+        "a fresh listing, and nothing of the old batch"
+    );
+    c.handle_reply(s[0].0, Reply::Children(Children::new(&&[two][..])));
+    let s = sent(&mut c);
+    assert_eq!(s[0].1, format!("read {QUEUE}/{two}"));
+}

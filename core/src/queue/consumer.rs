@@ -193,6 +193,9 @@ impl<const B: usize, const D: usize, const N: usize> Consumer<B, D, N> {
         if self.stale {
             self.stale = false;
             self.batch.clear();
+            // A read queued for the old batch's first item (a take started
+            // while disconnected) would name no item now.
+            self.ops.unqueue(|op| op == Op::Read);
         }
         if self.batch.is_empty() {
             self.ops.queue(Op::List {
