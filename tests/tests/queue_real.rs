@@ -148,3 +148,30 @@ async fn a_priority_queue_takes_an_urgent_item_added_later_first() {
         Err(herdless_std::Error::BadPriority)
     ));
 }
+
+/// A queue's item buffers (64 KiB each side) live on the heap: opening and
+/// using one on a thread with a small stack works. (On a three-server
+/// ensemble a client thread with the default 2 MiB stack overflowed while
+/// `Queue::new` built its cores.)
+#[test]
+fn a_queue_opens_and_works_on_a_thread_with_a_small_stack() {
+    let server = ZkServer::start();
+    let addr = server.addr();
+    let worker = std::thread::Builder::new()
+        .stack_size(512 * 1024)
+        .spawn(move || {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap()
+                .block_on(Box::pin(async move {
+                    let c = herdless_std::connect(&addr, SESSION).await.unwrap();
+                    let queue = Queue::new(&c, "/app/small-stack").await.unwrap();
+                    queue.put(b"one").await.unwrap();
+                    let item = queue.take().await.unwrap();
+                    item.data
+                }))
+        })
+        .unwrap();
+    assert_eq!(worker.join().expect("no stack overflow"), b"one");
+}

@@ -103,9 +103,12 @@ impl Source {
 /// every [`DriverHandle`] is dropped, the task keeps running until
 /// `finished` says the recipe has nothing left to do (e.g. its node is
 /// deleted), so cleanup outlives the handle.
+///
+/// The recipe lives on the heap from here on: some hold buffers of tens of
+/// KiB, and a caller can pass one boxed to keep it off its stack.
 pub(crate) fn spawn_on<R, E, D>(
     mut source: Source,
-    mut recipe: R,
+    recipe: impl Into<Box<R>>,
     counters: Arc<Counters>,
     on_event: E,
     finished: D,
@@ -115,6 +118,7 @@ where
     E: FnMut(&R, R::Event) + Send + 'static,
     D: Fn(&R) -> bool + Send + 'static,
 {
+    let mut recipe: Box<R> = recipe.into();
     let (tx, rx) = mpsc::unbounded_channel();
     let client = source.current();
     // The session id, from the client the driver runs on: recipes that
@@ -149,7 +153,7 @@ where
 struct Driver<R, E> {
     client: zk::Client,
     source: Source,
-    recipe: R,
+    recipe: Box<R>,
     counters: Arc<Counters>,
     on_event: E,
     origin: TokioInstant,

@@ -105,13 +105,26 @@ impl Queue {
     }
 
     async fn open(conn: &impl Connection, dir: &str, priority: bool) -> Result<Queue, Error> {
-        let producer = CoreProducer::new(dir)?;
-        let consumer = if priority {
-            CoreConsumer::priority(dir)?
-        } else {
-            CoreConsumer::new(dir)?
-        };
+        let queue = Self::spawn(conn, dir, priority)?;
         ensure_dir(&conn.client(), dir).await?;
+        Ok(*queue)
+    }
+
+    /// Builds the cores and hands them to their drivers. Each core holds a
+    /// 64 KiB item buffer: built here, outside any future, they never sit
+    /// in a caller's poll frame (`Queue::new` overflowed a 2 MiB thread
+    /// stack when they did). The drivers send nothing until asked, so the
+    /// directory is made after, and a bad path fails before any request.
+    #[inline(never)]
+    fn spawn(conn: &impl Connection, dir: &str, priority: bool) -> Result<Box<Queue>, Error> {
+        let producer = boxed(|| CoreProducer::new(dir))?;
+        let consumer = boxed(|| {
+            if priority {
+                CoreConsumer::priority(dir)
+            } else {
+                CoreConsumer::new(dir)
+            }
+        })?;
         let (produced_tx, produced_rx) = mpsc::unbounded_channel();
         let (consumed_tx, consumed_rx) = mpsc::unbounded_channel();
         let producer = driver::spawn_on(
@@ -149,14 +162,14 @@ impl Queue {
             },
             |c: &CoreConsumer| !c.is_busy(),
         );
-        Ok(Queue {
+        Ok(Box::new(Queue {
             producer,
             consumer,
             produced: Mutex::new(produced_rx),
             consumed: Mutex::new(consumed_rx),
             dir: dir.to_owned(),
             priority,
-        })
+        }))
     }
 
     /// Adds a persistent item; returns its node. At least once: if the
@@ -279,6 +292,13 @@ impl Drop for CancelTake<'_> {
             c.cancel();
         });
     }
+}
+
+/// Builds a core straight into a box, in a frame of its own, so that the
+/// caller's frame holds no copy of its 64 KiB item buffer.
+#[inline(never)]
+fn boxed<T, E>(make: impl FnOnce() -> Result<T, E>) -> Result<Box<T>, E> {
+    make().map(Box::new)
 }
 
 /// Creates `dir` and its ancestors if missing.
