@@ -327,7 +327,7 @@ async fn the_shared_lock_keeps_writers_alone_while_servers_are_killed() {
             let mut round = 0usize;
             while run.carry_on(k, client.session_id().0) {
                 // Mostly reads, every third round a write.
-                let writer = (round + k) % 3 == 0;
+                let writer = (round + k).is_multiple_of(3);
                 round += 1;
                 let side = if writer { lock.write() } else { lock.read() };
                 match side.acquire().await {
