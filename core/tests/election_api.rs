@@ -418,3 +418,25 @@ fn an_observer_told_to_watch_while_disconnected_reads_on_reconnect() {
     assert_eq!(events(&mut o), [ObserverEvent::Changed]);
     assert_eq!(o.leader().unwrap().data, b"beta");
 }
+
+/// The create answered `NoNode` (the directory is missing), and the
+/// connection lost before the retry was sent: nothing can have been created,
+/// so after the reconnect the candidate creates again at once instead of
+/// searching for a node by its GUID.
+#[test]
+fn a_create_never_sent_again_is_not_searched_for_after_a_reconnect() {
+    let mut e: Election = Election::new("/e").unwrap();
+    e.handle_session(SessionEvent::Connected { session_id: 7 });
+    e.campaign(Guid([4; 16]), b"").unwrap();
+    let first = sent(&mut e);
+    assert_eq!(first[0].1, "create");
+    answer(&mut e, first[0].0, OwnedReply::Error(ZkError::NoNode));
+    e.handle_session(SessionEvent::Suspended);
+    e.handle_session(SessionEvent::Connected { session_id: 7 });
+    let again = sent(&mut e);
+    assert_eq!(
+        again.first().map(|(_, k, p)| (*k, p.starts_with("/e/"))),
+        Some(("create", true)),
+        "{again:?}"
+    );
+}
