@@ -558,29 +558,38 @@ fn a_missing_directory_is_created_once_per_level() {
     assert_eq!((count("/election"), count(DIR)), (1, 1), "{creates:?}");
 }
 
-/// The directory is gone at every create: re-created eight times
-/// (`MAX_DIRECTORY_RETRIES`), then the campaign fails with the error.
+/// An operator removes the directory just before every create of the own
+/// node: it is re-created eight times (`MAX_DIRECTORY_RETRIES`), then the
+/// campaign fails with the error.
 #[test]
 fn a_directory_that_keeps_vanishing_fails_the_campaign_after_eight_retries() {
     let mut zk = SimZk::new(32);
-    let mut ds = vec![candidate(&mut zk)];
+    let mut op = Operator::open(&mut zk);
+    let mut d = candidate(&mut zk);
     let create = format!("{DIR}/{}", recipes_prefix(g(1)));
-    ds[0].intercept = Some(("create", create));
-    ds[0].act(&mut zk, |e| e.campaign(g(1), b"")).unwrap();
-    let mut creates = 0;
-    for _ in 0..50 {
-        settle(&mut zk, &mut ds);
-        if !ds[0].answer_intercepted(&mut zk, OwnedReply::Error(ZkError::NoNode)) {
+    d.act(&mut zk, |e| e.campaign(g(1), b"")).unwrap();
+    // The session applies its requests in the order they were sent.
+    let mut applied = 0;
+    for _ in 0..1_000 {
+        let next = d.sent.get(applied).cloned();
+        if next == Some(("create", create.clone())) && zk.node(DIR).is_some() {
+            op.delete(&mut zk, DIR);
+        }
+        if zk.apply_next(d.session) {
+            applied += 1;
+        } else if !d.deliver_one(&mut zk) {
             break;
         }
-        creates += 1;
     }
-    assert_eq!(creates, 1 + 8);
     assert_eq!(
-        ds[0].events,
+        d.sent_of("create").iter().filter(|p| **p == create).count(),
+        1 + 8
+    );
+    assert_eq!(
+        d.events,
         [ElectionEvent::Failed(Error::Zk(ZkError::NoNode))]
     );
-    assert_eq!(ds[0].recipe.state(), ElectionState::Idle);
+    assert_eq!(d.recipe.state(), ElectionState::Idle);
 }
 
 /// Someone re-creates a foreign acknowledgement as soon as it is deleted:
