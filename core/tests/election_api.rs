@@ -6,6 +6,7 @@ use herdless_core::election::{
     Acknowledgement, Election, ElectionState, Error, Observer, ObserverEvent,
 };
 use herdless_core::naming::{Flavour, Guid};
+use herdless_core::owned::OwnedReply;
 use herdless_core::{Recipe, Reply, SessionEvent, Stat, ZkError};
 
 fn events<R: Recipe>(r: &mut R) -> Vec<R::Event> {
@@ -167,4 +168,275 @@ fn an_observer_reports_an_unreadable_acknowledgement_once_and_its_repair() {
     notify(&mut o, herdless_core::WatchKind::NodeDeleted);
     serve(&mut o, None);
     assert_eq!(events(&mut o), vec![ObserverEvent::Changed]);
+}
+
+fn answer<R: Recipe>(r: &mut R, id: herdless_core::RequestId, reply: OwnedReply) {
+    reply.with_reply(|reply| r.handle_reply(id, reply));
+}
+
+/// Every request the recipe wants sent now, as `(id, kind, path)`.
+fn sent<R: Recipe>(r: &mut R) -> Vec<(herdless_core::RequestId, &'static str, String)> {
+    let mut out = Vec::new();
+    while let Some(o) = r.poll_request() {
+        let kind = herdless_core::sim::OwnedRequest::from_request(&o.request).kind();
+        out.push((o.id, kind, o.request.path().to_owned()));
+    }
+    out
+}
+
+// A Recipes-flavour candidate's name is the hyphenated GUID (36 characters),
+// `-n_` and a sequence suffix of at most eleven characters ("-2147483648"):
+// 50 characters at most. Under "/e" its path takes 3 + 50 = 53 bytes, and
+// the acknowledgement's data holds the name, a newline and the data.
+const WIDEST_PATH: usize = 53;
+const NAME_AND_NEWLINE: usize = 51;
+
+#[test]
+fn the_own_path_must_fit_its_widest_name_and_no_more_is_asked() {
+    let mut short: Election<{ WIDEST_PATH - 1 }> = Election::new("/e").unwrap();
+    assert_eq!(
+        short.campaign(Guid([1; 16]), b""),
+        Err(Error::Path(herdless_core::path::PathError::TooLong {
+            needed: WIDEST_PATH,
+            capacity: WIDEST_PATH - 1
+        }))
+    );
+    assert_eq!(short.state(), ElectionState::Idle);
+    assert!(
+        short.poll_request().is_none(),
+        "nothing is sent when refused"
+    );
+
+    // The exact fit is taken, and the candidate leads with it.
+    let mut w: herdless_core::sim::World<Election<WIDEST_PATH>> = herdless_core::sim::World::new(3);
+    let a = w.add_peer(Election::new("/e").unwrap());
+    w.act(a, |e| e.campaign(Guid::from_random_bytes([2; 16]), b"x"))
+        .unwrap();
+    assert!(w.run_until_quiet(1_000));
+    assert_eq!(
+        w.peers[a].take_events(),
+        [herdless_core::election::ElectionEvent::Leading]
+    );
+}
+
+#[test]
+fn the_data_may_fill_what_the_name_leaves_of_the_acknowledgement() {
+    const D: usize = 64;
+    let room = D - NAME_AND_NEWLINE;
+    let mut big: Election<128, D> = Election::new("/e").unwrap();
+    assert_eq!(
+        big.campaign(Guid([1; 16]), &vec![b'z'; room + 1]),
+        Err(Error::TooLarge {
+            len: room + 1,
+            capacity: room
+        })
+    );
+    assert_eq!(big.state(), ElectionState::Idle);
+
+    // The data that just fits is carried into the node and the
+    // acknowledgement.
+    let data = vec![b'y'; room];
+    let mut w: herdless_core::sim::World<Election<128, D>> = herdless_core::sim::World::new(4);
+    let a = w.add_peer(Election::new("/e").unwrap());
+    w.act(a, |e| e.campaign(Guid::from_random_bytes([3; 16]), &data))
+        .unwrap();
+    assert!(w.run_until_quiet(1_000));
+    assert_eq!(
+        w.peers[a].take_events(),
+        [herdless_core::election::ElectionEvent::Leading]
+    );
+    let ack = w.zk.node("/e/leader").unwrap();
+    assert_eq!(Acknowledgement::parse(&ack.data).unwrap().data, &data[..]);
+}
+
+#[test]
+fn resigning_while_idle_is_refused_and_reports_nothing() {
+    let mut e: Election = Election::new("/e").unwrap();
+    assert_eq!(
+        e.resign(),
+        Err(Error::InvalidState {
+            state: ElectionState::Idle
+        })
+    );
+    assert!(events(&mut e).is_empty());
+    assert!(e.poll_request().is_none());
+    assert_eq!(e.state(), ElectionState::Idle);
+}
+
+#[test]
+fn a_deadline_not_yet_reached_does_not_end_the_campaign() {
+    use herdless_core::election::ElectionEvent;
+    use herdless_core::Instant;
+    let mut e: Election = Election::new("/e").unwrap();
+    e.campaign_until(Guid([5; 16]), b"", Instant::from_millis(1_000))
+        .unwrap();
+    // A driver may wake the recipe early (another timer, a spurious wake).
+    e.handle_timeout(Instant::from_millis(999));
+    assert!(events(&mut e).is_empty());
+    assert_eq!(e.state(), ElectionState::Campaigning);
+    // At the deadline, with nothing sent yet, it is over at once.
+    e.handle_timeout(Instant::from_millis(1_000));
+    assert_eq!(events(&mut e), [ElectionEvent::TimedOut]);
+    assert_eq!(e.state(), ElectionState::Idle);
+}
+
+/// The candidate's confirmed own node, by hand: create and listing
+/// answered, the lowest, confirmed on session 7; the acknowledgement's
+/// create is queued, not yet polled.
+fn confirmed(e: &mut Election) -> String {
+    e.handle_session(SessionEvent::Connected { session_id: 7 });
+    e.campaign(Guid([4; 16]), b"data").unwrap();
+    let first = sent(e);
+    assert_eq!(first.len(), 2, "{first:?}");
+    let name = "candidate-n_0000000000";
+    let own = format!("/e/{name}");
+    answer(e, first[0].0, OwnedReply::Created(own.clone()));
+    answer(e, first[1].0, OwnedReply::Children(vec![name.to_owned()]));
+    let confirm = sent(e);
+    assert_eq!(confirm.len(), 1);
+    assert_eq!(
+        (confirm[0].1, confirm[0].2.as_str()),
+        ("getData", own.as_str())
+    );
+    let stat = Stat {
+        ephemeral_owner: 7,
+        ..Stat::default()
+    };
+    answer(e, confirm[0].0, OwnedReply::Data(b"data".to_vec(), stat));
+    own
+}
+
+/// Resigning between the confirmation and the acknowledgement's send: the
+/// acknowledgement is never written, only deleted in case.
+#[test]
+fn resigning_before_the_acknowledgement_is_sent_never_writes_it() {
+    let mut e: Election = Election::new("/e").unwrap();
+    let own = confirmed(&mut e);
+    e.resign().unwrap();
+    let after: Vec<(&str, String)> = sent(&mut e).into_iter().map(|(_, k, p)| (k, p)).collect();
+    assert_eq!(
+        after,
+        [("delete", "/e/leader".to_owned()), ("delete", own)],
+        "resigning wrote the acknowledgement"
+    );
+}
+
+#[test]
+fn an_observer_that_does_not_watch_stays_silent() {
+    let mut o: Observer = Observer::new("/e").unwrap();
+    o.handle_session(SessionEvent::Suspended);
+    assert!(!o.is_stale(), "stale without ever watching");
+    o.handle_session(SessionEvent::Connected { session_id: 1 });
+    o.handle_session(SessionEvent::Expired);
+    o.handle_session(SessionEvent::Connected { session_id: 2 });
+    notify(&mut o, herdless_core::WatchKind::NodeCreated);
+    assert!(events(&mut o).is_empty());
+    assert!(
+        sent(&mut o).is_empty(),
+        "reads without being asked to watch"
+    );
+}
+
+#[test]
+fn an_observer_ignores_notifications_of_other_paths() {
+    let mut o: Observer = Observer::new("/e").unwrap();
+    o.watch();
+    serve(&mut o, Some(b"n_0000000001\nalpha"));
+    assert_eq!(events(&mut o), [ObserverEvent::Changed]);
+    o.handle_watch(herdless_core::WatchEvent {
+        kind: herdless_core::WatchKind::NodeDeleted,
+        path: "/e/n_0000000001",
+    });
+    assert!(sent(&mut o).is_empty(), "read again for another node");
+}
+
+#[test]
+fn an_observer_reports_one_stale_per_outage_until_read_again() {
+    let mut o: Observer = Observer::new("/e").unwrap();
+    o.watch();
+    serve(&mut o, None);
+    assert_eq!(events(&mut o), [ObserverEvent::Changed]);
+    o.handle_session(SessionEvent::Suspended);
+    o.handle_session(SessionEvent::Connected { session_id: 1 });
+    let read = sent(&mut o);
+    assert_eq!(read.len(), 1);
+    // Lost again before the read is answered: still the same staleness.
+    o.handle_session(SessionEvent::Suspended);
+    assert_eq!(events(&mut o), [ObserverEvent::Stale]);
+    o.handle_session(SessionEvent::Connected { session_id: 1 });
+    serve(&mut o, None);
+    assert_eq!(events(&mut o), [ObserverEvent::Current]);
+}
+
+#[test]
+fn an_observer_reports_a_refused_read_and_rides_out_an_expired_session() {
+    let mut o: Observer = Observer::new("/e").unwrap();
+    o.watch();
+    let read = sent(&mut o);
+    answer(&mut o, read[0].0, OwnedReply::Error(ZkError::NoAuth));
+    assert_eq!(events(&mut o), [ObserverEvent::Failed(ZkError::NoAuth)]);
+    assert!(!o.is_stale());
+    // Still connected: the next notification is read at once.
+    notify(&mut o, herdless_core::WatchKind::NodeDataChanged);
+    let read = sent(&mut o);
+    assert_eq!(read.len(), 1, "{read:?}");
+
+    // The session is gone: stale, and read again on the next session.
+    answer(
+        &mut o,
+        read[0].0,
+        OwnedReply::Error(ZkError::SessionExpired),
+    );
+    assert_eq!(events(&mut o), [ObserverEvent::Stale]);
+    assert!(sent(&mut o).is_empty(), "sent before Connected");
+    o.handle_session(SessionEvent::Connected { session_id: 2 });
+    serve(&mut o, Some(b"n_0000000004\ndelta"));
+    assert_eq!(events(&mut o), [ObserverEvent::Changed]);
+    assert_eq!(o.leader().unwrap().data, b"delta");
+}
+
+#[test]
+fn an_observer_prints_its_path() {
+    let o: Observer = Observer::new("/app/e").unwrap();
+    let debug = format!("{o:?}");
+    assert!(
+        debug.contains("Observer") && debug.contains("/app/e/leader"),
+        "{debug}"
+    );
+}
+
+/// `watch()` while the connection is down: the first read goes out once it
+/// is back.
+#[test]
+fn an_observer_told_to_watch_while_disconnected_reads_on_reconnect() {
+    let mut o: Observer = Observer::new("/e").unwrap();
+    o.handle_session(SessionEvent::Suspended);
+    o.watch();
+    assert!(sent(&mut o).is_empty(), "sent while disconnected");
+    o.handle_session(SessionEvent::Connected { session_id: 1 });
+    serve(&mut o, Some(b"n_0000000002\nbeta"));
+    assert_eq!(events(&mut o), [ObserverEvent::Changed]);
+    assert_eq!(o.leader().unwrap().data, b"beta");
+}
+
+/// The create answered `NoNode` (the directory is missing), and the
+/// connection lost before the retry was sent: nothing can have been created,
+/// so after the reconnect the candidate creates again at once instead of
+/// searching for a node by its GUID.
+#[test]
+fn a_create_never_sent_again_is_not_searched_for_after_a_reconnect() {
+    let mut e: Election = Election::new("/e").unwrap();
+    e.handle_session(SessionEvent::Connected { session_id: 7 });
+    e.campaign(Guid([4; 16]), b"").unwrap();
+    let first = sent(&mut e);
+    assert_eq!(first[0].1, "create");
+    answer(&mut e, first[0].0, OwnedReply::Error(ZkError::NoNode));
+    e.handle_session(SessionEvent::Suspended);
+    e.handle_session(SessionEvent::Connected { session_id: 7 });
+    let again = sent(&mut e);
+    assert_eq!(
+        again.first().map(|(_, k, p)| (*k, p.starts_with("/e/"))),
+        Some(("create", true)),
+        "{again:?}"
+    );
 }

@@ -489,3 +489,575 @@ fn leadership_follows_creation_order_across_the_sequence_wrap() {
         }
     }
 }
+
+// ---- Paths the mutation run found untested ----
+
+/// Applies the driver's requests and delivers its answers one at a time
+/// until `done` holds after a delivery.
+fn step_until(zk: &mut SimZk, d: &mut Driver<Election>, done: impl Fn(&Driver<Election>) -> bool) {
+    for _ in 0..1_000 {
+        let applied = zk.apply_next(d.session);
+        let delivered = d.deliver_one(zk);
+        if done(d) {
+            return;
+        }
+        assert!(
+            applied || delivered,
+            "quiet before the step: {:?}",
+            d.recipe
+        );
+    }
+    panic!("never got there: {:?}", d.recipe);
+}
+
+/// Whether the driver has sent `kind` on `path`.
+fn has_sent(d: &Driver<Election>, kind: &str, path: &str) -> bool {
+    d.sent.iter().any(|(k, p)| *k == kind && p == path)
+}
+
+/// The operator deletes `path` and creates it again on its own session: the
+/// same name, another owner.
+fn replace_node(zk: &mut SimZk, path: &str, mode: herdless_core::CreateMode) -> Operator {
+    let mut op = Operator::open(zk);
+    op.delete(zk, path);
+    op.create(zk, path, b"squat", mode);
+    op
+}
+
+/// `<guid>-n_` as the Recipes flavour names a candidate: the GUID's bytes in
+/// hex, hyphenated 8-4-4-4-12.
+fn recipes_prefix(guid: Guid) -> String {
+    let hex: String = guid.0.iter().map(|b| format!("{b:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}-n_",
+        &hex[..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..]
+    )
+}
+
+#[test]
+fn the_own_node_holds_exactly_the_candidates_data() {
+    let mut zk = SimZk::new(30);
+    let ds = election(&mut zk, 2);
+    for (i, d) in ds.iter().enumerate() {
+        let node = zk.node(&own_path(d)).unwrap();
+        assert_eq!(node.data, format!("c{i}").into_bytes());
+    }
+}
+
+#[test]
+fn a_missing_directory_is_created_once_per_level() {
+    let mut zk = SimZk::new(31);
+    let ds = election(&mut zk, 1);
+    assert!(ds[0].recipe.is_leading());
+    let creates = ds[0].sent_of("create");
+    let count = |p: &str| creates.iter().filter(|c| *c == p).count();
+    assert_eq!((count("/election"), count(DIR)), (1, 1), "{creates:?}");
+}
+
+/// An operator removes the directory just before every create of the own
+/// node: it is re-created eight times (`MAX_DIRECTORY_RETRIES`), then the
+/// campaign fails with the error.
+#[test]
+fn a_directory_that_keeps_vanishing_fails_the_campaign_after_eight_retries() {
+    let mut zk = SimZk::new(32);
+    let mut op = Operator::open(&mut zk);
+    let mut d = candidate(&mut zk);
+    let create = format!("{DIR}/{}", recipes_prefix(g(1)));
+    d.act(&mut zk, |e| e.campaign(g(1), b"")).unwrap();
+    // The session applies its requests in the order they were sent.
+    let mut applied = 0;
+    for _ in 0..1_000 {
+        let next = d.sent.get(applied).cloned();
+        if next == Some(("create", create.clone())) && zk.node(DIR).is_some() {
+            op.delete(&mut zk, DIR);
+        }
+        if zk.apply_next(d.session) {
+            applied += 1;
+        } else if !d.deliver_one(&mut zk) {
+            break;
+        }
+    }
+    assert_eq!(
+        d.sent_of("create").iter().filter(|p| **p == create).count(),
+        1 + 8
+    );
+    assert_eq!(
+        d.events,
+        [ElectionEvent::Failed(Error::Zk(ZkError::NoNode))]
+    );
+    assert_eq!(d.recipe.state(), ElectionState::Idle);
+}
+
+/// Someone re-creates a foreign acknowledgement as soon as it is deleted:
+/// replaced eight times (`MAX_ACK_REPLACEMENTS`), then the campaign fails.
+#[test]
+fn a_contended_acknowledgement_fails_the_campaign_after_eight_replacements() {
+    const FOREIGN: &[u8] = b"squatter-n_0000000099\nsquatter";
+    let mut zk = SimZk::new(33);
+    zk.create_persistent("/election", b"").unwrap();
+    zk.create_persistent(DIR, b"").unwrap();
+    let mut op = Operator::open(&mut zk);
+    let persistent = herdless_core::CreateMode::Persistent;
+    op.create(&mut zk, ACK, FOREIGN, persistent);
+    let mut d = candidate(&mut zk);
+    d.act(&mut zk, |e| e.campaign(g(1), b"")).unwrap();
+    for _ in 0..1_000 {
+        let applied = zk.apply_next(d.session);
+        if zk.node(ACK).is_none() {
+            op.create(&mut zk, ACK, FOREIGN, persistent);
+        }
+        let delivered = d.deliver_one(&mut zk);
+        if !applied && !delivered {
+            break;
+        }
+    }
+    // Eight replacements, then the clean-up's delete.
+    assert_eq!(
+        d.sent_of("delete").iter().filter(|p| *p == ACK).count(),
+        8 + 1
+    );
+    assert_eq!(d.events, [ElectionEvent::Failed(Error::AckContended)]);
+    assert_eq!(d.recipe.state(), ElectionState::Idle);
+    assert_eq!(zk.children(DIR).unwrap(), ["leader"], "its node is deleted");
+}
+
+/// The delete of a foreign acknowledgement is refused once: the candidate
+/// reads it again and replaces it, and leads.
+#[test]
+fn a_refused_replacement_of_a_foreign_acknowledgement_is_tried_again() {
+    let mut zk = SimZk::new(34);
+    zk.create_persistent("/election", b"").unwrap();
+    zk.create_persistent(DIR, b"").unwrap();
+    let mut op = Operator::open(&mut zk);
+    op.create(
+        &mut zk,
+        ACK,
+        b"gone-n_0000000042\nold leader",
+        herdless_core::CreateMode::Persistent,
+    );
+    let mut ds = vec![candidate(&mut zk)];
+    ds[0].intercept = Some(("delete", ACK.to_owned()));
+    ds[0].act(&mut zk, |e| e.campaign(g(1), b"")).unwrap();
+    // Answered as soon as it is held: before anything sent after it.
+    for _ in 0..100 {
+        if ds[0].answer_intercepted(&mut zk, OwnedReply::Error(ZkError::NoAuth)) {
+            break;
+        }
+        zk.apply_next(ds[0].session);
+        ds[0].deliver_one(&mut zk);
+    }
+    ds[0].intercept = None;
+    settle(&mut zk, &mut ds);
+    assert_eq!(ds[0].events, [ElectionEvent::Leading]);
+    assert_eq!(acknowledged(&zk).as_deref(), ds[0].recipe.own_node());
+}
+
+/// The acknowledgement's create refused: the campaign fails, the node goes.
+#[test]
+fn a_refused_acknowledgement_write_fails_the_campaign() {
+    let mut zk = SimZk::new(35);
+    let mut ds = vec![candidate(&mut zk)];
+    ds[0].intercept = Some(("create", ACK.to_owned()));
+    ds[0].act(&mut zk, |e| e.campaign(g(1), b"")).unwrap();
+    settle(&mut zk, &mut ds);
+    let own = own_path(&ds[0]);
+    assert!(ds[0].answer_intercepted(&mut zk, OwnedReply::Error(ZkError::NoAuth)));
+    settle(&mut zk, &mut ds);
+    assert_eq!(
+        ds[0].events,
+        [ElectionEvent::Failed(Error::Zk(ZkError::NoAuth))]
+    );
+    assert_eq!(ds[0].recipe.state(), ElectionState::Idle);
+    assert!(zk.node(&own).is_none());
+}
+
+/// A failed leader's read of the acknowledgement (to clear it) is refused:
+/// its node is deleted all the same, and it is done.
+#[test]
+fn a_refused_read_of_the_acknowledgement_after_a_loss_still_deletes_the_node() {
+    let mut zk = SimZk::new(36);
+    let mut ds = election(&mut zk, 1);
+    let own = own_path(&ds[0]);
+    ds[0].intercept = Some(("getData", own.clone()));
+    Operator::open(&mut zk).set(&mut zk, &own, b"poke");
+    settle(&mut zk, &mut ds);
+    ds[0].intercept = Some(("getData", ACK.to_owned()));
+    assert!(ds[0].answer_intercepted(&mut zk, OwnedReply::Error(ZkError::NoAuth)));
+    assert_eq!(ds[0].events.last(), Some(&ElectionEvent::Lost));
+    settle(&mut zk, &mut ds);
+    assert!(ds[0].answer_intercepted(&mut zk, OwnedReply::Error(ZkError::NoAuth)));
+    settle(&mut zk, &mut ds);
+    assert!(zk.node(&own).is_none(), "{:?}", ds[0].recipe);
+    assert_eq!(ds[0].recipe.state(), ElectionState::Idle);
+    assert_eq!(ds[0].events, [ElectionEvent::Leading, ElectionEvent::Lost]);
+}
+
+/// Resigning leader: the acknowledgement's delete is refused (best effort),
+/// then the connection breaks before the own node's delete: after the
+/// reconnect only the own node is deleted.
+#[test]
+fn a_refused_acknowledgement_delete_is_not_tried_again_after_a_reconnect() {
+    let mut zk = SimZk::new(37);
+    let mut ds = election(&mut zk, 1);
+    let own = own_path(&ds[0]);
+    ds[0].intercept = Some(("delete", ACK.to_owned()));
+    ds[0].act(&mut zk, |e| e.resign()).unwrap();
+    assert!(ds[0].answer_intercepted(&mut zk, OwnedReply::Error(ZkError::NoAuth)));
+    ds[0].break_connection(&mut zk);
+    assert!(zk.node(&own).is_some(), "the own node's delete was applied");
+    let mark = ds[0].sent.len();
+    ds[0].restore(&mut zk);
+    settle(&mut zk, &mut ds);
+    assert_eq!(ds[0].sent[mark..], [("delete", own.clone())]);
+    assert_eq!(ds[0].events.last(), Some(&ElectionEvent::Resigned));
+    assert!(zk.node(&own).is_none());
+}
+
+/// The own node deleted and re-created by an operator (same name, another
+/// owner) before the candidate reads it: at every step, a node that is not
+/// its session's is no claim to lead.
+#[test]
+fn a_node_replaced_by_an_operator_is_no_claim() {
+    use herdless_core::CreateMode::Ephemeral;
+    // Lowest, checking its node: volunteers again with a new one.
+    let mut zk = SimZk::new(38);
+    let mut ds = vec![candidate(&mut zk)];
+    ds[0].act(&mut zk, |e| e.campaign(g(1), b"")).unwrap();
+    step_until(&mut zk, &mut ds[0], |d| {
+        d.recipe
+            .own_path()
+            .is_some_and(|own| has_sent(d, "getData", own))
+    });
+    let old = own_path(&ds[0]);
+    let _op = replace_node(&mut zk, &old, Ephemeral);
+    settle(&mut zk, &mut ds);
+    assert_ne!(own_path(&ds[0]), old);
+    assert_eq!(ds[0].events, [ElectionEvent::Leading]);
+
+    // Waiting: volunteers again at once, before its predecessor goes.
+    let mut zk = SimZk::new(39);
+    let mut ds = election(&mut zk, 2);
+    let old = own_path(&ds[1]);
+    Operator::open(&mut zk).set(&mut zk, &old, b"poke");
+    assert!(ds[1].deliver_one(&mut zk), "the own node's notification");
+    let _op = replace_node(&mut zk, &old, Ephemeral);
+    settle(&mut zk, &mut ds);
+    assert!(ds[0].recipe.is_leading());
+    assert_ne!(own_path(&ds[1]), old, "waits on a node it does not own");
+    assert!(zk
+        .node(&own_path(&ds[1]))
+        .is_some_and(|n| n.stat.ephemeral_owner == ds[1].session));
+
+    // Leading: lost.
+    let mut zk = SimZk::new(40);
+    let mut ds = election(&mut zk, 1);
+    let old = own_path(&ds[0]);
+    Operator::open(&mut zk).set(&mut zk, &old, b"poke");
+    assert!(ds[0].deliver_one(&mut zk), "the own node's notification");
+    let _op = replace_node(&mut zk, &old, Ephemeral);
+    settle(&mut zk, &mut ds);
+    assert_eq!(ds[0].events, [ElectionEvent::Leading, ElectionEvent::Lost]);
+    assert!(!ds[0].recipe.is_leading());
+
+    // Suspended, then back on the same session: lost, not resumed.
+    let mut zk = SimZk::new(41);
+    let mut ds = election(&mut zk, 1);
+    let old = own_path(&ds[0]);
+    ds[0].break_connection(&mut zk);
+    // The session's watches went with the connection: no notification.
+    let _op = replace_node(&mut zk, &old, Ephemeral);
+    ds[0].restore(&mut zk);
+    settle(&mut zk, &mut ds);
+    assert_eq!(
+        ds[0].events,
+        [
+            ElectionEvent::Leading,
+            ElectionEvent::Suspended,
+            ElectionEvent::Lost
+        ]
+    );
+    assert_eq!(ds[0].recipe.state(), ElectionState::Idle);
+}
+
+/// No `Connected` heard yet, so the session is learned from the own node's
+/// owner: a node an operator re-created as persistent (no owner) is not
+/// taken for it.
+#[test]
+fn a_node_re_created_persistent_is_no_claim_before_the_session_is_known() {
+    let mut zk = SimZk::new(42);
+    let mut ds: Vec<Driver<Election>> = vec![Driver::open(&mut zk, Election::new(DIR).unwrap())];
+    ds[0].act(&mut zk, |e| e.campaign(g(1), b"")).unwrap();
+    step_until(&mut zk, &mut ds[0], |d| {
+        d.recipe
+            .own_path()
+            .is_some_and(|own| has_sent(d, "getData", own))
+    });
+    let old = own_path(&ds[0]);
+    let _op = replace_node(&mut zk, &old, herdless_core::CreateMode::Persistent);
+    settle(&mut zk, &mut ds);
+    assert_eq!(ds[0].events, [ElectionEvent::Leading]);
+    assert_ne!(own_path(&ds[0]), old);
+}
+
+/// A node of an earlier session outlives a refused delete; the new node's
+/// create is lost with the connection. Looking for the new node by its GUID
+/// must not find the old one (CURATOR-498).
+#[test]
+fn a_node_of_an_earlier_session_is_never_taken_for_the_new_one() {
+    let mut zk = SimZk::new(43);
+    let mut ds = election(&mut zk, 2);
+    let old = own_path(&ds[1]);
+    let new = zk.open_session();
+    ds[1].session = new;
+    ds[1].intercept = Some(("delete", old.clone()));
+    ds[1].act(&mut zk, |e| {
+        e.handle_session(SessionEvent::Connected { session_id: new })
+    });
+    assert!(ds[1].answer_intercepted(&mut zk, OwnedReply::Error(ZkError::NoAuth)));
+    ds[1].intercept = None;
+    // The create and the listing never reach the server.
+    ds[1].break_connection(&mut zk);
+    ds[1].restore(&mut zk);
+    loop {
+        let mut busy = false;
+        for d in ds.iter_mut() {
+            busy |= zk.apply_next(d.session);
+            busy |= d.deliver_one(&mut zk);
+        }
+        assert_ne!(
+            ds[1].recipe.own_path(),
+            Some(old.as_str()),
+            "took the old node for its own"
+        );
+        if !busy {
+            break;
+        }
+    }
+    assert!(zk
+        .node(&own_path(&ds[1]))
+        .is_some_and(|n| n.stat.ephemeral_owner == new));
+}
+
+/// A waiting candidate reconnects on the same session: it lists again, and
+/// sends nothing malformed (there is no stale node to delete).
+#[test]
+fn a_waiting_candidate_reconnecting_only_lists_and_watches() {
+    let mut zk = SimZk::new(44);
+    let mut ds = election(&mut zk, 2);
+    ds[1].break_connection(&mut zk);
+    let mark = ds[1].sent.len();
+    ds[1].restore(&mut zk);
+    settle(&mut zk, &mut ds);
+    let after = &ds[1].sent[mark..];
+    assert!(
+        after
+            .iter()
+            .all(|(k, p)| matches!(*k, "getChildren" | "getData") && p.starts_with(DIR)),
+        "{after:?}"
+    );
+    assert!(after.iter().any(|(k, _)| *k == "getChildren"));
+}
+
+/// The lowest candidate goes: the one behind it confirms at once, without
+/// listing again or reading the gone node (sequence numbers only grow). One
+/// further back lists again.
+#[test]
+fn the_follower_of_the_lowest_confirms_at_once_when_it_goes() {
+    let mut zk = SimZk::new(45);
+    let mut ds = election(&mut zk, 3);
+    let lowest = own_path(&ds[0]);
+    let marks: Vec<usize> = ds.iter().map(|d| d.sent.len()).collect();
+    ds[0].act(&mut zk, |e| e.resign()).unwrap();
+    settle(&mut zk, &mut ds);
+    assert!(ds[1].recipe.is_leading());
+    let after = &ds[1].sent[marks[1]..];
+    assert!(
+        !after
+            .iter()
+            .any(|(k, p)| *k == "getChildren" || *p == lowest),
+        "{after:?}"
+    );
+    let second = own_path(&ds[1]);
+    ds[1].act(&mut zk, |e| e.resign()).unwrap();
+    settle(&mut zk, &mut ds);
+    assert!(ds[2].recipe.is_leading());
+    let after = &ds[2].sent[marks[2]..];
+    assert!(
+        !after.iter().any(|(_, p)| *p == second),
+        "read the gone predecessor again: {after:?}"
+    );
+}
+
+/// The own node's deletion is acted on at its notification: a leader
+/// reports `Lost` at once, a waiting candidate creates a new node without
+/// reading the gone one.
+#[test]
+fn the_own_nodes_deletion_is_acted_on_at_its_notification() {
+    let mut zk = SimZk::new(46);
+    let mut ds = election(&mut zk, 2);
+    let waiting = own_path(&ds[1]);
+    let mark = ds[1].sent.len();
+    Operator::open(&mut zk).delete(&mut zk, &waiting);
+    assert!(ds[1].deliver_one(&mut zk));
+    assert_eq!(ds[1].sent[mark].0, "create", "{:?}", &ds[1].sent[mark..]);
+    assert!(!ds[1].sent[mark..].iter().any(|(_, p)| *p == waiting));
+
+    let leader = own_path(&ds[0]);
+    Operator::open(&mut zk).delete(&mut zk, &leader);
+    assert!(ds[0].deliver_one(&mut zk));
+    assert_eq!(ds[0].events.last(), Some(&ElectionEvent::Lost));
+}
+
+/// A deleted acknowledgement is written again at once, not read first.
+#[test]
+fn a_deleted_acknowledgement_is_written_again_at_once() {
+    let mut zk = SimZk::new(47);
+    let mut ds = election(&mut zk, 1);
+    let mark = ds[0].sent.len();
+    Operator::open(&mut zk).delete(&mut zk, ACK);
+    assert!(ds[0].deliver_one(&mut zk));
+    assert_eq!(ds[0].sent[mark..], [("create", ACK.to_owned())]);
+    settle(&mut zk, &mut ds);
+    assert_eq!(acknowledged(&zk).as_deref(), ds[0].recipe.own_node());
+}
+
+/// A write to the node of a candidate that is resigning is no reason to read
+/// it again.
+#[test]
+fn a_resigning_candidate_ignores_a_write_to_its_node() {
+    let mut zk = SimZk::new(48);
+    let mut ds = election(&mut zk, 2);
+    let own = own_path(&ds[1]);
+    let mark = ds[1].sent.len();
+    ds[1].act(&mut zk, |e| e.resign()).unwrap();
+    Operator::open(&mut zk).set(&mut zk, &own, b"poke");
+    settle(&mut zk, &mut ds);
+    assert_eq!(ds[1].sent[mark..], [("delete", own)]);
+    assert_eq!(ds[1].events.last(), Some(&ElectionEvent::Resigned));
+}
+
+/// A leader that comes back on a new session while the old one lives on:
+/// the acknowledgement naming its old node is deleted, not left to say it
+/// leads until the old session expires.
+#[test]
+fn a_leader_on_a_new_session_clears_the_old_acknowledgement() {
+    let mut zk = SimZk::new(49);
+    let mut ds = election(&mut zk, 1);
+    let old_session = ds[0].session;
+    let new = zk.open_session();
+    ds[0].session = new;
+    ds[0].act(&mut zk, |e| {
+        e.handle_session(SessionEvent::Connected { session_id: new })
+    });
+    settle(&mut zk, &mut ds);
+    assert_eq!(ds[0].events, [ElectionEvent::Leading, ElectionEvent::Lost]);
+    assert!(zk.is_live(old_session));
+    assert_eq!(acknowledged(&zk), None);
+}
+
+/// A leader whose node is deleted reads the acknowledgement to clear it;
+/// by then the successor has replaced it: it is left alone.
+#[test]
+fn a_lost_leader_leaves_the_successors_acknowledgement_alone() {
+    let mut zk = SimZk::new(50);
+    let mut ds = election(&mut zk, 2);
+    let mark = ds[0].sent.len();
+    let own = own_path(&ds[0]);
+    Operator::open(&mut zk).delete(&mut zk, &own);
+    assert!(ds[0].deliver_one(&mut zk));
+    assert_eq!(ds[0].events.last(), Some(&ElectionEvent::Lost));
+    // The successor takes over before the lost leader's read is applied.
+    step_until(&mut zk, &mut ds[1], |d| d.recipe.is_leading());
+    let successor = ds[1].recipe.own_node().unwrap().to_owned();
+    assert_eq!(acknowledged(&zk).as_deref(), Some(successor.as_str()));
+    let czxid = zk.node(ACK).unwrap().stat.czxid;
+    settle(&mut zk, &mut ds);
+    assert!(
+        !has_sent(&ds[0], "delete", ACK),
+        "{:?}",
+        &ds[0].sent[mark..]
+    );
+    assert_eq!(zk.node(ACK).unwrap().stat.czxid, czxid, "written again");
+    assert_eq!(ds[0].recipe.state(), ElectionState::Idle);
+}
+
+/// The acknowledgement was written but its reply lost; back on the same
+/// session the candidate is confirming again when it resigns: the
+/// acknowledgement it wrote is deleted.
+#[test]
+fn resigning_after_the_acknowledgements_reply_was_lost_deletes_it() {
+    let mut zk = SimZk::new(51);
+    let mut ds = vec![candidate(&mut zk)];
+    ds[0].act(&mut zk, |e| e.campaign(g(1), b"")).unwrap();
+    step_until(&mut zk, &mut ds[0], |d| has_sent(d, "create", ACK));
+    assert!(zk.apply_next(ds[0].session));
+    assert!(acknowledged(&zk).is_some());
+    ds[0].break_connection(&mut zk);
+    ds[0].restore(&mut zk);
+    assert_eq!(ds[0].recipe.state(), ElectionState::Campaigning);
+    ds[0].act(&mut zk, |e| e.resign()).unwrap();
+    settle(&mut zk, &mut ds);
+    assert_eq!(ds[0].events.last(), Some(&ElectionEvent::Resigned));
+    assert!(
+        zk.node(ACK).is_none(),
+        "the acknowledgement outlives the resignation"
+    );
+    assert_eq!(zk.children(DIR).unwrap(), Vec::<String>::new());
+}
+
+/// A read of the predecessor in flight when the own node is deleted: the
+/// candidate volunteers again, and the old read's refusal (it no longer
+/// matters) does not fail the new campaign.
+#[test]
+fn a_refusal_of_a_forgotten_read_does_not_fail_the_campaign() {
+    let mut zk = SimZk::new(52);
+    let mut ds = election(&mut zk, 2);
+    let leader = own_path(&ds[0]);
+    let old = own_path(&ds[1]);
+    ds[1].intercept = Some(("getData", leader.clone()));
+    Operator::open(&mut zk).set(&mut zk, &leader, b"poke");
+    assert!(ds[1].deliver_one(&mut zk), "the predecessor's notification");
+    ds[1].intercept = None;
+    Operator::open(&mut zk).delete(&mut zk, &old);
+    assert!(ds[1].deliver_one(&mut zk), "the own node's notification");
+    // Its answer comes before those of the requests sent after it.
+    assert!(ds[1].answer_intercepted(&mut zk, OwnedReply::Error(ZkError::NoAuth)));
+    settle(&mut zk, &mut ds);
+    assert!(
+        !ds[1]
+            .events
+            .iter()
+            .any(|e| matches!(e, ElectionEvent::Failed(_))),
+        "{:?}",
+        ds[1].events
+    );
+    assert_eq!(ds[1].recipe.state(), ElectionState::Campaigning);
+    assert_ne!(own_path(&ds[1]), old);
+    ds[0].act(&mut zk, |e| e.resign()).unwrap();
+    settle(&mut zk, &mut ds);
+    assert!(ds[1].recipe.is_leading());
+}
+
+/// `is_suspended`: only a leader that does not know whether it still leads.
+#[test]
+fn only_a_leader_unsure_of_its_lead_is_suspended() {
+    let mut zk = SimZk::new(53);
+    let mut ds = election(&mut zk, 2);
+    assert!(!ds[0].recipe.is_suspended(), "leading, connected");
+    ds[1].break_connection(&mut zk);
+    assert!(!ds[1].recipe.is_suspended(), "waiting, disconnected");
+    ds[0].break_connection(&mut zk);
+    assert!(ds[0].recipe.is_suspended());
+    // Back, but its node not checked yet.
+    ds[0].restore(&mut zk);
+    assert!(ds[0].recipe.is_suspended(), "{:?}", ds[0].recipe);
+    assert!(!ds[0].recipe.is_leading());
+    ds[1].restore(&mut zk);
+    settle(&mut zk, &mut ds);
+    assert_eq!(ds[0].events.last(), Some(&ElectionEvent::Resumed));
+    assert!(!ds[0].recipe.is_suspended());
+}

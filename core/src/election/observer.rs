@@ -285,7 +285,7 @@ impl<const N: usize, const D: usize> Recipe for Observer<N, D> {
                 self.session_over = false;
                 if !self.connected || new_session {
                     self.connected = true;
-                    self.ops.clear_queued();
+                    self.ops.unqueue(|op| op != Op::Read); // watch() asked for it while down
                     if self.watching && (new_session || self.read_lost || self.stale) {
                         self.ops.queue(Op::Read);
                     }
