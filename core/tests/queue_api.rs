@@ -133,11 +133,11 @@ fn a_consumer_never_takes_a_kazoo_name_with_a_non_digit_priority() {
     connected(&mut c);
     c.peek().unwrap();
     let s = sent(&mut c);
-    let names: &[&str] = &["entry-0a0-0000000001", "entry-050-0000000002"];
+    let names: &[&str] = &["entry-0a0-0000000001", "entry-999-0000000002"];
     c.handle_reply(s[0].0, children(&names));
     assert_eq!(
         texts(&sent(&mut c)),
-        [format!("read {QUEUE}/entry-050-0000000002")]
+        [format!("read {QUEUE}/entry-999-0000000002")]
     );
 }
 
