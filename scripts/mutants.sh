@@ -39,7 +39,7 @@ declare -A TESTS=(
     [config]="config_faults config_sim config_api"
     [barrier]="barrier_faults barrier_sim"
     [double_barrier]="barrier_double_faults barrier_sim"
-    [queue]="queue_faults queue_sim"
+    [queue]="queue_faults queue_sim queue_api"
     [two_phase]="two_phase_faults two_phase_sim"
     [membership]="membership_faults membership_sim membership_api"
 )

@@ -528,3 +528,95 @@ fn a_take_started_while_disconnected_reads_no_item_of_a_dropped_batch() {
     let s = sent(&mut c);
     assert_eq!(s[0].1, format!("read {QUEUE}/{two}"));
 }
+
+/// The requests a link sent from `from` on, as `"kind path"`.
+fn requests_from(sent: &[herdless_core::sim::OwnedRequest], from: usize) -> Vec<String> {
+    use herdless_core::sim::OwnedRequest;
+    sent[from..]
+        .iter()
+        .map(|r| match r {
+            OwnedRequest::GetChildren { path, .. }
+            | OwnedRequest::GetData { path, .. }
+            | OwnedRequest::Delete { path, .. }
+            | OwnedRequest::Exists { path, .. }
+            | OwnedRequest::Create { path, .. } => format!("{} {path}", r.kind()),
+            other => format!("{other:?}"),
+        })
+        .collect()
+}
+
+/// An item taken, certainly or after a lost delete, leaves the batch: the
+/// next take goes to the next item and never asks for the taken one again.
+#[test]
+fn a_taken_item_is_never_asked_for_again() {
+    let one = format!("{QUEUE}/a-queue-0000000001");
+    for (kind, consumer) in consumers() {
+        // None: the delete answered; Some(1): applied, its answer lost.
+        for lost_after in [None, Some(1)] {
+            let mut zk = SimZk::new(13);
+            with_two_items(&mut zk);
+            let mut c = Link::new(&mut zk, consumer());
+            c.act(&mut zk, |c| c.take(None)).unwrap();
+            advance_to(&mut c, &mut zk, "delete");
+            if let Some(applied) = lost_after {
+                c.connection_loss(&mut zk, applied);
+            }
+            c.settle(&mut zk);
+            let certain = lost_after.is_none();
+            assert_eq!(c.events, [ConsumerEvent::Taken { certain }], "{kind}");
+            assert_eq!(c.recipe.item(), b"one", "{kind}");
+            let first_take_ended = c.sent.len();
+            c.events.clear();
+            c.act(&mut zk, |c| c.take(None)).unwrap();
+            c.settle(&mut zk);
+            assert_eq!(c.events, [ConsumerEvent::Taken { certain: true }], "{kind}");
+            assert_eq!(c.recipe.item(), b"two", "{kind}");
+            let second = requests_from(&c.sent, first_take_ended);
+            assert!(
+                second.iter().all(|r| !r.ends_with(&one)),
+                "{kind}, lost after {lost_after:?}: {second:?}"
+            );
+        }
+    }
+}
+
+/// A put whose create was answered `ConnectionLoss` before the server got
+/// it looks for its GUID: another producer's item is not its own, however
+/// alike the names are.
+#[test]
+fn a_put_whose_lost_create_never_landed_does_not_claim_another_producers_item() {
+    let mut zk = SimZk::new(14);
+    zk.create_persistent(QUEUE, b"").unwrap();
+    let mut other = Link::new(&mut zk, Prod::new(QUEUE).unwrap());
+    other
+        .act(&mut zk, |p| {
+            p.put(Guid::from_random_bytes([0x21; 16]), b"theirs", None, false)
+        })
+        .unwrap();
+    other.settle(&mut zk);
+    // A name of another library that only starts like a GUID item.
+    zk.create_persistent(&format!("{QUEUE}/queue-0000000001"), b"plain")
+        .unwrap();
+    let mut p = Link::new(&mut zk, Prod::new(QUEUE).unwrap());
+    p.act(&mut zk, |p| {
+        p.put(Guid::from_random_bytes([0x22; 16]), b"ours", None, false)
+    })
+    .unwrap();
+    p.connection_loss(&mut zk, 0);
+    p.settle(&mut zk);
+    assert_eq!(p.events, [ProducerEvent::Put]);
+    assert_eq!(p.count("getChildren"), 1, "looked for its GUID");
+    assert_eq!(p.count("create"), 2, "not found: created again");
+    // Hyphenated GUID of [0x22; 16], version and variant bits set.
+    let own = "22222222-2222-4222-a222-222222222222-queue-";
+    assert!(
+        p.recipe.item().starts_with(&format!("{QUEUE}/{own}")),
+        "{}",
+        p.recipe.item()
+    );
+    assert_eq!(
+        zk.node(p.recipe.item()).map(|n| n.data.clone()),
+        Some(b"ours".to_vec())
+    );
+    assert_eq!(zk.children(QUEUE).unwrap().len(), 3);
+}
