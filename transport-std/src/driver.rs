@@ -58,7 +58,10 @@ impl<R> DriverHandle<R> {
     /// The recipe's instant `after` from now, for deadlines.
     pub(crate) fn deadline_in(&self, after: Duration) -> herdless_core::Instant {
         let at = self.origin.elapsed() + after;
-        herdless_core::Instant::from_millis(u64::try_from(at.as_millis()).unwrap_or(u64::MAX))
+        // Rounded up: a deadline truncated to the millisecond fired up to a
+        // millisecond before `after` had passed.
+        let millis = at.as_micros().div_ceil(1000);
+        herdless_core::Instant::from_millis(u64::try_from(millis).unwrap_or(u64::MAX))
     }
 
     /// Runs `f` on the recipe in its task. Returns `false` if the task is gone.
