@@ -620,3 +620,67 @@ fn a_put_whose_lost_create_never_landed_does_not_claim_another_producers_item() 
     );
     assert_eq!(zk.children(QUEUE).unwrap().len(), 3);
 }
+
+/// While a lost delete is checked, a child notification (the watch the
+/// server kept across the reconnect fires for a new item) must not drop the
+/// item being checked: the delete sent again goes to that item, and no
+/// listing goes out meanwhile.
+#[test]
+fn a_notification_while_a_lost_delete_is_checked_keeps_the_item() {
+    use herdless_core::{Children, Reply, SessionEvent, Stat, WatchEvent, WatchKind, ZkError};
+    let one = format!("{QUEUE}/a-queue-0000000001");
+    for (kind, consumer) in consumers() {
+        let mut c = consumer();
+        c.handle_session(SessionEvent::Connected { session_id: 1 });
+        c.take(None).unwrap();
+        let s = sent(&mut c);
+        let names: &[&str] = &["a-queue-0000000001", "b-queue-0000000002"];
+        c.handle_reply(s[0].0, Reply::Children(Children::new(&names)));
+        let s = sent(&mut c);
+        assert_eq!(s[0].1, format!("read {one}"), "{kind}");
+        c.handle_reply(
+            s[0].0,
+            Reply::Data {
+                data: b"one",
+                stat: Stat::default(),
+            },
+        );
+        let s = sent(&mut c);
+        assert_eq!(s[0].1, format!("delete {one}"), "{kind}");
+        c.handle_reply(s[0].0, Reply::Error(ZkError::ConnectionLoss));
+        c.handle_session(SessionEvent::Connected { session_id: 1 });
+        let s = sent(&mut c);
+        assert_eq!(
+            s.iter().map(|(_, t)| t.as_str()).collect::<Vec<_>>(),
+            [format!("exists {one}")],
+            "{kind}"
+        );
+        let check = s[0].0;
+        c.handle_watch(WatchEvent {
+            kind: WatchKind::NodeChildrenChanged,
+            path: QUEUE,
+        });
+        assert_eq!(sent(&mut c), [], "{kind}: the check goes on alone");
+        // Still there: our delete never landed, and is sent again to it.
+        c.handle_reply(
+            check,
+            Reply::Exists {
+                stat: Stat::default(),
+            },
+        );
+        let s = sent(&mut c);
+        assert_eq!(
+            s.iter().map(|(_, t)| t.as_str()).collect::<Vec<_>>(),
+            [format!("delete {one}")],
+            "{kind}"
+        );
+        c.handle_reply(s[0].0, Reply::Deleted);
+        assert_eq!(
+            c.poll_event(),
+            Some(ConsumerEvent::Taken { certain: true }),
+            "{kind}"
+        );
+        assert_eq!(c.item(), b"one", "{kind}");
+        assert_eq!(c.item_name(), one, "{kind}");
+    }
+}
