@@ -186,97 +186,11 @@ fn addrs(ensemble: &ZkEnsemble) -> Vec<String> {
         .collect()
 }
 
-/// Never two holders: set on entry, cleared on exit; a second holder finds
-/// it set.
+/// Who holds: readers together, a writer alone (an exclusive lock's holder
+/// and a leader hold as writers). Counts who is inside, and every entry
+/// that breaks that.
 #[derive(Default)]
-struct Exclusion {
-    inside: AtomicBool,
-    overlaps: AtomicUsize,
-}
-
-impl Exclusion {
-    fn enter(&self) {
-        if self.inside.swap(true, Ordering::SeqCst) {
-            self.overlaps.fetch_add(1, Ordering::SeqCst);
-        }
-    }
-
-    fn leave(&self) {
-        self.inside.store(false, Ordering::SeqCst);
-    }
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_lock_keeps_one_holder_and_progress_while_servers_are_killed() {
-    let _serial = serial().await;
-    const DIR: &str = "/chaos/lock";
-    let ensemble = ZkEnsemble::start();
-    let connect = ensemble.connect_string();
-    let run = Run::new(&["std-0", "std-1", "embassy-0", "embassy-1"]);
-    let exclusion = Arc::new(Exclusion::default());
-    let mut clients = Vec::new();
-    for k in 0..2 {
-        let (run, exclusion) = (run.clone(), exclusion.clone());
-        clients.push(std_client(&connect, async move |client| {
-            let lock = herdless_std::Lock::new(&client, DIR).unwrap();
-            while run.carry_on(k, client.session_id().0) {
-                match lock.acquire().await {
-                    Ok(guard) => {
-                        run.progress.ok(k);
-                        exclusion.enter();
-                        tokio::time::sleep(work()).await;
-                        exclusion.leave();
-                        match guard.release().await {
-                            Ok(()) => run.progress.ok(k),
-                            Err(e) => run.progress.error(k, format!("release: {e}")),
-                        }
-                    }
-                    Err(e) => run.progress.error(k, format!("acquire: {e}")),
-                }
-            }
-        }));
-    }
-    for k in 2..4 {
-        let (run, exclusion) = (run.clone(), exclusion.clone());
-        let lock: herdless_core::lock::Lock = herdless_core::lock::Lock::new(DIR).unwrap();
-        clients.push(embassy_client(
-            addrs(&ensemble),
-            lock,
-            async move |zk, id| {
-                while run.carry_on(k, zk.session_id()) {
-                    let mut pump = zk.handle(id);
-                    match pump.acquire(guid()).await {
-                        Ok(()) => {
-                            run.progress.ok(k);
-                            exclusion.enter();
-                            let held = pump.hold_while(tokio::time::sleep(work())).await;
-                            exclusion.leave();
-                            if let Err(e) = held {
-                                run.progress.error(k, format!("hold: {e:?}"));
-                            }
-                            match pump.release().await {
-                                Ok(()) => run.progress.ok(k),
-                                Err(e) => run.progress.error(k, format!("release: {e:?}")),
-                            }
-                        }
-                        Err(e) => run.progress.error(k, format!("acquire: {e:?}")),
-                    }
-                }
-            },
-        ));
-    }
-    let (kills, ensemble) = with_kills(ensemble, &run, clients).await;
-    let overlaps = exclusion.overlaps.load(Ordering::SeqCst);
-    println!("lock: overlaps {overlaps}");
-    run.progress.check("lock", &kills, SESSION + DOWN);
-    assert_eq!(overlaps, 0, "two holders at once");
-    assert_no_node_left(&ensemble, DIR).await;
-}
-
-/// Readers together, a writer alone: counts who is inside, and counts
-/// every entry that breaks that.
-#[derive(Default)]
-struct Sharing {
+struct Holders {
     /// Readers inside, and whether a writer is.
     inside: Mutex<(usize, bool)>,
     violations: AtomicUsize,
@@ -284,7 +198,7 @@ struct Sharing {
     shared: AtomicUsize,
 }
 
-impl Sharing {
+impl Holders {
     fn enter(&self, writer: bool) {
         let mut inside = self.inside.lock().unwrap();
         let (readers, writing) = *inside;
@@ -311,6 +225,97 @@ impl Sharing {
     }
 }
 
+/// One round of a herdless-std contender of client `k`: acquire `lock`,
+/// hold it for a short critical section (alone if `writer`), release.
+async fn std_lock_round(
+    run: &Run,
+    k: usize,
+    lock: &herdless_std::Lock,
+    writer: bool,
+    holders: &Holders,
+) {
+    match lock.acquire().await {
+        Ok(guard) => {
+            run.progress.ok(k);
+            holders.enter(writer);
+            tokio::time::sleep(work()).await;
+            holders.leave(writer);
+            match guard.release().await {
+                Ok(()) => run.progress.ok(k),
+                Err(e) => run.progress.error(k, format!("release: {e}")),
+            }
+        }
+        Err(e) => run.progress.error(k, format!("acquire: {e}")),
+    }
+}
+
+/// The same on a herdless-embassy driver holding the lock recipe `id`.
+async fn embassy_lock_round(
+    run: &Run,
+    k: usize,
+    zk: &mut Zk<'_, TokioTransport>,
+    id: RecipeId<herdless_core::lock::Lock>,
+    writer: bool,
+    holders: &Holders,
+) {
+    let mut pump = zk.handle(id);
+    match pump.acquire(guid()).await {
+        Ok(()) => {
+            run.progress.ok(k);
+            holders.enter(writer);
+            let held = pump.hold_while(tokio::time::sleep(work())).await;
+            holders.leave(writer);
+            if let Err(e) = held {
+                run.progress.error(k, format!("hold: {e:?}"));
+            }
+            match pump.release().await {
+                Ok(()) => run.progress.ok(k),
+                Err(e) => run.progress.error(k, format!("release: {e:?}")),
+            }
+        }
+        Err(e) => run.progress.error(k, format!("acquire: {e:?}")),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_lock_keeps_one_holder_and_progress_while_servers_are_killed() {
+    let _serial = serial().await;
+    const DIR: &str = "/chaos/lock";
+    let ensemble = ZkEnsemble::start();
+    let connect = ensemble.connect_string();
+    let run = Run::new(&["std-0", "std-1", "embassy-0", "embassy-1"]);
+    let holders = Arc::new(Holders::default());
+    let mut clients = Vec::new();
+    for k in 0..2 {
+        let (run, holders) = (run.clone(), holders.clone());
+        clients.push(std_client(&connect, async move |client| {
+            let lock = herdless_std::Lock::new(&client, DIR).unwrap();
+            while run.carry_on(k, client.session_id().0) {
+                std_lock_round(&run, k, &lock, true, &holders).await;
+            }
+        }));
+    }
+    for k in 2..4 {
+        let (run, holders) = (run.clone(), holders.clone());
+        let lock: herdless_core::lock::Lock = herdless_core::lock::Lock::new(DIR).unwrap();
+        clients.push(embassy_client(
+            addrs(&ensemble),
+            lock,
+            async move |zk, id| {
+                while run.carry_on(k, zk.session_id()) {
+                    embassy_lock_round(&run, k, zk, id, true, &holders).await;
+                }
+            },
+        ));
+    }
+    let (kills, ensemble) = with_kills(ensemble, &run, clients).await;
+    let overlaps = holders.violations.load(Ordering::SeqCst);
+    println!("lock: overlaps {overlaps}");
+    run.progress.check("lock", &kills, SESSION + DOWN);
+    assert_eq!(overlaps, 0, "two holders at once");
+    assert_no_node_left(&ensemble, DIR).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_shared_lock_keeps_writers_alone_while_servers_are_killed() {
     let _serial = serial().await;
@@ -318,10 +323,10 @@ async fn the_shared_lock_keeps_writers_alone_while_servers_are_killed() {
     let ensemble = ZkEnsemble::start();
     let connect = ensemble.connect_string();
     let run = Run::new(&["std-0", "std-1", "embassy-reader", "embassy-writer"]);
-    let sharing = Arc::new(Sharing::default());
+    let holders = Arc::new(Holders::default());
     let mut clients = Vec::new();
     for k in 0..2 {
-        let (run, sharing) = (run.clone(), sharing.clone());
+        let (run, holders) = (run.clone(), holders.clone());
         clients.push(std_client(&connect, async move |client| {
             let lock = herdless_std::ReadWriteLock::new(&client, DIR).unwrap();
             let mut round = 0usize;
@@ -330,24 +335,12 @@ async fn the_shared_lock_keeps_writers_alone_while_servers_are_killed() {
                 let writer = (round + k).is_multiple_of(3);
                 round += 1;
                 let side = if writer { lock.write() } else { lock.read() };
-                match side.acquire().await {
-                    Ok(guard) => {
-                        run.progress.ok(k);
-                        sharing.enter(writer);
-                        tokio::time::sleep(work()).await;
-                        sharing.leave(writer);
-                        match guard.release().await {
-                            Ok(()) => run.progress.ok(k),
-                            Err(e) => run.progress.error(k, format!("release: {e}")),
-                        }
-                    }
-                    Err(e) => run.progress.error(k, format!("acquire: {e}")),
-                }
+                std_lock_round(&run, k, side, writer, &holders).await;
             }
         }));
     }
     for k in 2..4 {
-        let (run, sharing) = (run.clone(), sharing.clone());
+        let (run, holders) = (run.clone(), holders.clone());
         let writer = k == 3;
         let lock: herdless_core::lock::Lock = if writer {
             herdless_core::lock::Lock::writer(DIR).unwrap()
@@ -359,30 +352,14 @@ async fn the_shared_lock_keeps_writers_alone_while_servers_are_killed() {
             lock,
             async move |zk, id| {
                 while run.carry_on(k, zk.session_id()) {
-                    let mut pump = zk.handle(id);
-                    match pump.acquire(guid()).await {
-                        Ok(()) => {
-                            run.progress.ok(k);
-                            sharing.enter(writer);
-                            let held = pump.hold_while(tokio::time::sleep(work())).await;
-                            sharing.leave(writer);
-                            if let Err(e) = held {
-                                run.progress.error(k, format!("hold: {e:?}"));
-                            }
-                            match pump.release().await {
-                                Ok(()) => run.progress.ok(k),
-                                Err(e) => run.progress.error(k, format!("release: {e:?}")),
-                            }
-                        }
-                        Err(e) => run.progress.error(k, format!("acquire: {e:?}")),
-                    }
+                    embassy_lock_round(&run, k, zk, id, writer, &holders).await;
                 }
             },
         ));
     }
     let (kills, ensemble) = with_kills(ensemble, &run, clients).await;
-    let violations = sharing.violations.load(Ordering::SeqCst);
-    let shared = sharing.shared.load(Ordering::SeqCst);
+    let violations = holders.violations.load(Ordering::SeqCst);
+    let shared = holders.shared.load(Ordering::SeqCst);
     println!(
         "shared lock: {violations} writers not alone, {shared} reads shared with another reader"
     );
@@ -413,14 +390,12 @@ impl Writes {
         (n + 1).to_string().into_bytes()
     }
 
-    fn written(&self, outcome: &str, version: Option<i32>) {
-        match (outcome, version) {
-            ("updated", Some(v)) => self.updated.lock().unwrap().push(v),
-            ("unknown", _) => {
-                self.unknown.fetch_add(1, Ordering::SeqCst);
-            }
-            _ => {}
-        }
+    fn updated(&self, version: i32) {
+        self.updated.lock().unwrap().push(version);
+    }
+
+    fn unknown(&self) {
+        self.unknown.fetch_add(1, Ordering::SeqCst);
     }
 
     fn seen(&self, last: &mut i32, version: i32) {
@@ -471,11 +446,11 @@ async fn config_writes_are_reported_truly_and_watchers_end_on_the_last_version_w
                         .await
                     {
                         Ok(herdless_std::config::Written::Updated { version }) => {
-                            writes.written("updated", Some(version));
+                            writes.updated(version);
                             run.progress.ok(k);
                         }
                         Ok(herdless_std::config::Written::Unknown) => {
-                            writes.written("unknown", None);
+                            writes.unknown();
                             run.progress.ok(k);
                         }
                         Ok(_) => run.progress.ok(k),
@@ -544,11 +519,11 @@ async fn config_writes_are_reported_truly_and_watchers_end_on_the_last_version_w
                             .await
                         {
                             Ok(herdless_embassy::Written::Updated { version }) => {
-                                writes.written("updated", Some(version));
+                                writes.updated(version);
                                 run.progress.ok(k);
                             }
                             Ok(herdless_embassy::Written::Unknown) => {
-                                writes.written("unknown", None);
+                                writes.unknown();
                                 run.progress.ok(k);
                             }
                             Ok(_) => run.progress.ok(k),
@@ -638,19 +613,19 @@ async fn the_election_keeps_one_leader_and_progress_while_servers_are_killed() {
     let ensemble = ZkEnsemble::start();
     let connect = ensemble.connect_string();
     let run = Run::new(&["std-0", "std-1", "embassy-0", "embassy-1"]);
-    let exclusion = Arc::new(Exclusion::default());
+    let holders = Arc::new(Holders::default());
     let mut clients = Vec::new();
     for k in 0..2 {
-        let (run, exclusion) = (run.clone(), exclusion.clone());
+        let (run, holders) = (run.clone(), holders.clone());
         clients.push(std_client(&connect, async move |client| {
             let election = herdless_std::Election::new(&client, DIR).unwrap();
             while run.carry_on(k, client.session_id().0) {
                 match election.campaign().await {
                     Ok(leadership) => {
                         run.progress.ok(k);
-                        exclusion.enter();
+                        holders.enter(true);
                         tokio::time::sleep(TERM).await;
-                        exclusion.leave();
+                        holders.leave(true);
                         match leadership.resign().await {
                             Ok(()) => run.progress.ok(k),
                             Err(e) => run.progress.error(k, format!("resign: {e}")),
@@ -662,7 +637,7 @@ async fn the_election_keeps_one_leader_and_progress_while_servers_are_killed() {
         }));
     }
     for k in 2..4 {
-        let (run, exclusion) = (run.clone(), exclusion.clone());
+        let (run, holders) = (run.clone(), holders.clone());
         let election: herdless_core::election::Election =
             herdless_core::election::Election::new(DIR).unwrap();
         clients.push(embassy_client(
@@ -674,9 +649,9 @@ async fn the_election_keeps_one_leader_and_progress_while_servers_are_killed() {
                     match pump.campaign(guid(), b"embassy").await {
                         Ok(()) => {
                             run.progress.ok(k);
-                            exclusion.enter();
+                            holders.enter(true);
                             let led = pump.lead_while(tokio::time::sleep(TERM)).await;
-                            exclusion.leave();
+                            holders.leave(true);
                             match led {
                                 // How the embedded API says `Suspended` (and
                                 // `Lost`): the term stops, which is its point.
@@ -696,7 +671,7 @@ async fn the_election_keeps_one_leader_and_progress_while_servers_are_killed() {
         ));
     }
     let (kills, ensemble) = with_kills(ensemble, &run, clients).await;
-    let overlaps = exclusion.overlaps.load(Ordering::SeqCst);
+    let overlaps = holders.violations.load(Ordering::SeqCst);
     println!("election: overlaps {overlaps}");
     run.progress.check("election", &kills, SESSION + DOWN);
     assert_eq!(overlaps, 0, "two leaders at once");
