@@ -107,7 +107,7 @@ impl Queue {
     async fn open(conn: &impl Connection, dir: &str, priority: bool) -> Result<Queue, Error> {
         let queue = Self::spawn(conn, dir, priority)?;
         ensure_dir(&conn.client(), dir).await?;
-        Ok(*queue)
+        Ok(queue)
     }
 
     /// Builds the cores and hands them to their drivers. Each core holds a
@@ -116,7 +116,7 @@ impl Queue {
     /// stack when they did). The drivers send nothing until asked, so the
     /// directory is made after, and a bad path fails before any request.
     #[inline(never)]
-    fn spawn(conn: &impl Connection, dir: &str, priority: bool) -> Result<Box<Queue>, Error> {
+    fn spawn(conn: &impl Connection, dir: &str, priority: bool) -> Result<Queue, Error> {
         let producer = boxed(|| CoreProducer::new(dir))?;
         let consumer = boxed(|| {
             if priority {
@@ -162,14 +162,14 @@ impl Queue {
             },
             |c: &CoreConsumer| !c.is_busy(),
         );
-        Ok(Box::new(Queue {
+        Ok(Queue {
             producer,
             consumer,
             produced: Mutex::new(produced_rx),
             consumed: Mutex::new(consumed_rx),
             dir: dir.to_owned(),
             priority,
-        }))
+        })
     }
 
     /// Adds a persistent item; returns its node. At least once: if the
