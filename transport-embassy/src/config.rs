@@ -20,10 +20,12 @@ pub enum Written {
     /// It was refused: the version did not match (or the node existed,
     /// for a create, or no longer did, for a set). Nothing was written.
     Conflict,
-    /// Its reply was lost with the connection and the node cannot say whether it
-    /// landed: other writes moved it on before it was read back, or it holds
-    /// this write\'s data, which an identical write by another client could
-    /// have put there. It may or may not have landed. Read the value and retry from it.
+    /// Its reply was lost with the connection and the node read back cannot say
+    /// whether it landed: other writes moved it on first, or it holds this
+    /// write's data, which an identical write by another client could have put
+    /// there. It may or may not have landed. Read the value and decide
+    /// (retrying a write that is not idempotent, such as a counter's
+    /// increment, could apply it twice).
     Unknown,
 }
 
