@@ -600,15 +600,11 @@ fn a_ready_created_before_the_own_node_does_not_open_the_barrier() {
     assert!(ps.iter().all(|p| p.events == [DoubleBarrierEvent::Entered]));
 }
 
-/// A process slow to hear that the others left (its connection was down,
-/// or its notification late) finds the next round's nodes when it lists:
-/// the fast processes left and entered again, under the same names. It must
-/// still leave (the round's `ready` is gone, so everyone of its round has
-/// left), or the next round waits for it while it waits for them. Found on
-/// a three-server ensemble with servers killed (`ensemble_real`).
-#[test]
-fn a_slow_leaver_is_not_held_by_the_next_rounds_nodes() {
-    let mut zk = SimZk::new(7);
+/// Processes a and b of a barrier for 2, both inside; b (not the lowest)
+/// has started to leave: it deleted its node and waits on a's. Also returns
+/// the most process nodes seen, for `run_all`.
+fn b_leaving_behind_a(seed: u64) -> (SimZk, Vec<Driver<DoubleBarrier>>, usize) {
+    let mut zk = SimZk::new(seed);
     let mut most = 0;
     let mut ps = vec![process(&mut zk, "a"), process(&mut zk, "b")];
     for p in ps.iter_mut() {
@@ -618,10 +614,22 @@ fn a_slow_leaver_is_not_held_by_the_next_rounds_nodes() {
     assert!(entered(&ps[0]) && entered(&ps[1]));
     ps[0].take_events();
     ps[1].take_events();
-    // b (not the lowest) deletes its node and waits on a's.
     ps[1].act(&mut zk, |p| p.leave()).unwrap();
     ps[1].run(&mut zk);
     assert!(ps[1].take_events().is_empty());
+    assert_eq!(ps[1].recipe.waiting_for(), Some("a"));
+    (zk, ps, most)
+}
+
+/// A process slow to hear that the others left (its connection was down,
+/// or its notification late) finds the next round's nodes when it lists:
+/// the fast processes left and entered again, under the same names. It must
+/// still leave (the round's `ready` is gone, so everyone of its round has
+/// left), or the next round waits for it while it waits for them. Found on
+/// a three-server ensemble with servers killed (`ensemble_real`).
+#[test]
+fn a_slow_leaver_is_not_held_by_the_next_rounds_nodes() {
+    let (mut zk, mut ps, mut most) = b_leaving_behind_a(7);
     // a is the last out, leaves, and enters the next round at once; b has
     // not heard yet.
     ps[0].act(&mut zk, |p| p.leave()).unwrap();
@@ -659,19 +667,7 @@ fn a_slow_leaver_is_not_held_by_the_next_rounds_nodes() {
 /// three-server ensemble with servers killed (`ensemble_real`).
 #[test]
 fn a_leaver_whose_waited_node_came_back_in_the_next_round_leaves() {
-    let mut zk = SimZk::new(11);
-    let mut most = 0;
-    let mut ps = vec![process(&mut zk, "a"), process(&mut zk, "b")];
-    for p in ps.iter_mut() {
-        p.act(&mut zk, |p| p.enter(2)).unwrap();
-    }
-    run_all(&mut zk, &mut ps, 2, &mut most);
-    assert!(entered(&ps[0]) && entered(&ps[1]));
-    ps[0].take_events();
-    ps[1].take_events();
-    ps[1].act(&mut zk, |p| p.leave()).unwrap();
-    ps[1].run(&mut zk);
-    assert_eq!(ps[1].recipe.waiting_for(), Some("a"));
+    let (mut zk, mut ps, mut most) = b_leaving_behind_a(11);
     // b's connection breaks; nothing was in flight, and its driver misses
     // the `Suspended`.
     let b = ps[1].session;
