@@ -8,7 +8,10 @@
 //! wait. `getData`, not the recipe's `exists`: on a node that is already
 //! gone it leaves no watch behind, where `exists` would leave a creation
 //! watch on the server for as long as the session lives (the leak of
-//! CURATOR-654).
+//! CURATOR-654). The first read of a wait goes out behind a `sync` in the
+//! same flight: ZooKeeper orders one client's view, not two clients', and a
+//! waiter on a follower that has not yet applied another client's `set`
+//! would otherwise pass a barrier that is up.
 
 use core::fmt;
 
@@ -46,6 +49,8 @@ enum Op {
     Ensure(u8),
     Create,
     Delete,
+    /// `sync` ahead of a wait's first read, in the same flight.
+    Sync,
     /// getData with a watch, while waiting.
     Watch,
 }
@@ -154,8 +159,18 @@ impl<const N: usize> Barrier<N> {
     pub fn wait(&mut self) {
         if !self.waiting {
             self.waiting = true;
-            self.ops.queue(Op::Watch);
+            self.read_synced();
         }
+    }
+
+    /// Reads the node after a `sync`: the server a waiter is connected to
+    /// may lag behind the quorum, and without the sync a wait begun after
+    /// another client's `set` returned could read the node as missing and
+    /// pass. The read follows in the same flight (the server keeps one
+    /// session's requests in order), so it costs no round trip of its own.
+    fn read_synced(&mut self) {
+        self.ops.queue(Op::Sync);
+        self.ops.queue(Op::Watch);
     }
 
     /// Stops waiting (no event follows). A watch already on the server
@@ -163,7 +178,7 @@ impl<const N: usize> Barrier<N> {
     /// back.
     pub fn cancel_wait(&mut self) {
         self.waiting = false;
-        self.ops.forget(|op| op == Op::Watch);
+        self.ops.forget(|op| matches!(op, Op::Sync | Op::Watch));
     }
 
     fn write_done(&mut self, event: BarrierEvent) {
@@ -176,7 +191,7 @@ impl<const N: usize> Barrier<N> {
     fn passed(&mut self) {
         if self.waiting {
             self.waiting = false;
-            self.ops.forget(|op| op == Op::Watch);
+            self.ops.forget(|op| matches!(op, Op::Sync | Op::Watch));
             self.events.emit(BarrierEvent::Passed);
         }
     }
@@ -240,6 +255,7 @@ impl<const N: usize> Recipe for Barrier<N> {
                 path: node,
                 version: Version::Any,
             },
+            Op::Sync => Request::Sync { path: node },
             Op::Watch => Request::GetData {
                 path: node,
                 watch: true,
@@ -277,6 +293,7 @@ impl<const N: usize> Recipe for Barrier<N> {
             (Op::Delete, Reply::Deleted | Reply::Error(ZkError::NoNode)) => {
                 self.write_done(BarrierEvent::Removed)
             }
+            (Op::Sync, Reply::Synced) => {}
             // Up: the watch is armed.
             (Op::Watch, Reply::Data { .. }) => {}
             (Op::Watch, Reply::Error(ZkError::NoNode)) => self.passed(),
@@ -293,6 +310,8 @@ impl<const N: usize> Recipe for Barrier<N> {
                 self.ancestor_refused.get_or_insert(e);
             }
             (Op::Create | Op::Delete, Reply::Error(e)) => self.write_done(BarrierEvent::Failed(e)),
+            // The read queued behind it answers for the wait.
+            (Op::Sync, Reply::Error(_)) => {}
             (Op::Watch, Reply::Error(e)) => {
                 self.waiting = false;
                 self.events.emit(BarrierEvent::Failed(e));
@@ -328,8 +347,10 @@ impl<const N: usize> Recipe for Barrier<N> {
                     if let Some(op) = self.pending_write {
                         self.ops.queue(op);
                     }
+                    // The first read may not have been answered, and the
+                    // new server may lag behind the quorum: sync again.
                     if self.waiting {
-                        self.ops.queue(Op::Watch);
+                        self.read_synced();
                     }
                 }
             }

@@ -277,7 +277,10 @@ fn other_errors_fail_the_operation_without_retry() {
     assert!(b.is_idle());
 
     b.wait();
-    let read = b.poll_request().unwrap().id;
+    let sent = sent_now(&mut b);
+    assert_eq!(sent.len(), 2, "sync, then the read: {sent:?}");
+    let (sync, read) = (sent[0].0, sent[1].0);
+    b.handle_reply(sync, Reply::Synced);
     b.handle_reply(read, Reply::Error(ZkError::NoAuth));
     assert_eq!(b.poll_event(), Some(BarrierEvent::Failed(ZkError::NoAuth)));
     assert!(!b.is_waiting());
@@ -288,20 +291,23 @@ fn other_errors_fail_the_operation_without_retry() {
 /// sending until `Connected`, then the same operation goes out again.
 #[test]
 fn each_connection_loss_answer_waits_for_connected_and_retries() {
-    for (start, path_kind) in [("set", "create"), ("remove", "delete"), ("wait", "getData")] {
+    for (start, kinds) in [
+        ("set", &["create"][..]),
+        ("remove", &["delete"][..]),
+        ("wait", &["sync", "getData"][..]),
+    ] {
         let mut b = barrier();
         match start {
             "set" => b.set(),
             "remove" => b.remove(),
             _ => b.wait(),
         }
-        let first = b.poll_request().unwrap();
-        let id = first.id;
-        assert_eq!(
-            herdless_core::sim::OwnedRequest::from_request(&first.request).kind(),
-            path_kind
-        );
-        b.handle_reply(id, Reply::Error(ZkError::ConnectionLoss));
+        let first = sent_now(&mut b);
+        let sent: Vec<_> = first.iter().map(|(_, kind, _)| *kind).collect();
+        assert_eq!(sent, kinds, "{start}");
+        for (id, _, _) in &first {
+            b.handle_reply(*id, Reply::Error(ZkError::ConnectionLoss));
+        }
         assert_eq!(
             b.poll_event(),
             None,
@@ -309,14 +315,10 @@ fn each_connection_loss_answer_waits_for_connected_and_retries() {
         );
         assert!(b.poll_request().is_none(), "{start}: sent before Connected");
         b.handle_session(SessionEvent::Connected { session_id: 1 });
-        let again = b.poll_request().expect("sent again after Connected");
-        assert_eq!(
-            herdless_core::sim::OwnedRequest::from_request(&again.request).kind(),
-            path_kind,
-            "{start}"
-        );
-        assert_eq!(again.request.path(), NODE);
-        assert!(b.poll_request().is_none());
+        let again = sent_now(&mut b);
+        let kinds_again: Vec<_> = again.iter().map(|(_, kind, _)| *kind).collect();
+        assert_eq!(kinds_again, kinds, "{start}: sent again after Connected");
+        assert!(again.iter().all(|(_, _, path)| path == NODE));
     }
 }
 
@@ -554,7 +556,7 @@ fn a_wait_cancelled_with_its_read_in_flight_reports_nothing() {
     let mut zk = SimZk::new(16);
     let mut w = Driver::open(&mut zk, barrier());
     w.act(&mut zk, |b| b.wait());
-    assert_eq!(zk.pending_requests(w.session), 1);
+    assert_eq!(zk.pending_requests(w.session), 2, "the sync and the read");
     w.act(&mut zk, |b| b.cancel_wait());
     w.run(&mut zk);
     assert!(w.take_events().is_empty(), "a cancelled wait passed");
@@ -572,7 +574,7 @@ fn passing_keeps_the_write_in_flight() {
         b.wait();
         b.set();
     });
-    assert_eq!(zk.pending_requests(b.session), 2, "both in flight");
+    assert_eq!(zk.pending_requests(b.session), 3, "all in flight");
     b.run(&mut zk);
     assert_eq!(b.take_events(), [BarrierEvent::Passed, BarrierEvent::Set]);
     assert!(zk.node(NODE).is_some());
@@ -640,7 +642,7 @@ fn a_session_gone_answer_is_retried_on_the_next_session() {
         b.set();
         b.wait();
         let sent = sent_now(&mut b);
-        assert_eq!(sent.len(), 2);
+        assert_eq!(sent.len(), 3);
         for (id, _, _) in &sent {
             b.handle_reply(*id, Reply::Error(error));
         }
@@ -655,8 +657,52 @@ fn a_session_gone_answer_is_retried_on_the_next_session() {
             .collect();
         assert_eq!(
             again,
-            [("create", NODE.to_owned()), ("getData", NODE.to_owned())],
+            [
+                ("create", NODE.to_owned()),
+                ("sync", NODE.to_owned()),
+                ("getData", NODE.to_owned())
+            ],
             "{error:?}"
         );
     }
+}
+
+/// A waiter's server may lag behind the quorum: every wait, and every read
+/// after a reconnect, goes out behind a `sync` in the same flight, so a wait
+/// begun after another session's `set` returned cannot read the node as
+/// missing. A data change's re-read needs none (the server that told of the
+/// change has it).
+#[test]
+fn every_wait_and_every_reconnect_read_goes_out_behind_a_sync() {
+    let mut b = barrier();
+    b.wait();
+    let kinds = |sent: &[(herdless_core::RequestId, &'static str, String)]| {
+        sent.iter().map(|(_, k, _)| *k).collect::<Vec<_>>()
+    };
+    let first = sent_now(&mut b);
+    assert_eq!(kinds(&first), ["sync", "getData"], "one flight");
+    b.handle_reply(first[0].0, Reply::Synced);
+    b.handle_reply(
+        first[1].0,
+        Reply::Data {
+            data: b"",
+            stat: Default::default(),
+        },
+    );
+    assert!(b.is_waiting());
+    b.handle_watch(WatchEvent {
+        kind: WatchKind::NodeDataChanged,
+        path: NODE,
+    });
+    let rearm = sent_now(&mut b);
+    assert_eq!(kinds(&rearm), ["getData"], "a re-arm needs no sync");
+    b.handle_session(SessionEvent::Suspended);
+    b.handle_session(SessionEvent::Connected { session_id: 1 });
+    let again = sent_now(&mut b);
+    assert_eq!(kinds(&again), ["sync", "getData"], "after a reconnect");
+    // A refused sync leaves the answer to the read queued behind it.
+    b.handle_reply(again[0].0, Reply::Error(ZkError::NoAuth));
+    assert_eq!(b.poll_event(), None);
+    b.handle_reply(again[1].0, Reply::Error(ZkError::NoNode));
+    assert_eq!(b.poll_event(), Some(BarrierEvent::Passed));
 }

@@ -159,16 +159,26 @@ where
 {
     client_thread(move || async move {
         let (mut rx, mut tx) = ([0u8; 4096], [0u8; 1024]);
-        let mut zk: Zk<'_, _> = Zk::new(
-            TokioTransport::new(addrs),
-            Buffers::new(&mut rx, &mut tx),
-            SessionConfig::new(1, SESSION.as_millis() as u32).with_retry_delay_ms(200),
-        );
+        let mut zk = embassy_zk(addrs, &mut rx, &mut tx);
         let id = zk.add(&mut recipe).unwrap();
         zk.connect().await.expect("connect");
         body(&mut zk, id).await;
         let _ = zk.close().await;
     })
+}
+
+/// A herdless-embassy driver for the ensemble's servers `addrs`, not yet
+/// connected.
+fn embassy_zk<'a>(
+    addrs: Vec<String>,
+    rx: &'a mut [u8],
+    tx: &'a mut [u8],
+) -> Zk<'a, TokioTransport> {
+    Zk::new(
+        TokioTransport::new(addrs),
+        Buffers::new(rx, tx),
+        SessionConfig::new(1, SESSION.as_millis() as u32).with_retry_delay_ms(200),
+    )
 }
 
 /// Checks that the recipe's directory holds no node any more.
@@ -1002,4 +1012,119 @@ async fn the_double_barrier_never_opens_early_while_servers_are_killed() {
         "the barrier opened before everyone arrived or left"
     );
     assert_no_node_left(&ensemble, DIR).await;
+}
+
+/// The barrier as its controller last left it: `(generation, up)`. A
+/// generation is one `set` that returned; `up` turns false just before the
+/// controller calls `remove`, so a wait that began while `up` and passed
+/// while the same generation is still up passed a barrier that stood.
+#[derive(Default)]
+struct Gate {
+    state: Mutex<(u64, bool)>,
+    early: AtomicUsize,
+    /// Waits that began while the barrier stood (and so had to wait).
+    held: AtomicUsize,
+}
+
+impl Gate {
+    fn raised(&self) {
+        let mut state = self.state.lock().unwrap();
+        *state = (state.0 + 1, true);
+    }
+
+    fn lowering(&self) {
+        self.state.lock().unwrap().1 = false;
+    }
+
+    fn now(&self) -> (u64, bool) {
+        *self.state.lock().unwrap()
+    }
+
+    /// A wait that began at `before` passed now.
+    fn passed(&self, before: (u64, bool)) {
+        if before.1 {
+            self.held.fetch_add(1, Ordering::SeqCst);
+            if self.now() == before {
+                self.early.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_barrier_never_lets_a_waiter_pass_while_it_stands_while_servers_are_killed() {
+    let _serial = serial().await;
+    const NODE: &str = "/chaos/barrier/gate";
+    let ensemble = ZkEnsemble::start();
+    let connect = ensemble.connect_string();
+    let run = Run::new(&["std-controller", "std-waiter", "embassy-0", "embassy-1"]);
+    let gate = Arc::new(Gate::default());
+    let mut clients = Vec::new();
+    let (r, g) = (run.clone(), gate.clone());
+    clients.push(std_client(&connect, async move |client| {
+        let barrier = herdless_std::barrier::Barrier::new(&client, NODE).unwrap();
+        while r.carry_on(0, client.session_id().0) {
+            r.doing(0, "set");
+            if let Err(e) = barrier.set().await {
+                return r.progress.error(0, format!("set: {e}"));
+            }
+            g.raised();
+            r.progress.ok(0);
+            tokio::time::sleep(work() * 4).await;
+            g.lowering();
+            r.doing(0, "remove");
+            if let Err(e) = barrier.remove().await {
+                return r.progress.error(0, format!("remove: {e}"));
+            }
+            r.progress.ok(0);
+            tokio::time::sleep(work()).await;
+        }
+    }));
+    let (r, g) = (run.clone(), gate.clone());
+    clients.push(std_client(&connect, async move |client| {
+        let barrier = herdless_std::barrier::Barrier::new(&client, NODE).unwrap();
+        while r.carry_on(1, client.session_id().0) {
+            let before = g.now();
+            r.doing(1, format!("wait {before:?}"));
+            if let Err(e) = barrier.wait().await {
+                return r.progress.error(1, format!("wait: {e}"));
+            }
+            g.passed(before);
+            r.progress.ok(1);
+            tokio::time::sleep(work()).await;
+        }
+    }));
+    for k in 2..4 {
+        let (r, g) = (run.clone(), gate.clone());
+        let barrier: herdless_core::barrier::Barrier =
+            herdless_core::barrier::Barrier::new(NODE).unwrap();
+        clients.push(embassy_client(
+            addrs(&ensemble),
+            barrier,
+            async move |zk, id| {
+                while r.carry_on(k, zk.session_id()) {
+                    let before = g.now();
+                    r.doing(k, format!("wait {before:?}"));
+                    if let Err(e) = zk.handle(id).wait().await {
+                        return r.progress.error(k, format!("wait: {e:?}"));
+                    }
+                    g.passed(before);
+                    r.progress.ok(k);
+                    let _ = zk.run(tokio::time::sleep(work())).await;
+                }
+            },
+        ));
+    }
+    let (kills, _ensemble) = with_kills(ensemble, &run, clients).await;
+    let (early, held) = (
+        gate.early.load(Ordering::SeqCst),
+        gate.held.load(Ordering::SeqCst),
+    );
+    println!(
+        "barrier: {} raised, {held} waits began while it stood, {early} passed it early",
+        gate.now().0
+    );
+    run.progress.check("barrier", &kills, SESSION + DOWN);
+    assert_eq!(early, 0, "a waiter passed a barrier that stood");
+    assert!(held > 0, "no wait ever began while the barrier stood");
 }
