@@ -1128,3 +1128,271 @@ async fn the_barrier_never_lets_a_waiter_pass_while_it_stands_while_servers_are_
     assert_eq!(early, 0, "a waiter passed a barrier that stood");
     assert!(held > 0, "no wait ever began while the barrier stood");
 }
+
+/// The three ways a transaction's votes travel, in turn.
+const VARIANTS: [herdless_core::two_phase::Variant; 3] = [
+    herdless_core::two_phase::Variant::AllWatch,
+    herdless_core::two_phase::Variant::Coordinated {
+        ephemeral_votes: false,
+    },
+    herdless_core::two_phase::Variant::Coordinated {
+        ephemeral_votes: true,
+    },
+];
+
+/// One transaction: the votes the sites cast and the outcome each
+/// participant learned.
+#[derive(Default)]
+struct Ballot {
+    votes: Vec<herdless_core::two_phase::Vote>,
+    outcomes: Vec<(String, herdless_core::two_phase::Outcome)>,
+    /// Sites done with it.
+    sites_done: usize,
+}
+
+/// The transactions of a run, opened one at a time by the coordinator.
+#[derive(Default)]
+struct Ballots {
+    /// The last transaction opened, and whether the coordinator is done.
+    open: Mutex<(Option<usize>, bool)>,
+    ballots: Mutex<Vec<Ballot>>,
+}
+
+impl Ballots {
+    fn opened(&self, round: usize) {
+        self.ballots.lock().unwrap().push(Ballot::default());
+        self.open.lock().unwrap().0 = Some(round);
+    }
+
+    fn close(&self) {
+        self.open.lock().unwrap().1 = true;
+    }
+
+    /// Waits until transaction `round` is open; `false` if it never will be.
+    async fn wait_open(&self, round: usize) -> bool {
+        loop {
+            match *self.open.lock().unwrap() {
+                (Some(open), _) if open >= round => return true,
+                (_, true) => return false,
+                _ => {}
+            }
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+    }
+
+    /// A site's vote, at random: one in four aborts.
+    fn cast(&self, round: usize) -> herdless_core::two_phase::Vote {
+        let vote = if uuid::Uuid::new_v4().as_bytes()[0] < 64 {
+            herdless_core::two_phase::Vote::Abort
+        } else {
+            herdless_core::two_phase::Vote::Commit
+        };
+        self.ballots.lock().unwrap()[round].votes.push(vote);
+        vote
+    }
+
+    fn learned(
+        &self,
+        round: usize,
+        who: &str,
+        outcome: herdless_core::two_phase::Outcome,
+        site: bool,
+    ) {
+        let mut ballots = self.ballots.lock().unwrap();
+        ballots[round].outcomes.push((who.to_owned(), outcome));
+        if site {
+            ballots[round].sites_done += 1;
+        }
+    }
+
+    fn sites_done(&self, round: usize) -> usize {
+        self.ballots.lock().unwrap()[round].sites_done
+    }
+}
+
+fn tx_path(dir: &str, round: usize) -> String {
+    format!("{dir}/tx-{round:06}")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_phase_commit_has_one_outcome_per_transaction_while_servers_are_killed() {
+    use herdless_core::two_phase::{Outcome, Vote};
+    use herdless_std::two_phase::{Coordinator, Site};
+    let _serial = serial().await;
+    const DIR: &str = "/chaos/2pc";
+    const SITES: [&str; 3] = ["std-site", "embassy-0", "embassy-1"];
+    let ensemble = ZkEnsemble::start();
+    let connect = ensemble.connect_string();
+    let run = Run::new(&["std-coordinator", "std-site", "embassy-0", "embassy-1"]);
+    let ballots = Arc::new(Ballots::default());
+    let mut clients = Vec::new();
+    let (r, b) = (run.clone(), ballots.clone());
+    clients.push(std_client(&connect, async move |client| {
+        let mut round = 0;
+        while r.carry_on(0, client.session_id().0) {
+            let variant = VARIANTS[round % VARIANTS.len()];
+            r.doing(0, format!("start {round} {variant:?}"));
+            let tx = tx_path(DIR, round);
+            let started = Coordinator::start(
+                &client,
+                &tx,
+                b"move 10 from a to b",
+                &SITES,
+                variant,
+                Duration::from_secs(120),
+            )
+            .await;
+            let coordinator = match started {
+                Ok(c) => c,
+                Err(e) => {
+                    r.progress.error(0, format!("start: {e}"));
+                    break;
+                }
+            };
+            r.progress.ok(0);
+            b.opened(round);
+            r.doing(0, format!("outcome {round}"));
+            match coordinator.outcome().await {
+                Ok(outcome) => b.learned(round, "coordinator", outcome, false),
+                Err(e) => {
+                    r.progress.error(0, format!("outcome: {e}"));
+                    break;
+                }
+            }
+            r.progress.ok(0);
+            r.doing(0, format!("sites of {round}"));
+            while b.sites_done(round) < SITES.len() && !r.stopped() {
+                tokio::time::sleep(Duration::from_millis(2)).await;
+            }
+            round += 1;
+        }
+        b.close();
+    }));
+    let (r, b) = (run.clone(), ballots.clone());
+    clients.push(std_client(&connect, async move |client| {
+        let mut round = 0;
+        while b.wait_open(round).await {
+            r.carry_on(1, client.session_id().0);
+            let variant = VARIANTS[round % VARIANTS.len()];
+            r.doing(1, format!("join {round}"));
+            let site = match Site::join(&client, &tx_path(DIR, round), SITES[0], variant).await {
+                Ok(site) => site,
+                Err(e) => return r.progress.error(1, format!("join: {e}")),
+            };
+            r.progress.ok(1);
+            if site.decided().is_none() {
+                r.doing(1, format!("vote {round}"));
+                match site.vote(b.cast(round)).await {
+                    // The outcome was decided before the vote got in.
+                    Ok(()) | Err(herdless_std::Error::InvalidState) => {}
+                    Err(e) => return r.progress.error(1, format!("vote: {e}")),
+                }
+            }
+            r.doing(1, format!("outcome {round}"));
+            match site.outcome().await {
+                Ok(outcome) => b.learned(round, SITES[0], outcome, true),
+                Err(e) => return r.progress.error(1, format!("outcome: {e}")),
+            }
+            r.progress.ok(1);
+            round += 1;
+        }
+    }));
+    for k in 2..4 {
+        let (r, b, addrs) = (run.clone(), ballots.clone(), addrs(&ensemble));
+        let name = SITES[k - 1];
+        // A device takes part in one transaction per session: the driver
+        // holds its recipes for as long as it lives.
+        clients.push(client_thread(move || async move {
+            let mut round = 0;
+            while b.wait_open(round).await {
+                let variant = VARIANTS[round % VARIANTS.len()];
+                let (mut rx, mut tx) = ([0u8; 4096], [0u8; 1024]);
+                let mut site: herdless_core::two_phase::TwoPhase =
+                    herdless_core::two_phase::TwoPhase::new(&tx_path(DIR, round)).unwrap();
+                let mut zk = embassy_zk(addrs.clone(), &mut rx, &mut tx);
+                let id = zk.add(&mut site).unwrap();
+                r.doing(k, format!("connect for {round}"));
+                if let Err(e) = zk.connect().await {
+                    return r.progress.error(k, format!("connect: {e:?}"));
+                }
+                r.carry_on(k, zk.session_id());
+                r.doing(k, format!("participate {round}"));
+                let decided = match zk.handle(id).participate(name, variant).await {
+                    Ok(decided) => decided,
+                    Err(e) => return r.progress.error(k, format!("participate: {e:?}")),
+                };
+                r.progress.ok(k);
+                if decided.is_none() {
+                    r.doing(k, format!("vote {round}"));
+                    if let Err(e) = zk.handle(id).vote(b.cast(round)).await {
+                        return r.progress.error(k, format!("vote: {e:?}"));
+                    }
+                }
+                r.doing(k, format!("outcome {round}"));
+                match zk.handle(id).outcome().await {
+                    Ok(outcome) => b.learned(round, name, outcome, true),
+                    Err(e) => return r.progress.error(k, format!("outcome: {e:?}")),
+                }
+                r.progress.ok(k);
+                let _ = zk.close().await;
+                round += 1;
+            }
+        }));
+    }
+    let (kills, ensemble) = with_kills(ensemble, &run, clients).await;
+
+    let reader = herdless_std::connect(&ensemble.connect_string(), SESSION)
+        .await
+        .unwrap();
+    let ballots = std::mem::take(&mut *ballots.ballots.lock().unwrap());
+    let (mut split, mut commit_with_abort, mut abort_without, mut unrecorded) = (0, 0, 0, 0);
+    let (mut commits, mut aborts) = (0, 0);
+    for (round, ballot) in ballots.iter().enumerate() {
+        let Some(&(_, first)) = ballot.outcomes.first() else {
+            continue;
+        };
+        let (decision, _) = reader
+            .get_data(&format!("{}/decision", tx_path(DIR, round)))
+            .await
+            .expect("a decided transaction has its decision node");
+        let recorded = Outcome::from_bytes(&decision);
+        if ballot.outcomes.iter().any(|&(_, o)| o != first) {
+            split += 1;
+            eprintln!(
+                "transaction {round}: outcomes differ: {:?}",
+                ballot.outcomes
+            );
+        }
+        if recorded != first {
+            unrecorded += 1;
+            eprintln!("transaction {round}: learned {first:?}, recorded {recorded:?}");
+        }
+        let all_commit =
+            ballot.votes.len() == SITES.len() && ballot.votes.iter().all(|&v| v == Vote::Commit);
+        match first {
+            Outcome::Commit if !all_commit => {
+                commit_with_abort += 1;
+                eprintln!("transaction {round}: committed on votes {:?}", ballot.votes);
+            }
+            Outcome::Abort if all_commit => {
+                abort_without += 1;
+                eprintln!("transaction {round}: aborted though every site voted commit");
+            }
+            Outcome::Commit => commits += 1,
+            Outcome::Abort => aborts += 1,
+        }
+    }
+    println!(
+        "two-phase: {} transactions, {commits} committed, {aborts} aborted; split {split}, \
+         committed with an abort {commit_with_abort}, aborted on all-commit {abort_without}, \
+         learned != recorded {unrecorded}",
+        ballots.len()
+    );
+    run.progress
+        .check("two-phase commit", &kills, SESSION + DOWN);
+    assert_eq!(split, 0, "participants learned different outcomes");
+    assert_eq!(unrecorded, 0, "an outcome differs from the decision node");
+    assert_eq!(commit_with_abort, 0, "committed despite an abort vote");
+    assert_eq!(abort_without, 0, "aborted though every site voted commit");
+    assert!(commits > 0 && aborts > 0, "both outcomes happen");
+}
