@@ -1396,3 +1396,118 @@ async fn two_phase_commit_has_one_outcome_per_transaction_while_servers_are_kill
     assert_eq!(abort_without, 0, "aborted though every site voted commit");
     assert!(commits > 0 && aborts > 0, "both outcomes happen");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn group_members_and_their_observers_follow_joins_and_leaves_while_servers_are_killed() {
+    let _serial = serial().await;
+    const DIR: &str = "/chaos/group";
+    let ensemble = ZkEnsemble::start();
+    let connect = ensemble.connect_string();
+    let names = ["std-0", "std-1", "embassy-0", "embassy-1"];
+    let run = Run::new(&names);
+    // Rounds in which a member found itself out of the group on its own.
+    let dropped = Arc::new(AtomicUsize::new(0));
+    let mut clients = Vec::new();
+    for k in 0..2 {
+        let (r, dropped) = (run.clone(), dropped.clone());
+        clients.push(std_client(&connect, async move |client| {
+            let mut view = herdless_std::group::GroupWatch::start(&client, DIR).unwrap();
+            let name = names[k];
+            let sees =
+                |view: &herdless_std::group::GroupWatch| view.members().iter().any(|m| m == name);
+            let mut round = 0u32;
+            while r.carry_on(k, client.session_id().0) {
+                r.doing(k, format!("join {round}"));
+                let member =
+                    match herdless_std::GroupMember::join(&client, DIR, name, &round.to_be_bytes())
+                        .await
+                    {
+                        Ok(member) => member,
+                        Err(e) => return r.progress.error(k, format!("join: {e}")),
+                    };
+                r.progress.ok(k);
+                r.doing(k, format!("see itself in {round}"));
+                while !sees(&view) {
+                    if let Err(e) = view.changed().await {
+                        return r.progress.error(k, format!("watch: {e}"));
+                    }
+                }
+                r.progress.ok(k);
+                tokio::time::sleep(work()).await;
+                if !member.is_in() {
+                    dropped.fetch_add(1, Ordering::SeqCst);
+                }
+                r.doing(k, format!("leave {round}"));
+                if let Err(e) = member.leave().await {
+                    return r.progress.error(k, format!("leave: {e}"));
+                }
+                r.progress.ok(k);
+                r.doing(k, format!("see itself gone in {round}"));
+                while sees(&view) {
+                    if let Err(e) = view.changed().await {
+                        return r.progress.error(k, format!("watch: {e}"));
+                    }
+                }
+                r.progress.ok(k);
+                round += 1;
+            }
+        }));
+    }
+    for k in 2..4 {
+        let (r, dropped, addrs) = (run.clone(), dropped.clone(), addrs(&ensemble));
+        let name = names[k];
+        clients.push(client_thread(move || async move {
+            let (mut rx, mut tx) = ([0u8; 4096], [0u8; 1024]);
+            let mut member: herdless_core::member::Member =
+                herdless_core::member::Member::new(DIR, name).unwrap();
+            let mut view: herdless_core::members::Members =
+                herdless_core::members::Members::new(DIR).unwrap();
+            let mut zk = embassy_zk(addrs, &mut rx, &mut tx);
+            let me = zk.add(&mut member).unwrap();
+            let seen = zk.add(&mut view).unwrap();
+            zk.connect().await.expect("connect");
+            let mut round = 0u32;
+            while r.carry_on(k, zk.session_id()) {
+                r.doing(k, format!("join {round}"));
+                if let Err(e) = zk.handle(me).join(&round.to_be_bytes()).await {
+                    return r.progress.error(k, format!("join: {e:?}"));
+                }
+                r.progress.ok(k);
+                r.doing(k, format!("see itself in {round}"));
+                while !zk.handle(seen).contains(name) {
+                    if let Err(e) = zk.handle(seen).changed().await {
+                        return r.progress.error(k, format!("watch: {e:?}"));
+                    }
+                }
+                r.progress.ok(k);
+                let _ = zk.run(tokio::time::sleep(work())).await;
+                if !zk.handle(me).is_in() {
+                    dropped.fetch_add(1, Ordering::SeqCst);
+                }
+                r.doing(k, format!("leave {round}"));
+                if let Err(e) = zk.handle(me).leave().await {
+                    return r.progress.error(k, format!("leave: {e:?}"));
+                }
+                r.progress.ok(k);
+                r.doing(k, format!("see itself gone in {round}"));
+                while zk.handle(seen).contains(name) {
+                    if let Err(e) = zk.handle(seen).changed().await {
+                        return r.progress.error(k, format!("watch: {e:?}"));
+                    }
+                }
+                r.progress.ok(k);
+                round += 1;
+            }
+            let _ = zk.close().await;
+        }));
+    }
+    let (kills, ensemble) = with_kills(ensemble, &run, clients).await;
+    let dropped = dropped.load(Ordering::SeqCst);
+    println!("membership: members out of the group on their own {dropped}");
+    run.progress.check("membership", &kills, SESSION + DOWN);
+    assert_eq!(
+        dropped, 0,
+        "a member fell out of the group without an expiry"
+    );
+    assert_no_node_left(&ensemble, DIR).await;
+}
