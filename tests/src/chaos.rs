@@ -139,17 +139,17 @@ impl Progress {
             .collect()
     }
 
-    /// For each client, the longest time from a kill to its next success
-    /// (`None` if a kill was never followed by one).
-    pub fn recoveries(&self, kills: &[Kill]) -> Vec<(String, Option<Duration>)> {
+    /// For each client, the longest time from a fault (at one of `faults`)
+    /// to its next success (`None` if a fault was never followed by one).
+    pub fn recoveries(&self, faults: &[Instant]) -> Vec<(String, Option<Duration>)> {
         self.names
             .iter()
             .zip(&self.successes)
             .map(|(name, s)| {
                 let s = s.lock().expect("progress lock");
-                let longest = kills
+                let longest = faults
                     .iter()
-                    .map(|k| s.iter().find(|&&t| t > k.at).map(|&t| t - k.at))
+                    .map(|&at| s.iter().find(|&&t| t > at).map(|&t| t - at))
                     .try_fold(Duration::ZERO, |acc, r| r.map(|r| acc.max(r)));
                 (name.clone(), longest)
             })
@@ -160,19 +160,13 @@ impl Progress {
     /// servers came back, no application error, every client acted again
     /// within `bound` of every kill.
     pub fn check(&self, recipe: &str, kills: &[Kill], bound: Duration) {
-        let recoveries = self.recoveries(kills);
         let servers: Vec<String> = kills
             .iter()
             .map(|k| format!("{}({:?})", k.server, k.target))
             .collect();
-        println!(
-            "{recipe}: {} kills [{}]; operations {:?}; longest kill-to-next-success {:?}; errors {:?}",
-            kills.len(),
-            servers.join(" "),
-            self.counts(),
-            recoveries,
-            self.errors()
-        );
+        let at: Vec<Instant> = kills.iter().map(|k| k.at).collect();
+        let what = format!("{} kills [{}]", kills.len(), servers.join(" "));
+        self.check_after(recipe, &what, &at, bound);
         assert!(kills.len() >= 3, "too few kills: {kills:?}");
         assert!(
             kills.iter().all(|k| k.back),
@@ -183,6 +177,19 @@ impl Progress {
                 && kills.iter().any(|k| k.target != Target::Leader),
             "both the leader and a client's server were killed: {kills:?}"
         );
+    }
+
+    /// Prints the figures of a run with faults at `faults` (described by
+    /// `what`) and checks them: no application error, and every client
+    /// acted again within `bound` of every fault.
+    pub fn check_after(&self, recipe: &str, what: &str, faults: &[Instant], bound: Duration) {
+        let recoveries = self.recoveries(faults);
+        println!(
+            "{recipe}: {what}; operations {:?}; longest fault-to-next-success {:?}; errors {:?}",
+            self.counts(),
+            recoveries,
+            self.errors()
+        );
         assert_eq!(
             self.errors(),
             Vec::<String>::new(),
@@ -190,11 +197,87 @@ impl Progress {
         );
         for (name, longest) in recoveries {
             let longest = longest
-                .unwrap_or_else(|| panic!("{recipe}: {name} never acted again after a kill"));
+                .unwrap_or_else(|| panic!("{recipe}: {name} never acted again after a fault"));
             assert!(
                 longest <= bound,
-                "{recipe}: {name} took {longest:?} to act again after a kill (bound {bound:?})"
+                "{recipe}: {name} took {longest:?} to act again after a fault (bound {bound:?})"
             );
         }
     }
+}
+
+/// One thing done to the network by [`misbehave`].
+#[derive(Debug, Clone)]
+pub struct NetFault {
+    /// The proxy it was done to.
+    pub proxy: usize,
+    /// What was done.
+    pub what: NetFaultKind,
+    /// When.
+    pub at: Instant,
+}
+
+/// What [`misbehave`] does to a proxy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NetFaultKind {
+    /// Traffic held back 100–500 ms per chunk from now on.
+    Slow,
+    /// Traffic passed on at once again.
+    Fast,
+    /// The connections open now closed (new ones accepted).
+    Reset,
+    /// The connections open now made half-open.
+    Stall,
+}
+
+/// Misbehaves the network behind `proxies` for `duration`, from `seed`, in
+/// storms of `storm` each followed by a calm of `calm`: during a storm,
+/// every 0.2–1.2 s one proxy, chosen at random, becomes slow (100–500 ms per
+/// chunk each way), fast again, has its connections reset, or stalled
+/// (half-open, to be noticed by the client's own deadline); slow links stay
+/// slow through the calm. Returns what was done, with the delays switched
+/// off again at the end.
+pub fn misbehave(
+    proxies: &[crate::Proxy],
+    duration: Duration,
+    storm: Duration,
+    calm: Duration,
+    seed: u64,
+) -> Vec<NetFault> {
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let started = Instant::now();
+    let mut storm_began = started;
+    let mut faults = Vec::new();
+    while started.elapsed() < duration {
+        if storm_began.elapsed() >= storm {
+            std::thread::sleep(calm);
+            storm_began = Instant::now();
+            continue;
+        }
+        std::thread::sleep(Duration::from_millis(rng.u64(200..1200)));
+        let proxy = rng.usize(..proxies.len());
+        let what = match rng.u8(..20) {
+            0..=6 => NetFaultKind::Slow,
+            7..=11 => NetFaultKind::Fast,
+            12..=17 => NetFaultKind::Reset,
+            _ => NetFaultKind::Stall,
+        };
+        match what {
+            NetFaultKind::Slow => {
+                proxies[proxy].delay(Duration::from_millis(100), Duration::from_millis(500))
+            }
+            NetFaultKind::Fast => proxies[proxy].delay(Duration::ZERO, Duration::ZERO),
+            NetFaultKind::Reset => proxies[proxy].reset(),
+            NetFaultKind::Stall => proxies[proxy].stall(),
+        }
+        faults.push(NetFault {
+            proxy,
+            what,
+            at: Instant::now(),
+        });
+    }
+    for proxy in proxies {
+        proxy.delay(Duration::ZERO, Duration::ZERO);
+    }
+    faults
 }

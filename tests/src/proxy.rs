@@ -10,12 +10,18 @@
 //! that moment stay open but carry nothing more in either direction, so
 //! neither end hears of a failure; the client must notice through its own
 //! deadline and reconnect, which new connections let it do.
+//!
+//! A slow link ([`Proxy::delay`]) holds every chunk of traffic back for a
+//! random time in a range, in order (a TCP stream is not reordered), and
+//! [`Proxy::reset`] closes the connections open now while still accepting
+//! new ones, as a router that drops its state does.
 
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, Shutdown, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{mpsc, Arc, Mutex};
 use std::thread;
+use std::time::{Duration, Instant};
 
 /// A proxy from a free loopback port to `127.0.0.1:target`.
 pub struct Proxy {
@@ -26,11 +32,23 @@ pub struct Proxy {
     links: Arc<Links>,
 }
 
-/// Which connections are stalled: those numbered below `stalled_below`.
+/// Which connections are stalled (those numbered below `stalled_below`),
+/// and how long traffic is held back.
 #[derive(Default)]
 struct Links {
     opened: AtomicU64,
     stalled_below: AtomicU64,
+    /// The shortest and longest delay of a chunk, in milliseconds (0, 0:
+    /// none).
+    delay_ms: Mutex<(u64, u64)>,
+}
+
+impl Links {
+    /// When a chunk read now may be passed on.
+    fn due(&self) -> Instant {
+        let (min, max) = *self.delay_ms.lock().expect("proxy lock");
+        Instant::now() + Duration::from_millis(fastrand::u64(min..=max.max(min)))
+    }
 }
 
 impl Proxy {
@@ -84,6 +102,20 @@ impl Proxy {
         self.links.stalled_below.store(opened, Ordering::SeqCst);
     }
 
+    /// Holds every chunk of traffic, both ways, for between `min` and `max`
+    /// before passing it on (in order); `Duration::ZERO` twice for none.
+    pub fn delay(&self, min: Duration, max: Duration) {
+        *self.links.delay_ms.lock().expect("proxy lock") =
+            (min.as_millis() as u64, max.as_millis() as u64);
+    }
+
+    /// Closes every connection open now; new ones are accepted.
+    pub fn reset(&self) {
+        for stream in self.live.lock().expect("proxy lock").drain(..) {
+            let _ = stream.shutdown(Shutdown::Both);
+        }
+    }
+
     /// `127.0.0.1:PORT` of the proxy: give this to the client.
     pub fn addr(&self) -> String {
         format!("127.0.0.1:{}", self.port)
@@ -92,9 +124,7 @@ impl Proxy {
     /// Closes every connection and refuses new ones.
     pub fn cut(&self) {
         self.cut.store(true, Ordering::SeqCst);
-        for stream in self.live.lock().expect("proxy lock").drain(..) {
-            let _ = stream.shutdown(Shutdown::Both);
-        }
+        self.reset();
     }
 
     /// Accepts connections again.
@@ -112,12 +142,19 @@ impl Drop for Proxy {
     }
 }
 
+/// Copies `from` to `to` until either closes: one thread reads and stamps
+/// each chunk with the moment it may go on, another writes it then, so a
+/// delay slows the link without stopping the reads.
 fn pipe(from: &TcpStream, to: &TcpStream, number: u64, links: Arc<Links>) {
     let (Ok(mut from), Ok(mut to)) = (from.try_clone(), to.try_clone()) else {
         return;
     };
+    let (chunks, pending) = mpsc::channel::<(Instant, Vec<u8>)>();
+    let reader = from.try_clone();
     thread::spawn(move || {
         let mut buf = [0u8; 16 * 1024];
+        // The due times never go back, so the chunks stay in order.
+        let mut last = Instant::now();
         loop {
             match from.read(&mut buf) {
                 Ok(0) | Err(_) => break,
@@ -125,13 +162,94 @@ fn pipe(from: &TcpStream, to: &TcpStream, number: u64, links: Arc<Links>) {
                 // succeed and it sees no failure, as behind a dead router.
                 Ok(_) if number < links.stalled_below.load(Ordering::SeqCst) => {}
                 Ok(n) => {
-                    if to.write_all(&buf[..n]).is_err() {
+                    last = last.max(links.due());
+                    if chunks.send((last, buf[..n].to_vec())).is_err() {
                         break;
                     }
                 }
             }
         }
-        let _ = to.shutdown(Shutdown::Both);
-        let _ = from.shutdown(Shutdown::Both);
     });
+    thread::spawn(move || {
+        for (due, chunk) in pending {
+            thread::sleep(due.saturating_duration_since(Instant::now()));
+            if to.write_all(&chunk).is_err() {
+                break;
+            }
+        }
+        // The reader ended (or the writer failed): close both ways, which
+        // also ends a reader still blocked on `from`.
+        let _ = to.shutdown(Shutdown::Both);
+        if let Ok(from) = reader {
+            let _ = from.shutdown(Shutdown::Both);
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An echo server on a free loopback port.
+    fn echo() -> u16 {
+        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { break };
+                thread::spawn(move || {
+                    let mut buf = [0u8; 4096];
+                    while let Ok(n @ 1..) = stream.read(&mut buf) {
+                        if stream.write_all(&buf[..n]).is_err() {
+                            break;
+                        }
+                    }
+                });
+            }
+        });
+        port
+    }
+
+    #[test]
+    fn a_slow_link_holds_traffic_back_both_ways_and_keeps_it_in_order() {
+        let proxy = Proxy::start(echo());
+        proxy.delay(Duration::from_millis(100), Duration::from_millis(100));
+        let mut client = TcpStream::connect(proxy.addr()).unwrap();
+        let sent = Instant::now();
+        client.write_all(b"ping").unwrap();
+        let mut buf = [0u8; 4];
+        client.read_exact(&mut buf).unwrap();
+        assert!(
+            sent.elapsed() >= Duration::from_millis(200),
+            "{:?}",
+            sent.elapsed()
+        );
+        assert_eq!(&buf, b"ping");
+
+        // Random delays per chunk still deliver the bytes in order.
+        proxy.delay(Duration::ZERO, Duration::from_millis(20));
+        let message: Vec<u8> = (0..200u8).collect();
+        for chunk in message.chunks(10) {
+            client.write_all(chunk).unwrap();
+            thread::sleep(Duration::from_millis(2));
+        }
+        let mut back = vec![0u8; message.len()];
+        client.read_exact(&mut back).unwrap();
+        assert_eq!(back, message);
+    }
+
+    #[test]
+    fn a_reset_closes_the_open_connections_and_accepts_new_ones() {
+        let proxy = Proxy::start(echo());
+        let mut old = TcpStream::connect(proxy.addr()).unwrap();
+        old.write_all(b"x").unwrap();
+        old.read_exact(&mut [0u8; 1]).unwrap();
+        proxy.reset();
+        let mut buf = [0u8; 1];
+        assert!(matches!(old.read(&mut buf), Ok(0) | Err(_)), "still open");
+        let mut new = TcpStream::connect(proxy.addr()).unwrap();
+        new.write_all(b"y").unwrap();
+        new.read_exact(&mut buf).unwrap();
+        assert_eq!(&buf, b"y");
+    }
 }

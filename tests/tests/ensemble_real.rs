@@ -3,7 +3,9 @@
 //! to, in turn) and restarted, while herdless-std and herdless-embassy
 //! clients work side by side. Each test checks its recipe's invariant on
 //! the way, that the applications see no error, and that every client acts
-//! again within its session timeout plus 2 s of every kill.
+//! again within its session timeout plus 2 s of every kill. One test puts
+//! loopback proxies between the clients and the servers and misbehaves the
+//! network instead (slow links, resets, half-open connections).
 //!
 //! `HERDLESS_CHAOS_SECS` sets how long the kills go on (30 s by default; the
 //! soak mode runs the same tests for longer). The tests of this file run one
@@ -101,6 +103,13 @@ async fn with_kills(
     })
     .await
     .expect("the kills ran");
+    finish(run, clients).await;
+    (kills, ensemble)
+}
+
+/// Stops the clients and gives them `SESSION` (and `DOWN`) to finish their
+/// last operation; a client still busy then is reported stuck.
+async fn finish(run: &Arc<Run>, clients: Vec<std::thread::JoinHandle<()>>) {
     run.stop.store(true, Ordering::SeqCst);
     let deadline = std::time::Instant::now() + SESSION + DOWN;
     for (i, client) in clients.into_iter().enumerate() {
@@ -115,7 +124,6 @@ async fn with_kills(
                 .error(i, format!("stuck in its last operation: {doing}"));
         }
     }
-    (kills, ensemble)
 }
 
 /// Runs `f` on a thread of its own with a current-thread runtime (the
@@ -287,19 +295,20 @@ async fn embassy_lock_round(
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_lock_keeps_one_holder_and_progress_while_servers_are_killed() {
-    let _serial = serial().await;
-    const DIR: &str = "/chaos/lock";
-    let ensemble = ZkEnsemble::start();
-    let connect = ensemble.connect_string();
-    let run = Run::new(&["std-0", "std-1", "embassy-0", "embassy-1"]);
-    let holders = Arc::new(Holders::default());
+/// Two herdless-std and two herdless-embassy contenders (clients 0 to 3) of
+/// the exclusive lock `dir`, taking turns until the run stops.
+fn lock_contenders(
+    connect: &str,
+    addrs: Vec<String>,
+    dir: &'static str,
+    run: &Arc<Run>,
+    holders: &Arc<Holders>,
+) -> Vec<std::thread::JoinHandle<()>> {
     let mut clients = Vec::new();
     for k in 0..2 {
         let (run, holders) = (run.clone(), holders.clone());
-        clients.push(std_client(&connect, async move |client| {
-            let lock = herdless_std::Lock::new(&client, DIR).unwrap();
+        clients.push(std_client(connect, async move |client| {
+            let lock = herdless_std::Lock::new(&client, dir).unwrap();
             while run.carry_on(k, client.session_id().0) {
                 std_lock_round(&run, k, &lock, true, &holders).await;
             }
@@ -307,17 +316,30 @@ async fn the_lock_keeps_one_holder_and_progress_while_servers_are_killed() {
     }
     for k in 2..4 {
         let (run, holders) = (run.clone(), holders.clone());
-        let lock: herdless_core::lock::Lock = herdless_core::lock::Lock::new(DIR).unwrap();
-        clients.push(embassy_client(
-            addrs(&ensemble),
-            lock,
-            async move |zk, id| {
-                while run.carry_on(k, zk.session_id()) {
-                    embassy_lock_round(&run, k, zk, id, true, &holders).await;
-                }
-            },
-        ));
+        let lock: herdless_core::lock::Lock = herdless_core::lock::Lock::new(dir).unwrap();
+        clients.push(embassy_client(addrs.clone(), lock, async move |zk, id| {
+            while run.carry_on(k, zk.session_id()) {
+                embassy_lock_round(&run, k, zk, id, true, &holders).await;
+            }
+        }));
     }
+    clients
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_lock_keeps_one_holder_and_progress_while_servers_are_killed() {
+    let _serial = serial().await;
+    const DIR: &str = "/chaos/lock";
+    let ensemble = ZkEnsemble::start();
+    let run = Run::new(&["std-0", "std-1", "embassy-0", "embassy-1"]);
+    let holders = Arc::new(Holders::default());
+    let clients = lock_contenders(
+        &ensemble.connect_string(),
+        addrs(&ensemble),
+        DIR,
+        &run,
+        &holders,
+    );
     let (kills, ensemble) = with_kills(ensemble, &run, clients).await;
     let overlaps = holders.violations.load(Ordering::SeqCst);
     println!("lock: overlaps {overlaps}");
@@ -1408,11 +1430,10 @@ async fn group_members_and_their_observers_follow_joins_and_leaves_while_servers
     // Rounds in which a member found itself out of the group on its own.
     let dropped = Arc::new(AtomicUsize::new(0));
     let mut clients = Vec::new();
-    for k in 0..2 {
+    for (k, name) in names.into_iter().enumerate().take(2) {
         let (r, dropped) = (run.clone(), dropped.clone());
         clients.push(std_client(&connect, async move |client| {
             let mut view = herdless_std::group::GroupWatch::start(&client, DIR).unwrap();
-            let name = names[k];
             let sees =
                 |view: &herdless_std::group::GroupWatch| view.members().iter().any(|m| m == name);
             let mut round = 0u32;
@@ -1453,9 +1474,8 @@ async fn group_members_and_their_observers_follow_joins_and_leaves_while_servers
             }
         }));
     }
-    for k in 2..4 {
+    for (k, name) in names.into_iter().enumerate().skip(2) {
         let (r, dropped, addrs) = (run.clone(), dropped.clone(), addrs(&ensemble));
-        let name = names[k];
         clients.push(client_thread(move || async move {
             let (mut rx, mut tx) = ([0u8; 4096], [0u8; 1024]);
             let mut member: herdless_core::member::Member =
@@ -1509,5 +1529,93 @@ async fn group_members_and_their_observers_follow_joins_and_leaves_while_servers
         dropped, 0,
         "a member fell out of the group without an expiry"
     );
+    assert_no_node_left(&ensemble, DIR).await;
+}
+
+/// The lock on an ensemble reached through proxies that misbehave in storms:
+/// links slowed by 100–500 ms per chunk, connections reset, and connections
+/// left half-open (each client must notice through its own deadline). No fault
+/// lasts as long as a session timeout, so every session must survive: the
+/// session each client ends on is the one it started with, and no
+/// application saw an error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_lock_keeps_one_holder_and_every_session_on_a_misbehaving_network() {
+    use herdless_tests::chaos::NetFaultKind;
+    let _serial = serial().await;
+    const DIR: &str = "/chaos/net-lock";
+    let ensemble = ZkEnsemble::start();
+    let proxies: Vec<herdless_tests::Proxy> = (0..ensemble.len())
+        .map(|i| herdless_tests::Proxy::start(ensemble.client_port(i)))
+        .collect();
+    let addrs: Vec<String> = proxies.iter().map(|p| p.addr()).collect();
+    let run = Run::new(&["std-0", "std-1", "embassy-0", "embassy-1"]);
+    let holders = Arc::new(Holders::default());
+    let clients = lock_contenders(&addrs.join(","), addrs, DIR, &run, &holders);
+    // The session each client started on, once all have one.
+    while run.sessions.iter().any(|s| s.load(Ordering::SeqCst) == 0) {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let first: Vec<i64> = run
+        .sessions
+        .iter()
+        .map(|s| s.load(Ordering::SeqCst))
+        .collect();
+    let seed = std::env::var("HERDLESS_NET_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| u64::from(uuid::Uuid::new_v4().as_bytes()[0]));
+    println!("network faults from seed {seed} (HERDLESS_NET_SEED to replay the schedule)");
+    let duration = chaos::duration(Duration::from_secs(30));
+    let (faults, proxies) = tokio::task::spawn_blocking(move || {
+        let storm = Duration::from_secs(6);
+        let faults = chaos::misbehave(&proxies, duration, storm, SESSION + DOWN, seed);
+        (faults, proxies)
+    })
+    .await
+    .expect("the network misbehaved");
+    finish(&run, clients).await;
+    let last: Vec<i64> = run
+        .sessions
+        .iter()
+        .map(|s| s.load(Ordering::SeqCst))
+        .collect();
+    let count = |kind| faults.iter().filter(|f| f.what == kind).count();
+    let what = format!(
+        "{} slowed, {} sped up, {} resets, {} stalls (seed {seed})",
+        count(NetFaultKind::Slow),
+        count(NetFaultKind::Fast),
+        count(NetFaultKind::Reset),
+        count(NetFaultKind::Stall)
+    );
+    // Breaks in quick succession add up (a holder stalled again while it
+    // recovers keeps its waiters waiting): the bound holds from each break
+    // not followed by another within it, the last of each storm.
+    let bound = SESSION + DOWN;
+    let all_breaks: Vec<std::time::Instant> = faults
+        .iter()
+        .filter(|f| matches!(f.what, NetFaultKind::Reset | NetFaultKind::Stall))
+        .map(|f| f.at)
+        .collect();
+    let breaks: Vec<std::time::Instant> = all_breaks
+        .iter()
+        .copied()
+        .filter(|&at| !all_breaks.iter().any(|&b| b > at && b - at < bound))
+        .collect();
+    let overlaps = holders.violations.load(Ordering::SeqCst);
+    println!(
+        "lock on a misbehaving network: overlaps {overlaps}; sessions {first:x?} -> {last:x?}"
+    );
+    let what = format!("{what}, {} of the breaks isolated", breaks.len());
+    run.progress
+        .check_after("lock, misbehaving network", &what, &breaks, bound);
+    for (name, done) in run.progress.counts() {
+        assert!(done >= 10, "{name} acted only {done} times");
+    }
+    assert_eq!(overlaps, 0, "two holders at once");
+    assert_eq!(
+        first, last,
+        "a session did not survive faults shorter than its timeout"
+    );
+    drop(proxies);
     assert_no_node_left(&ensemble, DIR).await;
 }
