@@ -183,6 +183,12 @@ pub fn concat_into<const N: usize>(out: &mut String<N>, parts: &[&str]) -> Resul
     Ok(())
 }
 
+/// The length of [`join`]`(dir, name)`: no separator is added after a `dir`
+/// that ends with one (the root).
+pub fn joined_len(dir: &str, name: &str) -> usize {
+    dir.len() + usize::from(!dir.ends_with('/')) + name.len()
+}
+
 /// `dir + "/" + name` (or `"/" + name` when `dir` is the root), validated,
 /// into a `heapless::String<N>`.
 pub fn join<const N: usize>(dir: &str, name: &str) -> Result<String<N>, PathError> {
@@ -233,6 +239,14 @@ impl Write for Measure {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn joined_len_is_the_length_of_the_join() {
+        for (dir, name) in [("/", "a"), ("/q", "item"), ("/a/b", "c")] {
+            let joined: String<16> = join(dir, name).unwrap();
+            assert_eq!(joined_len(dir, name), joined.len(), "{dir} + {name}");
+        }
+    }
 
     #[test]
     fn accepts_the_servers_valid_paths() {

@@ -393,6 +393,19 @@ fn a_consumer_takes_an_item_whose_path_fills_its_buffer_exactly() {
 }
 
 #[test]
+fn a_consumer_of_the_root_takes_an_item_whose_path_fills_its_buffer_exactly() {
+    // "/" + name = 32 bytes: the root adds no separator of its own.
+    let name = item_name(31, 1);
+    let mut c = Consumer::<4, 64, 32>::new("/").unwrap();
+    connected(&mut c);
+    c.peek().unwrap();
+    let s = sent(&mut c);
+    let names: &[&str] = &[name.as_str()];
+    c.handle_reply(s[0].0, children(&names));
+    assert_eq!(texts(&sent(&mut c)), [format!("read /{name}")]);
+}
+
+#[test]
 fn a_consumer_skips_an_item_whose_path_would_not_fit() {
     // "/q" + "/" + name = 33 bytes: one too many, although the name
     // alone fits. A lower item that does not fit never hides a higher one

@@ -223,7 +223,7 @@ impl<const B: usize, const D: usize, const N: usize> Consumer<B, D, N> {
                 continue;
             };
             // Names whose full path would not fit are not ours to take.
-            if self.dir.len() + 1 + name.len() > N {
+            if path::joined_len(&self.dir, name) > N {
                 continue;
             }
             let Ok(stored) = String::<N>::try_from(name) else {
