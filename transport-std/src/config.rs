@@ -183,8 +183,11 @@ impl Config {
         self.value.borrow().clone()
     }
 
-    /// Waits until something newer than what [`value`](Config::value) last
-    /// showed arrives, and returns it. Cancel-safe.
+    /// Waits until something newer than what this method or
+    /// [`wait_present`](Config::wait_present) last returned arrives (at
+    /// first, anything after the watch began), and returns it.
+    /// [`value`](Config::value) only peeks: what it shows still counts as
+    /// new here. Cancel-safe.
     pub async fn changed(&mut self) -> Result<Value, Error> {
         self.value.changed().await.map_err(|_| Error::DriverGone)?;
         Ok(self.value.borrow_and_update().clone())
