@@ -11,6 +11,9 @@
 //! The TLS tests start a server whose key store is made at run time with
 //! `keytool`, and run a lock over TLS.
 
+#[path = "embassy/tokio_transport.rs"]
+mod tokio_transport;
+
 use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -406,4 +409,64 @@ async fn plain_tcp_cannot_talk_to_the_secure_port() {
         .unwrap();
     let client = right.connect(&secure).await.unwrap();
     assert!(client.check_stat("/").await.unwrap().is_some());
+}
+
+/// The embedded driver sends its credentials again on every connection:
+/// after a cut, the same session is still Alice and can create under her
+/// directory (a create there without her identity is refused).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embassy_digest_auth_is_sent_again_after_a_reconnect() {
+    use herdless_core::lock::{Lock as CoreLock, LockEvent};
+    use herdless_core::naming::Guid;
+    use herdless_embassy::wire::SessionConfig;
+    use herdless_embassy::{Buffers, Zk};
+
+    let server = ZkServer::start();
+    let proxy = herdless_tests::Proxy::start(server.port());
+    let (mut rx, mut tx) = ([0u8; 4096], [0u8; 1024]);
+    let mut lock: CoreLock = CoreLock::new("/embedded/lock")
+        .unwrap()
+        .with_acl(Acl::CREATOR_ALL);
+    let transport = tokio_transport::TokioTransport::new(vec![proxy.addr()]);
+    let mut zk: Zk<'_, _> = Zk::new(
+        transport,
+        Buffers::new(&mut rx, &mut tx),
+        SessionConfig::new(1, 6_000).with_retry_delay_ms(200),
+    );
+    zk.add_auth("digest", format!("{USER}:{PASSWORD}").as_bytes())
+        .unwrap();
+    let id = zk.add(&mut lock).unwrap();
+    zk.connect().await.unwrap();
+    let session = zk.session_id();
+    let guid = || Guid::from_random_bytes(uuid::Uuid::new_v4().into_bytes());
+    zk.handle(id).acquire(guid()).await.unwrap();
+
+    let alice = alice(&server).await;
+    assert_alices(&alice, "/embedded").await;
+    assert_alices(&alice, "/embedded/lock").await;
+
+    proxy.cut();
+    zk.run_for(embassy_time::Duration::from_millis(1_000))
+        .await
+        .unwrap();
+    proxy.restore();
+    loop {
+        let event = tokio::time::timeout(Duration::from_secs(10), zk.handle(id).next_event())
+            .await
+            .expect("the lock resumes")
+            .unwrap();
+        assert_ne!(event, LockEvent::Lost);
+        if event == LockEvent::Resumed {
+            break;
+        }
+    }
+    assert_eq!(zk.session_id(), session, "the same session resumed");
+    zk.handle(id).release().await.unwrap();
+    // A new contender node under Alice's directory: refused unless the new
+    // connection authenticated as her.
+    zk.handle(id).acquire(guid()).await.unwrap();
+    let node: heapless::String<128> = zk.handle(id).node_path().unwrap();
+    assert_alices(&alice, &node).await;
+    zk.handle(id).release().await.unwrap();
+    zk.close().await.unwrap();
 }
