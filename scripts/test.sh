@@ -19,6 +19,8 @@ as_root() {
 missing=()
 [ -f /usr/share/java/zookeeper.jar ] || missing+=(zookeeper)
 command -v java >/dev/null 2>&1 || missing+=(default-jre-headless)
+# keytool makes the TLS tests' key stores (security_real); it comes with the JRE.
+command -v keytool >/dev/null 2>&1 || missing+=(default-jre-headless)
 /usr/bin/python3 -c 'import kazoo' >/dev/null 2>&1 || missing+=(python3-kazoo)
 [ -f /usr/share/java/curator-recipes.jar ] || missing+=(libcurator-recipes-java)
 command -v ip >/dev/null 2>&1 || missing+=(iproute2)

@@ -86,6 +86,8 @@ pub struct Barrier<const N: usize = DEFAULT_PATH_CAPACITY> {
     session_over: bool,
     events: EventQueue<BarrierEvent, 4>,
     scratch: String<N>,
+    /// The ACL of every node it creates.
+    acl: Acl<'static>,
 }
 
 impl<const N: usize> Barrier<N> {
@@ -98,6 +100,7 @@ impl<const N: usize> Barrier<N> {
         let mut stored = String::new();
         path::concat_into(&mut stored, &[node])?;
         Ok(Barrier {
+            acl: Acl::OPEN,
             node: stored,
             ops: Pipeline::new(),
             waiting: false,
@@ -108,6 +111,29 @@ impl<const N: usize> Barrier<N> {
             events: EventQueue::new(),
             scratch: String::new(),
         })
+    }
+
+    /// Creates every node of the recipe (its own nodes, its directory and
+    /// the ancestors it creates) with `acl` instead of [`Acl::OPEN`].
+    ///
+    /// ZooKeeper checks `CREATE` and `DELETE` on the *parent* of a node,
+    /// so it is the directory's ACL that keeps others from adding or
+    /// deleting the recipe's nodes; a directory that already exists keeps
+    /// the ACL it was created with. [`Acl::CREATOR_ALL`] (scheme `auth`)
+    /// gives everything to the identities the session authenticated with
+    /// (digest auth) and nothing to anyone else; a session with no identity
+    /// is refused it with [`ZkError::InvalidAcl`](crate::ZkError::InvalidAcl).
+    /// A create the server refuses (`NoAuth`, `InvalidAcl`) ends the
+    /// operation with that error; it is never retried.
+    pub fn with_acl(mut self, acl: Acl<'static>) -> Self {
+        self.acl = acl;
+        self
+    }
+
+    /// The ACL of the nodes the recipe creates ([`Acl::OPEN`] unless set
+    /// with [`with_acl`](Self::with_acl)).
+    pub fn acl(&self) -> Acl<'static> {
+        self.acl
     }
 
     /// The barrier node's path.
@@ -241,14 +267,14 @@ impl<const N: usize> Recipe for Barrier<N> {
                 Request::Create {
                     path: &self.scratch,
                     data: &[],
-                    acl: Acl::OPEN,
+                    acl: self.acl,
                     mode: CreateMode::Persistent,
                 }
             }
             Op::Create => Request::Create {
                 path: node,
                 data: &[],
-                acl: Acl::OPEN,
+                acl: self.acl,
                 mode: CreateMode::Persistent,
             },
             Op::Delete => Request::Delete {

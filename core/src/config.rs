@@ -231,6 +231,8 @@ pub struct Config<const D: usize = DEFAULT_VALUE_CAPACITY, const N: usize = DEFA
     connected: bool,
     session_over: bool,
     events: EventQueue<ConfigEvent, 8>,
+    /// The ACL of every node it creates.
+    acl: Acl<'static>,
 }
 
 impl<const D: usize, const N: usize> Config<D, N> {
@@ -240,6 +242,7 @@ impl<const D: usize, const N: usize> Config<D, N> {
         let mut stored = String::new();
         path::concat_into(&mut stored, &[path])?;
         Ok(Config {
+            acl: Acl::OPEN,
             path: stored,
             ops: Pipeline::new(),
             watching: false,
@@ -254,6 +257,29 @@ impl<const D: usize, const N: usize> Config<D, N> {
             session_over: false,
             events: EventQueue::new(),
         })
+    }
+
+    /// Creates every node of the recipe (its own nodes, its directory and
+    /// the ancestors it creates) with `acl` instead of [`Acl::OPEN`].
+    ///
+    /// ZooKeeper checks `CREATE` and `DELETE` on the *parent* of a node,
+    /// so it is the directory's ACL that keeps others from adding or
+    /// deleting the recipe's nodes; a directory that already exists keeps
+    /// the ACL it was created with. [`Acl::CREATOR_ALL`] (scheme `auth`)
+    /// gives everything to the identities the session authenticated with
+    /// (digest auth) and nothing to anyone else; a session with no identity
+    /// is refused it with [`ZkError::InvalidAcl`](crate::ZkError::InvalidAcl).
+    /// A create the server refuses (`NoAuth`, `InvalidAcl`) ends the
+    /// operation with that error; it is never retried.
+    pub fn with_acl(mut self, acl: Acl<'static>) -> Self {
+        self.acl = acl;
+        self
+    }
+
+    /// The ACL of the nodes the recipe creates ([`Acl::OPEN`] unless set
+    /// with [`with_acl`](Self::with_acl)).
+    pub fn acl(&self) -> Acl<'static> {
+        self.acl
     }
 
     /// The node's path.
@@ -525,7 +551,7 @@ impl<const D: usize, const N: usize> Recipe for Config<D, N> {
                     WriteKind::Create => Request::Create {
                         path,
                         data,
-                        acl: Acl::OPEN,
+                        acl: self.acl,
                         mode: CreateMode::Persistent,
                     },
                 }

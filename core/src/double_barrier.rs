@@ -147,6 +147,8 @@ pub struct DoubleBarrier<const N: usize = DEFAULT_PATH_CAPACITY> {
     session_over: bool,
     events: EventQueue<DoubleBarrierEvent, 4>,
     scratch: String<N>,
+    /// The ACL of every node it creates.
+    acl: Acl<'static>,
 }
 
 impl<const N: usize> DoubleBarrier<N> {
@@ -166,6 +168,7 @@ impl<const N: usize> DoubleBarrier<N> {
         let mut stored = String::new();
         path::concat_into(&mut stored, &[dir])?;
         Ok(DoubleBarrier {
+            acl: Acl::OPEN,
             dir: stored,
             own,
             ops: Pipeline::new(),
@@ -179,6 +182,29 @@ impl<const N: usize> DoubleBarrier<N> {
             events: EventQueue::new(),
             scratch: String::new(),
         })
+    }
+
+    /// Creates every node of the recipe (its own nodes, its directory and
+    /// the ancestors it creates) with `acl` instead of [`Acl::OPEN`].
+    ///
+    /// ZooKeeper checks `CREATE` and `DELETE` on the *parent* of a node,
+    /// so it is the directory's ACL that keeps others from adding or
+    /// deleting the recipe's nodes; a directory that already exists keeps
+    /// the ACL it was created with. [`Acl::CREATOR_ALL`] (scheme `auth`)
+    /// gives everything to the identities the session authenticated with
+    /// (digest auth) and nothing to anyone else; a session with no identity
+    /// is refused it with [`ZkError::InvalidAcl`](crate::ZkError::InvalidAcl).
+    /// A create the server refuses (`NoAuth`, `InvalidAcl`) ends the
+    /// operation with that error; it is never retried.
+    pub fn with_acl(mut self, acl: Acl<'static>) -> Self {
+        self.acl = acl;
+        self
+    }
+
+    /// The ACL of the nodes the recipe creates ([`Acl::OPEN`] unless set
+    /// with [`with_acl`](Self::with_acl)).
+    pub fn acl(&self) -> Acl<'static> {
+        self.acl
     }
 
     /// This process's name.
@@ -424,7 +450,7 @@ impl<const N: usize> Recipe for DoubleBarrier<N> {
             Op::Ensure(_) | Op::CreateReady => Request::Create {
                 path,
                 data: &[],
-                acl: Acl::OPEN,
+                acl: self.acl,
                 mode: CreateMode::Persistent,
             },
             Op::WatchReady => Request::Exists { path, watch: true },
@@ -437,7 +463,7 @@ impl<const N: usize> Recipe for DoubleBarrier<N> {
             Op::CreateOwn => Request::Create {
                 path,
                 data: &[],
-                acl: Acl::OPEN,
+                acl: self.acl,
                 mode: CreateMode::Ephemeral,
             },
             Op::List => Request::GetChildren {

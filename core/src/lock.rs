@@ -345,6 +345,8 @@ pub struct Lock<const N: usize = DEFAULT_PATH_CAPACITY> {
     ops: Pipeline<Op, 8, MAX_IN_FLIGHT>,
     events: EventQueue<LockEvent, 4>,
     scratch: String<N>,
+    /// The ACL of every node it creates.
+    acl: Acl<'static>,
 }
 
 /// How an acquisition that is being abandoned will be reported.
@@ -420,6 +422,7 @@ impl<const N: usize> Lock<N> {
         let mut stored = String::new();
         path::concat_into(&mut stored, &[dir])?;
         Ok(Lock {
+            acl: Acl::OPEN,
             dir: stored,
             flavour,
             contender,
@@ -442,6 +445,29 @@ impl<const N: usize> Lock<N> {
             events: EventQueue::new(),
             scratch: String::new(),
         })
+    }
+
+    /// Creates every node of the recipe (its own nodes, its directory and
+    /// the ancestors it creates) with `acl` instead of [`Acl::OPEN`].
+    ///
+    /// ZooKeeper checks `CREATE` and `DELETE` on the *parent* of a node,
+    /// so it is the directory's ACL that keeps others from adding or
+    /// deleting the recipe's nodes; a directory that already exists keeps
+    /// the ACL it was created with. [`Acl::CREATOR_ALL`] (scheme `auth`)
+    /// gives everything to the identities the session authenticated with
+    /// (digest auth) and nothing to anyone else; a session with no identity
+    /// is refused it with [`ZkError::InvalidAcl`](crate::ZkError::InvalidAcl).
+    /// A create the server refuses (`NoAuth`, `InvalidAcl`) ends the
+    /// operation with that error; it is never retried.
+    pub fn with_acl(mut self, acl: Acl<'static>) -> Self {
+        self.acl = acl;
+        self
+    }
+
+    /// The ACL of the nodes the recipe creates ([`Acl::OPEN`] unless set
+    /// with [`with_acl`](Self::with_acl)).
+    pub fn acl(&self) -> Acl<'static> {
+        self.acl
     }
 
     /// Makes the lock revocable: from its next acquisition on, it reports
@@ -1009,7 +1035,7 @@ impl<const N: usize> Lock<N> {
                 Request::Create {
                     path: &self.scratch,
                     data: &[],
-                    acl: Acl::OPEN,
+                    acl: self.acl,
                     mode: CreateMode::Persistent,
                 }
             }
@@ -1023,7 +1049,7 @@ impl<const N: usize> Lock<N> {
                 Request::Create {
                     path: &self.scratch,
                     data: &[],
-                    acl: Acl::OPEN,
+                    acl: self.acl,
                     mode: CreateMode::EphemeralSequential,
                 }
             }

@@ -187,6 +187,8 @@ pub struct Member<const D: usize = DEFAULT_DATA_CAPACITY, const N: usize = DEFAU
     directory_retries: u8,
     events: EventQueue<MemberEvent, 8>,
     scratch: String<N>,
+    /// The ACL of every node it creates.
+    acl: Acl<'static>,
 }
 
 impl<const D: usize, const N: usize> Member<D, N> {
@@ -197,6 +199,7 @@ impl<const D: usize, const N: usize> Member<D, N> {
         let node = path::join(group, name)?;
         let dir_len = if group == "/" { 0 } else { group.len() };
         Ok(Member {
+            acl: Acl::OPEN,
             node,
             dir_len,
             data: Vec::new(),
@@ -215,6 +218,29 @@ impl<const D: usize, const N: usize> Member<D, N> {
             events: EventQueue::new(),
             scratch: String::new(),
         })
+    }
+
+    /// Creates every node of the recipe (its own nodes, its directory and
+    /// the ancestors it creates) with `acl` instead of [`Acl::OPEN`].
+    ///
+    /// ZooKeeper checks `CREATE` and `DELETE` on the *parent* of a node,
+    /// so it is the directory's ACL that keeps others from adding or
+    /// deleting the recipe's nodes; a directory that already exists keeps
+    /// the ACL it was created with. [`Acl::CREATOR_ALL`] (scheme `auth`)
+    /// gives everything to the identities the session authenticated with
+    /// (digest auth) and nothing to anyone else; a session with no identity
+    /// is refused it with [`ZkError::InvalidAcl`](crate::ZkError::InvalidAcl).
+    /// A create the server refuses (`NoAuth`, `InvalidAcl`) ends the
+    /// operation with that error; it is never retried.
+    pub fn with_acl(mut self, acl: Acl<'static>) -> Self {
+        self.acl = acl;
+        self
+    }
+
+    /// The ACL of the nodes the recipe creates ([`Acl::OPEN`] unless set
+    /// with [`with_acl`](Self::with_acl)).
+    pub fn acl(&self) -> Acl<'static> {
+        self.acl
     }
 
     /// The member node's full path.
@@ -543,14 +569,14 @@ impl<const D: usize, const N: usize> Recipe for Member<D, N> {
                 Request::Create {
                     path: &self.scratch,
                     data: &[],
-                    acl: Acl::OPEN,
+                    acl: self.acl,
                     mode: CreateMode::Persistent,
                 }
             }
             Op::Create => Request::Create {
                 path: node,
                 data: &self.data,
-                acl: Acl::OPEN,
+                acl: self.acl,
                 mode: CreateMode::Ephemeral,
             },
             // getData, not exists: when the node is gone it leaves no

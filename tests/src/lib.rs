@@ -39,6 +39,14 @@ pub const ZOOKEEPER_JAR: &str = "/usr/share/java/zookeeper.jar";
 /// server's log (`server.log` in its directory) says why it failed.
 const SLF4J_SIMPLE_JAR: &str = "/usr/share/java/slf4j-simple.jar";
 
+/// Netty jars of Debian's packages that the Netty connection factory needs
+/// beyond those the server's manifest names.
+const NETTY_TLS_JARS: [&str; 3] = [
+    "/usr/share/java/netty-codec.jar",
+    "/usr/share/java/netty-resolver.jar",
+    "/usr/share/java/netty-transport-native-unix-common.jar",
+];
+
 /// Configuration directories of the Debian package (log configuration).
 const CONF_DIRS: [&str; 2] = ["/etc/zookeeper/conf_example", "/etc/zookeeper/conf"];
 
@@ -146,6 +154,13 @@ fn class_path() -> String {
     parts.push(ZOOKEEPER_JAR);
     if Path::new(SLF4J_SIMPLE_JAR).exists() {
         parts.push(SLF4J_SIMPLE_JAR);
+    }
+    // The Netty connection factory (TLS) needs jars the server's manifest
+    // does not name; loaded only by a server that uses it.
+    for jar in NETTY_TLS_JARS {
+        if Path::new(jar).exists() {
+            parts.push(jar);
+        }
     }
     parts.join(":")
 }
@@ -288,6 +303,9 @@ pub struct ZkServer {
     process: Option<Process>,
     port: u16,
     home: PathBuf,
+    /// For a server started with [`ZkServer::start_tls`]: its secure client
+    /// port, and the certificates its key store was made from.
+    tls: Option<(u16, TlsFiles)>,
     // Dropped after the process (fields drop in order): the directory goes
     // once the server is dead.
     _dir: TempDir,
@@ -312,6 +330,26 @@ impl ZkServer {
     /// non-loopback address would expose the server to a real network.
     /// Panics when asked for a non-loopback address outside a namespace.
     pub fn start_listening_on(listen: Ipv4Addr) -> ZkServer {
+        ZkServer::start_with(listen, None)
+    }
+
+    /// Starts a server that also serves TLS on a second port
+    /// ([`ZkServer::secure_addr`]), as [`ZkServer::start`] does otherwise.
+    ///
+    /// Its key store is made now with `keytool` (from the JDK of the
+    /// `zookeeper` package): a CA, and a server certificate it signs for
+    /// `127.0.0.1` and `localhost`. The CA's certificate
+    /// ([`ZkServer::ca_pem`]) is what a client trusts. The server uses the
+    /// Netty connection factory (the only one that speaks TLS) for both
+    /// ports, and asks clients for no certificate (`ssl.clientAuth=none`).
+    pub fn start_tls() -> ZkServer {
+        require_zookeeper();
+        let (dir, path) = temp_dir("herdless-tls-");
+        let files = TlsFiles::generate(dir, path);
+        ZkServer::start_with(Ipv4Addr::LOCALHOST, Some(files))
+    }
+
+    fn start_with(listen: Ipv4Addr, tls: Option<TlsFiles>) -> ZkServer {
         assert!(
             listen.is_loopback() || std::env::var_os(netns::INSIDE_ENV).is_some(),
             "a ZooKeeper for tests listens on {listen} only inside a test's own network namespace"
@@ -323,8 +361,12 @@ impl ZkServer {
             let (dir, home) = temp_dir("herdless-zk-");
             let data = home.join("data");
             std::fs::create_dir_all(&data).expect("create the data directory");
-            let port = free_ports(1)[0];
-            let config = config_listening_on(&data, port, listen);
+            let ports = free_ports(if tls.is_some() { 2 } else { 1 });
+            let port = ports[0];
+            let mut config = config_listening_on(&data, port, listen);
+            if let Some(files) = &tls {
+                config.push_str(&files.server_config(ports[1], listen));
+            }
             let mut process = Process::spawn(&home, &data, &config, port);
             while Instant::now() < deadline && !process.exited() {
                 if process.state().is_some() && process.answers_as_itself() {
@@ -332,6 +374,7 @@ impl ZkServer {
                         process: Some(process),
                         port,
                         home,
+                        tls: tls.map(|files| (ports[1], files)),
                         _dir: dir,
                     };
                 }
@@ -366,6 +409,20 @@ impl ZkServer {
     /// The client port.
     pub fn port(&self) -> u16 {
         self.port
+    }
+
+    /// `127.0.0.1:PORT` of the TLS port of a server started with
+    /// [`ZkServer::start_tls`] (`None` otherwise).
+    pub fn secure_addr(&self) -> Option<String> {
+        self.tls
+            .as_ref()
+            .map(|(port, _)| format!("127.0.0.1:{port}"))
+    }
+
+    /// The PEM certificate of the CA that signed the TLS port's certificate
+    /// (`None` for a server without TLS).
+    pub fn ca_pem(&self) -> Option<String> {
+        self.tls.as_ref().map(|(_, files)| files.ca_pem.clone())
     }
 
     /// The server's directory: `zoo.cfg`, `data/` and `server.log`. Removed
@@ -459,6 +516,164 @@ impl std::fmt::Debug for ZkServer {
             .field("dir", &self.home)
             .finish()
     }
+}
+
+/// The key store of a TLS server, made with `keytool` in a directory of its
+/// own, removed when the server is dropped.
+struct TlsFiles {
+    keystore: PathBuf,
+    ca_pem: String,
+    _dir: TempDir,
+}
+
+/// The key stores' password (the files live in a private temporary
+/// directory for the length of one test).
+const STORE_PASSWORD: &str = "herdless-test";
+
+impl TlsFiles {
+    /// A CA (`ca.p12`, exported as `ca.pem`) and a server key pair
+    /// (`server.p12`) whose certificate the CA signs for 127.0.0.1 and
+    /// localhost, stored with the CA's certificate as its chain.
+    fn generate(dir: TempDir, path: PathBuf) -> TlsFiles {
+        let ca = path.join("ca.p12");
+        let keystore = path.join("server.p12");
+        let file = |name: &str| path.join(name).display().to_string();
+        let store = |p: &Path| p.display().to_string();
+        let common = ["-storetype", "PKCS12", "-storepass", STORE_PASSWORD];
+        keytool(&[
+            &[
+                "-genkeypair",
+                "-alias",
+                "ca",
+                "-keyalg",
+                "EC",
+                "-groupname",
+                "secp256r1",
+            ],
+            &[
+                "-dname",
+                "CN=herdless test CA",
+                "-validity",
+                "2",
+                "-ext",
+                "bc:c",
+            ],
+            &["-keystore", &store(&ca)],
+            &common,
+        ]);
+        keytool(&[
+            &[
+                "-exportcert",
+                "-rfc",
+                "-alias",
+                "ca",
+                "-file",
+                &file("ca.pem"),
+            ],
+            &["-keystore", &store(&ca)],
+            &common,
+        ]);
+        keytool(&[
+            &[
+                "-genkeypair",
+                "-alias",
+                "server",
+                "-keyalg",
+                "EC",
+                "-groupname",
+                "secp256r1",
+            ],
+            &["-dname", "CN=localhost", "-validity", "2"],
+            &["-keystore", &store(&keystore)],
+            &common,
+        ]);
+        keytool(&[
+            &["-certreq", "-alias", "server", "-file", &file("server.csr")],
+            &["-keystore", &store(&keystore)],
+            &common,
+        ]);
+        keytool(&[
+            &["-gencert", "-alias", "ca", "-rfc", "-validity", "2"],
+            &[
+                "-infile",
+                &file("server.csr"),
+                "-outfile",
+                &file("server.pem"),
+            ],
+            &[
+                "-ext",
+                "SAN=ip:127.0.0.1,dns:localhost",
+                "-ext",
+                "EKU=serverAuth",
+            ],
+            &["-keystore", &store(&ca)],
+            &common,
+        ]);
+        keytool(&[
+            &[
+                "-importcert",
+                "-noprompt",
+                "-alias",
+                "ca",
+                "-file",
+                &file("ca.pem"),
+            ],
+            &["-keystore", &store(&keystore)],
+            &common,
+        ]);
+        keytool(&[
+            &[
+                "-importcert",
+                "-alias",
+                "server",
+                "-file",
+                &file("server.pem"),
+            ],
+            &["-keystore", &store(&keystore)],
+            &common,
+        ]);
+        let ca_pem = std::fs::read_to_string(path.join("ca.pem")).expect("read ca.pem");
+        TlsFiles {
+            keystore,
+            ca_pem,
+            _dir: dir,
+        }
+    }
+
+    /// The lines of `zoo.cfg` that serve TLS on `port`. ZooKeeper passes
+    /// unknown keys on as `zookeeper.`-prefixed system properties, which is
+    /// where its TLS settings are read from.
+    fn server_config(&self, port: u16, listen: Ipv4Addr) -> String {
+        format!(
+            "secureClientPort={port}\n\
+             secureClientPortAddress={listen}\n\
+             serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory\n\
+             ssl.keyStore.location={}\n\
+             ssl.keyStore.password={STORE_PASSWORD}\n\
+             ssl.keyStore.type=PKCS12\n\
+             ssl.clientAuth=none\n",
+            self.keystore.display()
+        )
+    }
+}
+
+/// Runs `keytool` with the argument groups concatenated; panics with its
+/// output if it fails.
+fn keytool(groups: &[&[&str]]) {
+    let args: Vec<&str> = groups.iter().flat_map(|g| g.iter().copied()).collect();
+    let out = Command::new("keytool")
+        .args(&args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|e| {
+            panic!("run keytool (it comes with the JDK of the zookeeper package): {e}")
+        });
+    assert!(
+        out.status.success(),
+        "keytool {args:?} failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// A three-server ensemble on loopback: servers `0`, `1` and `2` (ZooKeeper

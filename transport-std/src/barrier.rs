@@ -52,7 +52,7 @@ impl fmt::Debug for Barrier {
 impl Barrier {
     /// The barrier at `node`.
     pub fn new(conn: &impl Connection, node: &str) -> Result<Barrier, Error> {
-        let core = CoreB::new(node)?;
+        let core = CoreB::new(node)?.with_acl(conn.acl());
         let (tx, rx) = mpsc::unbounded_channel();
         let handle = driver::spawn_on(
             conn.source(),
@@ -154,7 +154,7 @@ impl DoubleBarrier {
     /// Process `name` (unique in the barrier) of the double barrier at
     /// `dir`.
     pub fn new(conn: &impl Connection, dir: &str, name: &str) -> Result<DoubleBarrier, Error> {
-        let core = CoreD::new(dir, name)?;
+        let core = CoreD::new(dir, name)?.with_acl(conn.acl());
         let (tx, rx) = mpsc::unbounded_channel();
         let handle = driver::spawn_on(
             conn.source(),

@@ -115,7 +115,7 @@ impl Config {
     /// Starts watching the node at `path`. The first value (or
     /// [`Value::Missing`]) arrives after one round trip.
     pub fn watch(conn: &impl Connection, path: &str) -> Result<Config, Error> {
-        let mut core = Core::new(path)?;
+        let mut core = Core::new(path)?.with_acl(conn.acl());
         core.watch();
         let (value_tx, value_rx) = watch::channel(Value::Unknown);
         let (writes_tx, writes_rx) = mpsc::unbounded_channel();

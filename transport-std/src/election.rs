@@ -98,6 +98,7 @@ pub struct Election {
     dir: String,
     flavour: Flavour,
     data: Vec<u8>,
+    acl: herdless_core::Acl<'static>,
     counters: Arc<Counters>,
 }
 
@@ -148,6 +149,7 @@ impl Election {
             dir: dir.to_owned(),
             flavour,
             data: Vec::new(),
+            acl: conn.acl(),
             counters: Arc::default(),
         })
     }
@@ -279,7 +281,7 @@ impl Election {
     }
 
     async fn run(&self, deadline: Option<TokioInstant>) -> Result<Option<Leadership>, Error> {
-        let mut core: Core = Core::with_flavour(&self.dir, self.flavour)?;
+        let mut core: Core = Core::with_flavour(&self.dir, self.flavour)?.with_acl(self.acl);
         let client = self.source.client();
         // After the session timeout without the session coming back, it is
         // expired for certain: lost, whether the expiry is heard or not.

@@ -34,6 +34,7 @@
 
 pub mod barrier;
 pub mod config;
+mod connect;
 mod convert;
 mod driver;
 pub mod election;
@@ -52,16 +53,19 @@ mod watch_loss;
 
 use std::time::Duration;
 
+pub use connect::{digest_acl, digest_id, ConnectOptions};
 pub use election::{Election, LeaderState, Leadership};
 pub use error::Error;
 pub use fence::{Fenced, FencedResult};
-pub use herdless_core::{CreateMode, ZkError};
+pub use herdless_core::{perms, Acl, AclEntry, CreateMode, ZkError};
 pub use lock::{Holding, Lock, LockGuard, RevocableGuard};
 pub use member::{GroupMember, MembershipEvent, Presence};
 pub use revoke::{revoke, revoke_forced, Revocation};
 pub use rwlock::ReadWriteLock;
-pub use session::{Connection, Session};
+pub use session::{Connection, Session, WithAcl};
 pub use zookeeper_client::Client;
+#[cfg(feature = "tls")]
+pub use zookeeper_client::TlsOptions;
 
 /// Connects a new session to `addr` (`host:port[,host:port...][/chroot]`)
 /// with the given session timeout.
@@ -69,11 +73,7 @@ pub use zookeeper_client::Client;
 /// Not cancel-safe in a useful sense: a dropped connect leaves nothing
 /// behind, but must simply be retried.
 pub async fn connect(addr: &str, session_timeout: Duration) -> Result<Client, Error> {
-    Client::connector()
-        .with_session_timeout(session_timeout)
-        .connect(addr)
-        .await
-        .map_err(Error::Connect)
+    ConnectOptions::new(session_timeout).connect(addr).await
 }
 
 /// The README's examples, compiled (and run where they need no server) as

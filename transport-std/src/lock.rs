@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use herdless_core::lock::{Contender, GiveUp, Lock as CoreLock, LockEvent, LockState};
 use herdless_core::naming::{Flavour, Guid};
-use herdless_core::Instant;
+use herdless_core::{Acl, Instant};
 use tokio::sync::{mpsc, watch};
 use tracing::{info, warn};
 use zookeeper_client::Client;
@@ -46,6 +46,7 @@ pub struct Lock {
     dir: String,
     flavour: Flavour,
     contender: Contender,
+    acl: Acl<'static>,
     counters: Arc<Counters>,
 }
 
@@ -97,6 +98,7 @@ impl Lock {
             dir: dir.to_owned(),
             flavour,
             contender,
+            acl: conn.acl(),
             counters: Arc::default(),
         })
     }
@@ -201,7 +203,8 @@ impl Lock {
     }
 
     async fn run(&self, attempt: Attempt, revocable: bool) -> Result<Option<LockGuard>, Error> {
-        let mut core: CoreLock = CoreLock::with_contender(&self.dir, self.contender, self.flavour)?;
+        let mut core: CoreLock =
+            CoreLock::with_contender(&self.dir, self.contender, self.flavour)?.with_acl(self.acl);
         if revocable {
             core = core.revocable();
         }

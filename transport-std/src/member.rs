@@ -96,7 +96,7 @@ impl GroupMember {
         name: &str,
         data: &[u8],
     ) -> Result<GroupMember, Error> {
-        let mut core = Core::new(group, name)?;
+        let mut core = Core::new(group, name)?.with_acl(conn.acl());
         core.join(data)?;
         let node_path = core.node_path().to_owned();
         let (presence_tx, presence_rx) = watch::channel(Presence::Out);

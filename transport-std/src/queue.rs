@@ -106,7 +106,7 @@ impl Queue {
 
     async fn open(conn: &impl Connection, dir: &str, priority: bool) -> Result<Queue, Error> {
         let queue = Self::spawn(conn, dir, priority)?;
-        ensure_dir(&conn.client(), dir).await?;
+        ensure_dir(&conn.client(), dir, conn.acl()).await?;
         Ok(queue)
     }
 
@@ -117,7 +117,8 @@ impl Queue {
     /// directory is made after, and a bad path fails before any request.
     #[inline(never)]
     fn spawn(conn: &impl Connection, dir: &str, priority: bool) -> Result<Queue, Error> {
-        let producer = boxed(|| CoreProducer::new(dir))?;
+        let acl = conn.acl();
+        let producer = boxed(|| CoreProducer::new(dir).map(|p| p.with_acl(acl)))?;
         let consumer = boxed(|| {
             if priority {
                 CoreConsumer::priority(dir)
@@ -302,9 +303,14 @@ fn boxed<T, E>(make: impl FnOnce() -> Result<T, E>) -> Result<Box<T>, E> {
 }
 
 /// Creates `dir` and its ancestors if missing.
-async fn ensure_dir(client: &zookeeper_client::Client, dir: &str) -> Result<(), Error> {
+async fn ensure_dir(
+    client: &zookeeper_client::Client,
+    dir: &str,
+    acl: herdless_core::Acl<'static>,
+) -> Result<(), Error> {
+    let acls = convert::acl(acl);
     let open =
-        zookeeper_client::CreateMode::Persistent.with_acls(zookeeper_client::Acls::anyone_all());
+        zookeeper_client::CreateMode::Persistent.with_acls(zookeeper_client::Acls::new(&acls));
     let mut at = 0;
     while at < dir.len() {
         let end = dir[at + 1..].find('/').map_or(dir.len(), |i| at + 1 + i);

@@ -11,12 +11,13 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use herdless_core::Acl;
 use tokio::sync::watch;
 use tracing::{debug, info, warn};
 use zookeeper_client as zk;
 
 use crate::driver::Source;
-use crate::Error;
+use crate::{ConnectOptions, Error};
 
 /// Longest wait between two attempts to open a new session.
 const MAX_BACKOFF: Duration = Duration::from_secs(2);
@@ -42,7 +43,7 @@ pub struct Session {
 
 struct Inner {
     addr: String,
-    timeout: Duration,
+    options: ConnectOptions,
     clients: watch::Receiver<zk::Client>,
 }
 
@@ -50,7 +51,7 @@ impl fmt::Debug for Session {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Session")
             .field("addr", &self.inner.addr)
-            .field("timeout", &self.inner.timeout)
+            .field("options", &self.inner.options)
             .field("session_id", &self.session_id())
             .finish()
     }
@@ -63,13 +64,23 @@ impl Session {
     /// Not cancel-safe in a useful sense: a dropped connect leaves nothing
     /// behind, but must simply be retried.
     pub async fn connect(addr: &str, session_timeout: Duration) -> Result<Session, Error> {
-        let first = crate::connect(addr, session_timeout).await?;
+        Self::connect_with(addr, ConnectOptions::new(session_timeout)).await
+    }
+
+    /// Connects the first session to `addr` with `options` (authentication,
+    /// TLS), and starts renewing it: every session it opens after an expiry
+    /// is opened with the same options.
+    ///
+    /// Not cancel-safe in a useful sense: a dropped connect leaves nothing
+    /// behind, but must simply be retried.
+    pub async fn connect_with(addr: &str, options: ConnectOptions) -> Result<Session, Error> {
+        let first = options.connect(addr).await?;
         let (tx, rx) = watch::channel(first);
-        tokio::spawn(renew(addr.to_owned(), session_timeout, tx));
+        tokio::spawn(renew(addr.to_owned(), options.clone(), tx));
         Ok(Session {
             inner: Arc::new(Inner {
                 addr: addr.to_owned(),
-                timeout: session_timeout,
+                options,
                 clients: rx,
             }),
         })
@@ -99,7 +110,7 @@ impl Session {
 
 /// Opens a new session each time the current one expires, while anyone
 /// still follows it.
-async fn renew(addr: String, timeout: Duration, clients: watch::Sender<zk::Client>) {
+async fn renew(addr: String, options: ConnectOptions, clients: watch::Sender<zk::Client>) {
     loop {
         let current = clients.borrow().clone();
         let mut states = current.state_watcher();
@@ -126,7 +137,7 @@ async fn renew(addr: String, timeout: Duration, clients: watch::Sender<zk::Clien
             if clients.is_closed() {
                 return;
             }
-            match crate::connect(&addr, timeout).await {
+            match options.connect(&addr).await {
                 Ok(client) => break client,
                 Err(e) => {
                     warn!(error = %e, "could not open a new session yet");
@@ -159,12 +170,88 @@ impl Connection for Session {
     }
 }
 
+/// A connection whose recipes create every node (their own, their
+/// directories, the ancestors they create) with a chosen ACL instead of
+/// [`Acl::OPEN`].
+///
+/// Wraps a [`Client`](zk::Client) or a [`Session`]; every recipe made on it
+/// uses the ACL. With digest authentication on the client
+/// ([`ConnectOptions::digest`](crate::ConnectOptions::digest)),
+/// [`Acl::CREATOR_ALL`] lets only sessions authenticated as the same user
+/// create, delete, read or write the recipes' nodes. ZooKeeper checks
+/// creation and deletion on a node's *parent*, so the directory's ACL is
+/// what guards its children: a directory that already exists keeps the
+/// ACL it was created with.
+///
+/// A create refused by the server (`NoAuth`, or `InvalidAcl` when the
+/// session has no identity for `CREATOR_ALL`) fails the recipe's
+/// operation with [`Error::Zk`](crate::Error::Zk) or the recipe's error
+/// carrying that code; it is not retried.
+///
+/// ```no_run
+/// use std::time::Duration;
+/// use herdless_std::{Acl, ConnectOptions, Lock, WithAcl};
+/// # async fn run() -> Result<(), herdless_std::Error> {
+/// let client = ConnectOptions::new(Duration::from_secs(10))
+///     .digest("app", "secret")
+///     .connect("127.0.0.1:2181")
+///     .await?;
+/// let secured = WithAcl::new(client, Acl::CREATOR_ALL);
+/// let lock = Lock::new(&secured, "/locks/printer")?;
+/// # drop(lock); Ok(()) }
+/// ```
+#[derive(Clone, Debug)]
+pub struct WithAcl<C> {
+    conn: C,
+    acl: Acl<'static>,
+}
+
+impl<C: Connection> WithAcl<C> {
+    /// `conn`, whose recipes create their nodes with `acl`.
+    pub fn new(conn: C, acl: Acl<'static>) -> Self {
+        WithAcl { conn, acl }
+    }
+
+    /// The ACL the recipes give their nodes.
+    pub fn acl(&self) -> Acl<'static> {
+        self.acl
+    }
+
+    /// The wrapped connection.
+    pub fn inner(&self) -> &C {
+        &self.conn
+    }
+}
+
+impl<C: Connection> Connection for WithAcl<C> {
+    fn client(&self) -> zk::Client {
+        self.conn.client()
+    }
+}
+
 pub(crate) mod sealed {
+    use herdless_core::Acl;
+
     use crate::driver::Source;
 
-    /// Where a driver gets its clients from; not for implementing outside.
+    /// Where a driver gets its clients from, and the ACL its recipes give
+    /// their nodes; not for implementing outside.
     pub trait Sealed {
         fn source(&self) -> Source;
+
+        fn acl(&self) -> Acl<'static> {
+            Acl::OPEN
+        }
+    }
+
+    impl<C: super::Connection> Sealed for super::WithAcl<C> {
+        fn source(&self) -> Source {
+            self.conn.source()
+        }
+
+        fn acl(&self) -> Acl<'static> {
+            self.acl
+        }
     }
 
     impl Sealed for zookeeper_client::Client {

@@ -137,7 +137,7 @@ impl Coordinator {
         variant: Variant,
         deadline: Duration,
     ) -> Result<Coordinator, Error> {
-        let mut core = Core::new(tx)?;
+        let mut core = Core::new(tx)?.with_acl(conn.acl());
         // The driver's clock starts at 0 when it is spawned, just below.
         let deadline =
             Instant::from_millis(u64::try_from(deadline.as_millis()).unwrap_or(u64::MAX));
@@ -210,7 +210,7 @@ impl Site {
         name: &str,
         variant: Variant,
     ) -> Result<Site, Error> {
-        let mut core = Core::new(tx)?;
+        let mut core = Core::new(tx)?.with_acl(conn.acl());
         core.participate(name, variant)?;
         let (handle, mut progress) = spawn(conn, core);
         let p = wait(&mut progress, |p| p.body.is_some() || p.decided.is_some()).await?;

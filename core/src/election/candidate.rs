@@ -227,6 +227,8 @@ pub struct Election<const N: usize = DEFAULT_PATH_CAPACITY, const D: usize = DEF
     ack: Vec<u8, D>,
     /// Length of the own name at the start of `ack`.
     name_len: usize,
+    /// The ACL of every node it creates.
+    acl: Acl<'static>,
 }
 
 impl<const N: usize, const D: usize> Election<N, D> {
@@ -264,6 +266,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
         path::concat_into(&mut stored, &[dir])?;
         let ack_path = path::join(dir, ACK_NAME)?;
         Ok(Election {
+            acl: Acl::OPEN,
             dir: stored,
             ack_path,
             flavour,
@@ -298,6 +301,29 @@ impl<const N: usize, const D: usize> Election<N, D> {
             ack: Vec::new(),
             name_len: 0,
         })
+    }
+
+    /// Creates every node of the recipe (its own nodes, its directory and
+    /// the ancestors it creates) with `acl` instead of [`Acl::OPEN`].
+    ///
+    /// ZooKeeper checks `CREATE` and `DELETE` on the *parent* of a node,
+    /// so it is the directory's ACL that keeps others from adding or
+    /// deleting the recipe's nodes; a directory that already exists keeps
+    /// the ACL it was created with. [`Acl::CREATOR_ALL`] (scheme `auth`)
+    /// gives everything to the identities the session authenticated with
+    /// (digest auth) and nothing to anyone else; a session with no identity
+    /// is refused it with [`ZkError::InvalidAcl`](crate::ZkError::InvalidAcl).
+    /// A create the server refuses (`NoAuth`, `InvalidAcl`) ends the
+    /// operation with that error; it is never retried.
+    pub fn with_acl(mut self, acl: Acl<'static>) -> Self {
+        self.acl = acl;
+        self
+    }
+
+    /// The ACL of the nodes the recipe creates ([`Acl::OPEN`] unless set
+    /// with [`with_acl`](Self::with_acl)).
+    pub fn acl(&self) -> Acl<'static> {
+        self.acl
     }
 
     /// The election directory.
@@ -1293,7 +1319,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
                 Request::Create {
                     path: &self.scratch,
                     data: &[],
-                    acl: Acl::OPEN,
+                    acl: self.acl,
                     mode: CreateMode::Persistent,
                 }
             }
@@ -1307,7 +1333,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
                 Request::Create {
                     path: &self.scratch,
                     data: self.ack.get(self.name_len + 1..).unwrap_or(&[]),
-                    acl: Acl::OPEN,
+                    acl: self.acl,
                     mode: CreateMode::EphemeralSequential,
                 }
             }
@@ -1328,7 +1354,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
             Op::Ack => Request::Create {
                 path: &self.ack_path,
                 data: &self.ack,
-                acl: Acl::OPEN,
+                acl: self.acl,
                 mode: CreateMode::Ephemeral,
             },
             Op::ReadAck => Request::GetData {

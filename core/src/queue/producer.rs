@@ -70,6 +70,8 @@ pub struct Producer<const D: usize = 256, const N: usize = 128> {
     session_over: bool,
     events: EventQueue<ProducerEvent, 4>,
     scratch: String<N>,
+    /// The ACL of every node it creates.
+    acl: Acl<'static>,
 }
 
 impl<const D: usize, const N: usize> Producer<D, N> {
@@ -83,6 +85,7 @@ impl<const D: usize, const N: usize> Producer<D, N> {
         let mut stored = String::new();
         path::concat_into(&mut stored, &[dir])?;
         Ok(Producer {
+            acl: Acl::OPEN,
             dir: stored,
             ops: Pipeline::new(),
             data: Vec::new(),
@@ -96,6 +99,29 @@ impl<const D: usize, const N: usize> Producer<D, N> {
             events: EventQueue::new(),
             scratch: String::new(),
         })
+    }
+
+    /// Creates every node of the recipe (its own nodes, its directory and
+    /// the ancestors it creates) with `acl` instead of [`Acl::OPEN`].
+    ///
+    /// ZooKeeper checks `CREATE` and `DELETE` on the *parent* of a node,
+    /// so it is the directory's ACL that keeps others from adding or
+    /// deleting the recipe's nodes; a directory that already exists keeps
+    /// the ACL it was created with. [`Acl::CREATOR_ALL`] (scheme `auth`)
+    /// gives everything to the identities the session authenticated with
+    /// (digest auth) and nothing to anyone else; a session with no identity
+    /// is refused it with [`ZkError::InvalidAcl`](crate::ZkError::InvalidAcl).
+    /// A create the server refuses (`NoAuth`, `InvalidAcl`) ends the
+    /// operation with that error; it is never retried.
+    pub fn with_acl(mut self, acl: Acl<'static>) -> Self {
+        self.acl = acl;
+        self
+    }
+
+    /// The ACL of the nodes the recipe creates ([`Acl::OPEN`] unless set
+    /// with [`with_acl`](Self::with_acl)).
+    pub fn acl(&self) -> Acl<'static> {
+        self.acl
     }
 
     /// The full path of the last item put.
@@ -230,7 +256,7 @@ impl<const D: usize, const N: usize> Recipe for Producer<D, N> {
                 Request::Create {
                     path: &self.scratch,
                     data: &[],
-                    acl: Acl::OPEN,
+                    acl: self.acl,
                     mode: CreateMode::Persistent,
                 }
             }
@@ -246,7 +272,7 @@ impl<const D: usize, const N: usize> Recipe for Producer<D, N> {
                 Request::Create {
                     path: &self.scratch,
                     data: &self.data,
-                    acl: Acl::OPEN,
+                    acl: self.acl,
                     mode: self.mode,
                 }
             }

@@ -131,6 +131,8 @@ pub struct TwoPhase<
     late: Deque<Op, 2>,
     events: EventQueue<TxEvent, 8>,
     scratch: String<N>,
+    /// The ACL of every node it creates.
+    acl: Acl<'static>,
 }
 
 impl<const S: usize, const K: usize, const B: usize, const N: usize> TwoPhase<S, K, B, N> {
@@ -152,6 +154,7 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> TwoPhase<S,
         let mut stored = String::new();
         path::concat_into(&mut stored, &[tx])?;
         Ok(TwoPhase {
+            acl: Acl::OPEN,
             tx: stored,
             variant: Variant::AllWatch,
             role: Role::Idle,
@@ -181,6 +184,29 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> TwoPhase<S,
             events: EventQueue::new(),
             scratch: String::new(),
         })
+    }
+
+    /// Creates every node of the recipe (its own nodes, its directory and
+    /// the ancestors it creates) with `acl` instead of [`Acl::OPEN`].
+    ///
+    /// ZooKeeper checks `CREATE` and `DELETE` on the *parent* of a node,
+    /// so it is the directory's ACL that keeps others from adding or
+    /// deleting the recipe's nodes; a directory that already exists keeps
+    /// the ACL it was created with. [`Acl::CREATOR_ALL`] (scheme `auth`)
+    /// gives everything to the identities the session authenticated with
+    /// (digest auth) and nothing to anyone else; a session with no identity
+    /// is refused it with [`ZkError::InvalidAcl`](crate::ZkError::InvalidAcl).
+    /// A create the server refuses (`NoAuth`, `InvalidAcl`) ends the
+    /// operation with that error; it is never retried.
+    pub fn with_acl(mut self, acl: Acl<'static>) -> Self {
+        self.acl = acl;
+        self
+    }
+
+    /// The ACL of the nodes the recipe creates ([`Acl::OPEN`] unless set
+    /// with [`with_acl`](Self::with_acl)).
+    pub fn acl(&self) -> Acl<'static> {
+        self.acl
     }
 
     /// The transaction node's path.
@@ -681,6 +707,7 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> Recipe
         }
         let op = self.next_op()?;
         let id = self.ops.record(op);
+        let acl = self.acl;
         let request = match op {
             Op::Ensure(level) => {
                 let parent = path::parent(&self.tx).unwrap_or("/");
@@ -696,20 +723,20 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> Recipe
                 Request::Create {
                     path: &self.scratch,
                     data: &[],
-                    acl: Acl::OPEN,
+                    acl,
                     mode: CreateMode::Persistent,
                 }
             }
             Op::CreateTx => Request::Create {
                 path: &self.tx,
                 data: &[],
-                acl: Acl::OPEN,
+                acl,
                 mode: CreateMode::Persistent,
             },
             Op::CreateVote(i) => Request::Create {
                 path: self.site_path(i),
                 data: &[],
-                acl: Acl::OPEN,
+                acl,
                 mode: CreateMode::Persistent,
             },
             // Only onto the empty placeholder: never over another
@@ -745,7 +772,7 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> Recipe
                     _ => Request::Create {
                         path: &self.scratch,
                         data: self.proposal.unwrap_or(Outcome::Abort).as_bytes(),
-                        acl: Acl::OPEN,
+                        acl,
                         mode: CreateMode::Persistent,
                     },
                 }
@@ -760,7 +787,7 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> Recipe
                     Request::Create {
                         path: &self.scratch,
                         data: &[],
-                        acl: Acl::OPEN,
+                        acl,
                         mode: CreateMode::Ephemeral,
                     }
                 } else {
