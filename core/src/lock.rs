@@ -1041,11 +1041,12 @@ impl<const N: usize> Lock<N> {
             }
             Op::Create => {
                 self.scratch.clear();
-                let mut w = Bounded(&mut self.scratch);
+                // heapless' `String` refuses a write that does not fit whole.
+                let w = &mut self.scratch;
                 let _ = write!(w, "{}/", self.dir);
                 let _ = self
                     .flavour
-                    .write_prefix(self.contender.node_kind(), &self.guid, &mut w);
+                    .write_prefix(self.contender.node_kind(), &self.guid, w);
                 Request::Create {
                     path: &self.scratch,
                     data: &[],
@@ -1083,15 +1084,6 @@ impl<const N: usize> Lock<N> {
                 }
             }
         }
-    }
-}
-
-/// `fmt::Write` into a heapless string that fails instead of truncating.
-struct Bounded<'a, const N: usize>(&'a mut String<N>);
-
-impl<const N: usize> Write for Bounded<'_, N> {
-    fn write_str(&mut self, s: &str) -> fmt::Result {
-        self.0.push_str(s).map_err(|_| fmt::Error)
     }
 }
 

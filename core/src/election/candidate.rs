@@ -1325,11 +1325,12 @@ impl<const N: usize, const D: usize> Election<N, D> {
             }
             Op::Create => {
                 self.scratch.clear();
-                let mut w = Bounded(&mut self.scratch);
+                // heapless' `String` refuses a write that does not fit whole.
+                let w = &mut self.scratch;
                 let _ = write!(w, "{}/", self.dir);
                 let _ = self
                     .flavour
-                    .write_prefix(NodeKind::Candidate, &self.guid, &mut w);
+                    .write_prefix(NodeKind::Candidate, &self.guid, w);
                 Request::Create {
                     path: &self.scratch,
                     data: self.ack.get(self.name_len + 1..).unwrap_or(&[]),
@@ -1390,15 +1391,6 @@ impl<const N: usize, const D: usize> Election<N, D> {
                 version: Version::Any,
             },
         }
-    }
-}
-
-/// `fmt::Write` into a heapless string that fails instead of truncating.
-struct Bounded<'a, const N: usize>(&'a mut String<N>);
-
-impl<const N: usize> Write for Bounded<'_, N> {
-    fn write_str(&mut self, s: &str) -> fmt::Result {
-        self.0.push_str(s).map_err(|_| fmt::Error)
     }
 }
 

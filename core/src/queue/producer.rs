@@ -263,11 +263,11 @@ impl<const D: usize, const N: usize> Recipe for Producer<D, N> {
             Op::Create => {
                 self.scratch.clear();
                 // Cannot fail: sized in `put`.
-                let _ = write!(Bounded(&mut self.scratch), "{}/", self.dir);
-                let _ = self.guid.write_hyphenated(&mut Bounded(&mut self.scratch));
+                let _ = write!(self.scratch, "{}/", self.dir);
+                let _ = self.guid.write_hyphenated(&mut self.scratch);
                 let _ = self.scratch.push_str(MARKER);
                 if let Some(p) = self.priority {
-                    let _ = write!(Bounded(&mut self.scratch), "{p:02}-");
+                    let _ = write!(self.scratch, "{p:02}-");
                 }
                 Request::Create {
                     path: &self.scratch,
@@ -375,15 +375,6 @@ impl<const D: usize, const N: usize> Recipe for Producer<D, N> {
 
     fn poll_event(&mut self) -> Option<ProducerEvent> {
         self.events.pop()
-    }
-}
-
-/// `fmt::Write` into a heapless string that fails instead of truncating.
-struct Bounded<'a, const N: usize>(&'a mut String<N>);
-
-impl<const N: usize> fmt::Write for Bounded<'_, N> {
-    fn write_str(&mut self, s: &str) -> fmt::Result {
-        self.0.push_str(s).map_err(|_| fmt::Error)
     }
 }
 
