@@ -41,6 +41,7 @@ use zookeeper_client::Client;
 
 use crate::driver::{self, Counters, DriverHandle, Source};
 use crate::fence::Fenced;
+use crate::own_node::OwnNode;
 use crate::{convert, retry, Connection, Error};
 
 /// Longest path (directory and candidate node) an election handles.
@@ -299,7 +300,12 @@ impl Election {
         }
         let (events_tx, mut events) = mpsc::unbounded_channel();
         let (state_tx, state) = watch::channel(LeaderState::Leading);
-        let on_event = move |_: &Core, event: ElectionEvent| {
+        let own_node = OwnNode::default();
+        let recorded = own_node.clone();
+        let on_event = move |c: &Core, event: ElectionEvent| {
+            if event == ElectionEvent::Leading {
+                recorded.record(c.own_path().map(str::to_owned));
+            }
             let next = match event {
                 ElectionEvent::Leading | ElectionEvent::Resumed => Some(LeaderState::Leading),
                 ElectionEvent::Suspended => Some(LeaderState::Suspended),
@@ -339,11 +345,7 @@ impl Election {
             match event {
                 ElectionEvent::Leading => {
                     let handle = pending.handle.take().ok_or(Error::DriverGone)?;
-                    let (path_tx, path_rx) = tokio::sync::oneshot::channel();
-                    handle.command(move |c: &mut Core| {
-                        let _ = path_tx.send(c.own_path().map(str::to_owned));
-                    });
-                    let node_path = path_rx.await.ok().flatten().unwrap_or_default();
+                    let node_path = own_node.take()?;
                     info!(dir = %self.dir, node = %node_path, "leading");
                     return Ok(Some(Leadership {
                         // The session the node is on: a fence over a later

@@ -43,6 +43,7 @@ pub mod fence;
 pub mod group;
 pub mod lock;
 pub mod member;
+mod own_node;
 pub mod queue;
 mod retry;
 pub mod revoke;

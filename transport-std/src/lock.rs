@@ -19,6 +19,7 @@ use zookeeper_client::Client;
 
 use crate::driver::{self, Counters, DriverHandle, Source};
 use crate::fence::Fenced;
+use crate::own_node::OwnNode;
 use crate::Connection;
 use crate::Error;
 
@@ -240,11 +241,22 @@ impl Lock {
                 let _ = events_tx.send(event);
             }
         };
+        let own_node = OwnNode::default();
+        let recorded = own_node.clone();
         let handle = driver::spawn_on(
             self.source.clone(),
             core,
             self.counters.clone(),
-            move |_: &CoreLock, event| on_event(event),
+            move |l: &CoreLock, event| {
+                if event == LockEvent::Acquired {
+                    recorded.record(
+                        l.own_path::<512>()
+                            .and_then(Result::ok)
+                            .map(|p| p.to_string()),
+                    );
+                }
+                on_event(event)
+            },
             |l: &CoreLock| l.state() == LockState::Idle,
         );
         // Until a guard exists, dropping this future cancels the attempt.
@@ -259,15 +271,7 @@ impl Lock {
                 LockEvent::Acquired => {
                     let handle = pending.handle.take().ok_or(Error::DriverGone)?;
                     info!(dir = %self.dir, "lock acquired");
-                    let (path_tx, path_rx) = tokio::sync::oneshot::channel();
-                    handle.command(move |l: &mut CoreLock| {
-                        let _ = path_tx.send(
-                            l.own_path::<256>()
-                                .and_then(Result::ok)
-                                .map(|p| p.to_string()),
-                        );
-                    });
-                    let node_path = path_rx.await.ok().flatten().unwrap_or_default();
+                    let node_path = own_node.take()?;
                     return Ok(Some(LockGuard {
                         // The session the lock is held on: a fence over a
                         // later session fails, as it must.
