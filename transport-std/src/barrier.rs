@@ -9,6 +9,7 @@ use herdless_core::double_barrier::{DoubleBarrier as CoreDouble, DoubleBarrierEv
 use tokio::sync::mpsc;
 
 use crate::driver::{self, Counters, DriverHandle};
+use crate::undo::Undo;
 use crate::{Connection, Error};
 
 type CoreB = CoreBarrier<512>;
@@ -103,18 +104,10 @@ impl Barrier {
     /// Cancel-safe: a dropped wait stops waiting; its watch stays on the
     /// server until the node changes (a 3.8 client cannot take it back).
     pub async fn wait(&self) -> Result<(), Error> {
-        let guard = CancelWait(&self.handle);
+        let undo = Undo::new(&self.handle, CoreB::cancel_wait);
         let result = self.run(|b| b.wait(), BarrierEvent::Passed).await;
-        std::mem::forget(guard);
+        undo.disarm();
         result
-    }
-}
-
-struct CancelWait<'a>(&'a DriverHandle<CoreB>);
-
-impl Drop for CancelWait<'_> {
-    fn drop(&mut self) {
-        self.0.command(|b: &mut CoreB| b.cancel_wait());
     }
 }
 

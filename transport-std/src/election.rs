@@ -42,6 +42,7 @@ use zookeeper_client::Client;
 use crate::driver::{self, Counters, DriverHandle, Source};
 use crate::fence::Fenced;
 use crate::own_node::OwnNode;
+use crate::undo::Undo;
 use crate::{convert, retry, Connection, Error};
 
 /// Longest path (directory and candidate node) an election handles.
@@ -335,16 +336,16 @@ impl Election {
             |c: &Core| c.state() == ElectionState::Idle,
         );
         // Until a leadership exists, dropping this future resigns.
-        let mut pending = ResignOnDrop {
-            handle: Some(handle),
-        };
+        let undo = Undo::new(&handle, |c: &mut Core| {
+            let _ = c.resign();
+        });
         loop {
             let Some(event) = events.recv().await else {
                 return Err(Error::DriverGone);
             };
             match event {
                 ElectionEvent::Leading => {
-                    let handle = pending.handle.take().ok_or(Error::DriverGone)?;
+                    undo.disarm();
                     let node_path = own_node.take()?;
                     info!(dir = %self.dir, node = %node_path, "leading");
                     return Ok(Some(Leadership {
@@ -361,21 +362,6 @@ impl Election {
                 ElectionEvent::Failed(e) => return Err(e.into()),
                 _ => {}
             }
-        }
-    }
-}
-
-/// Resigns a campaign whose future was dropped before it led.
-struct ResignOnDrop {
-    handle: Option<DriverHandle<Core>>,
-}
-
-impl Drop for ResignOnDrop {
-    fn drop(&mut self) {
-        if let Some(handle) = self.handle.take() {
-            handle.command(|c: &mut Core| {
-                let _ = c.resign();
-            });
         }
     }
 }

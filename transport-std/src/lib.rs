@@ -50,6 +50,7 @@ pub mod revoke;
 pub mod rwlock;
 mod session;
 pub mod two_phase;
+mod undo;
 mod watch_loss;
 
 use std::time::Duration;

@@ -20,6 +20,7 @@ use zookeeper_client::Client;
 use crate::driver::{self, Counters, DriverHandle, Source};
 use crate::fence::Fenced;
 use crate::own_node::OwnNode;
+use crate::undo::Undo;
 use crate::Connection;
 use crate::Error;
 
@@ -260,16 +261,16 @@ impl Lock {
             |l: &CoreLock| l.state() == LockState::Idle,
         );
         // Until a guard exists, dropping this future cancels the attempt.
-        let mut pending = CancelOnDrop {
-            handle: Some(handle),
-        };
+        let undo = Undo::new(&handle, |l: &mut CoreLock| {
+            let _ = l.cancel();
+        });
         loop {
             let Some(event) = events.recv().await else {
                 return Err(Error::DriverGone);
             };
             match event {
                 LockEvent::Acquired => {
-                    let handle = pending.handle.take().ok_or(Error::DriverGone)?;
+                    undo.disarm();
                     info!(dir = %self.dir, "lock acquired");
                     let node_path = own_node.take()?;
                     return Ok(Some(LockGuard {
@@ -300,21 +301,6 @@ enum Attempt {
     Wait,
     Try,
     Until(Duration),
-}
-
-/// Cancels an acquisition whose future was dropped before it finished.
-struct CancelOnDrop {
-    handle: Option<DriverHandle<CoreLock>>,
-}
-
-impl Drop for CancelOnDrop {
-    fn drop(&mut self) {
-        if let Some(handle) = self.handle.take() {
-            handle.command(|l: &mut CoreLock| {
-                let _ = l.cancel();
-            });
-        }
-    }
 }
 
 /// A held lock. Dropping it releases the lock in the background; call

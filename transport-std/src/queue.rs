@@ -9,6 +9,7 @@ use herdless_core::queue::{Consumer, ConsumerEvent, Producer, ProducerEvent};
 use tokio::sync::{mpsc, Mutex};
 
 use crate::driver::{self, Counters, DriverHandle};
+use crate::undo::Undo;
 use crate::{convert, retry, Connection, Error};
 
 /// Largest item, in bytes.
@@ -271,9 +272,11 @@ impl Queue {
             return Err(Error::DriverGone);
         }
         started_rx.await.map_err(|_| Error::DriverGone)??;
-        let guard = CancelTake(&self.consumer);
+        let undo = Undo::new(&self.consumer, |c: &mut CoreConsumer| {
+            c.cancel();
+        });
         let outcome = consumed.recv().await.ok_or(Error::DriverGone);
-        std::mem::forget(guard);
+        undo.disarm();
         outcome
     }
 }
@@ -282,17 +285,6 @@ impl Queue {
 enum Op {
     Take(Option<Duration>),
     Peek,
-}
-
-/// Stops a take whose future was dropped before its item came.
-struct CancelTake<'a>(&'a DriverHandle<CoreConsumer>);
-
-impl Drop for CancelTake<'_> {
-    fn drop(&mut self) {
-        self.0.command(|c: &mut CoreConsumer| {
-            c.cancel();
-        });
-    }
 }
 
 /// Builds a core straight into a box, in a frame of its own, so that the

@@ -29,7 +29,8 @@ use herdless_core::Instant;
 use tokio::sync::mpsc;
 use tracing::info;
 
-use crate::driver::{self, DriverHandle};
+use crate::driver;
+use crate::undo::Undo;
 use crate::{Connection, Error};
 
 /// How a revocation ended.
@@ -112,7 +113,8 @@ async fn run(
         },
         |r: &Revoke| !r.is_running(),
     );
-    let _cancel = CancelOnDrop(handle);
+    // Also after the outcome: cancelling a finished revocation is a no-op.
+    let _cancel = Undo::new(&handle, Revoke::cancel);
     loop {
         let Some(event) = events.recv().await else {
             return Err(Error::DriverGone);
@@ -134,14 +136,5 @@ async fn run(
         };
         info!(node = node_path, ?outcome, "revocation ended");
         return Ok(outcome);
-    }
-}
-
-/// Stops a revocation whose future was dropped.
-struct CancelOnDrop(DriverHandle<Revoke>);
-
-impl Drop for CancelOnDrop {
-    fn drop(&mut self) {
-        self.0.command(Revoke::cancel);
     }
 }
