@@ -29,10 +29,11 @@
 //! when the watched node goes. Each deletion wakes one process, except the
 //! last. Names order processes (they are unique in the barrier); the last
 //! to leave deletes `ready`, so the barrier can be used again once everyone
-//! has left. A process whose own node is gone also checks `ready`: if it is
-//! gone, the round is over, and the nodes it listed are the next round's
-//! (processes that left and entered again before its listing), which it
-//! must not wait for.
+//! has left. A process whose own node is gone (or going, in the same
+//! flight) also checks `ready`, with a watch: once it is gone, the round is
+//! over, and the nodes it listed or waits on may be the next round's
+//! (processes that left and entered again under the same names between its
+//! reads), which it must not wait for.
 //!
 //! A process that dies inside the barrier does not block the others: its
 //! ephemeral node goes with its session, and whoever waited on it lists
@@ -341,12 +342,14 @@ impl<const N: usize> DoubleBarrier<N> {
                 } else {
                     if own_present {
                         self.ops.queue(Op::DeleteOwn);
-                    } else {
-                        // The others listed may be the next round's, made
-                        // by processes that left and entered again before
-                        // this listing (under the same names).
-                        self.ops.queue(Op::ReadyGone);
                     }
+                    // With the own node gone, the round can end without
+                    // this process: the others listed, or the one read to
+                    // wait on, may already be the next round's, made by
+                    // processes that left and entered again under the same
+                    // names. The round ends when `ready` goes: look, and
+                    // watch it.
+                    self.ops.queue(Op::ReadyGone);
                     lowest
                 };
                 let Some(target) = target else {
@@ -454,7 +457,8 @@ impl<const N: usize> Recipe for DoubleBarrier<N> {
                 mode: CreateMode::Persistent,
             },
             Op::WatchReady => Request::Exists { path, watch: true },
-            Op::StatOwn | Op::StatReady | Op::ReadyGone => Request::Exists { path, watch: false },
+            Op::StatOwn | Op::StatReady => Request::Exists { path, watch: false },
+            Op::ReadyGone => Request::Exists { path, watch: true },
             Op::RefreshReady => Request::SetData {
                 path,
                 data: &[],
@@ -601,6 +605,8 @@ impl<const N: usize> Recipe for DoubleBarrier<N> {
             // when it happened while the connection was down). Either way
             // the listing decides afresh.
             Step::Leaving if name == self.other.as_str() => self.ops.queue(Op::List),
+            // `ready` gone (or made anew): the round may be over.
+            Step::Leaving if name == READY => self.ops.queue(Op::List),
             _ => {}
         }
     }

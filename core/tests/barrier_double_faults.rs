@@ -520,7 +520,9 @@ fn notifications_of_other_nodes_are_ignored() {
     ps[1].run(&mut zk);
     assert_eq!(ps[1].recipe.waiting_for(), Some("a"));
     let sent = ps[1].sent.len();
-    let others = [ready_path(), format!("{DIR}/b"), format!("{DIR}/c")];
+    // (A notification on `ready` while leaving lists again: the round may
+    // be over, see `a_leaver_whose_waited_node_is_replaced_between_its_reads_leaves`.)
+    let others = [format!("{DIR}/b"), format!("{DIR}/c")];
     for kind in [WatchKind::NodeDeleted, WatchKind::NodeDataChanged] {
         for path in &others {
             ps[1].recipe.handle_watch(WatchEvent { kind, path });
@@ -696,4 +698,75 @@ fn a_leaver_whose_waited_node_came_back_in_the_next_round_leaves() {
     ps[1].act(&mut zk, |p| p.enter(2)).unwrap();
     run_all(&mut zk, &mut ps, 2, &mut most);
     assert!(entered(&ps[0]) && entered(&ps[1]), "the next round opens");
+}
+
+/// Three processes; b deleted its node and waits on a's; c deleted its node
+/// and read a's with a watch, but its connection broke before the answers,
+/// so it lists again: a is still there, so it checks `ready` (still
+/// standing) and reads a's node to wait on it. Between those two reads the round ends (a leaves
+/// last, deleting `ready`; b leaves) and a and b enter the next round, so
+/// the read finds a's node of the next round. c must still leave when the
+/// round's `ready` goes, or the next round waits for it while it waits for
+/// a. Found by the soak run of the double barrier on a three-server
+/// ensemble (`ensemble_real` with `HERDLESS_CHAOS_SECS=200`, round 6,500).
+#[test]
+fn a_leaver_whose_waited_node_is_replaced_between_its_reads_leaves() {
+    let mut zk = SimZk::new(31);
+    let mut most = 0;
+    let mut ps = vec![
+        process(&mut zk, "a"),
+        process(&mut zk, "b"),
+        process(&mut zk, "c"),
+    ];
+    for p in ps.iter_mut() {
+        p.act(&mut zk, |p| p.enter(3)).unwrap();
+    }
+    run_all(&mut zk, &mut ps, 3, &mut most);
+    assert!(ps.iter().all(entered));
+    for p in ps.iter_mut() {
+        p.take_events();
+    }
+    ps[1].act(&mut zk, |p| p.leave()).unwrap();
+    ps[1].run(&mut zk);
+    assert_eq!(ps[1].recipe.waiting_for(), Some("a"));
+    // c deletes its node and reads a's with a watch, but the connection
+    // breaks before the answers come: the watch is gone with them.
+    let c = ps[2].session;
+    ps[2].act(&mut zk, |p| p.leave()).unwrap();
+    assert!(zk.apply_next(c), "c's listing");
+    assert!(ps[2].deliver_one(&mut zk));
+    while zk.apply_next(c) {}
+    assert_eq!(process_nodes(&zk), vec!["a".to_string()]);
+    ps[2].break_connection(&mut zk);
+    // Back, c lists again: a is still there, so it looks at `ready`
+    // (standing) and is to read a's node.
+    zk.reconnect(c);
+    assert!(ps[2].deliver_one(&mut zk), "Connected");
+    assert!(zk.apply_next(c), "c's listing");
+    assert!(ps[2].deliver_one(&mut zk));
+    assert!(zk.apply_next(c), "c's look at ready, which stands");
+    // The round ends, and a and b enter the next one.
+    for i in [0, 1] {
+        if i == 0 {
+            ps[0].act(&mut zk, |p| p.leave()).unwrap();
+        }
+        ps[i].run(&mut zk);
+        assert_eq!(ps[i].take_events(), vec![DoubleBarrierEvent::Left], "{i}");
+    }
+    for i in [0, 1] {
+        ps[i].act(&mut zk, |p| p.enter(3)).unwrap();
+        ps[i].run(&mut zk);
+    }
+    assert_eq!(process_nodes(&zk), vec!["a".to_string(), "b".to_string()]);
+    // c's read of a finds the next round's a.
+    ps[2].run(&mut zk);
+    assert_eq!(
+        ps[2].take_events(),
+        vec![DoubleBarrierEvent::Left],
+        "held by the next round: {:?}",
+        ps[2].recipe
+    );
+    ps[2].act(&mut zk, |p| p.enter(3)).unwrap();
+    run_all(&mut zk, &mut ps, 3, &mut most);
+    assert!(ps.iter().all(entered), "the next round opens");
 }
