@@ -37,10 +37,10 @@ use herdless_core::Instant;
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant as TokioInstant;
 use tracing::{info, warn};
-use zookeeper_client::Client;
 
 use crate::driver::{self, Counters, DriverHandle, Source};
 use crate::fence::Fenced;
+use crate::hold::{Hold, Standing};
 use crate::own_node::OwnNode;
 use crate::undo::Undo;
 use crate::{convert, retry, Connection, Error};
@@ -348,15 +348,16 @@ impl Election {
                     undo.disarm();
                     let node_path = own_node.take()?;
                     info!(dir = %self.dir, node = %node_path, "leading");
-                    return Ok(Some(Leadership {
-                        // The session the node is on: a fence over a later
-                        // session fails, as it must.
-                        client: self.source.client(),
-                        handle: Some(handle),
-                        events,
-                        state,
+                    let hold = Hold::new(
+                        self.source.client(),
                         node_path,
-                    }));
+                        state,
+                        handle,
+                        |c: &mut Core| {
+                            let _ = c.resign();
+                        },
+                    );
+                    return Ok(Some(Leadership { hold, events }));
                 }
                 ElectionEvent::TimedOut => return Ok(None),
                 ElectionEvent::Failed(e) => return Err(e.into()),
@@ -370,18 +371,21 @@ impl Election {
 /// [`resign`](Leadership::resign) to wait until the node and the
 /// acknowledgement are deleted.
 pub struct Leadership {
-    client: Client,
-    handle: Option<DriverHandle<Core>>,
+    hold: Hold<Core, LeaderState>,
     events: mpsc::UnboundedReceiver<ElectionEvent>,
-    state: watch::Receiver<LeaderState>,
-    node_path: String,
+}
+
+impl Standing for LeaderState {
+    const HELD: Self = LeaderState::Leading;
+    const SUSPENDED: Self = LeaderState::Suspended;
+    const LOST: Self = LeaderState::Lost;
 }
 
 impl fmt::Debug for Leadership {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Leadership")
-            .field("node_path", &self.node_path)
-            .field("state", &*self.state.borrow())
+            .field("node_path", &self.node_path())
+            .field("state", &self.state())
             .finish()
     }
 }
@@ -397,7 +401,7 @@ impl Leadership {
     /// # Ok(()) }
     /// ```
     pub fn node_path(&self) -> &str {
-        &self.node_path
+        self.hold.node_path()
     }
 
     /// Where the leadership stands now.
@@ -410,7 +414,7 @@ impl Leadership {
     /// # Ok(()) }
     /// ```
     pub fn state(&self) -> LeaderState {
-        *self.state.borrow()
+        self.hold.now()
     }
 
     /// Whether this candidate leads with the connection up: the only state
@@ -436,10 +440,7 @@ impl Leadership {
     /// # Ok(()) }
     /// ```
     pub async fn lost(&self) {
-        let mut state = self.state.clone();
-        // A closed channel means the driver is gone, which only happens
-        // once the candidate is out of the election.
-        let _ = state.wait_for(|s| *s == LeaderState::Lost).await;
+        self.hold.lost().await
     }
 
     /// Resolves as soon as leadership is in doubt (`Suspended`: the
@@ -452,10 +453,7 @@ impl Leadership {
     /// # Ok(()) }
     /// ```
     pub async fn suspended(&self) {
-        let mut state = self.state.clone();
-        let _ = state
-            .wait_for(|s| matches!(s, LeaderState::Suspended | LeaderState::Lost))
-            .await;
+        self.hold.suspended().await
     }
 
     /// A batch of writes that lands only while this leader's candidate node
@@ -472,8 +470,7 @@ impl Leadership {
     /// # Ok(()) }
     /// ```
     pub fn fenced(&self) -> Fenced {
-        let held = matches!(self.state(), LeaderState::Leading | LeaderState::Suspended);
-        Fenced::new(self.client.clone(), self.node_path.clone(), held)
+        self.hold.fenced()
     }
 
     /// Resigns and waits until the acknowledgement and the candidate node
@@ -488,19 +485,13 @@ impl Leadership {
     /// # Ok(()) }
     /// ```
     pub async fn resign(mut self) -> Result<(), Error> {
-        let Some(handle) = self.handle.take() else {
-            return Ok(());
-        };
-        if !handle.command(|c: &mut Core| {
-            let _ = c.resign();
-        }) {
+        if !self.hold.give_up() {
             return Ok(());
         }
-        drop(handle);
         loop {
             match self.events.recv().await {
                 Some(ElectionEvent::Resigned) => {
-                    info!(node = %self.node_path, "resigned");
+                    info!(node = %self.node_path(), "resigned");
                     return Ok(());
                 }
                 Some(ElectionEvent::Failed(e)) => return Err(e.into()),
@@ -509,16 +500,6 @@ impl Leadership {
                 // loss, say, when there was nothing left to resign).
                 None => return Ok(()),
             }
-        }
-    }
-}
-
-impl Drop for Leadership {
-    fn drop(&mut self) {
-        if let Some(handle) = self.handle.take() {
-            handle.command(|c: &mut Core| {
-                let _ = c.resign();
-            });
         }
     }
 }

@@ -41,6 +41,7 @@ pub mod election;
 mod error;
 pub mod fence;
 pub mod group;
+mod hold;
 pub mod lock;
 pub mod member;
 mod own_node;

@@ -15,10 +15,10 @@ use herdless_core::naming::{Flavour, Guid};
 use herdless_core::{Acl, Instant};
 use tokio::sync::{mpsc, watch};
 use tracing::{info, warn};
-use zookeeper_client::Client;
 
-use crate::driver::{self, Counters, DriverHandle, Source};
+use crate::driver::{self, Counters, Source};
 use crate::fence::Fenced;
+use crate::hold::{Hold, Standing};
 use crate::own_node::OwnNode;
 use crate::undo::Undo;
 use crate::Connection;
@@ -273,14 +273,18 @@ impl Lock {
                     undo.disarm();
                     info!(dir = %self.dir, "lock acquired");
                     let node_path = own_node.take()?;
-                    return Ok(Some(LockGuard {
-                        // The session the lock is held on: a fence over a
-                        // later session fails, as it must.
-                        client: self.source.client(),
-                        handle: Some(handle),
-                        events,
-                        holding,
+                    let hold = Hold::new(
+                        self.source.client(),
                         node_path,
+                        holding,
+                        handle,
+                        |l: &mut CoreLock| {
+                            let _ = l.release();
+                        },
+                    );
+                    return Ok(Some(LockGuard {
+                        hold,
+                        events,
                         revocation: revocable.then_some(requested.clone()),
                     }));
                 }
@@ -306,20 +310,23 @@ enum Attempt {
 /// A held lock. Dropping it releases the lock in the background; call
 /// [`release`](LockGuard::release) to wait until the node is deleted.
 pub struct LockGuard {
-    client: Client,
-    handle: Option<DriverHandle<CoreLock>>,
+    hold: Hold<CoreLock, Holding>,
     events: mpsc::UnboundedReceiver<LockEvent>,
-    holding: watch::Receiver<Holding>,
-    node_path: String,
     /// Whether a revocation was requested (revocable acquisitions only).
     revocation: Option<watch::Receiver<bool>>,
+}
+
+impl Standing for Holding {
+    const HELD: Self = Holding::Held;
+    const SUSPENDED: Self = Holding::Suspended;
+    const LOST: Self = Holding::Lost;
 }
 
 impl std::fmt::Debug for LockGuard {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("LockGuard")
-            .field("node_path", &self.node_path)
-            .field("holding", &*self.holding.borrow())
+            .field("node_path", &self.node_path())
+            .field("holding", &self.holding())
             .finish()
     }
 }
@@ -328,20 +335,19 @@ impl LockGuard {
     /// The full path of this holder's node: put it in a `check` to fence
     /// writes on still holding the lock.
     pub fn node_path(&self) -> &str {
-        &self.node_path
+        self.hold.node_path()
     }
 
     /// A batch of writes that lands only while this guard's node exists,
     /// that is, only while the lock is held: see [`Fenced`]. Fails at once
     /// with [`Error::Fenced`] if the guard already knows the lock is gone.
     pub fn fenced(&self) -> Fenced {
-        let held = matches!(self.holding(), Holding::Held | Holding::Suspended);
-        Fenced::new(self.client.clone(), self.node_path.clone(), held)
+        self.hold.fenced()
     }
 
     /// Where the lock stands now.
     pub fn holding(&self) -> Holding {
-        *self.holding.borrow()
+        self.hold.now()
     }
 
     /// Whether the lock is held with the connection up.
@@ -352,19 +358,13 @@ impl LockGuard {
     /// Resolves when the lock is lost (the session ended or the node went).
     /// Cancel-safe.
     pub async fn lost(&self) {
-        let mut holding = self.holding.clone();
-        // A closed channel means the driver is gone, which only happens once
-        // the lock is no longer held.
-        let _ = holding.wait_for(|h| *h == Holding::Lost).await;
+        self.hold.lost().await
     }
 
     /// Resolves when the lock becomes uncertain (`Suspended`) or lost.
     /// Cancel-safe.
     pub async fn suspended(&self) {
-        let mut holding = self.holding.clone();
-        let _ = holding
-            .wait_for(|h| matches!(h, Holding::Suspended | Holding::Lost))
-            .await;
+        self.hold.suspended().await
     }
 
     /// Releases the lock and waits until its node is confirmed deleted
@@ -372,23 +372,17 @@ impl LockGuard {
     /// gone). If this future is dropped, the release still completes in the
     /// background.
     pub async fn release(mut self) -> Result<(), Error> {
-        let Some(handle) = self.handle.take() else {
+        if !self.hold.give_up() {
             return Ok(());
-        };
-        if !handle.command(|l: &mut CoreLock| {
-            let _ = l.release();
-        }) {
-            return Err(Error::DriverGone);
         }
-        drop(handle);
         loop {
             match self.events.recv().await {
                 Some(LockEvent::Released) => {
-                    info!(node = %self.node_path, "lock released");
+                    info!(node = %self.node_path(), "lock released");
                     return Ok(());
                 }
                 Some(LockEvent::Lost) => {
-                    warn!(node = %self.node_path, "lock was lost before its release");
+                    warn!(node = %self.node_path(), "lock was lost before its release");
                     return Ok(());
                 }
                 Some(LockEvent::Failed(e)) => return Err(e.into()),
@@ -396,16 +390,6 @@ impl LockGuard {
                 // The driver only stops once the lock is idle.
                 None => return Ok(()),
             }
-        }
-    }
-}
-
-impl Drop for LockGuard {
-    fn drop(&mut self) {
-        if let Some(handle) = self.handle.take() {
-            handle.command(|l: &mut CoreLock| {
-                let _ = l.release();
-            });
         }
     }
 }
