@@ -14,6 +14,8 @@
 # A mutant that survives is either killed by a new test or listed in
 # core/mutants-equivalent.txt as `<file>:<line>:<col>: <mutation>  # why`;
 # the summary counts those separately and fails if any other survives.
+# Edits move lines: ./scripts/mutants-relocate.py re-locates the listed
+# mutants (same file, column and mutation, nearest line).
 # Not run in CI: too slow for it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
