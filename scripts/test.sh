@@ -23,6 +23,9 @@ command -v java >/dev/null 2>&1 || missing+=(default-jre-headless)
 command -v keytool >/dev/null 2>&1 || missing+=(default-jre-headless)
 /usr/bin/python3 -c 'import kazoo' >/dev/null 2>&1 || missing+=(python3-kazoo)
 [ -f /usr/share/java/curator-recipes.jar ] || missing+=(libcurator-recipes-java)
+# The Curator contender of ensemble_real runs in java's source-file mode,
+# which needs the compiler of a JDK.
+command -v javac >/dev/null 2>&1 || missing+=(default-jdk-headless)
 command -v ip >/dev/null 2>&1 || missing+=(iproute2)
 if [ "${#missing[@]}" -gt 0 ]; then
     step "installing ${missing[*]}"

@@ -1619,3 +1619,207 @@ async fn the_lock_keeps_one_holder_and_every_session_on_a_misbehaving_network() 
     drop(proxies);
     assert_no_node_left(&ensemble, DIR).await;
 }
+
+/// The critical sections of contenders in several processes, in one order:
+/// every line is appended (`O_APPEND`, one write) after entering and before
+/// leaving, as `<unix ms> enter|leave <who>`.
+struct Journal {
+    path: std::path::PathBuf,
+    file: Mutex<std::fs::File>,
+}
+
+impl Journal {
+    fn create(path: std::path::PathBuf) -> Journal {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .expect("the journal");
+        Journal {
+            path,
+            file: Mutex::new(file),
+        }
+    }
+
+    fn note(&self, what: &str, who: &str) {
+        use std::io::Write;
+        let line = format!("{} {what} {who}\n", unix_ms(std::time::SystemTime::now()));
+        self.file
+            .lock()
+            .unwrap()
+            .write_all(line.as_bytes())
+            .expect("journal write");
+    }
+
+    /// `(unix ms, entering, who)`, in the order written.
+    fn read(&self) -> Vec<(u64, bool, String)> {
+        std::fs::read_to_string(&self.path)
+            .expect("the journal")
+            .lines()
+            .filter_map(|l| {
+                let mut parts = l.split(' ');
+                let at = parts.next()?.parse().ok()?;
+                let enter = parts.next()? == "enter";
+                Some((at, enter, parts.next()?.to_owned()))
+            })
+            .collect()
+    }
+}
+
+fn unix_ms(t: std::time::SystemTime) -> u64 {
+    t.duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// The jars a Curator client needs, from Debian's packages.
+const CURATOR_CLASSPATH: [&str; 8] = [
+    "/usr/share/java/curator-client.jar",
+    "/usr/share/java/curator-framework.jar",
+    "/usr/share/java/curator-recipes.jar",
+    "/usr/share/java/zookeeper.jar",
+    "/usr/share/java/zookeeper-jute.jar",
+    "/usr/share/java/guava.jar",
+    "/usr/share/java/slf4j-api.jar",
+    "/usr/share/java/slf4j-nop.jar",
+];
+
+/// The scenario, side by side with Curator: two herdless-std and
+/// one herdless-embassy contender and a Curator `InterProcessMutex` in
+/// another process loop on one lock while servers are killed. The order of
+/// everyone's critical sections comes from one journal; nobody may enter
+/// while another is inside. Prints each contender's critical sections and
+/// longest time from a kill to its next entry, Curator's included.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_lock_shared_with_a_curator_contender_keeps_one_holder_while_servers_are_killed() {
+    let _serial = serial().await;
+    const DIR: &str = "/chaos/curator-lock";
+    let ensemble = ZkEnsemble::start();
+    let connect = ensemble.connect_string();
+    let scratch = tempfile::tempdir().expect("a scratch directory");
+    let journal = Arc::new(Journal::create(scratch.path().join("journal")));
+    let duration = chaos::duration(Duration::from_secs(30));
+    let mut curator = std::process::Command::new("java")
+        .arg("-cp")
+        .arg(CURATOR_CLASSPATH.join(":"))
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/curator/CuratorLockContender.java"
+        ))
+        .args([&connect, DIR])
+        .arg(&journal.path)
+        .arg((duration.as_secs() + 4).to_string())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("java runs the Curator contender");
+    let names = ["std-0", "std-1", "embassy-0"];
+    let run = Run::new(&names);
+    let mut clients = Vec::new();
+    for (k, name) in names.into_iter().enumerate().take(2) {
+        let (run, journal) = (run.clone(), journal.clone());
+        clients.push(std_client(&connect, async move |client| {
+            let lock = herdless_std::Lock::new(&client, DIR).unwrap();
+            while run.carry_on(k, client.session_id().0) {
+                match lock.acquire().await {
+                    Ok(guard) => {
+                        journal.note("enter", name);
+                        run.progress.ok(k);
+                        tokio::time::sleep(work()).await;
+                        journal.note("leave", name);
+                        if let Err(e) = guard.release().await {
+                            run.progress.error(k, format!("release: {e}"));
+                        }
+                    }
+                    Err(e) => run.progress.error(k, format!("acquire: {e}")),
+                }
+            }
+        }));
+    }
+    let (r, j) = (run.clone(), journal.clone());
+    let lock: herdless_core::lock::Lock = herdless_core::lock::Lock::new(DIR).unwrap();
+    clients.push(embassy_client(
+        addrs(&ensemble),
+        lock,
+        async move |zk, id| {
+            while r.carry_on(2, zk.session_id()) {
+                let mut pump = zk.handle(id);
+                match pump.acquire(guid()).await {
+                    Ok(()) => {
+                        j.note("enter", names[2]);
+                        r.progress.ok(2);
+                        let held = pump.hold_while(tokio::time::sleep(work())).await;
+                        j.note("leave", names[2]);
+                        if let Err(e) = held {
+                            r.progress.error(2, format!("hold: {e:?}"));
+                        }
+                        if let Err(e) = pump.release().await {
+                            r.progress.error(2, format!("release: {e:?}"));
+                        }
+                    }
+                    Err(e) => r.progress.error(2, format!("acquire: {e:?}")),
+                }
+            }
+        },
+    ));
+    let (kills, _ensemble) = with_kills(ensemble, &run, clients).await;
+    // Ours (the child we started): it ends by itself once its time is up.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while curator.try_wait().expect("the Curator contender").is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = curator.kill();
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let mut said = String::new();
+    if let Some(mut out) = curator.stdout.take() {
+        use std::io::Read;
+        let _ = out.read_to_string(&mut said);
+    }
+
+    let lines = journal.read();
+    let mut inside: Option<&str> = None;
+    let mut overlaps = 0;
+    for (_, enter, who) in &lines {
+        match (enter, inside) {
+            (true, Some(other)) => {
+                overlaps += 1;
+                eprintln!("{who} entered while {other} was inside");
+            }
+            (true, None) => inside = Some(who),
+            (false, _) => inside = None,
+        }
+    }
+    let now = (std::time::Instant::now(), std::time::SystemTime::now());
+    let kills_ms: Vec<u64> = kills
+        .iter()
+        .map(|k| unix_ms(now.1 - (now.0 - k.at)))
+        .collect();
+    let mut figures = Vec::new();
+    for who in ["std-0", "std-1", "embassy-0", "curator"] {
+        let entries: Vec<u64> = lines
+            .iter()
+            .filter(|(_, enter, w)| *enter && w == who)
+            .map(|(at, _, _)| *at)
+            .collect();
+        let longest = kills_ms
+            .iter()
+            .filter_map(|&k| entries.iter().find(|&&t| t > k).map(|t| t - k))
+            .max();
+        figures.push(format!(
+            "{who}: {} entries, longest kill-to-entry {longest:?} ms",
+            entries.len()
+        ));
+    }
+    println!(
+        "lock with Curator: {overlaps} overlaps; {}; Curator said {:?}",
+        figures.join("; "),
+        said.trim()
+    );
+    run.progress
+        .check("lock with Curator", &kills, SESSION + DOWN);
+    assert_eq!(overlaps, 0, "two holders at once");
+    assert!(
+        said.contains("entries") && !said.contains("entries 0 "),
+        "the Curator contender took the lock: {said:?}"
+    );
+}
