@@ -42,7 +42,7 @@ declare -A TESTS=(
     [barrier]="barrier_faults barrier_sim"
     [double_barrier]="barrier_double_faults barrier_sim"
     [queue]="queue_faults queue_sim queue_api"
-    [two_phase]="two_phase_faults two_phase_sim"
+    [two_phase]="two_phase_faults two_phase_sim two_phase_api"
     [membership]="membership_faults membership_sim membership_api"
 )
 ORDER=(lock revoke election config barrier double_barrier queue two_phase membership)

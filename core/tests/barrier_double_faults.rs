@@ -181,6 +181,44 @@ fn waiters_on_an_old_ready_wake_when_the_count_is_reached() {
             i + 1
         );
     }
+    // The waiters read `ready` again after the refresh and, finding it
+    // fresh, set no new watch on it: one left on the opening `ready` would
+    // only fire for nothing when the last leaver deletes it.
+    let ready_reads = |p: &Driver<DoubleBarrier>| {
+        p.sent
+            .iter()
+            .filter(|(kind, path)| *kind == "exists" && *path == ready_path())
+            .count()
+    };
+    assert_eq!(ready_reads(&ps[0]), 2, "a: {:?}", ps[0].sent);
+    assert_eq!(ready_reads(&ps[1]), 2, "b: {:?}", ps[1].sent);
+}
+
+/// A process that saw `ready` missing after its own node was created
+/// enters on the creation notification itself, without reading `ready`
+/// again: that creation can only be this round's.
+#[test]
+fn a_ready_created_after_it_was_seen_missing_opens_at_once() {
+    let mut zk = SimZk::new(5);
+    zk.create_persistent(DIR, b"").unwrap();
+    let mut most = 0;
+    let mut ps = vec![process(&mut zk, "a"), process(&mut zk, "b")];
+    ps[0].act(&mut zk, |p| p.enter(2)).unwrap();
+    run_all(&mut zk, &mut ps, 2, &mut most);
+    assert!(!entered(&ps[0]));
+    ps[1].act(&mut zk, |p| p.enter(2)).unwrap();
+    run_all(&mut zk, &mut ps, 2, &mut most);
+    assert!(ps.iter().all(entered));
+    let ready_requests: Vec<_> = ps[0]
+        .sent
+        .iter()
+        .filter(|(_, path)| *path == ready_path())
+        .collect();
+    assert_eq!(
+        ready_requests,
+        [&("exists", ready_path())],
+        "only the enter flight's watch"
+    );
 }
 
 /// Connection losses while leaving (a delete applied, its answer lost):
@@ -503,7 +541,13 @@ fn notifications_of_other_nodes_are_ignored() {
         "/app/doubles/ready".to_owned(),
     ];
     let sent = ps[0].sent.len();
-    for kind in [WatchKind::NodeDeleted, WatchKind::NodeDataChanged] {
+    // `ready` was seen missing: a creation, but of another node, must not
+    // open the barrier.
+    for kind in [
+        WatchKind::NodeCreated,
+        WatchKind::NodeDeleted,
+        WatchKind::NodeDataChanged,
+    ] {
         for path in &others {
             ps[0].recipe.handle_watch(WatchEvent { kind, path });
             ps[0].pump(&mut zk);
