@@ -63,7 +63,9 @@ enum Op {
 ///
 /// let mut barrier: Barrier = Barrier::new("/jobs/start").unwrap();
 /// barrier.wait();
-/// let read = barrier.poll_request().unwrap().id;
+/// let sync = barrier.poll_request().unwrap().id; // catch up with the quorum
+/// let read = barrier.poll_request().unwrap().id; // in the same flight
+/// barrier.handle_reply(sync, Reply::Synced);
 /// // The barrier was never set (or is already removed): pass at once.
 /// barrier.handle_reply(read, Reply::Error(ZkError::NoNode));
 /// assert_eq!(barrier.poll_event(), Some(BarrierEvent::Passed));
