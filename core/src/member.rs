@@ -221,17 +221,9 @@ impl<const D: usize, const N: usize> Member<D, N> {
     }
 
     /// Creates every node of the recipe (its own nodes, its directory and
-    /// the ancestors it creates) with `acl` instead of [`Acl::OPEN`].
-    ///
-    /// ZooKeeper checks `CREATE` and `DELETE` on the *parent* of a node,
-    /// so it is the directory's ACL that keeps others from adding or
-    /// deleting the recipe's nodes; a directory that already exists keeps
-    /// the ACL it was created with. [`Acl::CREATOR_ALL`] (scheme `auth`)
-    /// gives everything to the identities the session authenticated with
-    /// (digest auth) and nothing to anyone else; a session with no identity
-    /// is refused it with [`ZkError::InvalidAcl`](crate::ZkError::InvalidAcl).
-    /// A create the server refuses (`NoAuth`, `InvalidAcl`) ends the
-    /// operation with that error; it is never retried.
+    /// the ancestors it creates) with `acl` instead of [`Acl::OPEN`]: see
+    /// [`Acl`] for what guards a recipe's nodes and how a refused create
+    /// is reported.
     pub fn with_acl(mut self, acl: Acl<'static>) -> Self {
         self.acl = acl;
         self

@@ -144,6 +144,20 @@ pub struct AclEntry<'a> {
 }
 
 /// An access control list.
+///
+/// # The ACL of a recipe's nodes
+///
+/// Every recipe that creates nodes gives them [`Acl::OPEN`] unless told
+/// otherwise with its `with_acl` (its own nodes, its directory and the
+/// ancestors it creates). ZooKeeper checks `CREATE` and `DELETE` on the
+/// *parent* of a node, so it is the directory's ACL that keeps others from
+/// adding or deleting the recipe's nodes; a directory that already exists
+/// keeps the ACL it was created with. [`Acl::CREATOR_ALL`] (scheme `auth`)
+/// gives everything to the identities the session authenticated with
+/// (digest auth) and nothing to anyone else; a session with no identity is
+/// refused it with [`ZkError::InvalidAcl`](crate::ZkError::InvalidAcl). A
+/// create the server refuses (`NoAuth`, `InvalidAcl`) ends the operation
+/// with that error; it is never retried.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct Acl<'a>(pub &'a [AclEntry<'a>]);

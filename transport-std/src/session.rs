@@ -178,10 +178,9 @@ impl Connection for Session {
 /// uses the ACL. With digest authentication on the client
 /// ([`ConnectOptions::digest`](crate::ConnectOptions::digest)),
 /// [`Acl::CREATOR_ALL`] lets only sessions authenticated as the same user
-/// create, delete, read or write the recipes' nodes. ZooKeeper checks
-/// creation and deletion on a node's *parent*, so the directory's ACL is
-/// what guards its children: a directory that already exists keeps the
-/// ACL it was created with.
+/// create, delete, read or write the recipes' nodes. What guards a
+/// recipe's nodes (the directory's ACL, since ZooKeeper checks creation and
+/// deletion on the parent) is told on [`Acl`].
 ///
 /// A create refused by the server (`NoAuth`, or `InvalidAcl` when the
 /// session has no identity for `CREATOR_ALL`) fails the recipe's
