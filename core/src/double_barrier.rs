@@ -591,14 +591,15 @@ impl<const N: usize> Recipe for DoubleBarrier<N> {
             Step::Entering if name == READY && !self.ops.is_queued(Op::StatReady) => {
                 self.ops.push(Op::StatReady)
             }
-            // Deleted, or changed: process nodes are never written, so a
-            // change is a node deleted and made again under the same name
-            // by the next round (what a reconnect's `SetWatches` reports
-            // when it happened while the connection was down). Either way
-            // the listing decides afresh.
-            Step::Leaving if name == self.other.as_str() => self.ops.queue(Op::List),
-            // `ready` gone (or made anew): the round may be over.
-            Step::Leaving if name == READY => self.ops.queue(Op::List),
+            // The waited node deleted, or changed: process nodes are never
+            // written, so a change is a node deleted and made again under
+            // the same name by the next round (what a reconnect's
+            // `SetWatches` reports when it happened while the connection
+            // was down). `ready` gone (or made anew): the round may be
+            // over. Either way the listing decides afresh.
+            Step::Leaving if name == self.other.as_str() || name == READY => {
+                self.ops.queue(Op::List)
+            }
             _ => {}
         }
     }
