@@ -216,8 +216,16 @@ struct Holders {
     shared: AtomicUsize,
 }
 
-impl Holders {
-    fn enter(&self, writer: bool) {
+/// Where contender `k` says it entered and left its critical section
+/// (alone if `writer`): an oracle in this process ([`Holders`]), or a
+/// journal shared with contenders of other processes ([`Journal`]).
+trait Witness: Send + Sync + 'static {
+    fn enter(&self, k: usize, writer: bool);
+    fn leave(&self, k: usize, writer: bool);
+}
+
+impl Witness for Holders {
+    fn enter(&self, _: usize, writer: bool) {
         let mut inside = self.inside.lock().unwrap();
         let (readers, writing) = *inside;
         if writing || (writer && readers > 0) {
@@ -233,7 +241,7 @@ impl Holders {
         };
     }
 
-    fn leave(&self, writer: bool) {
+    fn leave(&self, _: usize, writer: bool) {
         let mut inside = self.inside.lock().unwrap();
         if writer {
             inside.1 = false;
@@ -250,14 +258,14 @@ async fn std_lock_round(
     k: usize,
     lock: &herdless_std::Lock,
     writer: bool,
-    holders: &Holders,
+    witness: &impl Witness,
 ) {
     match lock.acquire().await {
         Ok(guard) => {
             run.progress.ok(k);
-            holders.enter(writer);
+            witness.enter(k, writer);
             tokio::time::sleep(work()).await;
-            holders.leave(writer);
+            witness.leave(k, writer);
             match guard.release().await {
                 Ok(()) => run.progress.ok(k),
                 Err(e) => run.progress.error(k, format!("release: {e}")),
@@ -274,15 +282,15 @@ async fn embassy_lock_round(
     zk: &mut Zk<'_, TokioTransport>,
     id: RecipeId<herdless_core::lock::Lock>,
     writer: bool,
-    holders: &Holders,
+    witness: &impl Witness,
 ) {
     let mut pump = zk.handle(id);
     match pump.acquire(guid()).await {
         Ok(()) => {
             run.progress.ok(k);
-            holders.enter(writer);
+            witness.enter(k, writer);
             let held = pump.hold_while(tokio::time::sleep(work())).await;
-            holders.leave(writer);
+            witness.leave(k, writer);
             if let Err(e) = held {
                 run.progress.error(k, format!("hold: {e:?}"));
             }
@@ -302,24 +310,24 @@ fn lock_contenders(
     addrs: Vec<String>,
     dir: &'static str,
     run: &Arc<Run>,
-    holders: &Arc<Holders>,
+    witness: &Arc<impl Witness>,
 ) -> Vec<std::thread::JoinHandle<()>> {
     let mut clients = Vec::new();
     for k in 0..2 {
-        let (run, holders) = (run.clone(), holders.clone());
+        let (run, witness) = (run.clone(), witness.clone());
         clients.push(std_client(connect, async move |client| {
             let lock = herdless_std::Lock::new(&client, dir).unwrap();
             while run.carry_on(k, client.session_id().0) {
-                std_lock_round(&run, k, &lock, true, &holders).await;
+                std_lock_round(&run, k, &lock, true, &*witness).await;
             }
         }));
     }
     for k in 2..4 {
-        let (run, holders) = (run.clone(), holders.clone());
+        let (run, witness) = (run.clone(), witness.clone());
         let lock: herdless_core::lock::Lock = herdless_core::lock::Lock::new(dir).unwrap();
         clients.push(embassy_client(addrs.clone(), lock, async move |zk, id| {
             while run.carry_on(k, zk.session_id()) {
-                embassy_lock_round(&run, k, zk, id, true, &holders).await;
+                embassy_lock_round(&run, k, zk, id, true, &*witness).await;
             }
         }));
     }
@@ -367,7 +375,7 @@ async fn the_shared_lock_keeps_writers_alone_while_servers_are_killed() {
                 let writer = (round + k).is_multiple_of(3);
                 round += 1;
                 let side = if writer { lock.write() } else { lock.read() };
-                std_lock_round(&run, k, side, writer, &holders).await;
+                std_lock_round(&run, k, side, writer, &*holders).await;
             }
         }));
     }
@@ -384,7 +392,7 @@ async fn the_shared_lock_keeps_writers_alone_while_servers_are_killed() {
             lock,
             async move |zk, id| {
                 while run.carry_on(k, zk.session_id()) {
-                    embassy_lock_round(&run, k, zk, id, writer, &holders).await;
+                    embassy_lock_round(&run, k, zk, id, writer, &*holders).await;
                 }
             },
         ));
@@ -655,9 +663,9 @@ async fn the_election_keeps_one_leader_and_progress_while_servers_are_killed() {
                 match election.campaign().await {
                     Ok(leadership) => {
                         run.progress.ok(k);
-                        holders.enter(true);
+                        holders.enter(k, true);
                         tokio::time::sleep(TERM).await;
-                        holders.leave(true);
+                        holders.leave(k, true);
                         match leadership.resign().await {
                             Ok(()) => run.progress.ok(k),
                             Err(e) => run.progress.error(k, format!("resign: {e}")),
@@ -681,9 +689,9 @@ async fn the_election_keeps_one_leader_and_progress_while_servers_are_killed() {
                     match pump.campaign(guid(), b"embassy").await {
                         Ok(()) => {
                             run.progress.ok(k);
-                            holders.enter(true);
+                            holders.enter(k, true);
                             let led = pump.lead_while(tokio::time::sleep(TERM)).await;
-                            holders.leave(true);
+                            holders.leave(k, true);
                             match led {
                                 // How the embedded API says `Suspended` (and
                                 // `Lost`): the term stops, which is its point.
@@ -1628,6 +1636,22 @@ struct Journal {
     file: Mutex<std::fs::File>,
 }
 
+/// The herdless contenders of the Curator test, as `lock_contenders`
+/// numbers them; the Curator contender writes itself as `curator`.
+const HERDLESS_NAMES: [&str; 4] = ["std-0", "std-1", "embassy-0", "embassy-1"];
+
+/// An exclusive lock's journal: whether a contender says it is a writer
+/// does not matter, everyone is alone or wrong.
+impl Witness for Journal {
+    fn enter(&self, k: usize, _: bool) {
+        self.note("enter", HERDLESS_NAMES[k]);
+    }
+
+    fn leave(&self, k: usize, _: bool) {
+        self.note("leave", HERDLESS_NAMES[k]);
+    }
+}
+
 impl Journal {
     fn create(path: std::path::PathBuf) -> Journal {
         let file = std::fs::OpenOptions::new()
@@ -1684,7 +1708,7 @@ const CURATOR_CLASSPATH: [&str; 8] = [
 ];
 
 /// The scenario, side by side with Curator: two herdless-std and
-/// one herdless-embassy contender and a Curator `InterProcessMutex` in
+/// two herdless-embassy contenders and a Curator `InterProcessMutex` in
 /// another process loop on one lock while servers are killed. The order of
 /// everyone's critical sections comes from one journal; nobody may enter
 /// while another is inside. Prints each contender's critical sections and
@@ -1711,55 +1735,8 @@ async fn the_lock_shared_with_a_curator_contender_keeps_one_holder_while_servers
         .stdout(std::process::Stdio::piped())
         .spawn()
         .expect("java runs the Curator contender");
-    let names = ["std-0", "std-1", "embassy-0"];
-    let run = Run::new(&names);
-    let mut clients = Vec::new();
-    for (k, name) in names.into_iter().enumerate().take(2) {
-        let (run, journal) = (run.clone(), journal.clone());
-        clients.push(std_client(&connect, async move |client| {
-            let lock = herdless_std::Lock::new(&client, DIR).unwrap();
-            while run.carry_on(k, client.session_id().0) {
-                match lock.acquire().await {
-                    Ok(guard) => {
-                        journal.note("enter", name);
-                        run.progress.ok(k);
-                        tokio::time::sleep(work()).await;
-                        journal.note("leave", name);
-                        if let Err(e) = guard.release().await {
-                            run.progress.error(k, format!("release: {e}"));
-                        }
-                    }
-                    Err(e) => run.progress.error(k, format!("acquire: {e}")),
-                }
-            }
-        }));
-    }
-    let (r, j) = (run.clone(), journal.clone());
-    let lock: herdless_core::lock::Lock = herdless_core::lock::Lock::new(DIR).unwrap();
-    clients.push(embassy_client(
-        addrs(&ensemble),
-        lock,
-        async move |zk, id| {
-            while r.carry_on(2, zk.session_id()) {
-                let mut pump = zk.handle(id);
-                match pump.acquire(guid()).await {
-                    Ok(()) => {
-                        j.note("enter", names[2]);
-                        r.progress.ok(2);
-                        let held = pump.hold_while(tokio::time::sleep(work())).await;
-                        j.note("leave", names[2]);
-                        if let Err(e) = held {
-                            r.progress.error(2, format!("hold: {e:?}"));
-                        }
-                        if let Err(e) = pump.release().await {
-                            r.progress.error(2, format!("release: {e:?}"));
-                        }
-                    }
-                    Err(e) => r.progress.error(2, format!("acquire: {e:?}")),
-                }
-            }
-        },
-    ));
+    let run = Run::new(&HERDLESS_NAMES);
+    let clients = lock_contenders(&connect, addrs(&ensemble), DIR, &run, &journal);
     let (kills, _ensemble) = with_kills(ensemble, &run, clients).await;
     // Ours (the child we started): it ends by itself once its time is up.
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
@@ -1795,7 +1772,7 @@ async fn the_lock_shared_with_a_curator_contender_keeps_one_holder_while_servers
         .map(|k| unix_ms(now.1 - (now.0 - k.at)))
         .collect();
     let mut figures = Vec::new();
-    for who in ["std-0", "std-1", "embassy-0", "curator"] {
+    for who in HERDLESS_NAMES.iter().chain(&["curator"]) {
         let entries: Vec<u64> = lines
             .iter()
             .filter(|(_, enter, w)| *enter && w == who)
