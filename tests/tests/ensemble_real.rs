@@ -19,6 +19,7 @@ use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use herdless_core::member::MemberEvent;
 use herdless_core::naming::Guid;
 use herdless_embassy::wire::SessionConfig;
 use herdless_embassy::{Buffers, RecipeId, Zk};
@@ -1447,7 +1448,7 @@ async fn group_members_and_their_observers_follow_joins_and_leaves_while_servers
             let mut round = 0u32;
             while r.carry_on(k, client.session_id().0) {
                 r.doing(k, format!("join {round}"));
-                let member =
+                let mut member =
                     match herdless_std::GroupMember::join(&client, DIR, name, &round.to_be_bytes())
                         .await
                     {
@@ -1463,8 +1464,14 @@ async fn group_members_and_their_observers_follow_joins_and_leaves_while_servers
                 }
                 r.progress.ok(k);
                 tokio::time::sleep(work()).await;
-                if !member.is_in() {
-                    dropped.fetch_add(1, Ordering::SeqCst);
+                // Out of the group, not merely suspended: `is_in` is also
+                // false while the connection is down, which a kill causes.
+                while let Ok(Some(event)) =
+                    tokio::time::timeout(Duration::ZERO, member.next_event()).await
+                {
+                    if event == herdless_std::MembershipEvent::Out {
+                        dropped.fetch_add(1, Ordering::SeqCst);
+                    }
                 }
                 r.doing(k, format!("leave {round}"));
                 if let Err(e) = member.leave().await {
@@ -1509,12 +1516,25 @@ async fn group_members_and_their_observers_follow_joins_and_leaves_while_servers
                 }
                 r.progress.ok(k);
                 let _ = zk.run(tokio::time::sleep(work())).await;
-                if !zk.handle(me).is_in() {
-                    dropped.fetch_add(1, Ordering::SeqCst);
-                }
                 r.doing(k, format!("leave {round}"));
-                if let Err(e) = zk.handle(me).leave().await {
-                    return r.progress.error(k, format!("leave: {e:?}"));
+                // The events of the whole round, read here: an `Out` is a
+                // fall-out, where `is_in` would also count a suspension.
+                match zk.handle(me).recipe().map(|m| m.leave()) {
+                    Ok(Ok(())) => {}
+                    e => return r.progress.error(k, format!("leave: {e:?}")),
+                }
+                loop {
+                    match zk.handle(me).next_event().await {
+                        Ok(MemberEvent::Left) => break,
+                        Ok(MemberEvent::Out) => {
+                            dropped.fetch_add(1, Ordering::SeqCst);
+                        }
+                        Ok(MemberEvent::Failed(e)) => {
+                            return r.progress.error(k, format!("leave: {e:?}"));
+                        }
+                        Ok(_) => {}
+                        Err(e) => return r.progress.error(k, format!("leave: {e:?}")),
+                    }
                 }
                 r.progress.ok(k);
                 r.doing(k, format!("see itself gone in {round}"));
