@@ -84,3 +84,52 @@ async fn an_acquire_in_flight_on_a_half_open_link_acquires_once() {
     guard.release().await.unwrap();
     assert!(children(&observer, "/locks/stall-acquire").await.is_empty());
 }
+
+/// Every server of a three-server connect string refuses the client for
+/// 6.5 s, as an ensemble does while it elects a new leader, then takes it
+/// back: the client acts again within 2 s, as a Java client (at most 1 s
+/// between rounds of the servers) or the embedded driver (200 ms) would.
+///
+/// zookeeper-client 0.11.2 doubles its wait after each failed round with no
+/// upper bound (100 ms per server, then 2×, 4×, ...): its round after 6.5 s
+/// of refusals starts about 10 s after the cut, 3.5 s after the servers
+/// serve again; with an 8 s session the server has expired the session by
+/// then. herdless builds it with the wait capped at 1 s
+/// (`vendor/zookeeper-client`); this is the reproduction of that bug and the
+/// test of the cap. The session is 12 s here, so that the test measures
+/// the delay rather than an expiry.
+#[tokio::test]
+async fn a_client_refused_by_every_server_for_a_while_is_back_within_two_seconds_of_their_return() {
+    let server = ZkServer::start();
+    let proxies: Vec<Proxy> = (0..3).map(|_| Proxy::start(server.port())).collect();
+    let connect: Vec<String> = proxies.iter().map(Proxy::addr).collect();
+    let session_timeout = Duration::from_secs(12);
+    let client = herdless_std::connect(&connect.join(","), session_timeout)
+        .await
+        .expect("connect through the proxies");
+    let session = client.session_id();
+    let lock = Lock::new(&client, "/locks/refused").unwrap();
+    lock.acquire().await.unwrap().release().await.unwrap();
+    for proxy in &proxies {
+        proxy.cut();
+    }
+    tokio::time::sleep(Duration::from_millis(6_500)).await;
+    for proxy in &proxies {
+        proxy.restore();
+    }
+    let back = Instant::now();
+    let acquired = tokio::time::timeout(session_timeout, lock.acquire()).await;
+    let after = back.elapsed();
+    println!("acquired {after:?} after the servers took clients again");
+    acquired
+        .expect("acquired within the session timeout")
+        .expect("no error")
+        .release()
+        .await
+        .unwrap();
+    assert_eq!(client.session_id(), session, "the session survived");
+    assert!(
+        after <= Duration::from_secs(2),
+        "the client acted again {after:?} after the servers' return (at most 2 s)"
+    );
+}
