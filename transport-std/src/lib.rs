@@ -66,6 +66,13 @@ pub use member::{GroupMember, MembershipEvent, Presence};
 pub use revoke::{revoke, revoke_forced, Revocation};
 pub use rwlock::ReadWriteLock;
 pub use session::{Connection, Session, WithAcl};
+/// The ZooKeeper client crate herdless-std runs on, for its types
+/// ([`Client`]'s methods, the error in [`Error::Connect`]). It is the
+/// 0.11.2 release with its reconnection wait capped at 1 s (see
+/// `vendor/README.md` in the repository); reach it through this path
+/// rather than adding `zookeeper-client` from crates.io to your own
+/// dependencies, which would be a second, different crate.
+pub use zookeeper_client;
 pub use zookeeper_client::Client;
 #[cfg(feature = "tls")]
 pub use zookeeper_client::TlsOptions;
