@@ -695,10 +695,18 @@ fn an_all_watch_site_whose_listing_finds_no_transaction_fails() {
     t.handle_reply(s[1].0, data(b"pay", 1));
     let l = sent(&mut t);
     t.handle_reply(l[0].0, err(ZkError::NoNode));
+    assert_eq!(events(&mut t), [TxEvent::Transaction]);
+    let again = sent(&mut t);
     assert_eq!(
-        events(&mut t),
-        [TxEvent::Transaction, TxEvent::Failed(Error::NoTransaction)]
+        texts(&again),
+        [
+            "Sync { path: \"/app/tx/t1\" }",
+            "list /app/tx/t1 watch=true"
+        ]
     );
+    t.handle_reply(again[0].0, Reply::Synced);
+    t.handle_reply(again[1].0, err(ZkError::NoNode));
+    assert_eq!(events(&mut t), [TxEvent::Failed(Error::NoTransaction)]);
     assert!(sent(&mut t).is_empty(), "not listed again");
 }
 
@@ -976,14 +984,54 @@ fn a_vote_write_that_finds_no_node_means_the_transaction_is_gone() {
 }
 
 #[test]
-fn a_site_without_a_transaction_fails() {
+fn a_site_without_a_transaction_fails_once_a_sync_confirms_it() {
     let mut t = Tp::new(TX).unwrap();
     t.participate("s1", COORDINATED).unwrap();
     let s = sent(&mut t);
     t.handle_reply(s[1].0, err(ZkError::NoNode));
+    assert_eq!(events(&mut t), []);
+    let again = sent(&mut t);
+    assert_eq!(
+        texts(&again),
+        [
+            "Sync { path: \"/app/tx/t1\" }",
+            "read /app/tx/t1 watch=true"
+        ]
+    );
+    t.handle_reply(again[0].0, Reply::Synced);
+    t.handle_reply(again[1].0, err(ZkError::NoNode));
     assert_eq!(events(&mut t), [TxEvent::Failed(Error::NoTransaction)]);
     assert!(t.is_done());
     assert!(sent(&mut t).is_empty());
+}
+
+/// The site was told of the transaction by someone else (the coordinator's
+/// message, a queue), and its server had not applied the create yet: reads
+/// are served by the server a session is connected to, which may lag behind
+/// the quorum. Seen on a three-server ensemble with servers killed.
+#[test]
+fn a_site_whose_server_has_not_seen_the_transaction_yet_syncs_and_joins() {
+    let mut t = Tp::new(TX).unwrap();
+    t.participate("s1", COORDINATED).unwrap();
+    let s = sent(&mut t);
+    t.handle_reply(s[0].0, err(ZkError::NoNode));
+    t.handle_reply(s[1].0, err(ZkError::NoNode));
+    assert_eq!(events(&mut t), [], "not failed on a lagging server's word");
+    let again = sent(&mut t);
+    assert_eq!(
+        texts(&again),
+        [
+            "exists /app/tx/t1/decision watch=true",
+            "Sync { path: \"/app/tx/t1\" }",
+            "read /app/tx/t1 watch=true"
+        ]
+    );
+    t.handle_reply(again[0].0, err(ZkError::NoNode));
+    t.handle_reply(again[1].0, Reply::Synced);
+    t.handle_reply(again[2].0, data(b"pay", 1));
+    assert_eq!(events(&mut t), [TxEvent::Transaction]);
+    t.vote(Vote::Commit).unwrap();
+    assert_eq!(texts(&sent(&mut t)), ["set /app/tx/t1/s1 any \"commit\""]);
 }
 
 #[test]

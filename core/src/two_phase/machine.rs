@@ -65,6 +65,9 @@ enum Op {
     ReadBody,
     CreateOwn,
     WriteVote,
+    /// sync of the transaction node, before a site reads again what a read
+    /// found missing (see [`TwoPhase::site_missed_tx`]).
+    Sync,
 }
 
 /// One participant of a two-phase commit: the coordinator, or one site.
@@ -102,6 +105,9 @@ pub struct TwoPhase<
     own: String<K>,
     body: Vec<u8, B>,
     body_known: bool,
+    /// A `sync` answered: this session's reads are at least as recent as
+    /// the quorum was then, so a missing transaction node is really gone.
+    synced: bool,
     sites: Vec<Slot<K>, S>,
     /// Whether this participant decides (coordinator, or an all-watch site).
     decider: bool,
@@ -161,6 +167,7 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> TwoPhase<S,
             own: String::new(),
             body: Vec::new(),
             body_known: false,
+            synced: false,
             sites: Vec::new(),
             decider: false,
             unreadable: false,
@@ -590,6 +597,20 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> TwoPhase<S,
         }
     }
 
+    /// A site's read (`op`) found no transaction node. The site learned of
+    /// the transaction from someone else, and the server it reads from may
+    /// not have applied the create yet (reads are served locally; only
+    /// writes go through the quorum): before believing it, sync and read
+    /// again, in one flight. Once synced, missing means gone.
+    fn site_missed_tx(&mut self, op: Op) {
+        if self.synced {
+            self.fail(Error::NoTransaction);
+        } else {
+            self.ops.queue(Op::Sync);
+            self.ops.queue(op);
+        }
+    }
+
     fn on_error(&mut self, op: Op, e: ZkError) {
         if e.is_connection_loss() {
             self.connection_lost(Some(op));
@@ -773,6 +794,7 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> Recipe
                 path: &self.tx,
                 watch: true,
             },
+            Op::Sync => Request::Sync { path: &self.tx },
             Op::CreateOwn | Op::WriteVote => {
                 let _ = path::join_into(&mut self.scratch, &self.tx, &self.own);
                 if op == Op::CreateOwn {
@@ -843,7 +865,7 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> Recipe
                     // again behind the create that follows the ancestors.
                     self.ops.queue(Op::List);
                 } else if self.decision.is_none() {
-                    self.fail(Error::NoTransaction);
+                    self.site_missed_tx(Op::List);
                 }
             }
             (Op::ReadVote(i), reply) => {
@@ -881,8 +903,13 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> Recipe
             (Op::ReadBody, Reply::Data { data, stat }) => self.on_body(data, stat.version),
             (Op::ReadBody, Reply::Error(ZkError::NoNode)) => {
                 if self.decision.is_none() {
-                    self.fail(Error::NoTransaction);
+                    self.site_missed_tx(Op::ReadBody);
                 }
+            }
+            (Op::Sync, Reply::Synced) => self.synced = true,
+            // Nothing better to do than trust the next read.
+            (Op::Sync, Reply::Error(e)) if !e.is_connection_loss() && !e.is_session_gone() => {
+                self.synced = true;
             }
             (Op::CreateOwn, Reply::Created { .. })
             | (Op::CreateOwn, Reply::Error(ZkError::NodeExists)) => {

@@ -38,6 +38,11 @@
 //! with its session before the decision records `abort` itself once it has
 //! a new session: it can never vote again, and the coordinator may never
 //! have seen its node.
+//!
+//! A site learns of a transaction from someone else, and the server its
+//! session reads from may not have applied the coordinator's create yet: a
+//! site whose read finds no transaction node sends a `sync` and reads again
+//! before it fails with [`Error::NoTransaction`].
 
 mod machine;
 
@@ -166,7 +171,8 @@ pub enum Error {
     TooManySites,
     /// The transaction node already exists (coordinator).
     TransactionExists,
-    /// The transaction node does not exist (site).
+    /// The transaction node does not exist (site; checked after a `sync`),
+    /// or was deleted before the decision.
     NoTransaction,
     /// The operation needs another state (say, a vote before the
     /// transaction was read, or after the decision).
