@@ -17,7 +17,7 @@ mod tokio_transport;
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use herdless_core::member::MemberEvent;
 use herdless_core::naming::Guid;
@@ -41,6 +41,21 @@ async fn serial() -> tokio::sync::MutexGuard<'static, ()> {
 
 fn guid() -> Guid {
     Guid::from_random_bytes(uuid::Uuid::new_v4().into_bytes())
+}
+
+/// The creation zxid of `path` as the server has it (`None`: no such node),
+/// asked again across connection losses for up to two session timeouts.
+async fn czxid(client: &herdless_std::Client, path: &str) -> Result<Option<i64>, String> {
+    let deadline = Instant::now() + 2 * SESSION;
+    loop {
+        match client.check_stat(path).await {
+            Ok(stat) => return Ok(stat.map(|s| s.czxid)),
+            Err(_) if Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            Err(e) => return Err(e.to_string()),
+        }
+    }
 }
 
 /// A short critical section: 0 to 5 ms.
@@ -1463,7 +1478,22 @@ async fn group_members_and_their_observers_follow_joins_and_leaves_while_servers
                     }
                 }
                 r.progress.ok(k);
+                let node = format!("{DIR}/{name}");
+                let joined = match czxid(&client, &node).await {
+                    Ok(z) => z,
+                    Err(e) => return r.progress.error(k, format!("stat: {e}")),
+                };
                 tokio::time::sleep(work()).await;
+                // The server's word: the node this round joined with is
+                // still there, not gone or made again (a fall-out and a
+                // re-join between the two reads).
+                match czxid(&client, &node).await {
+                    Ok(now) if now.is_some() && now == joined => {}
+                    Ok(_) => {
+                        dropped.fetch_add(1, Ordering::SeqCst);
+                    }
+                    Err(e) => return r.progress.error(k, format!("stat: {e}")),
+                }
                 // Out of the group, not merely suspended: `is_in` is also
                 // false while the connection is down, which a kill causes.
                 while let Ok(Some(event)) =
