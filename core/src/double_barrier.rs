@@ -46,6 +46,7 @@ use heapless::String;
 use crate::event_queue::EventQueue;
 use crate::path::{self, PathError};
 use crate::pipeline::Pipeline;
+use crate::session_life::SessionLife;
 use crate::{
     Acl, Children, CreateMode, Instant, Outgoing, Recipe, Reply, Request, RequestId, SessionEvent,
     Version, WatchEvent, WatchKind, ZkError,
@@ -145,7 +146,7 @@ pub struct DoubleBarrier<const N: usize = DEFAULT_PATH_CAPACITY> {
     /// notification never comes after a reply the server sent later).
     absent_since_own: bool,
     connected: bool,
-    session_over: bool,
+    session: SessionLife,
     events: EventQueue<DoubleBarrierEvent, 4>,
     scratch: String<N>,
     /// The ACL of every node it creates.
@@ -179,7 +180,7 @@ impl<const N: usize> DoubleBarrier<N> {
             own_czxid: None,
             absent_since_own: false,
             connected: true,
-            session_over: false,
+            session: SessionLife::Live,
             events: EventQueue::new(),
             scratch: String::new(),
         })
@@ -223,7 +224,7 @@ impl<const N: usize> DoubleBarrier<N> {
     /// Enters, waiting until `count` processes have;
     /// [`DoubleBarrierEvent::Entered`] follows.
     pub fn enter(&mut self, count: u32) -> Result<(), ZkError> {
-        if self.step != Step::Idle || self.session_over {
+        if self.step != Step::Idle || !self.session.accepts_work() {
             return Err(ZkError::BadArguments);
         }
         self.count = count.max(1);
@@ -551,7 +552,7 @@ impl<const N: usize> Recipe for DoubleBarrier<N> {
             (Op::WatchOther, Reply::Error(ZkError::NoNode)) => self.ops.queue(Op::List),
             (_, Reply::Error(e)) if e.is_connection_loss() => self.lost(),
             (_, Reply::Error(e)) if e.is_session_gone() => {
-                self.session_over = true;
+                self.session.end(SessionEvent::Expired);
                 self.lost();
             }
             (_, Reply::Error(e)) => self.finish(DoubleBarrierEvent::Failed(e)),
@@ -607,8 +608,7 @@ impl<const N: usize> Recipe for DoubleBarrier<N> {
     fn handle_session(&mut self, event: SessionEvent) {
         match event {
             SessionEvent::Connected { .. } => {
-                let new_session = self.session_over;
-                self.session_over = false;
+                let new_session = self.session.connected();
                 if !self.connected || new_session {
                     self.connected = true;
                     self.resync();
@@ -616,7 +616,7 @@ impl<const N: usize> Recipe for DoubleBarrier<N> {
             }
             SessionEvent::Suspended => self.lost(),
             SessionEvent::Expired | SessionEvent::Closed => {
-                self.session_over = true;
+                self.session.end(event);
                 self.lost();
                 if self.step != Step::Idle {
                     self.finish(DoubleBarrierEvent::Lost);

@@ -109,6 +109,7 @@ pub mod reply;
 pub mod request;
 pub mod revoke;
 pub mod sequence;
+mod session_life;
 #[cfg(feature = "sim")]
 pub mod sim;
 pub mod time;

@@ -363,10 +363,11 @@ fn the_lowest_leaver_waits_for_the_highest() {
     assert_eq!(process_nodes(&zk), ["a", "b", "c"]);
 }
 
-/// `enter` while already in a round, or before the next session after the
-/// last one ended, is refused.
+/// `enter` while already in a round is refused; after an expiry it waits
+/// for the next session (as both transports renew one); after a close,
+/// which no session follows, it is refused.
 #[test]
-fn enter_is_refused_while_in_a_round_or_without_a_session() {
+fn enter_waits_for_the_next_session_after_an_expiry_and_is_refused_in_a_round_or_after_a_close() {
     let mut zk = SimZk::new(12);
     let mut p = process(&mut zk, "a");
     p.act(&mut zk, |p| p.enter(2)).unwrap();
@@ -376,19 +377,24 @@ fn enter_is_refused_while_in_a_round_or_without_a_session() {
     p.deliver_all(&mut zk);
     assert_eq!(p.take_events(), [DoubleBarrierEvent::Lost]);
     assert!(p.recipe.is_idle());
-    assert_eq!(
-        p.recipe.enter(2),
-        Err(ZkError::BadArguments),
-        "entered with no session"
+    p.act(&mut zk, |p| p.enter(1)).unwrap();
+    assert!(
+        p.recipe.poll_request().is_none(),
+        "nothing is sent without a session"
     );
     p.session = zk.open_session();
     p.recipe.handle_session(SessionEvent::Connected {
         session_id: p.session,
     });
-    p.act(&mut zk, |p| p.enter(1)).unwrap();
+    p.pump(&mut zk);
     p.run(&mut zk);
     assert_eq!(p.take_events(), [DoubleBarrierEvent::Entered]);
+    assert_eq!(process_nodes(&zk), ["a"], "entered in the new session");
     assert_eq!(p.recipe.enter(1), Err(ZkError::BadArguments), "inside");
+    zk.close(p.session);
+    p.deliver_all(&mut zk);
+    assert_eq!(p.take_events(), [DoubleBarrierEvent::Lost]);
+    assert_eq!(p.recipe.enter(1), Err(ZkError::BadArguments), "closed");
 }
 
 /// A node another client put in the directory whose path does not fit the

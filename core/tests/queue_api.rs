@@ -511,8 +511,12 @@ fn a_refused_read_fails_the_take_with_the_servers_error() {
     }
 }
 
+/// The take in progress fails with the session; the next one, asked for
+/// before the transport has renewed the session, waits for the new one (an
+/// embedded consumer once failed on every `take` until a real server's
+/// expiry was over, and spun).
 #[test]
-fn a_listing_answered_session_expired_ends_the_take_until_a_new_session() {
+fn a_listing_answered_session_expired_ends_the_take_and_the_next_waits_for_a_new_session() {
     for error in [ZkError::SessionExpired, ZkError::SessionMoved] {
         let mut c: Cons = Consumer::new(QUEUE).unwrap();
         connected(&mut c);
@@ -524,15 +528,56 @@ fn a_listing_answered_session_expired_ends_the_take_until_a_new_session() {
             [ConsumerEvent::Failed(Error::SessionEnded)],
             "{error:?}"
         );
-        assert_eq!(c.take(None), Err(Error::SessionEnded), "{error:?}");
-        connected(&mut c);
         c.take(None).unwrap();
+        assert!(sent(&mut c).is_empty(), "nothing without a session");
+        assert!(c.is_busy());
+        connected(&mut c);
         assert_eq!(
             texts(&sent(&mut c)),
             [format!("list {QUEUE} watch=false")],
             "{error:?}"
         );
     }
+}
+
+/// No session follows a close: a take or a put is refused at once, rather
+/// than wait for ever.
+#[test]
+fn a_take_or_a_put_after_a_close_is_refused() {
+    let mut c: Cons = Consumer::new(QUEUE).unwrap();
+    connected(&mut c);
+    c.handle_session(SessionEvent::Closed);
+    assert_eq!(c.take(None), Err(Error::SessionEnded));
+    assert_eq!(c.peek(), Err(Error::SessionEnded));
+    // A late expiry answer does not reopen it.
+    c.handle_session(SessionEvent::Expired);
+    assert_eq!(c.take(None), Err(Error::SessionEnded));
+    let mut p: Prod = Producer::new(QUEUE).unwrap();
+    connected(&mut p);
+    p.handle_session(SessionEvent::Closed);
+    assert_eq!(
+        p.put(Guid::from_random_bytes([3; 16]), b"x", None, false),
+        Err(Error::SessionEnded)
+    );
+}
+
+/// A put asked for between an expiry and the next session goes out on
+/// the next session.
+#[test]
+fn a_put_after_an_expiry_waits_for_the_next_session() {
+    let mut p: Prod = Producer::new(QUEUE).unwrap();
+    connected(&mut p);
+    p.handle_session(SessionEvent::Expired);
+    p.put(Guid::from_random_bytes([4; 16]), b"x", None, false)
+        .unwrap();
+    assert!(sent(&mut p).is_empty(), "nothing without a session");
+    p.handle_session(SessionEvent::Connected { session_id: 2 });
+    let s = sent(&mut p);
+    assert_eq!(s.len(), 1, "{s:?}");
+    assert!(s[0].1.starts_with(&format!("create {QUEUE}/")), "{s:?}");
+    let path = format!("{QUEUE}/{}-queue-0000000001", guid_text(4));
+    p.handle_reply(s[0].0, Reply::Created { path: &path });
+    assert_eq!(events(&mut p), [ProducerEvent::Put]);
 }
 
 #[test]

@@ -96,7 +96,8 @@ impl Run {
                     Either::B(_) => unreachable!(),
                 });
                 match result {
-                    Ok(()) | Err(herdless_core::queue::Error::SessionEnded) => {}
+                    // An expired session is renewed: a put meanwhile waits.
+                    Ok(()) => {}
                     Err(e) => return Err(format!("producer {i}: {e}")),
                 }
             } else {
@@ -110,7 +111,7 @@ impl Run {
                     Either::A(_) => unreachable!(),
                 });
                 match result {
-                    Ok(()) | Err(herdless_core::queue::Error::SessionEnded) => {}
+                    Ok(()) => {}
                     Err(e) => return Err(format!("consumer {i}: {e}")),
                 }
             }
@@ -166,8 +167,9 @@ impl Run {
         self.step += 1;
         self.record_queue();
         self.absorb()?;
+        // Renewed as both transports do, after a random delay.
         for i in 0..self.world.peers.len() {
-            if self.world.session_ended(i) {
+            if self.world.session_ended(i) && self.world.rng().gen_bool(0.3) {
                 self.world.renew_session(i);
             }
         }

@@ -895,18 +895,16 @@ async fn the_queue_loses_nothing_and_takes_nothing_twice_while_servers_are_kille
                             run.progress.ok(3);
                         }
                         Ok(None) => run.progress.ok(3),
-                        // The server expired the session (an outage longer
-                        // than the session timeout, which the issue allows
-                        // to surface): the consumer refuses to start until
-                        // the driver has opened the next session, which it
-                        // does only while driven. Not counted as progress,
-                        // so a session that never comes back still fails
-                        // the recovery bound.
+                        // The server expired the session during the take
+                        // (an outage longer than the session timeout, which
+                        // the issue allows to surface). The next take waits
+                        // for the session the driver renews; not counted as
+                        // progress, so a session that never comes back
+                        // still fails the recovery bound.
                         Err(herdless_embassy::Error::Queue(
                             herdless_core::queue::Error::SessionEnded,
                         )) => {
                             eprintln!("embassy-consumer: session {:x} ended", zk.session_id());
-                            let _ = zk.run(tokio::time::sleep(Duration::from_millis(100))).await;
                         }
                         Err(e) => run.progress.error(3, format!("take: {e:?}")),
                     }

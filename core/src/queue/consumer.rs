@@ -9,6 +9,7 @@ use super::{Error, ItemKey};
 use crate::event_queue::EventQueue;
 use crate::path;
 use crate::pipeline::Pipeline;
+use crate::session_life::SessionLife;
 use crate::{
     Children, Instant, Outgoing, Recipe, Reply, Request, RequestId, SessionEvent, Version,
     WatchEvent, WatchKind, ZkError,
@@ -95,7 +96,7 @@ pub struct Consumer<const B: usize = 16, const D: usize = 256, const N: usize = 
     data: Vec<u8, D>,
     item_name: String<N>,
     connected: bool,
-    session_over: bool,
+    session: SessionLife,
     events: EventQueue<ConsumerEvent, 4>,
     scratch: String<N>,
 }
@@ -117,7 +118,7 @@ impl<const B: usize, const D: usize, const N: usize> Consumer<B, D, N> {
             data: Vec::new(),
             item_name: String::new(),
             connected: true,
-            session_over: false,
+            session: SessionLife::Live,
             events: EventQueue::new(),
             scratch: String::new(),
         })
@@ -178,7 +179,7 @@ impl<const B: usize, const D: usize, const N: usize> Consumer<B, D, N> {
         if self.mode.is_some() {
             return Err(Error::InvalidState);
         }
-        if self.session_over {
+        if !self.session.accepts_work() {
             return Err(Error::SessionEnded);
         }
         self.mode = Some(mode);
@@ -391,7 +392,7 @@ impl<const B: usize, const D: usize, const N: usize> Recipe for Consumer<B, D, N
                     || self.ops.is_in_flight(Op::Delete)
                     || self.ops.is_pending(Op::Check);
                 self.connected = false;
-                self.session_over = true;
+                self.session.end(SessionEvent::Expired);
                 self.ops.lose();
                 if deleting {
                     // As on `Expired`: checked on the next session.
@@ -426,7 +427,7 @@ impl<const B: usize, const D: usize, const N: usize> Recipe for Consumer<B, D, N
     fn handle_session(&mut self, event: SessionEvent) {
         match event {
             SessionEvent::Connected { .. } => {
-                self.session_over = false;
+                self.session.connected();
                 if !self.connected {
                     self.connected = true;
                     if self.mode.is_some() && !self.ops.is_pending(Op::Check) {
@@ -443,7 +444,7 @@ impl<const B: usize, const D: usize, const N: usize> Recipe for Consumer<B, D, N
                 // landed; one still queued has not.
                 let deleting = self.ops.is_in_flight(Op::Delete) || self.ops.is_pending(Op::Check);
                 self.connected = false;
-                self.session_over = true;
+                self.session.end(event);
                 self.ops.lose();
                 if self.mode.is_some() {
                     if deleting && event == SessionEvent::Expired {

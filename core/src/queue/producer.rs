@@ -9,6 +9,7 @@ use crate::event_queue::EventQueue;
 use crate::naming::Guid;
 use crate::path;
 use crate::pipeline::Pipeline;
+use crate::session_life::SessionLife;
 use crate::{
     Acl, Children, CreateMode, Instant, Outgoing, Recipe, Reply, Request, RequestId, SessionEvent,
     WatchEvent, ZkError,
@@ -67,7 +68,7 @@ pub struct Producer<const D: usize = 256, const N: usize = 128> {
     busy: bool,
     item: String<N>,
     connected: bool,
-    session_over: bool,
+    session: SessionLife,
     events: EventQueue<ProducerEvent, 4>,
     scratch: String<N>,
     /// The ACL of every node it creates.
@@ -95,7 +96,7 @@ impl<const D: usize, const N: usize> Producer<D, N> {
             busy: false,
             item: String::new(),
             connected: true,
-            session_over: false,
+            session: SessionLife::Live,
             events: EventQueue::new(),
             scratch: String::new(),
         })
@@ -140,7 +141,7 @@ impl<const D: usize, const N: usize> Producer<D, N> {
         if self.busy {
             return Err(Error::InvalidState);
         }
-        if self.session_over {
+        if !self.session.accepts_work() {
             return Err(Error::SessionEnded);
         }
         if priority.is_some_and(|p| p > 99) {
@@ -204,10 +205,10 @@ impl<const D: usize, const N: usize> Producer<D, N> {
     /// its GUID on the next session before creating again, so a put is not
     /// doubled by an expiry. An ephemeral item died with the session, or a
     /// consumer took it: nothing tells which, so the put fails.
-    fn session_ended(&mut self, also: bool) {
+    fn session_ended(&mut self, also: bool, how: SessionEvent) {
         let unsure = also || self.ops.is_in_flight(Op::Create) || self.ops.is_pending(Op::Find);
         self.connected = false;
-        self.session_over = true;
+        self.session.end(how);
         self.ops.lose();
         if self.busy && unsure && self.mode == CreateMode::PersistentSequential {
             self.ops.queue(Op::Find);
@@ -310,7 +311,7 @@ impl<const D: usize, const N: usize> Recipe for Producer<D, N> {
             }
             (op, Reply::Error(e)) if e.is_session_gone() => {
                 let unsure = op == Op::Create || op == Op::Find;
-                self.session_ended(unsure);
+                self.session_ended(unsure, SessionEvent::Expired);
                 if self.busy && !self.ops.is_pending(Op::Find) {
                     self.done(ProducerEvent::Failed(Error::SessionEnded));
                 }
@@ -325,7 +326,7 @@ impl<const D: usize, const N: usize> Recipe for Producer<D, N> {
     fn handle_session(&mut self, event: SessionEvent) {
         match event {
             SessionEvent::Connected { .. } => {
-                self.session_over = false;
+                self.session.connected();
                 if !self.connected {
                     self.connected = true;
                     if self.busy && !self.ops.is_pending(Op::Find) {
@@ -344,13 +345,13 @@ impl<const D: usize, const N: usize> Recipe for Producer<D, N> {
                 }
             }
             SessionEvent::Expired => {
-                self.session_ended(false);
+                self.session_ended(false, event);
                 if self.busy && !self.ops.is_pending(Op::Find) {
                     self.done(ProducerEvent::Failed(Error::SessionEnded));
                 }
             }
             SessionEvent::Closed => {
-                self.session_ended(false);
+                self.session_ended(false, event);
                 if self.busy {
                     // No session follows a close: nobody will look.
                     self.done(ProducerEvent::Failed(Error::SessionEnded));
