@@ -329,6 +329,39 @@ fn a_session_expired_answer_ends_the_campaign_or_the_leadership() {
     }
 }
 
+/// A campaign asked for between an expiry and the transport's next
+/// session waits for it and leads on it; after a close, which no session
+/// follows, a campaign is refused.
+#[test]
+fn a_campaign_after_an_expiry_leads_on_the_next_session_and_after_a_close_is_refused() {
+    let mut zk = SimZk::new(11);
+    let mut ds = election(&mut zk, 1);
+    assert!(ds[0].recipe.is_leading());
+    zk.expire(ds[0].session);
+    ds[0].deliver_all(&mut zk);
+    assert_eq!(ds[0].events.last(), Some(&ElectionEvent::Lost));
+    ds[0].act(&mut zk, |e| e.campaign(g(7), b"again")).unwrap();
+    assert!(ds[0].recipe.poll_request().is_none(), "no session yet");
+    let s = zk.open_session();
+    ds[0].session = s;
+    ds[0].act(&mut zk, |e| {
+        e.handle_session(SessionEvent::Connected { session_id: s })
+    });
+    settle(&mut zk, &mut ds);
+    assert_eq!(ds[0].events.last(), Some(&ElectionEvent::Leading));
+    let own = own_path(&ds[0]);
+    assert_eq!(zk.node(&own).map(|n| n.stat.ephemeral_owner), Some(s));
+    assert_eq!(acknowledged(&zk).as_deref(), own.rsplit('/').next());
+
+    zk.close(s);
+    ds[0].deliver_all(&mut zk);
+    assert_eq!(ds[0].events.last(), Some(&ElectionEvent::Lost));
+    assert_eq!(
+        ds[0].act(&mut zk, |e| e.campaign(g(8), b"closed")),
+        Err(Error::NoSession)
+    );
+}
+
 /// Any other error while campaigning fails the campaign and deletes the
 /// own node.
 #[test]
@@ -941,14 +974,16 @@ fn a_resigning_candidate_ignores_a_write_to_its_node() {
     assert_eq!(ds[1].events.last(), Some(&ElectionEvent::Resigned));
 }
 
-/// A leader that comes back on a new session while the old one lives on:
-/// the acknowledgement naming its old node is deleted, not left to say it
-/// leads until the old session expires.
+/// A leader that comes back on a new session while the old one lives on
+/// reports `Lost` and deletes nothing: its node and acknowledgement are
+/// ephemerals of the old session, and go with it (as a crashed leader's
+/// do).
 #[test]
-fn a_leader_on_a_new_session_clears_the_old_acknowledgement() {
+fn a_leader_on_a_new_session_leaves_the_old_acknowledgement_to_the_old_session() {
     let mut zk = SimZk::new(49);
     let mut ds = election(&mut zk, 1);
     let old_session = ds[0].session;
+    let mark = ds[0].sent.len();
     let new = zk.open_session();
     ds[0].session = new;
     ds[0].act(&mut zk, |e| {
@@ -956,8 +991,47 @@ fn a_leader_on_a_new_session_clears_the_old_acknowledgement() {
     });
     settle(&mut zk, &mut ds);
     assert_eq!(ds[0].events, [ElectionEvent::Leading, ElectionEvent::Lost]);
+    assert_eq!(ds[0].recipe.state(), ElectionState::Idle);
+    assert!(
+        !has_sent(&ds[0], "delete", ACK),
+        "{:?}",
+        &ds[0].sent[mark..]
+    );
     assert!(zk.is_live(old_session));
-    assert_eq!(acknowledged(&zk), None);
+    zk.expire(old_session);
+    assert_eq!(acknowledged(&zk), None, "gone with the old session");
+}
+
+/// The old session's end reaches the server after the leader is on its new
+/// session, and a successor writes its acknowledgement in between (all are
+/// written at version 0 under one name). The old leader must not delete
+/// it: a delete of "its" acknowledgement, read before the old session
+/// ended, once landed on the successor's, which then led unacknowledged.
+#[test]
+fn a_leader_on_a_new_session_never_deletes_a_successors_acknowledgement() {
+    let mut zk = SimZk::new(51);
+    let mut ds = election(&mut zk, 2);
+    assert!(ds[0].recipe.is_leading());
+    let old_session = ds[0].session;
+    let new = zk.open_session();
+    ds[0].session = new;
+    ds[0].act(&mut zk, |e| {
+        e.handle_session(SessionEvent::Connected { session_id: new })
+    });
+    // Whatever the old leader reads first is read while the old session,
+    // and its acknowledgement, still exist.
+    zk.apply_next(new);
+    ds[0].deliver_one(&mut zk);
+    zk.expire(old_session);
+    step_until(&mut zk, &mut ds[1], |d| d.recipe.is_leading());
+    let successor = ds[1].recipe.own_node().unwrap().to_owned();
+    assert_eq!(acknowledged(&zk).as_deref(), Some(successor.as_str()));
+    let czxid = zk.node(ACK).unwrap().stat.czxid;
+    settle(&mut zk, &mut ds);
+    assert!(!has_sent(&ds[0], "delete", ACK), "{:?}", ds[0].sent);
+    assert_eq!(acknowledged(&zk).as_deref(), Some(successor.as_str()));
+    assert_eq!(zk.node(ACK).unwrap().stat.czxid, czxid, "never deleted");
+    assert!(ds[1].recipe.is_leading());
 }
 
 /// A leader whose node is deleted reads the acknowledgement to clear it;

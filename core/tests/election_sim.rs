@@ -219,14 +219,11 @@ impl Run {
         Ok(())
     }
 
-    /// Gives candidates whose session ended a new one, once idle.
+    /// Gives candidates whose session ended a new one, as both transports
+    /// do, after a random delay: a campaign in between waits for it.
     fn renew_ended_sessions(&mut self) {
         for i in 0..self.world.peers.len() {
-            let idle = self.world.peers[i]
-                .recipe
-                .a()
-                .is_none_or(|c| c.state() == ElectionState::Idle);
-            if self.world.session_ended(i) && idle {
+            if self.world.session_ended(i) && self.world.rng().gen_bool(0.3) {
                 self.world.renew_session(i);
             }
         }
@@ -255,8 +252,8 @@ impl Run {
                     });
                     match result {
                         Ok(()) => self.app[i] = App::Campaigning,
-                        // Its session ended; it gets a new one once idle.
-                        Err(herdless_core::election::Error::NoSession) => {}
+                        // No session is ever closed here: one that expired
+                        // is renewed, and work started meanwhile waits for it.
                         Err(e) => return Err(format!("candidate {i}: campaign refused: {e}")),
                     }
                 }
@@ -362,7 +359,8 @@ impl Run {
             let all_idle = self.app.iter().all(|a| *a == App::Idle)
                 && (0..self.candidates)
                     .all(|i| candidate(&self.world, i).state() == ElectionState::Idle);
-            if !stepped && all_idle && !self.world.busy() {
+            let renewed = (0..self.world.peers.len()).all(|i| !self.world.session_ended(i));
+            if !stepped && renewed && all_idle && !self.world.busy() {
                 self.check_nothing_left()?;
                 return self.check_observers(None);
             }

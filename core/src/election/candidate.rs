@@ -9,6 +9,7 @@ use crate::event_queue::EventQueue;
 use crate::naming::{contender_sequence, Flavour, Guid, NodeKind};
 use crate::path::{self, PathError};
 use crate::pipeline::Pipeline;
+use crate::session_life::SessionLife;
 use crate::{
     Acl, Children, CreateMode, Instant, Outgoing, Recipe, Reply, Request, RequestId, Sequence,
     SessionEvent, Stat, Version, WatchEvent, WatchKind, ZkError,
@@ -192,8 +193,7 @@ pub struct Election<const N: usize = DEFAULT_PATH_CAPACITY, const D: usize = DEF
     give_up: Option<Outcome>,
     deadline: Option<Instant>,
     connected: bool,
-    /// The session ended; nothing can start before a new one connects.
-    session_over: bool,
+    session: SessionLife,
     session_id: Option<i64>,
     /// `Leading` was reported and neither `Lost` nor the end of a
     /// resignation since.
@@ -281,7 +281,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
             give_up: None,
             deadline: None,
             connected: true,
-            session_over: false,
+            session: SessionLife::Live,
             session_id: None,
             leading: false,
             suspended: false,
@@ -514,7 +514,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
                 state: self.state(),
             });
         }
-        if self.session_over {
+        if !self.session.accepts_work() {
             return Err(Error::NoSession);
         }
         // The own node's path and the acknowledgement must fit before
@@ -763,17 +763,18 @@ impl<const N: usize, const D: usize> Election<N, D> {
 
     fn fail(&mut self, e: Error) {
         if self.leading {
-            self.lost(true);
+            self.lost(true, true);
         } else {
             self.abandon(Outcome::Failed(e));
         }
     }
 
     /// Leadership is gone: say so at once, then delete the acknowledgement
-    /// if it still names this candidate, and the own node if it may still
-    /// exist (`node_may_exist`), and leave the election.
-    fn lost(&mut self, node_may_exist: bool) {
-        let ack_may_be_ours = self.may_hold_ack() || self.ack_sent;
+    /// if it still names this candidate and was written in this session
+    /// (`same_session`), and the own node if it may still exist
+    /// (`node_may_exist`), and leave the election.
+    fn lost(&mut self, node_may_exist: bool, same_session: bool) {
+        let ack_may_be_ours = same_session && (self.may_hold_ack() || self.ack_sent);
         if self.leading {
             self.events.emit(ElectionEvent::Lost);
         }
@@ -937,7 +938,13 @@ impl<const N: usize, const D: usize> Election<N, D> {
                     self.finish();
                 }
             }
-            Step::Leading | Step::Verifying => self.lost(true),
+            // The old session may live on a while (its expiry not yet
+            // processed): its node is deleted, so the next candidate need
+            // not wait for that (CURATOR-696). Its acknowledgement is left
+            // to die with it: every leader writes it at version 0 under one
+            // name, so a delete of "ours" could land after the old session
+            // ended and a successor wrote its own.
+            Step::Leading | Step::Verifying => self.lost(true, false),
             Step::Creating
             | Step::Finding
             | Step::Listing
@@ -953,10 +960,10 @@ impl<const N: usize, const D: usize> Election<N, D> {
     }
 
     /// The session is gone and its ephemeral nodes with it.
-    fn session_ended(&mut self) {
+    fn session_ended(&mut self, how: SessionEvent) {
         self.ops.lose();
         self.connected = false;
-        self.session_over = true;
+        self.session.end(how);
         let event = match self.give_up.take() {
             Some(Outcome::Resign) => Some(ElectionEvent::Resigned),
             Some(Outcome::TimedOut) => Some(ElectionEvent::TimedOut),
@@ -991,7 +998,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
         if e.is_connection_loss() {
             self.connection_lost();
         } else if e.is_session_gone() {
-            self.session_ended();
+            self.session_ended(SessionEvent::Expired);
         } else {
             match op {
                 Op::Delete => {
@@ -1233,7 +1240,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
             }
             Step::Leading | Step::Verifying | Step::Acknowledging if !ours => {
                 if self.leading {
-                    self.lost(true);
+                    self.lost(true, true);
                 } else {
                     if let Some((old, _)) = self.own.take() {
                         self.stale = old;
@@ -1252,7 +1259,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
             }
             Step::Leading | Step::Verifying => {
                 self.own = None;
-                self.lost(false);
+                self.lost(false, true);
             }
             _ => {}
         }
@@ -1541,10 +1548,9 @@ impl<const N: usize, const D: usize> Recipe for Election<N, D> {
         match event {
             SessionEvent::Connected { session_id } => {
                 let new_session =
-                    self.session_over || self.session_id.is_some_and(|id| id != session_id);
+                    self.session.connected() || self.session_id.is_some_and(|id| id != session_id);
                 let was_connected = self.connected;
                 self.session_id = Some(session_id);
-                self.session_over = false;
                 self.connected = true;
                 if new_session {
                     self.on_new_session();
@@ -1553,7 +1559,7 @@ impl<const N: usize, const D: usize> Recipe for Election<N, D> {
                 }
             }
             SessionEvent::Suspended => self.connection_lost(),
-            SessionEvent::Expired | SessionEvent::Closed => self.session_ended(),
+            SessionEvent::Expired | SessionEvent::Closed => self.session_ended(event),
         }
     }
 

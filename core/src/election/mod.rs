@@ -133,8 +133,9 @@ pub enum Error {
     AckContended,
     /// The server's answer did not make sense.
     BadReply,
-    /// The session ended (expired or closed) and no new one was reported
-    /// with [`SessionEvent::Connected`](crate::SessionEvent::Connected).
+    /// The session ended (expired or closed) during the campaign, or was
+    /// closed before it. (A campaign started after an expiry waits for the
+    /// next session, as after a disconnect.)
     NoSession,
 }
 
