@@ -93,6 +93,7 @@ use crate::event_queue::EventQueue;
 use crate::naming::{contender_sequence, shared_contender, Flavour, Guid, NodeKind};
 use crate::path::{self, PathError};
 use crate::pipeline::Pipeline;
+use crate::session_life::SessionLife;
 use crate::{
     Acl, CreateMode, Instant, Outgoing, Recipe, Reply, Request, RequestId, Sequence, SessionEvent,
     Version, WatchEvent, WatchKind, ZkError,
@@ -223,8 +224,8 @@ pub enum Error {
     /// The server's answer did not make sense (e.g. a created node without a
     /// sequence suffix).
     BadReply,
-    /// The session ended (expired or closed) and no new one was reported
-    /// with [`SessionEvent::Connected`].
+    /// The session was closed, and no session follows. (A lock asked for
+    /// after an expiry waits for the next session, as after a disconnect.)
     NoSession,
 }
 
@@ -272,6 +273,11 @@ enum Step {
     Listing,
     /// Watching the predecessor.
     Watching,
+    /// First in line, but the own node's watch was spent (its data was
+    /// written) and is being set again: `Acquired` waits for that read to
+    /// show the node still exists, as the predecessor's deletion proves
+    /// nothing about it.
+    Confirming,
     Held,
     /// Held, after a reconnect: confirming the own node still exists.
     Verifying,
@@ -337,8 +343,7 @@ pub struct Lock<const N: usize = DEFAULT_PATH_CAPACITY> {
     try_only: bool,
     deadline: Option<Instant>,
     connected: bool,
-    /// The session ended; nothing can start before a new one connects.
-    session_over: bool,
+    session: SessionLife,
     /// Held when the connection was lost: waiting for `Resumed` or `Lost`.
     suspended: bool,
     directory_retries: u8,
@@ -438,7 +443,7 @@ impl<const N: usize> Lock<N> {
             try_only: false,
             deadline: None,
             connected: true,
-            session_over: false,
+            session: SessionLife::Live,
             suspended: false,
             directory_retries: 0,
             ops: Pipeline::new(),
@@ -541,7 +546,9 @@ impl<const N: usize> Lock<N> {
     pub fn state(&self) -> LockState {
         match self.step {
             Step::Idle => LockState::Idle,
-            Step::Creating | Step::Finding | Step::Listing | Step::Watching => LockState::Acquiring,
+            Step::Creating | Step::Finding | Step::Listing | Step::Watching | Step::Confirming => {
+                LockState::Acquiring
+            }
             Step::Held | Step::Verifying => LockState::Held,
             Step::Deleting => LockState::Releasing,
         }
@@ -587,7 +594,7 @@ impl<const N: usize> Lock<N> {
                 state: self.state(),
             });
         }
-        if self.session_over {
+        if !self.session.accepts_work() {
             return Err(Error::NoSession);
         }
         // The own node's path must fit before anything is created.
@@ -740,7 +747,7 @@ impl<const N: usize> Lock<N> {
         self.ops.clear_queued();
         match self.step {
             Step::Idle => {}
-            Step::Creating | Step::Finding | Step::Listing | Step::Watching => {
+            Step::Creating | Step::Finding | Step::Listing | Step::Watching | Step::Confirming => {
                 if self.own.is_some() {
                     self.step = Step::Listing;
                     self.watch_own();
@@ -773,10 +780,10 @@ impl<const N: usize> Lock<N> {
     }
 
     /// The session is gone and its ephemeral nodes with it.
-    fn session_ended(&mut self, error: ZkError) {
+    fn session_ended(&mut self, error: ZkError, how: SessionEvent) {
         self.ops.lose();
         self.connected = false;
-        self.session_over = true;
+        self.session.end(how);
         let event = match (self.step, self.give_up) {
             (Step::Idle, _) => None,
             (_, Some(Outcome::Release)) => Some(LockEvent::Released),
@@ -798,7 +805,7 @@ impl<const N: usize> Lock<N> {
         if e.is_connection_loss() {
             self.connection_lost();
         } else if e.is_session_gone() {
-            self.session_ended(e);
+            self.session_ended(e, SessionEvent::Expired);
         } else {
             match op {
                 Op::Delete => {
@@ -809,7 +816,12 @@ impl<const N: usize> Lock<N> {
                 }
                 Op::Verify => self.abandon(Outcome::Lost),
                 // Revocation cannot be watched (say, an ACL forbids reading
-                // the own node): the lock itself is unaffected.
+                // the own node): the lock itself is unaffected, and a
+                // listing shows whether the node is still first.
+                Op::WatchOwn if self.step == Step::Confirming => {
+                    self.step = Step::Listing;
+                    self.ops.queue(Op::List);
+                }
                 Op::WatchOwn => {}
                 _ => self.fail(Error::Zk(e)),
             }
@@ -990,8 +1002,15 @@ impl<const N: usize> Lock<N> {
         self.forget(&[Op::WatchPredecessor]);
         if self.predecessor_is_lowest {
             // It was the only contender ahead of us, and sequence numbers
-            // only grow: nobody can have slipped in ahead since.
-            self.acquired();
+            // only grow: nobody can have slipped in ahead since. Unless the
+            // own node went meanwhile: with its watch set, that would have
+            // been heard first; with the watch being set again, its read
+            // decides.
+            if self.ops.is_pending(Op::WatchOwn) {
+                self.step = Step::Confirming;
+            } else {
+                self.acquired();
+            }
         } else {
             self.step = Step::Listing;
             self.ops.queue(Op::List);
@@ -1141,7 +1160,12 @@ impl<const N: usize> Recipe for Lock<N> {
                 self.give_up = Some(Outcome::Lost);
                 self.finish();
             }
-            (Op::WatchOwn, Reply::Data { data, .. }) => self.on_own_data(data),
+            (Op::WatchOwn, Reply::Data { data, .. }) => {
+                self.on_own_data(data);
+                if self.step == Step::Confirming {
+                    self.acquired();
+                }
+            }
             (Op::WatchOwn, Reply::Error(ZkError::NoNode)) => self.own_node_deleted(),
             (op, Reply::Error(e)) => self.on_error(op, e),
             // An answer of the wrong shape for the request.
@@ -1174,15 +1198,25 @@ impl<const N: usize> Recipe for Lock<N> {
     fn handle_session(&mut self, event: SessionEvent) {
         match event {
             SessionEvent::Connected { .. } => {
-                self.session_over = false;
+                self.session.connected();
                 if !self.connected {
                     self.connected = true;
                     self.resume();
+                } else if matches!(self.step, Step::Watching | Step::Confirming) {
+                    // A reconnect the driver never reported as a loss. The
+                    // watches it set again fire in no particular order
+                    // (ZooKeeper's `SetWatches`), so the predecessor's
+                    // deletion may be heard before the own node's: a fresh
+                    // listing, answered after them, decides.
+                    self.forget(&[Op::WatchPredecessor]);
+                    self.step = Step::Listing;
+                    self.ops.queue(Op::List);
                 }
             }
             SessionEvent::Suspended => self.connection_lost(),
-            SessionEvent::Expired => self.session_ended(ZkError::SessionExpired),
-            SessionEvent::Closed => self.session_ended(ZkError::SessionExpired),
+            SessionEvent::Expired | SessionEvent::Closed => {
+                self.session_ended(ZkError::SessionExpired, event)
+            }
         }
     }
 

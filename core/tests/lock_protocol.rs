@@ -108,6 +108,8 @@ fn waiter_watches_only_its_predecessor_with_get_data_and_takes_over_without_list
     assert_eq!(sent.len(), 2);
     // The own node's watch is set first, so its deletion is heard first.
     assert_eq!(sent[0].1, format!("getData /locks/a/{OWN} watch=true"));
+    let stat = Stat::default();
+    lock.handle_reply(sent[0].0, Reply::Data { data: b"", stat });
     let sent = &sent[1..];
     assert_eq!(sent[0].1, format!("getData /locks/a/{kazoo} watch=true"));
     lock.handle_reply(
@@ -128,6 +130,104 @@ fn waiter_watches_only_its_predecessor_with_get_data_and_takes_over_without_list
         "the lowest predecessor's deletion needs no new listing"
     );
     assert_eq!(events(&mut lock), vec![LockEvent::Acquired]);
+}
+
+/// A waiter whose own node's watch fired (its data was written: a
+/// revocation request) and is being set again when its predecessor goes:
+/// the predecessor's deletion says nothing about the own node, which an
+/// operator may have deleted meanwhile, unwatched. `Acquired` waits for the
+/// own node's read; the sim once had a reader report it without its node,
+/// beside a writer.
+#[test]
+fn a_waiter_whose_own_watch_is_being_set_again_acquires_only_once_its_node_is_read() {
+    let kazoo = "ffffffffffffffffffffffffffffffff__lock__0000000003";
+    let own_path = format!("/locks/a/{OWN}");
+    for own_still_there in [true, false] {
+        let mut lock: Lock = Lock::new("/locks/a").unwrap();
+        lock.acquire(GUID).unwrap();
+        let sent = drain(&mut lock);
+        created(&mut lock, sent[0].0, OWN);
+        children(&mut lock, sent[1].0, &[OWN, kazoo]);
+        let sent = drain(&mut lock);
+        let stat = Stat::default();
+        lock.handle_reply(sent[0].0, Reply::Data { data: b"", stat });
+        let watch_pred = sent[1].0;
+        // The own node's data is written: its watch fires and is set again.
+        lock.handle_watch(WatchEvent {
+            kind: WatchKind::NodeDataChanged,
+            path: &own_path,
+        });
+        let rearm = drain(&mut lock);
+        assert_eq!(rearm.len(), 1);
+        assert_eq!(rearm[0].1, format!("getData {own_path} watch=true"));
+        // The predecessor's read, sent before, answers first: it is gone.
+        lock.handle_reply(watch_pred, Reply::Error(ZkError::NoNode));
+        assert!(
+            events(&mut lock).is_empty(),
+            "not before the own node is read"
+        );
+        assert_eq!(lock.state(), LockState::Acquiring);
+        if own_still_there {
+            lock.handle_reply(rearm[0].0, Reply::Data { data: b"", stat });
+            assert_eq!(events(&mut lock), vec![LockEvent::Acquired]);
+        } else {
+            lock.handle_reply(rearm[0].0, Reply::Error(ZkError::NoNode));
+            assert!(
+                !events(&mut lock).contains(&LockEvent::Acquired),
+                "acquired without its node"
+            );
+            assert_ne!(lock.state(), LockState::Held);
+            // It queues again at the back, with a new node.
+            let sent = drain(&mut lock);
+            assert!(sent[0].1.starts_with("create /locks/a/"), "{sent:?}");
+        }
+    }
+}
+
+/// A reconnect the driver never reported as a loss (`Connected` while
+/// connected): the watches set again by it fire in no particular order, so
+/// the predecessor's deletion can come before the own node's (an operator
+/// deleted both while the connection was down). A fresh listing decides;
+/// the sim once had a writer report `Acquired` on the first notification.
+#[test]
+fn after_an_unreported_reconnect_a_waiter_lists_before_it_believes_a_notification() {
+    let kazoo = "ffffffffffffffffffffffffffffffff__lock__0000000003";
+    let pred = format!("/locks/a/{kazoo}");
+    let own_path = format!("/locks/a/{OWN}");
+    let mut lock: Lock = Lock::new("/locks/a").unwrap();
+    lock.acquire(GUID).unwrap();
+    let sent = drain(&mut lock);
+    created(&mut lock, sent[0].0, OWN);
+    children(&mut lock, sent[1].0, &[OWN, kazoo]);
+    let sent = drain(&mut lock);
+    let stat = Stat::default();
+    lock.handle_reply(sent[0].0, Reply::Data { data: b"", stat });
+    lock.handle_reply(sent[1].0, Reply::Data { data: b"", stat });
+    assert_eq!(lock.predecessor(), Some(pred.as_str()));
+    lock.handle_session(SessionEvent::Connected { session_id: 1 });
+    let relist = drain(&mut lock);
+    assert_eq!(relist.len(), 1, "{relist:?}");
+    assert_eq!(relist[0].1, "children /locks/a watch=false");
+    lock.handle_watch(WatchEvent {
+        kind: WatchKind::NodeDeleted,
+        path: &pred,
+    });
+    assert!(
+        events(&mut lock).is_empty(),
+        "not on the notification alone"
+    );
+    lock.handle_watch(WatchEvent {
+        kind: WatchKind::NodeDeleted,
+        path: &own_path,
+    });
+    assert!(!events(&mut lock).contains(&LockEvent::Acquired));
+    assert_ne!(lock.state(), LockState::Held);
+    // A holder is not disturbed by such a `Connected`.
+    let mut lock = held();
+    drain(&mut lock);
+    lock.handle_session(SessionEvent::Connected { session_id: 1 });
+    assert!(drain(&mut lock).is_empty());
+    assert!(lock.is_held());
 }
 
 #[test]
@@ -199,6 +299,43 @@ fn holder_hears_suspended_then_lost_on_expiry() {
     lock.handle_session(SessionEvent::Expired);
     assert_eq!(events(&mut lock), vec![LockEvent::Lost]);
     assert_eq!(lock.state(), LockState::Idle);
+}
+
+/// An `acquire` between an expiry and the transport's next session (both
+/// transports renew one) waits for that session, as after a disconnect;
+/// after a close, which no session follows, it is refused.
+#[test]
+fn acquire_after_an_expiry_waits_for_the_next_session_and_after_a_close_is_refused() {
+    let mut lock = held();
+    lock.handle_session(SessionEvent::Expired);
+    assert_eq!(events(&mut lock), vec![LockEvent::Lost]);
+    lock.acquire(GUID).unwrap();
+    assert!(drain(&mut lock).is_empty(), "nothing without a session");
+    assert_eq!(lock.state(), LockState::Acquiring);
+    lock.handle_session(SessionEvent::Connected { session_id: 2 });
+    let sent = drain(&mut lock);
+    assert_eq!(
+        sent.len(),
+        2,
+        "create and listing on the new session: {sent:?}"
+    );
+    assert!(sent[0].1.starts_with("create /locks/a/"), "{sent:?}");
+    created(&mut lock, sent[0].0, OWN);
+    children(&mut lock, sent[1].0, &[OWN]);
+    assert_eq!(events(&mut lock), vec![LockEvent::Acquired]);
+
+    lock.handle_session(SessionEvent::Closed);
+    assert_eq!(events(&mut lock), vec![LockEvent::Lost]);
+    assert_eq!(
+        lock.acquire(GUID),
+        Err(herdless_core::lock::Error::NoSession)
+    );
+    lock.handle_session(SessionEvent::Expired);
+    assert_eq!(
+        lock.try_acquire(GUID),
+        Err(herdless_core::lock::Error::NoSession),
+        "a close is not undone by a later expiry"
+    );
 }
 
 #[test]

@@ -147,6 +147,8 @@ async fn embassy_expiry_is_reported_as_loss() {
     let proxy = Arc::new(Proxy::start(server.port()));
     let (mut rx, mut tx) = ([0u8; 4096], [0u8; 1024]);
     let mut lock: Lock = Lock::new("/locks/expiry").unwrap();
+    let mut jobs: herdless_core::queue::Consumer<4, 64> =
+        herdless_core::queue::Consumer::new("/queues/expiry").unwrap();
     let transport = TokioTransport::new(vec![proxy.addr()]);
     let session_timeout = Duration::from_secs(2);
     let mut zk: Zk<'_, _> = Zk::new(
@@ -155,7 +157,9 @@ async fn embassy_expiry_is_reported_as_loss() {
         SessionConfig::new(1, millis(session_timeout)).with_retry_delay_ms(200),
     );
     let id = zk.add(&mut lock).unwrap();
+    let queue = zk.add(&mut jobs).unwrap();
     zk.connect().await.unwrap();
+    let expired = zk.session_id();
     zk.handle(id).acquire(guid()).await.unwrap();
 
     let cutter = proxy.clone();
@@ -181,8 +185,15 @@ async fn embassy_expiry_is_reported_as_loss() {
     assert!(!zk.handle(id).is_held());
     cut.await.unwrap();
 
-    // The renewed session works: the lock can be taken again.
-    zk.connect().await.unwrap();
+    // Work asked for right after the loss, before the driver has opened
+    // the next session, waits for that session (it once failed at once
+    // with `SessionEnded`/`NoSession`, and a loop retrying it never drove
+    // the driver to open one).
+    let peeked = tokio::time::timeout(Duration::from_secs(10), zk.handle(queue).peek())
+        .await
+        .expect("the peek is answered on the next session");
+    assert_eq!(peeked.map(|item| item.is_none()), Ok(true));
+    assert_ne!(zk.session_id(), expired, "a new session");
     zk.handle(id).acquire(guid()).await.unwrap();
     zk.handle(id).release().await.unwrap();
     zk.close().await.unwrap();
