@@ -132,6 +132,25 @@ fn waiter_watches_only_its_predecessor_with_get_data_and_takes_over_without_list
     assert_eq!(events(&mut lock), vec![LockEvent::Acquired]);
 }
 
+/// The node ahead of `OWN` in [`behind_one`].
+const AHEAD: &str = "ffffffffffffffffffffffffffffffff__lock__0000000003";
+
+/// A waiter behind [`AHEAD`] alone, its own node read (watched); returns
+/// the lock and the id of the predecessor's read, still unanswered.
+fn behind_one() -> (Lock, RequestId) {
+    let mut lock: Lock = Lock::new("/locks/a").unwrap();
+    lock.acquire(GUID).unwrap();
+    let sent = drain(&mut lock);
+    created(&mut lock, sent[0].0, OWN);
+    children(&mut lock, sent[1].0, &[OWN, AHEAD]);
+    let sent = drain(&mut lock);
+    assert_eq!(sent[0].1, format!("getData /locks/a/{OWN} watch=true"));
+    assert_eq!(sent[1].1, format!("getData /locks/a/{AHEAD} watch=true"));
+    let stat = Stat::default();
+    lock.handle_reply(sent[0].0, Reply::Data { data: b"", stat });
+    (lock, sent[1].0)
+}
+
 /// A waiter whose own node's watch fired (its data was written: a
 /// revocation request) and is being set again when its predecessor goes:
 /// the predecessor's deletion says nothing about the own node, which an
@@ -140,18 +159,10 @@ fn waiter_watches_only_its_predecessor_with_get_data_and_takes_over_without_list
 /// beside a writer.
 #[test]
 fn a_waiter_whose_own_watch_is_being_set_again_acquires_only_once_its_node_is_read() {
-    let kazoo = "ffffffffffffffffffffffffffffffff__lock__0000000003";
     let own_path = format!("/locks/a/{OWN}");
+    let stat = Stat::default();
     for own_still_there in [true, false] {
-        let mut lock: Lock = Lock::new("/locks/a").unwrap();
-        lock.acquire(GUID).unwrap();
-        let sent = drain(&mut lock);
-        created(&mut lock, sent[0].0, OWN);
-        children(&mut lock, sent[1].0, &[OWN, kazoo]);
-        let sent = drain(&mut lock);
-        let stat = Stat::default();
-        lock.handle_reply(sent[0].0, Reply::Data { data: b"", stat });
-        let watch_pred = sent[1].0;
+        let (mut lock, watch_pred) = behind_one();
         // The own node's data is written: its watch fires and is set again.
         lock.handle_watch(WatchEvent {
             kind: WatchKind::NodeDataChanged,
@@ -191,18 +202,11 @@ fn a_waiter_whose_own_watch_is_being_set_again_acquires_only_once_its_node_is_re
 /// the sim once had a writer report `Acquired` on the first notification.
 #[test]
 fn after_an_unreported_reconnect_a_waiter_lists_before_it_believes_a_notification() {
-    let kazoo = "ffffffffffffffffffffffffffffffff__lock__0000000003";
-    let pred = format!("/locks/a/{kazoo}");
+    let pred = format!("/locks/a/{AHEAD}");
     let own_path = format!("/locks/a/{OWN}");
-    let mut lock: Lock = Lock::new("/locks/a").unwrap();
-    lock.acquire(GUID).unwrap();
-    let sent = drain(&mut lock);
-    created(&mut lock, sent[0].0, OWN);
-    children(&mut lock, sent[1].0, &[OWN, kazoo]);
-    let sent = drain(&mut lock);
+    let (mut lock, watch_pred) = behind_one();
     let stat = Stat::default();
-    lock.handle_reply(sent[0].0, Reply::Data { data: b"", stat });
-    lock.handle_reply(sent[1].0, Reply::Data { data: b"", stat });
+    lock.handle_reply(watch_pred, Reply::Data { data: b"", stat });
     assert_eq!(lock.predecessor(), Some(pred.as_str()));
     lock.handle_session(SessionEvent::Connected { session_id: 1 });
     let relist = drain(&mut lock);
