@@ -195,6 +195,27 @@ fn a_waiter_whose_own_watch_is_being_set_again_acquires_only_once_its_node_is_re
     }
 }
 
+/// As above, but the own node's read is refused (an ACL set by someone
+/// else): a listing decides instead of a wait that would never end.
+#[test]
+fn a_confirming_waiter_whose_own_read_is_refused_lists_and_acquires() {
+    let own_path = format!("/locks/a/{OWN}");
+    let (mut lock, watch_pred) = behind_one();
+    lock.handle_watch(WatchEvent {
+        kind: WatchKind::NodeDataChanged,
+        path: &own_path,
+    });
+    let rearm = drain(&mut lock);
+    lock.handle_reply(watch_pred, Reply::Error(ZkError::NoNode));
+    assert!(events(&mut lock).is_empty());
+    lock.handle_reply(rearm[0].0, Reply::Error(ZkError::NoAuth));
+    let list = drain(&mut lock);
+    assert_eq!(list.len(), 1, "{list:?}");
+    assert_eq!(list[0].1, "children /locks/a watch=false");
+    children(&mut lock, list[0].0, &[OWN]);
+    assert_eq!(events(&mut lock), vec![LockEvent::Acquired]);
+}
+
 /// A reconnect the driver never reported as a loss (`Connected` while
 /// connected): the watches set again by it fire in no particular order, so
 /// the predecessor's deletion can come before the own node's (an operator
