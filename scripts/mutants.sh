@@ -45,7 +45,7 @@ declare -A TESTS=(
     [queue]="queue_faults queue_sim queue_api"
     [two_phase]="two_phase_faults two_phase_sim two_phase_api"
     [membership]="membership_faults membership_sim membership_api"
-    [session_life]="lock_protocol election_faults queue_api barrier_double_faults"
+    [session_life]="lock_protocol election_faults queue_api barrier_double_faults membership_api membership_faults config_faults barrier_faults"
 )
 ORDER=(lock revoke election config barrier double_barrier queue two_phase membership session_life)
 

@@ -20,6 +20,7 @@ use heapless::String;
 use crate::event_queue::EventQueue;
 use crate::path::{self, PathError};
 use crate::pipeline::Pipeline;
+use crate::session_life::SessionLife;
 use crate::{
     Acl, CreateMode, Instant, Outgoing, Recipe, Reply, Request, RequestId, SessionEvent, Version,
     WatchEvent, WatchKind, ZkError,
@@ -85,7 +86,7 @@ pub struct Barrier<const N: usize = DEFAULT_PATH_CAPACITY> {
     /// `NoNode`, would otherwise start the chain again, for ever.
     ancestor_refused: Option<ZkError>,
     connected: bool,
-    session_over: bool,
+    session: SessionLife,
     events: EventQueue<BarrierEvent, 4>,
     scratch: String<N>,
     /// The ACL of every node it creates.
@@ -109,7 +110,7 @@ impl<const N: usize> Barrier<N> {
             pending_write: None,
             ancestor_refused: None,
             connected: true,
-            session_over: false,
+            session: SessionLife::Live,
             events: EventQueue::new(),
             scratch: String::new(),
         })
@@ -321,7 +322,7 @@ impl<const N: usize> Recipe for Barrier<N> {
             // flight are settled by sending it alone again.
             (_, Reply::Error(e)) if e.is_connection_loss() => self.lost(),
             (_, Reply::Error(e)) if e.is_session_gone() => {
-                self.session_over = true;
+                self.session.end(SessionEvent::Expired);
                 self.lost();
             }
             // Reported by the create queued behind (the deeper ancestors'
@@ -357,8 +358,7 @@ impl<const N: usize> Recipe for Barrier<N> {
     fn handle_session(&mut self, event: SessionEvent) {
         match event {
             SessionEvent::Connected { .. } => {
-                let new_session = self.session_over;
-                self.session_over = false;
+                let new_session = self.session.connected();
                 if !self.connected || new_session {
                     self.connected = true;
                     self.ops.clear_queued();
@@ -376,7 +376,7 @@ impl<const N: usize> Recipe for Barrier<N> {
             }
             SessionEvent::Suspended => self.lost(),
             SessionEvent::Expired | SessionEvent::Closed => {
-                self.session_over = true;
+                self.session.end(event);
                 self.lost();
             }
         }

@@ -42,6 +42,7 @@ use heapless::{String, Vec};
 use crate::event_queue::EventQueue;
 use crate::path::{self, PathError};
 use crate::pipeline::Pipeline;
+use crate::session_life::SessionLife;
 use crate::{
     Acl, CreateMode, Instant, Outgoing, Recipe, Reply, Request, RequestId, SessionEvent, Stat,
     Version, WatchEvent, WatchKind, ZkError,
@@ -229,7 +230,7 @@ pub struct Config<const D: usize = DEFAULT_VALUE_CAPACITY, const N: usize = DEFA
     /// disconnected): read again once connected.
     read_lost: bool,
     connected: bool,
-    session_over: bool,
+    session: SessionLife,
     events: EventQueue<ConfigEvent, 8>,
     /// The ACL of every node it creates.
     acl: Acl<'static>,
@@ -254,7 +255,7 @@ impl<const D: usize, const N: usize> Config<D, N> {
             write_unknown: false,
             read_lost: false,
             connected: true,
-            session_over: false,
+            session: SessionLife::Live,
             events: EventQueue::new(),
         })
     }
@@ -480,13 +481,13 @@ impl<const D: usize, const N: usize> Config<D, N> {
         self.mark_lost(also);
     }
 
-    fn session_ended(&mut self, also: Option<Op>) {
+    fn session_ended(&mut self, also: Option<Op>, how: SessionEvent) {
         self.connected = false;
         self.mark_lost(also);
-        if !self.session_over {
-            self.session_over = true;
+        if self.session == SessionLife::Live {
             self.events.emit(ConfigEvent::SessionEnded);
         }
+        self.session.end(how);
     }
 
     fn resume(&mut self, new_session: bool) {
@@ -510,7 +511,7 @@ impl<const D: usize, const N: usize> Config<D, N> {
         if e.is_connection_loss() {
             self.connection_lost(Some(op));
         } else if e.is_session_gone() {
-            self.session_ended(Some(op));
+            self.session_ended(Some(op), SessionEvent::Expired);
         } else if op == Op::Write {
             self.write_done(ConfigEvent::WriteFailed(Error::Zk(e)));
         } else {
@@ -610,15 +611,14 @@ impl<const D: usize, const N: usize> Recipe for Config<D, N> {
     fn handle_session(&mut self, event: SessionEvent) {
         match event {
             SessionEvent::Connected { .. } => {
-                let new_session = self.session_over;
-                self.session_over = false;
+                let new_session = self.session.connected();
                 if !self.connected || new_session {
                     self.connected = true;
                     self.resume(new_session);
                 }
             }
             SessionEvent::Suspended => self.connection_lost(None),
-            SessionEvent::Expired | SessionEvent::Closed => self.session_ended(None),
+            SessionEvent::Expired | SessionEvent::Closed => self.session_ended(None, event),
         }
     }
 

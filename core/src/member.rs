@@ -27,6 +27,7 @@ use heapless::{String, Vec};
 use crate::event_queue::EventQueue;
 use crate::path::{self, PathError};
 use crate::pipeline::Pipeline;
+use crate::session_life::SessionLife;
 use crate::{
     Acl, CreateMode, Instant, Outgoing, Recipe, Reply, Request, RequestId, SessionEvent, Stat,
     Version, WatchEvent, WatchKind, ZkError,
@@ -176,7 +177,7 @@ pub struct Member<const D: usize = DEFAULT_DATA_CAPACITY, const N: usize = DEFAU
     ever_in: bool,
     suspended: bool,
     connected: bool,
-    session_over: bool,
+    session: SessionLife,
     session_id: Option<i64>,
     /// The two sessions before the current one, newest first, as reported.
     earlier_sessions: [Option<i64>; 2],
@@ -209,7 +210,7 @@ impl<const D: usize, const N: usize> Member<D, N> {
             ever_in: false,
             suspended: false,
             connected: true,
-            session_over: false,
+            session: SessionLife::Live,
             session_id: None,
             earlier_sessions: [None; 2],
             own_owner: None,
@@ -282,7 +283,7 @@ impl<const D: usize, const N: usize> Member<D, N> {
     pub fn leave(&mut self) -> Result<(), Error> {
         match self.step {
             Step::Idle | Step::Leaving | Step::Deleting => Err(Error::InvalidState),
-            Step::Out if self.session_over => {
+            Step::Out if self.session.is_over() => {
                 // Nothing exists on the server: the session took it.
                 self.finish(MemberEvent::Left);
                 Ok(())
@@ -436,9 +437,9 @@ impl<const D: usize, const N: usize> Member<D, N> {
         }
     }
 
-    fn session_ended(&mut self) {
+    fn session_ended(&mut self, how: SessionEvent) {
         self.connected = false;
-        self.session_over = true;
+        self.session.end(how);
         self.ops.lose();
         self.create_unknown = false;
         self.suspended = false;
@@ -493,7 +494,7 @@ impl<const D: usize, const N: usize> Member<D, N> {
         if e.is_connection_loss() {
             self.connection_lost(Some(op));
         } else if e.is_session_gone() {
-            self.session_ended();
+            self.session_ended(SessionEvent::Expired);
         } else if op == Op::Delete {
             self.finish(MemberEvent::Failed(Error::Zk(e)));
         } else if self.step == Step::In {
@@ -654,19 +655,18 @@ impl<const D: usize, const N: usize> Recipe for Member<D, N> {
         match event {
             SessionEvent::Connected { session_id } => {
                 let new_session =
-                    self.session_over || self.session_id.is_some_and(|id| id != session_id);
+                    self.session.connected() || self.session_id.is_some_and(|id| id != session_id);
                 if let Some(old) = self.session_id.filter(|id| *id != session_id) {
                     self.earlier_sessions = [Some(old), self.earlier_sessions[0]];
                 }
                 self.session_id = Some(session_id);
-                self.session_over = false;
                 if !self.connected || new_session {
                     self.connected = true;
                     self.resume(new_session);
                 }
             }
             SessionEvent::Suspended => self.connection_lost(None),
-            SessionEvent::Expired | SessionEvent::Closed => self.session_ended(),
+            SessionEvent::Expired | SessionEvent::Closed => self.session_ended(event),
         }
     }
 

@@ -14,6 +14,7 @@ use heapless::{String, Vec};
 use crate::event_queue::EventQueue;
 use crate::path::{self, PathError};
 use crate::pipeline::Pipeline;
+use crate::session_life::SessionLife;
 use crate::{
     Children, Instant, Outgoing, Recipe, Reply, Request, RequestId, SessionEvent, WatchEvent,
     WatchKind, ZkError,
@@ -98,7 +99,7 @@ pub struct Members<
     stale: bool,
     list_lost: bool,
     connected: bool,
-    session_over: bool,
+    session: SessionLife,
     events: EventQueue<MembersEvent, 8>,
 }
 
@@ -118,7 +119,7 @@ impl<const M: usize, const K: usize, const N: usize> Members<M, K, N> {
             stale: false,
             list_lost: false,
             connected: true,
-            session_over: false,
+            session: SessionLife::Live,
             events: EventQueue::new(),
         })
     }
@@ -294,7 +295,7 @@ impl<const M: usize, const K: usize, const N: usize> Recipe for Members<M, K, N>
             (op, Reply::Error(e)) if e.is_connection_loss() => self.connection_lost(Some(op)),
             (_, Reply::Error(e)) if e.is_session_gone() => {
                 self.connected = false;
-                self.session_over = true;
+                self.session.end(SessionEvent::Expired);
                 self.ops.lose();
             }
             (_, Reply::Error(e)) => self.events.emit(MembersEvent::Failed(e)),
@@ -323,8 +324,7 @@ impl<const M: usize, const K: usize, const N: usize> Recipe for Members<M, K, N>
     fn handle_session(&mut self, event: SessionEvent) {
         match event {
             SessionEvent::Connected { .. } => {
-                let new_session = self.session_over;
-                self.session_over = false;
+                let new_session = self.session.connected();
                 if !self.connected || new_session {
                     self.connected = true;
                     self.ops.clear_queued();
@@ -337,7 +337,7 @@ impl<const M: usize, const K: usize, const N: usize> Recipe for Members<M, K, N>
             SessionEvent::Suspended => self.connection_lost(None),
             SessionEvent::Expired | SessionEvent::Closed => {
                 self.connection_lost(None);
-                self.session_over = true;
+                self.session.end(event);
             }
         }
     }

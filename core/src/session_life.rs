@@ -19,6 +19,11 @@ pub(crate) enum SessionLife {
 }
 
 impl SessionLife {
+    /// Whether the session is over (ended or closed).
+    pub(crate) fn is_over(self) -> bool {
+        self != SessionLife::Live
+    }
+
     /// Whether new work may start: after an expiry it waits for the next
     /// session, as it waits for a reconnect; after a close nothing follows.
     pub(crate) fn accepts_work(self) -> bool {
@@ -40,7 +45,7 @@ impl SessionLife {
     /// A session is connected; returns whether it is a new one (the last
     /// one was over).
     pub(crate) fn connected(&mut self) -> bool {
-        let new = *self != SessionLife::Live;
+        let new = self.is_over();
         *self = SessionLife::Live;
         new
     }

@@ -8,6 +8,7 @@ use super::{Acknowledgement, ACK_NAME, DEFAULT_DATA_CAPACITY, DEFAULT_PATH_CAPAC
 use crate::event_queue::EventQueue;
 use crate::path::{self, PathError};
 use crate::pipeline::Pipeline;
+use crate::session_life::SessionLife;
 use crate::{
     Instant, Outgoing, Recipe, Reply, Request, RequestId, SessionEvent, WatchEvent, ZkError,
 };
@@ -75,7 +76,7 @@ pub struct Observer<const N: usize = DEFAULT_PATH_CAPACITY, const D: usize = DEF
     stale: bool,
     read_lost: bool,
     connected: bool,
-    session_over: bool,
+    session: SessionLife,
     events: EventQueue<ObserverEvent, 8>,
 }
 
@@ -99,7 +100,7 @@ impl<const N: usize, const D: usize> Observer<N, D> {
             stale: false,
             read_lost: false,
             connected: true,
-            session_over: false,
+            session: SessionLife::Live,
             events: EventQueue::new(),
         })
     }
@@ -258,7 +259,7 @@ impl<const N: usize, const D: usize> Recipe for Observer<N, D> {
             (op, Reply::Error(e)) if e.is_connection_loss() => self.connection_lost(Some(op)),
             (_, Reply::Error(e)) if e.is_session_gone() => {
                 self.connection_lost(None);
-                self.session_over = true;
+                self.session.end(SessionEvent::Expired);
             }
             (_, Reply::Error(e)) => self.events.emit(ObserverEvent::Failed(e)),
             (_, _) => self
@@ -281,8 +282,7 @@ impl<const N: usize, const D: usize> Recipe for Observer<N, D> {
     fn handle_session(&mut self, event: SessionEvent) {
         match event {
             SessionEvent::Connected { .. } => {
-                let new_session = self.session_over;
-                self.session_over = false;
+                let new_session = self.session.connected();
                 if !self.connected || new_session {
                     self.connected = true;
                     self.ops.unqueue(|op| op != Op::Read); // watch() asked for it while down
@@ -295,7 +295,7 @@ impl<const N: usize, const D: usize> Recipe for Observer<N, D> {
             SessionEvent::Suspended => self.connection_lost(None),
             SessionEvent::Expired | SessionEvent::Closed => {
                 self.connection_lost(None);
-                self.session_over = true;
+                self.session.end(event);
             }
         }
     }

@@ -6,6 +6,7 @@ use heapless::{Deque, String, Vec};
 
 use crate::event_queue::EventQueue;
 use crate::pipeline::Pipeline;
+use crate::session_life::SessionLife;
 
 use super::{Error, Outcome, TxEvent, Variant, Vote, DECISION};
 use crate::path::{self, PathError};
@@ -131,7 +132,7 @@ pub struct TwoPhase<
     directory_retries: u8,
     deadline: Option<Instant>,
     connected: bool,
-    session_over: bool,
+    session: SessionLife,
     ops: Pipeline<Op, 16, 48>,
     /// Ops that must follow the per-site creates on the wire.
     late: Deque<Op, 2>,
@@ -185,7 +186,7 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> TwoPhase<S,
             directory_retries: 0,
             deadline: None,
             connected: true,
-            session_over: false,
+            session: SessionLife::Live,
             ops: Pipeline::new(),
             late: Deque::new(),
             events: EventQueue::new(),
@@ -530,9 +531,9 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> TwoPhase<S,
         self.late.clear();
     }
 
-    fn session_ended(&mut self) {
+    fn session_ended(&mut self, how: SessionEvent) {
         self.connected = false;
-        self.session_over = true;
+        self.session.end(how);
         let lost = self.ops.lose();
         if lost.contains(&Op::CreateTx) {
             self.tx_create_unknown = true;
@@ -615,7 +616,7 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> TwoPhase<S,
         if e.is_connection_loss() {
             self.connection_lost(Some(op));
         } else if e.is_session_gone() {
-            self.session_ended();
+            self.session_ended(SessionEvent::Expired);
         } else {
             self.fail(Error::Zk(e));
         }
@@ -992,15 +993,14 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> Recipe
     fn handle_session(&mut self, event: SessionEvent) {
         match event {
             SessionEvent::Connected { .. } => {
-                let new_session = self.session_over;
-                self.session_over = false;
+                let new_session = self.session.connected();
                 if !self.connected || new_session {
                     self.connected = true;
                     self.resync();
                 }
             }
             SessionEvent::Suspended => self.connection_lost(None),
-            SessionEvent::Expired | SessionEvent::Closed => self.session_ended(),
+            SessionEvent::Expired | SessionEvent::Closed => self.session_ended(event),
         }
     }
 
