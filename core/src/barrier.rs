@@ -17,6 +17,7 @@ use core::fmt;
 
 use heapless::String;
 
+use crate::ancestors;
 use crate::event_queue::EventQueue;
 use crate::path::{self, PathError};
 use crate::pipeline::Pipeline;
@@ -55,6 +56,8 @@ enum Op {
     /// getData with a watch, while waiting.
     Watch,
 }
+
+ancestors::ancestor_op!(Op);
 
 /// A barrier: one node that processes wait on until it is removed.
 ///
@@ -223,12 +226,7 @@ impl<const N: usize> Barrier<N> {
     }
 
     fn depth(&self) -> u8 {
-        let parent = path::parent(&self.node).unwrap_or("/");
-        if parent == "/" {
-            0
-        } else {
-            u8::try_from(parent.matches('/').count()).unwrap_or(u8::MAX)
-        }
+        ancestors::depth(path::parent(&self.node).unwrap_or("/"))
     }
 }
 
@@ -239,32 +237,13 @@ impl<const N: usize> Recipe for Barrier<N> {
         if !self.connected {
             return None;
         }
-        let (id, op) = self.ops.next()?;
-        if let Op::Ensure(level) = op {
-            if level < self.depth() {
-                self.ops.queue_first(Op::Ensure(level + 1));
-            }
-        }
+        let depth = self.depth();
+        let (id, op) = self.ops.next_creating_ancestors(depth)?;
         let node = self.node.as_str();
         let request = match op {
             Op::Ensure(level) => {
                 let parent = path::parent(node).unwrap_or("/");
-                let end = parent
-                    .match_indices('/')
-                    .map(|(i, _)| i)
-                    .chain(core::iter::once(parent.len()))
-                    .filter(|&i| i > 0)
-                    .nth(usize::from(level.saturating_sub(1)))
-                    .unwrap_or(parent.len());
-                self.scratch.clear();
-                // Cannot fail: a prefix of a path that fits.
-                let _ = self.scratch.push_str(&parent[..end]);
-                Request::Create {
-                    path: &self.scratch,
-                    data: &[],
-                    acl: self.acl,
-                    mode: CreateMode::Persistent,
-                }
+                ancestors::create(parent, level, &mut self.scratch, self.acl)
             }
             Op::Create => Request::Create {
                 path: node,

@@ -43,6 +43,7 @@ use core::fmt;
 
 use heapless::String;
 
+use crate::ancestors;
 use crate::event_queue::EventQueue;
 use crate::path::{self, PathError};
 use crate::pipeline::Pipeline;
@@ -108,6 +109,8 @@ enum Op {
     /// getData with a watch on the process node being waited for.
     WatchOther,
 }
+
+ancestors::ancestor_op!(Op);
 
 /// One process of a double barrier.
 ///
@@ -379,10 +382,6 @@ impl<const N: usize> DoubleBarrier<N> {
         self.ops.lose();
     }
 
-    fn depth(&self) -> u8 {
-        u8::try_from(self.dir.matches('/').count()).unwrap_or(u8::MAX)
-    }
-
     fn resync(&mut self) {
         self.ops.clear_queued();
         match self.step {
@@ -407,26 +406,16 @@ impl<const N: usize> Recipe for DoubleBarrier<N> {
         if !self.connected {
             return None;
         }
-        let (id, op) = self.ops.next()?;
+        let (id, op) = self
+            .ops
+            .next_creating_ancestors(ancestors::depth(&self.dir))?;
         if let Op::Ensure(level) = op {
-            if level < self.depth() {
-                self.ops.queue_first(Op::Ensure(level + 1));
-            }
+            let request = ancestors::create(&self.dir, level, &mut self.scratch, self.acl);
+            return Some(Outgoing { id, request });
         }
         // Cannot fail: every path was sized in `new` or when stored.
         let _ = match op {
-            Op::Ensure(level) => {
-                let end = self
-                    .dir
-                    .match_indices('/')
-                    .map(|(i, _)| i)
-                    .chain(core::iter::once(self.dir.len()))
-                    .filter(|&i| i > 0)
-                    .nth(usize::from(level.saturating_sub(1)))
-                    .unwrap_or(self.dir.len());
-                self.scratch.clear();
-                self.scratch.push_str(&self.dir[..end]).map_err(|_| ())
-            }
+            Op::Ensure(_) | Op::List => Ok(()),
             Op::WatchReady
             | Op::StatReady
             | Op::CreateReady
@@ -439,7 +428,6 @@ impl<const N: usize> Recipe for DoubleBarrier<N> {
             Op::WatchOther => {
                 path::join_into(&mut self.scratch, &self.dir, &self.other).map_err(|_| ())
             }
-            Op::List => Ok(()),
         };
         let path = self.scratch.as_str();
         let request = match op {

@@ -88,6 +88,7 @@ extern crate alloc;
 #[cfg(feature = "sim")]
 extern crate std;
 
+mod ancestors;
 pub mod barrier;
 pub mod children;
 pub mod config;

@@ -89,6 +89,7 @@ use core::fmt::{self, Write};
 
 use heapless::String;
 
+use crate::ancestors;
 use crate::event_queue::EventQueue;
 use crate::naming::{contender_sequence, shared_contender, Flavour, Guid, NodeKind};
 use crate::path::{self, PathError};
@@ -289,9 +290,7 @@ enum Step {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Op {
     /// Create the `level`-th ancestor of the lock directory (1 = topmost).
-    Ensure {
-        level: u8,
-    },
+    Ensure(u8),
     Create,
     List,
     WatchPredecessor,
@@ -300,6 +299,8 @@ enum Op {
     /// Read the own node with a watch (revocable locks).
     WatchOwn,
 }
+
+ancestors::ancestor_op!(Op);
 
 /// A lock on one directory: exclusive, or one side of a shared lock (see
 /// [`Contender`]), optionally [`revocable`](Lock::revocable).
@@ -905,7 +906,7 @@ impl<const N: usize> Lock<N> {
                 return self.finish();
             }
             self.ops.clear_queued();
-            self.ops.push(Op::Ensure { level: 1 });
+            self.ops.push(Op::Ensure(1));
             self.ops.push(Op::Create);
             self.ops.push(Op::List);
         } else if e.is_connection_loss() || e.is_session_gone() {
@@ -1040,16 +1041,7 @@ impl<const N: usize> Lock<N> {
     /// in `store_own`, the predecessor's path in `on_children`).
     fn materialise(&mut self, op: Op) -> Request<'_> {
         match op {
-            Op::Ensure { level } => {
-                let end = path::nth_ancestor_end(&self.dir, level);
-                let _ = path::concat_into(&mut self.scratch, &[&self.dir[..end]]);
-                Request::Create {
-                    path: &self.scratch,
-                    data: &[],
-                    acl: self.acl,
-                    mode: CreateMode::Persistent,
-                }
-            }
+            Op::Ensure(level) => ancestors::create(&self.dir, level, &mut self.scratch, self.acl),
             Op::Create => {
                 self.scratch.clear();
                 // heapless' `String` refuses a write that does not fit whole.
@@ -1105,12 +1097,9 @@ impl<const N: usize> Recipe for Lock<N> {
         if !self.connected {
             return None;
         }
-        let (id, op) = self.ops.next()?;
-        if let Op::Ensure { level } = op {
-            if level < path::depth(&self.dir) {
-                self.ops.queue_first(Op::Ensure { level: level + 1 });
-            }
-        }
+        let (id, op) = self
+            .ops
+            .next_creating_ancestors(ancestors::depth(&self.dir))?;
         let request = self.materialise(op);
         Some(Outgoing { id, request })
     }
@@ -1120,8 +1109,8 @@ impl<const N: usize> Recipe for Lock<N> {
             return;
         };
         match (op, reply) {
-            (Op::Ensure { .. }, Reply::Created { .. } | Reply::Error(ZkError::NodeExists)) => {}
-            (Op::Ensure { .. }, Reply::Error(e)) => {
+            (Op::Ensure(_), Reply::Created { .. } | Reply::Error(ZkError::NodeExists)) => {}
+            (Op::Ensure(_), Reply::Error(e)) => {
                 if e.is_connection_loss() || e.is_session_gone() {
                     self.on_error(op, e);
                 } else {

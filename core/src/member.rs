@@ -24,6 +24,7 @@ use core::fmt;
 
 use heapless::{String, Vec};
 
+use crate::ancestors;
 use crate::event_queue::EventQueue;
 use crate::path::{self, PathError};
 use crate::pipeline::Pipeline;
@@ -137,9 +138,7 @@ enum Step {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Op {
     /// Create the `level`-th ancestor of the group directory.
-    Ensure {
-        level: u8,
-    },
+    Ensure(u8),
     Create,
     /// getData with a watch on the own node.
     Check,
@@ -147,6 +146,8 @@ enum Op {
     Owner,
     Delete,
 }
+
+ancestors::ancestor_op!(Op);
 
 /// A member of a group: an ephemeral node `<group>/<name>` that comes back
 /// by itself after its session expired.
@@ -517,18 +518,13 @@ impl<const D: usize, const N: usize> Member<D, N> {
             {
                 self.directory_retries += 1;
                 self.ops.clear_queued();
-                self.ops.queue(Op::Ensure { level: 1 });
+                self.ops.queue(Op::Ensure(1));
                 self.ops.queue(Op::Create);
             }
             _ if e.is_connection_loss() || e.is_session_gone() => self.on_error(Op::Create, e),
             _ if self.step == Step::Creating => self.finish(MemberEvent::Failed(Error::Zk(e))),
             _ => {}
         }
-    }
-
-    fn depth(&self) -> u8 {
-        let dir = &self.node[..self.dir_len];
-        u8::try_from(dir.matches('/').count()).unwrap_or(u8::MAX)
     }
 }
 
@@ -539,32 +535,12 @@ impl<const D: usize, const N: usize> Recipe for Member<D, N> {
         if !self.connected {
             return None;
         }
-        let (id, op) = self.ops.next()?;
-        if let Op::Ensure { level } = op {
-            if level < self.depth() {
-                self.ops.queue_first(Op::Ensure { level: level + 1 });
-            }
-        }
+        let depth = ancestors::depth(&self.node[..self.dir_len]);
+        let (id, op) = self.ops.next_creating_ancestors(depth)?;
         let node = self.node.as_str();
         let request = match op {
-            Op::Ensure { level } => {
-                let dir = &node[..self.dir_len];
-                let end = dir
-                    .match_indices('/')
-                    .map(|(i, _)| i)
-                    .chain(core::iter::once(dir.len()))
-                    .filter(|&i| i > 0)
-                    .nth(usize::from(level.saturating_sub(1)))
-                    .unwrap_or(dir.len());
-                self.scratch.clear();
-                // Cannot fail: a prefix of a path that fits.
-                let _ = self.scratch.push_str(&dir[..end]);
-                Request::Create {
-                    path: &self.scratch,
-                    data: &[],
-                    acl: self.acl,
-                    mode: CreateMode::Persistent,
-                }
+            Op::Ensure(level) => {
+                ancestors::create(&node[..self.dir_len], level, &mut self.scratch, self.acl)
             }
             Op::Create => Request::Create {
                 path: node,
@@ -595,8 +571,8 @@ impl<const D: usize, const N: usize> Recipe for Member<D, N> {
             return;
         };
         match (op, reply) {
-            (Op::Ensure { .. }, Reply::Created { .. } | Reply::Error(ZkError::NodeExists)) => {}
-            (Op::Ensure { .. }, Reply::Error(e)) => self.on_error(op, e),
+            (Op::Ensure(_), Reply::Created { .. } | Reply::Error(ZkError::NodeExists)) => {}
+            (Op::Ensure(_), Reply::Error(e)) => self.on_error(op, e),
             (Op::Create, Reply::Created { .. }) => match self.step {
                 Step::Creating => self.now_in(),
                 // Ours for certain: no need to read its owner.

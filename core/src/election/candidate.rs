@@ -5,6 +5,7 @@ use core::fmt::{self, Write};
 use heapless::{String, Vec};
 
 use super::{Acknowledgement, Error, ACK_NAME, DEFAULT_DATA_CAPACITY, DEFAULT_PATH_CAPACITY};
+use crate::ancestors;
 use crate::event_queue::EventQueue;
 use crate::naming::{contender_sequence, Flavour, Guid, NodeKind};
 use crate::path::{self, PathError};
@@ -103,9 +104,7 @@ enum Step {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Op {
     /// Create the `level`-th ancestor of the directory (1 = topmost).
-    Ensure {
-        level: u8,
-    },
+    Ensure(u8),
     Create,
     List,
     WatchPredecessor,
@@ -131,6 +130,8 @@ enum Op {
     /// Delete a node of an earlier session.
     DeleteStale,
 }
+
+ancestors::ancestor_op!(Op);
 
 /// How a campaign that is being wound up will be reported.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -1046,7 +1047,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
                 return self.finish();
             }
             self.ops.clear_queued();
-            self.ops.push(Op::Ensure { level: 1 });
+            self.ops.push(Op::Ensure(1));
             self.ops.push(Op::Create);
             self.ops.push(Op::List);
         } else if e.is_connection_loss() || e.is_session_gone() {
@@ -1312,16 +1313,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
     /// its name in `store_own`, the predecessor in `on_children`).
     fn materialise(&mut self, op: Op) -> Request<'_> {
         match op {
-            Op::Ensure { level } => {
-                let end = path::nth_ancestor_end(&self.dir, level);
-                let _ = path::concat_into(&mut self.scratch, &[&self.dir[..end]]);
-                Request::Create {
-                    path: &self.scratch,
-                    data: &[],
-                    acl: self.acl,
-                    mode: CreateMode::Persistent,
-                }
-            }
+            Op::Ensure(level) => ancestors::create(&self.dir, level, &mut self.scratch, self.acl),
             Op::Create => {
                 self.scratch.clear();
                 // heapless' `String` refuses a write that does not fit whole.
@@ -1400,12 +1392,9 @@ impl<const N: usize, const D: usize> Recipe for Election<N, D> {
         if !self.connected {
             return None;
         }
-        let (id, op) = self.ops.next()?;
-        if let Op::Ensure { level } = op {
-            if level < path::depth(&self.dir) {
-                self.ops.queue_first(Op::Ensure { level: level + 1 });
-            }
-        }
+        let (id, op) = self
+            .ops
+            .next_creating_ancestors(ancestors::depth(&self.dir))?;
         if op == Op::Ack {
             self.ack_sent = true;
         }
@@ -1418,8 +1407,8 @@ impl<const N: usize, const D: usize> Recipe for Election<N, D> {
             return;
         };
         match (op, reply) {
-            (Op::Ensure { .. }, Reply::Created { .. } | Reply::Error(ZkError::NodeExists)) => {}
-            (Op::Ensure { .. }, Reply::Error(e)) => {
+            (Op::Ensure(_), Reply::Created { .. } | Reply::Error(ZkError::NodeExists)) => {}
+            (Op::Ensure(_), Reply::Error(e)) => {
                 if e.is_connection_loss() || e.is_session_gone() {
                     self.on_error(op, e);
                 } else {

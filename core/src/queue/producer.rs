@@ -5,6 +5,7 @@ use core::fmt::{self, Write};
 use heapless::{String, Vec};
 
 use super::{Error, MARKER};
+use crate::ancestors;
 use crate::event_queue::EventQueue;
 use crate::naming::Guid;
 use crate::path;
@@ -38,6 +39,8 @@ enum Op {
     /// A create's outcome is unknown: look for the GUID.
     Find,
 }
+
+ancestors::ancestor_op!(Op);
 
 /// Adds items to the queue at a directory, one at a time.
 ///
@@ -214,10 +217,6 @@ impl<const D: usize, const N: usize> Producer<D, N> {
             self.ops.queue(Op::Find);
         }
     }
-
-    fn depth(&self) -> u8 {
-        u8::try_from(self.dir.matches('/').count()).unwrap_or(u8::MAX)
-    }
 }
 
 impl<const D: usize, const N: usize> Recipe for Producer<D, N> {
@@ -227,32 +226,11 @@ impl<const D: usize, const N: usize> Recipe for Producer<D, N> {
         if !self.connected {
             return None;
         }
-        let (id, op) = self.ops.next()?;
-        if let Op::Ensure(level) = op {
-            if level < self.depth() {
-                self.ops.queue_first(Op::Ensure(level + 1));
-            }
-        }
+        let (id, op) = self
+            .ops
+            .next_creating_ancestors(ancestors::depth(&self.dir))?;
         let request = match op {
-            Op::Ensure(level) => {
-                let end = self
-                    .dir
-                    .match_indices('/')
-                    .map(|(i, _)| i)
-                    .chain(core::iter::once(self.dir.len()))
-                    .filter(|&i| i > 0)
-                    .nth(usize::from(level.saturating_sub(1)))
-                    .unwrap_or(self.dir.len());
-                self.scratch.clear();
-                // Cannot fail: a prefix of a path that fits.
-                let _ = self.scratch.push_str(&self.dir[..end]);
-                Request::Create {
-                    path: &self.scratch,
-                    data: &[],
-                    acl: self.acl,
-                    mode: CreateMode::Persistent,
-                }
-            }
+            Op::Ensure(level) => ancestors::create(&self.dir, level, &mut self.scratch, self.acl),
             Op::Create => {
                 self.scratch.clear();
                 // Cannot fail: sized in `put`.

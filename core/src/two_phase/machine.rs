@@ -4,6 +4,7 @@ use core::fmt;
 
 use heapless::{Deque, String, Vec};
 
+use crate::ancestors;
 use crate::event_queue::EventQueue;
 use crate::pipeline::Pipeline;
 use crate::session_life::SessionLife;
@@ -70,6 +71,8 @@ enum Op {
     /// found missing (see [`TwoPhase::site_missed_tx`]).
     Sync,
 }
+
+ancestors::ancestor_op!(Op);
 
 /// One participant of a two-phase commit: the coordinator, or one site.
 ///
@@ -648,23 +651,15 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> TwoPhase<S,
     }
 
     fn depth(&self) -> u8 {
-        let parent = path::parent(&self.tx).unwrap_or("/");
-        if parent == "/" {
-            0
-        } else {
-            u8::try_from(parent.matches('/').count()).unwrap_or(u8::MAX)
-        }
+        ancestors::depth(path::parent(&self.tx).unwrap_or("/"))
     }
 
     /// The next op to send: early ops, then per-site work, then the ops
     /// that must follow the vote creates.
     fn next_op(&mut self) -> Option<Op> {
         if let Some(op) = self.ops.pop_queued() {
-            if let Op::Ensure(level) = op {
-                if level < self.depth() {
-                    self.ops.queue_first(Op::Ensure(level + 1));
-                }
-            }
+            let depth = self.depth();
+            self.ops.follow_ancestor(op, depth);
             return Some(op);
         }
         for (i, slot) in self.sites.iter_mut().enumerate() {
@@ -725,21 +720,7 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> Recipe
         let request = match op {
             Op::Ensure(level) => {
                 let parent = path::parent(&self.tx).unwrap_or("/");
-                let end = parent
-                    .match_indices('/')
-                    .map(|(i, _)| i)
-                    .chain(core::iter::once(parent.len()))
-                    .filter(|&i| i > 0)
-                    .nth(usize::from(level.saturating_sub(1)))
-                    .unwrap_or(parent.len());
-                self.scratch.clear();
-                let _ = self.scratch.push_str(&parent[..end]);
-                Request::Create {
-                    path: &self.scratch,
-                    data: &[],
-                    acl,
-                    mode: CreateMode::Persistent,
-                }
+                ancestors::create(parent, level, &mut self.scratch, acl)
             }
             Op::CreateTx => Request::Create {
                 path: &self.tx,

@@ -1,0 +1,87 @@
+//! Creating a recipe's missing ancestors: one persistent node per level,
+//! from the topmost down, each create queued when the one above goes out,
+//! so the whole chain travels in one flight (`NodeExists` counts as done).
+
+use heapless::String;
+
+use crate::path;
+use crate::pipeline::Pipeline;
+use crate::{Acl, CreateMode, Request, RequestId};
+
+/// A recipe's op that can stand for "create the `level`-th ancestor"
+/// (level 1 is the topmost).
+pub(crate) trait AncestorOp: Copy + PartialEq {
+    /// The level this op creates, if it creates an ancestor.
+    fn ancestor_level(self) -> Option<u8>;
+    /// The op that creates the `level`-th ancestor.
+    fn ancestor(level: u8) -> Self;
+}
+
+/// Implements [`AncestorOp`] for a recipe's `Op`, whose `Ensure(level)`
+/// creates the `level`-th ancestor.
+macro_rules! ancestor_op {
+    ($op:ident) => {
+        impl $crate::ancestors::AncestorOp for $op {
+            fn ancestor_level(self) -> Option<u8> {
+                match self {
+                    $op::Ensure(level) => Some(level),
+                    _ => None,
+                }
+            }
+
+            fn ancestor(level: u8) -> Self {
+                $op::Ensure(level)
+            }
+        }
+    };
+}
+pub(crate) use ancestor_op;
+
+/// How many ancestors `dir` has to create: its own components (`/a/b` has
+/// 2), none for the root.
+pub(crate) fn depth(dir: &str) -> u8 {
+    if dir == "/" {
+        0
+    } else {
+        path::depth(dir)
+    }
+}
+
+/// The create of `dir`'s `level`-th ancestor, its path written into
+/// `scratch` (a prefix of a path that fits it, so the write cannot fail).
+pub(crate) fn create<'a, const N: usize>(
+    dir: &str,
+    level: u8,
+    scratch: &'a mut String<N>,
+    acl: Acl<'a>,
+) -> Request<'a> {
+    let end = path::nth_ancestor_end(dir, level);
+    scratch.clear();
+    let _ = scratch.push_str(&dir[..end]);
+    Request::Create {
+        path: scratch,
+        data: &[],
+        acl,
+        mode: CreateMode::Persistent,
+    }
+}
+
+impl<Op: AncestorOp, const QUEUED: usize, const IN_FLIGHT: usize> Pipeline<Op, QUEUED, IN_FLIGHT> {
+    /// The next op to send, as [`Pipeline::next`]; an ancestor's create
+    /// queues the next level's first, down to `depth`.
+    pub(crate) fn next_creating_ancestors(&mut self, depth: u8) -> Option<(RequestId, Op)> {
+        let (id, op) = self.next()?;
+        self.follow_ancestor(op, depth);
+        Some((id, op))
+    }
+
+    /// After `op` went out: if it creates an ancestor above `depth`, the
+    /// next level's create goes first.
+    pub(crate) fn follow_ancestor(&mut self, op: Op, depth: u8) {
+        if let Some(level) = op.ancestor_level() {
+            if level < depth {
+                self.queue_first(Op::ancestor(level + 1));
+            }
+        }
+    }
+}
