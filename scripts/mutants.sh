@@ -34,6 +34,7 @@ declare -A FILES=(
     [two_phase]="core/src/two_phase/*.rs"
     [membership]="core/src/member.rs core/src/members.rs"
     [session_life]="core/src/session_life.rs"
+    [ancestors]="core/src/ancestors.rs"
 )
 declare -A TESTS=(
     [lock]="lock_safety lock_protocol lock_pitfalls lock_sim rwlock_protocol rwlock_pitfalls rwlock_sim wire_lock"
@@ -45,9 +46,10 @@ declare -A TESTS=(
     [queue]="queue_faults queue_sim queue_api"
     [two_phase]="two_phase_faults two_phase_sim two_phase_api"
     [membership]="membership_faults membership_sim membership_api"
+    [ancestors]="lock_protocol lock_pitfalls election_faults election_pitfalls queue_api queue_faults barrier_faults barrier_double_faults two_phase_faults two_phase_api membership_faults membership_api"
     [session_life]="lock_protocol election_faults queue_api barrier_double_faults membership_api membership_faults config_faults barrier_faults"
 )
-ORDER=(lock revoke election config barrier double_barrier queue two_phase membership session_life)
+ORDER=(lock revoke election config barrier double_barrier queue two_phase membership session_life ancestors)
 
 list=false
 modules=()

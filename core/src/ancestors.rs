@@ -47,6 +47,30 @@ pub(crate) fn depth(dir: &str) -> u8 {
     }
 }
 
+/// How often a recipe re-creates its vanished directory before it gives
+/// up: each time, someone deleted it again since, and a bound ends a fight
+/// with a deleter.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Retries(u8);
+
+impl Retries {
+    const MAX: u8 = 8;
+
+    /// Counts one more re-creation; false once the bound is reached.
+    pub(crate) fn take(&mut self) -> bool {
+        let allowed = self.0 < Self::MAX;
+        if allowed {
+            self.0 += 1;
+        }
+        allowed
+    }
+
+    /// The directory is there (again): the count starts over.
+    pub(crate) fn reset(&mut self) {
+        self.0 = 0;
+    }
+}
+
 /// The create of `dir`'s `level`-th ancestor, its path written into
 /// `scratch` (a prefix of a path that fits it, so the write cannot fail).
 pub(crate) fn create<'a, const N: usize>(

@@ -106,9 +106,6 @@ pub const DEFAULT_PATH_CAPACITY: usize = 128;
 /// How many requests a lock keeps in flight at most.
 const MAX_IN_FLIGHT: usize = 8;
 
-/// How often a vanished lock directory is re-created before giving up.
-const MAX_DIRECTORY_RETRIES: u8 = 8;
-
 /// What the lock tells the application.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
@@ -347,7 +344,7 @@ pub struct Lock<const N: usize = DEFAULT_PATH_CAPACITY> {
     session: SessionLife,
     /// Held when the connection was lost: waiting for `Resumed` or `Lost`.
     suspended: bool,
-    directory_retries: u8,
+    directory_retries: ancestors::Retries,
     ops: Pipeline<Op, 8, MAX_IN_FLIGHT>,
     events: EventQueue<LockEvent, 4>,
     scratch: String<N>,
@@ -446,7 +443,7 @@ impl<const N: usize> Lock<N> {
             connected: true,
             session: SessionLife::Live,
             suspended: false,
-            directory_retries: 0,
+            directory_retries: ancestors::Retries::default(),
             ops: Pipeline::new(),
             events: EventQueue::new(),
             scratch: String::new(),
@@ -618,7 +615,7 @@ impl<const N: usize> Lock<N> {
         self.give_up = None;
         self.suspended = false;
         self.revocation_requested = false;
-        self.directory_retries = 0;
+        self.directory_retries.reset();
         self.step = Step::Creating;
         self.queue_create();
         Ok(())
@@ -897,10 +894,9 @@ impl<const N: usize> Lock<N> {
     }
 
     fn on_create_error(&mut self, e: ZkError) {
-        if e == ZkError::NoNode && self.directory_retries < MAX_DIRECTORY_RETRIES {
+        if e == ZkError::NoNode && self.directory_retries.take() {
             // The directory is missing: create its ancestors (pipelined,
             // NodeExists ignored), then the own node and the listing again.
-            self.directory_retries += 1;
             self.forget(&[Op::List]);
             if self.give_up.is_some() {
                 return self.finish();

@@ -40,9 +40,6 @@ pub const DEFAULT_DATA_CAPACITY: usize = 128;
 /// Default capacity, in bytes, of the member node's path.
 pub const DEFAULT_PATH_CAPACITY: usize = 128;
 
-/// How often a vanished group directory is re-created before giving up.
-const MAX_DIRECTORY_RETRIES: u8 = 8;
-
 /// What a member hears about its own membership.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
@@ -186,7 +183,7 @@ pub struct Member<const D: usize = DEFAULT_DATA_CAPACITY, const N: usize = DEFAU
     own_owner: Option<i64>,
     /// A create was sent whose reply never came.
     create_unknown: bool,
-    directory_retries: u8,
+    directory_retries: ancestors::Retries,
     events: EventQueue<MemberEvent, 8>,
     scratch: String<N>,
     /// The ACL of every node it creates.
@@ -216,7 +213,7 @@ impl<const D: usize, const N: usize> Member<D, N> {
             earlier_sessions: [None; 2],
             own_owner: None,
             create_unknown: false,
-            directory_retries: 0,
+            directory_retries: ancestors::Retries::default(),
             events: EventQueue::new(),
             scratch: String::new(),
         })
@@ -273,7 +270,7 @@ impl<const D: usize, const N: usize> Member<D, N> {
         })?;
         self.was_out = false;
         self.ever_in = false;
-        self.directory_retries = 0;
+        self.directory_retries.reset();
         self.start_create();
         Ok(())
     }
@@ -342,7 +339,7 @@ impl<const D: usize, const N: usize> Member<D, N> {
     fn now_in(&mut self) {
         self.step = Step::In;
         self.create_unknown = false;
-        self.directory_retries = 0;
+        self.directory_retries.reset();
         let rejoined = self.was_out;
         self.was_out = false;
         self.ever_in = true;
@@ -512,11 +509,7 @@ impl<const D: usize, const N: usize> Member<D, N> {
                 self.step = Step::Checking;
                 self.ops.queue(Op::Check);
             }
-            ZkError::NoNode
-                if self.step == Step::Creating
-                    && self.directory_retries < MAX_DIRECTORY_RETRIES =>
-            {
-                self.directory_retries += 1;
+            ZkError::NoNode if self.step == Step::Creating && self.directory_retries.take() => {
                 self.ops.clear_queued();
                 self.ops.queue(Op::Ensure(1));
                 self.ops.queue(Op::Create);

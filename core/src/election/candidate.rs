@@ -19,9 +19,6 @@ use crate::{
 /// How many requests a candidate keeps in flight at most.
 const MAX_IN_FLIGHT: usize = 8;
 
-/// How often a vanished election directory is re-created before giving up.
-const MAX_DIRECTORY_RETRIES: u8 = 8;
-
 /// How often in a row a foreign acknowledgement is replaced before giving up.
 const MAX_ACK_REPLACEMENTS: u8 = 8;
 
@@ -220,7 +217,7 @@ pub struct Election<const N: usize = DEFAULT_PATH_CAPACITY, const D: usize = DEF
     /// `poll_timeout` asks for the current time (to start the suspension
     /// clock).
     needs_time: bool,
-    directory_retries: u8,
+    directory_retries: ancestors::Retries,
     ops: Pipeline<Op, 12, MAX_IN_FLIGHT>,
     events: EventQueue<ElectionEvent, 8>,
     scratch: String<N>,
@@ -295,7 +292,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
             lost_after: None,
             suspended_at: None,
             needs_time: false,
-            directory_retries: 0,
+            directory_retries: ancestors::Retries::default(),
             ops: Pipeline::new(),
             events: EventQueue::new(),
             scratch: String::new(),
@@ -555,7 +552,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
         self.suspended = false;
         self.delete_ack = false;
         self.ack_replacements = 0;
-        self.directory_retries = 0;
+        self.directory_retries.reset();
         self.step = Step::Creating;
         self.queue_create();
         Ok(())
@@ -1038,10 +1035,9 @@ impl<const N: usize, const D: usize> Election<N, D> {
     }
 
     fn on_create_error(&mut self, e: ZkError) {
-        if e == ZkError::NoNode && self.directory_retries < MAX_DIRECTORY_RETRIES {
+        if e == ZkError::NoNode && self.directory_retries.take() {
             // The directory is missing: create its ancestors (pipelined,
             // NodeExists ignored), then the own node and the listing again.
-            self.directory_retries += 1;
             self.forget(&[Op::List]);
             if self.give_up.is_some() {
                 return self.finish();

@@ -16,10 +16,6 @@ use crate::{
     Version, WatchEvent, WatchKind, ZkError,
 };
 
-/// How often a vanished transaction directory is re-created before giving
-/// up.
-const MAX_DIRECTORY_RETRIES: u8 = 8;
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Role {
     Idle,
@@ -132,7 +128,7 @@ pub struct TwoPhase<
     tx_create_unknown: bool,
     body_set: bool,
     started: bool,
-    directory_retries: u8,
+    directory_retries: ancestors::Retries,
     deadline: Option<Instant>,
     connected: bool,
     session: SessionLife,
@@ -186,7 +182,7 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> TwoPhase<S,
             tx_create_unknown: false,
             body_set: false,
             started: false,
-            directory_retries: 0,
+            directory_retries: ancestors::Retries::default(),
             deadline: None,
             connected: true,
             session: SessionLife::Live,
@@ -637,11 +633,10 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> TwoPhase<S,
                 self.tx_create_unknown = false;
             }
             Reply::Error(ZkError::NodeExists) => self.fail(Error::TransactionExists),
-            Reply::Error(ZkError::NoNode) if self.directory_retries < MAX_DIRECTORY_RETRIES => {
+            Reply::Error(ZkError::NoNode) if self.directory_retries.take() => {
                 // A missing parent: create the ancestors, then everything
                 // again. The pipelined vote creates and body write fail with
                 // NoNode too and are re-queued as their answers come in.
-                self.directory_retries += 1;
                 self.ops.queue_first(Op::CreateTx);
                 self.ops.queue_first(Op::Ensure(1));
             }
@@ -809,7 +804,7 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> Recipe
             // Progress: only a directory that keeps vanishing counts
             // against the retries.
             (Op::Ensure(_), Reply::Created { .. } | Reply::Error(ZkError::NodeExists)) => {
-                self.directory_retries = 0;
+                self.directory_retries.reset();
             }
             (Op::CreateTx, reply) => self.on_create_tx(reply),
             (Op::CreateVote(i), Reply::Created { .. } | Reply::Error(ZkError::NodeExists)) => {
