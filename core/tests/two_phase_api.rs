@@ -1392,3 +1392,52 @@ fn a_coordinator_resends_its_proposal_after_a_connection_loss() {
         ]
     );
 }
+
+/// A `sync` answered with an error that is not a lost connection: the site
+/// trusts the read that follows it (here: the transaction is not there).
+#[test]
+fn a_site_whose_sync_is_refused_trusts_the_next_read() {
+    let mut t = Tp::new(TX).unwrap();
+    t.participate("s1", COORDINATED).unwrap();
+    let s = sent(&mut t);
+    t.handle_reply(s[0].0, err(ZkError::NoNode));
+    t.handle_reply(s[1].0, err(ZkError::NoNode));
+    let again = sent(&mut t);
+    t.handle_reply(again[0].0, err(ZkError::NoNode));
+    t.handle_reply(again[1].0, err(ZkError::NoAuth));
+    t.handle_reply(again[2].0, err(ZkError::NoNode));
+    assert_eq!(events(&mut t), [TxEvent::Failed(Error::NoTransaction)]);
+}
+
+/// A `sync` whose answer the connection lost proves nothing: after the
+/// reconnect, a read that finds no transaction syncs again before the site
+/// believes it.
+#[test]
+fn a_site_whose_sync_was_lost_syncs_again_before_it_believes_a_miss() {
+    let mut t = Tp::new(TX).unwrap();
+    t.participate("s1", COORDINATED).unwrap();
+    let s = sent(&mut t);
+    t.handle_reply(s[0].0, err(ZkError::NoNode));
+    t.handle_reply(s[1].0, err(ZkError::NoNode));
+    let again = sent(&mut t);
+    // The decision's watch is answered; the connection goes before the
+    // sync's answer.
+    t.handle_reply(again[0].0, err(ZkError::NoNode));
+    t.handle_reply(again[1].0, err(ZkError::ConnectionLoss));
+    t.handle_reply(again[2].0, err(ZkError::ConnectionLoss));
+    t.handle_session(SessionEvent::Suspended);
+    t.handle_session(SessionEvent::Connected { session_id: 1 });
+    let resent = sent(&mut t);
+    for (id, text) in &resent {
+        if text.starts_with("read ") || text.starts_with("list ") {
+            t.handle_reply(*id, err(ZkError::NoNode));
+        }
+    }
+    assert_eq!(events(&mut t), [], "not failed on a read no sync preceded");
+    let next = sent(&mut t);
+    assert!(
+        texts(&next).iter().any(|r| r.starts_with("Sync")),
+        "{:?}",
+        texts(&next)
+    );
+}
