@@ -816,10 +816,7 @@ impl<const N: usize> Lock<N> {
                 // Revocation cannot be watched (say, an ACL forbids reading
                 // the own node): the lock itself is unaffected, and a
                 // listing shows whether the node is still first.
-                Op::WatchOwn if self.step == Step::Confirming => {
-                    self.step = Step::Listing;
-                    self.ops.queue(Op::List);
-                }
+                Op::WatchOwn if self.step == Step::Confirming => self.list_again(),
                 Op::WatchOwn => {}
                 _ => self.fail(Error::Zk(e)),
             }
@@ -995,6 +992,13 @@ impl<const N: usize> Lock<N> {
         }
     }
 
+    /// Lists the directory afresh: the listing decides where the own node
+    /// stands.
+    fn list_again(&mut self) {
+        self.step = Step::Listing;
+        self.ops.queue(Op::List);
+    }
+
     fn predecessor_gone(&mut self) {
         self.forget(&[Op::WatchPredecessor]);
         if self.predecessor_is_lowest {
@@ -1009,8 +1013,7 @@ impl<const N: usize> Lock<N> {
                 self.acquired();
             }
         } else {
-            self.step = Step::Listing;
-            self.ops.queue(Op::List);
+            self.list_again();
         }
     }
 
@@ -1194,8 +1197,7 @@ impl<const N: usize> Recipe for Lock<N> {
                     // deletion may be heard before the own node's: a fresh
                     // listing, answered after them, decides.
                     self.forget(&[Op::WatchPredecessor]);
-                    self.step = Step::Listing;
-                    self.ops.queue(Op::List);
+                    self.list_again();
                 }
             }
             SessionEvent::Suspended => self.connection_lost(),

@@ -1005,12 +1005,10 @@ fn a_site_without_a_transaction_fails_once_a_sync_confirms_it() {
     assert!(sent(&mut t).is_empty());
 }
 
-/// The site was told of the transaction by someone else (the coordinator's
-/// message, a queue), and its server had not applied the create yet: reads
-/// are served by the server a session is connected to, which may lag behind
-/// the quorum. Seen on a three-server ensemble with servers killed.
-#[test]
-fn a_site_whose_server_has_not_seen_the_transaction_yet_syncs_and_joins() {
+/// A coordinated site whose first reads found no transaction (its server
+/// lagging): returns it and the requests of its second try, still
+/// unanswered (the decision's watch, a `sync`, the body's read).
+fn site_that_missed_the_transaction() -> (Tp, Vec<(RequestId, String)>) {
     let mut t = Tp::new(TX).unwrap();
     t.participate("s1", COORDINATED).unwrap();
     let s = sent(&mut t);
@@ -1026,6 +1024,16 @@ fn a_site_whose_server_has_not_seen_the_transaction_yet_syncs_and_joins() {
             "read /app/tx/t1 watch=true"
         ]
     );
+    (t, again)
+}
+
+/// The site was told of the transaction by someone else (the coordinator's
+/// message, a queue), and its server had not applied the create yet: reads
+/// are served by the server a session is connected to, which may lag behind
+/// the quorum. Seen on a three-server ensemble with servers killed.
+#[test]
+fn a_site_whose_server_has_not_seen_the_transaction_yet_syncs_and_joins() {
+    let (mut t, again) = site_that_missed_the_transaction();
     t.handle_reply(again[0].0, err(ZkError::NoNode));
     t.handle_reply(again[1].0, Reply::Synced);
     t.handle_reply(again[2].0, data(b"pay", 1));
@@ -1397,12 +1405,7 @@ fn a_coordinator_resends_its_proposal_after_a_connection_loss() {
 /// trusts the read that follows it (here: the transaction is not there).
 #[test]
 fn a_site_whose_sync_is_refused_trusts_the_next_read() {
-    let mut t = Tp::new(TX).unwrap();
-    t.participate("s1", COORDINATED).unwrap();
-    let s = sent(&mut t);
-    t.handle_reply(s[0].0, err(ZkError::NoNode));
-    t.handle_reply(s[1].0, err(ZkError::NoNode));
-    let again = sent(&mut t);
+    let (mut t, again) = site_that_missed_the_transaction();
     t.handle_reply(again[0].0, err(ZkError::NoNode));
     t.handle_reply(again[1].0, err(ZkError::NoAuth));
     t.handle_reply(again[2].0, err(ZkError::NoNode));
@@ -1414,12 +1417,7 @@ fn a_site_whose_sync_is_refused_trusts_the_next_read() {
 /// believes it.
 #[test]
 fn a_site_whose_sync_was_lost_syncs_again_before_it_believes_a_miss() {
-    let mut t = Tp::new(TX).unwrap();
-    t.participate("s1", COORDINATED).unwrap();
-    let s = sent(&mut t);
-    t.handle_reply(s[0].0, err(ZkError::NoNode));
-    t.handle_reply(s[1].0, err(ZkError::NoNode));
-    let again = sent(&mut t);
+    let (mut t, again) = site_that_missed_the_transaction();
     // The decision's watch is answered; the connection goes before the
     // sync's answer.
     t.handle_reply(again[0].0, err(ZkError::NoNode));
