@@ -40,7 +40,7 @@ use core::fmt;
 use heapless::{String, Vec};
 
 use crate::event_queue::EventQueue;
-use crate::path::{self, PathError};
+use crate::path::{self};
 use crate::pipeline::Pipeline;
 use crate::session_life::SessionLife;
 use crate::{
@@ -101,47 +101,8 @@ pub enum ConfigEvent {
     SessionEnded,
 }
 
-/// Errors of configuration operations.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-#[non_exhaustive]
-pub enum Error {
-    /// ZooKeeper refused a request.
-    Zk(ZkError),
-    /// The node path is invalid or too long.
-    Path(PathError),
-    /// A value to write does not fit the buffer.
-    TooLarge {
-        /// Its length.
-        len: usize,
-        /// The buffer's capacity.
-        capacity: usize,
-    },
-    /// A write is already in progress: wait for its outcome.
-    WriteInProgress,
-    /// The server's answer did not make sense for the request.
-    BadReply,
-}
-
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Error::Zk(e) => write!(f, "ZooKeeper error: {e}"),
-            Error::Path(e) => write!(f, "invalid path: {e}"),
-            Error::TooLarge { len, capacity } => {
-                write!(f, "value of {len} bytes exceeds the {capacity}-byte buffer")
-            }
-            Error::WriteInProgress => f.write_str("a write is already in progress"),
-            Error::BadReply => f.write_str("malformed reply from the server"),
-        }
-    }
-}
-
-impl From<PathError> for Error {
-    fn from(e: PathError) -> Self {
-        Error::Path(e)
-    }
-}
+/// Errors of this recipe: the one error type of every recipe.
+pub use crate::Error;
 
 /// What is known of the node. `czxid` (the zxid of its create) tells one
 /// incarnation of the node from the next: deleted and created again, it
@@ -327,7 +288,7 @@ impl<const D: usize, const N: usize> Config<D, N> {
 
     fn start_write(&mut self, kind: WriteKind, data: &[u8]) -> Result<(), Error> {
         if self.write.is_some() {
-            return Err(Error::WriteInProgress);
+            return Err(Error::InvalidState);
         }
         let buffer = Vec::from_slice(data).map_err(|_| Error::TooLarge {
             len: data.len(),

@@ -61,6 +61,7 @@
 //!
 //! ## Modules
 //!
+//! * [`Error`]: the one error type of every recipe.
 //! * [`lock`]: the exclusive lock, the shared (read/write) lock
 //!   ([`Lock::reader`](lock::Lock::reader), [`Lock::writer`](lock::Lock::writer))
 //!   and their revocable form ([`Lock::revocable`](lock::Lock::revocable)).
@@ -94,6 +95,7 @@ pub mod children;
 pub mod config;
 pub mod double_barrier;
 pub mod election;
+mod error;
 pub mod event;
 mod event_queue;
 pub mod lock;
@@ -119,6 +121,7 @@ pub mod wire;
 pub mod zk_error;
 
 pub use children::{Children, NameList};
+pub use error::Error;
 pub use event::{SessionEvent, WatchEvent, WatchKind};
 pub use recipe::{Outgoing, Recipe};
 pub use reply::{Reply, Stat};

@@ -205,45 +205,8 @@ impl Contender {
     }
 }
 
-/// Errors of lock operations.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-#[non_exhaustive]
-pub enum Error {
-    /// ZooKeeper refused a request.
-    Zk(ZkError),
-    /// A path was invalid or did not fit the lock's buffers.
-    Path(PathError),
-    /// The operation needs another state (e.g. `acquire` while held).
-    InvalidState {
-        /// The state the lock was in.
-        state: LockState,
-    },
-    /// The server's answer did not make sense (e.g. a created node without a
-    /// sequence suffix).
-    BadReply,
-    /// The session was closed, and no session follows. (A lock asked for
-    /// after an expiry waits for the next session, as after a disconnect.)
-    NoSession,
-}
-
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Error::Zk(e) => write!(f, "ZooKeeper error: {e}"),
-            Error::Path(e) => write!(f, "invalid path: {e}"),
-            Error::InvalidState { state } => write!(f, "not allowed while the lock is {state:?}"),
-            Error::BadReply => f.write_str("malformed reply from the server"),
-            Error::NoSession => f.write_str("the session has ended"),
-        }
-    }
-}
-
-impl From<PathError> for Error {
-    fn from(e: PathError) -> Self {
-        Error::Path(e)
-    }
-}
+/// Errors of this recipe: the one error type of every recipe.
+pub use crate::Error;
 
 /// Where the lock is, as the application sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -588,12 +551,10 @@ impl<const N: usize> Lock<N> {
         deadline: Option<Instant>,
     ) -> Result<(), Error> {
         if self.step != Step::Idle {
-            return Err(Error::InvalidState {
-                state: self.state(),
-            });
+            return Err(Error::InvalidState);
         }
         if !self.session.accepts_work() {
-            return Err(Error::NoSession);
+            return Err(Error::SessionEnded);
         }
         // The own node's path must fit before anything is created.
         let mut measure = path::Measure::default();
@@ -631,9 +592,7 @@ impl<const N: usize> Lock<N> {
                 self.start_delete();
                 Ok(())
             }
-            _ => Err(Error::InvalidState {
-                state: self.state(),
-            }),
+            _ => Err(Error::InvalidState),
         }
     }
 
@@ -647,9 +606,7 @@ impl<const N: usize> Lock<N> {
             }
             LockState::Held => self.release(),
             LockState::Releasing => Ok(()),
-            LockState::Idle => Err(Error::InvalidState {
-                state: LockState::Idle,
-            }),
+            LockState::Idle => Err(Error::InvalidState),
         }
     }
 

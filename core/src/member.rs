@@ -26,7 +26,7 @@ use heapless::{String, Vec};
 
 use crate::ancestors;
 use crate::event_queue::EventQueue;
-use crate::path::{self, PathError};
+use crate::path::{self};
 use crate::pipeline::Pipeline;
 use crate::session_life::SessionLife;
 use crate::{
@@ -65,51 +65,8 @@ pub enum MemberEvent {
     Failed(Error),
 }
 
-/// Errors of membership operations.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-#[non_exhaustive]
-pub enum Error {
-    /// ZooKeeper refused a request.
-    Zk(ZkError),
-    /// The group path or member name is invalid or too long.
-    Path(PathError),
-    /// The data does not fit the buffer.
-    TooLarge {
-        /// Its length.
-        len: usize,
-        /// The buffer's capacity.
-        capacity: usize,
-    },
-    /// Another live session holds a member node of this name.
-    NameTaken,
-    /// The operation needs another state (`join` while joined, `leave`
-    /// while not).
-    InvalidState,
-    /// The server's answer did not make sense for the request.
-    BadReply,
-}
-
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Error::Zk(e) => write!(f, "ZooKeeper error: {e}"),
-            Error::Path(e) => write!(f, "invalid path: {e}"),
-            Error::TooLarge { len, capacity } => {
-                write!(f, "data of {len} bytes exceeds the {capacity}-byte buffer")
-            }
-            Error::NameTaken => f.write_str("another session holds a member of this name"),
-            Error::InvalidState => f.write_str("not allowed in the member's current state"),
-            Error::BadReply => f.write_str("malformed reply from the server"),
-        }
-    }
-}
-
-impl From<PathError> for Error {
-    fn from(e: PathError) -> Self {
-        Error::Path(e)
-    }
-}
+/// Errors of this recipe: the one error type of every recipe.
+pub use crate::Error;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Step {

@@ -112,40 +112,8 @@ pub enum RevokeEvent {
     Failed(Error),
 }
 
-/// Errors of revocation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-#[non_exhaustive]
-pub enum Error {
-    /// ZooKeeper refused a request.
-    Zk(ZkError),
-    /// The node path was invalid or did not fit.
-    Path(PathError),
-    /// A revocation is already running on this value.
-    Busy,
-    /// The session ended before the revocation did.
-    NoSession,
-    /// The server's answer did not make sense.
-    BadReply,
-}
-
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Error::Zk(e) => write!(f, "ZooKeeper error: {e}"),
-            Error::Path(e) => write!(f, "invalid path: {e}"),
-            Error::Busy => f.write_str("a revocation is already running"),
-            Error::NoSession => f.write_str("the session has ended"),
-            Error::BadReply => f.write_str("malformed reply from the server"),
-        }
-    }
-}
-
-impl From<PathError> for Error {
-    fn from(e: PathError) -> Self {
-        Error::Path(e)
-    }
-}
+/// Errors of this recipe: the one error type of every recipe.
+pub use crate::Error;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Step {
@@ -301,7 +269,7 @@ impl<const N: usize> Revoke<N> {
 
     fn start(&mut self, deadline: Option<Instant>) -> Result<(), Error> {
         if self.step != Step::Idle {
-            return Err(Error::Busy);
+            return Err(Error::InvalidState);
         }
         self.forced = deadline.is_some();
         self.deadline = deadline;
@@ -366,7 +334,7 @@ impl<const N: usize> Revoke<N> {
     fn session_ended(&mut self) {
         self.ops.lose();
         if self.step != Step::Idle {
-            self.finish(RevokeEvent::Failed(Error::NoSession));
+            self.finish(RevokeEvent::Failed(Error::SessionEnded));
         }
     }
 }

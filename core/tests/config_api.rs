@@ -28,7 +28,7 @@ fn errors_say_what_went_wrong() {
     let mut c = Link::new(&mut zk, Cfg::new(PATH).unwrap());
     c.act(&mut zk, |c| c.set(b"v1", Version::Any)).unwrap();
     let busy = c.act(&mut zk, |c| c.set(b"v2", Version::Any)).unwrap_err();
-    assert_eq!(busy, Error::WriteInProgress);
+    assert_eq!(busy, Error::InvalidState);
     assert!(busy.to_string().contains("in progress"), "{busy}");
 
     let mut idle = Cfg::new(PATH).unwrap();

@@ -308,14 +308,14 @@ fn a_connection_loss_answer_suspends_the_leader() {
     assert!(ds[0].recipe.is_leading());
 }
 
-/// A `SessionExpired` answer ends the campaign (`Failed(NoSession)`) or
+/// A `SessionExpired` answer ends the campaign (`Failed(SessionEnded)`) or
 /// the leadership (`Lost`).
 #[test]
 fn a_session_expired_answer_ends_the_campaign_or_the_leadership() {
     let mut zk = SimZk::new(9);
     let mut ds = election(&mut zk, 2);
     for (i, expected) in [
-        (1, ElectionEvent::Failed(Error::NoSession)),
+        (1, ElectionEvent::Failed(Error::SessionEnded)),
         (0, ElectionEvent::Lost),
     ] {
         let own = own_path(&ds[i]);
@@ -358,7 +358,7 @@ fn a_campaign_after_an_expiry_leads_on_the_next_session_and_after_a_close_is_ref
     assert_eq!(ds[0].events.last(), Some(&ElectionEvent::Lost));
     assert_eq!(
         ds[0].act(&mut zk, |e| e.campaign(g(8), b"closed")),
-        Err(Error::NoSession)
+        Err(Error::SessionEnded)
     );
 }
 

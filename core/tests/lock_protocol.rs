@@ -353,12 +353,12 @@ fn acquire_after_an_expiry_waits_for_the_next_session_and_after_a_close_is_refus
     assert_eq!(events(&mut lock), vec![LockEvent::Lost]);
     assert_eq!(
         lock.acquire(GUID),
-        Err(herdless_core::lock::Error::NoSession)
+        Err(herdless_core::lock::Error::SessionEnded)
     );
     lock.handle_session(SessionEvent::Expired);
     assert_eq!(
         lock.try_acquire(GUID),
-        Err(herdless_core::lock::Error::NoSession),
+        Err(herdless_core::lock::Error::SessionEnded),
         "a close is not undone by a later expiry"
     );
 }
@@ -573,13 +573,8 @@ fn accessors_report_what_the_lock_was_made_with() {
     let texts = [
         (Error::Zk(ZkError::NoAuth), "ZooKeeper error"),
         (Error::BadReply, "malformed reply"),
-        (Error::NoSession, "session has ended"),
-        (
-            Error::InvalidState {
-                state: LockState::Held,
-            },
-            "Held",
-        ),
+        (Error::SessionEnded, "session has ended"),
+        (Error::InvalidState, "current state"),
     ];
     for (e, words) in texts {
         assert!(e.to_string().contains(words), "{e:?}: {e}");

@@ -577,7 +577,9 @@ fn a_request_lost_with_the_connection_is_written_again_and_an_expiry_fails() {
     revoke.handle_session(SessionEvent::Expired);
     assert_eq!(
         events(&mut revoke),
-        vec![RevokeEvent::Failed(herdless_core::revoke::Error::NoSession)]
+        vec![RevokeEvent::Failed(
+            herdless_core::revoke::Error::SessionEnded
+        )]
     );
 }
 
@@ -629,8 +631,11 @@ fn a_revocation_says_what_it_revokes_and_whether_it_runs() {
 #[test]
 fn revocation_errors_read_as_sentences() {
     use herdless_core::revoke::Error;
-    assert_eq!(Error::Busy.to_string(), "a revocation is already running");
-    assert_eq!(Error::NoSession.to_string(), "the session has ended");
+    assert_eq!(
+        Error::InvalidState.to_string(),
+        "not allowed in the recipe's current state (another operation may be in progress)"
+    );
+    assert_eq!(Error::SessionEnded.to_string(), "the session has ended");
     assert_eq!(
         Error::BadReply.to_string(),
         "malformed reply from the server"

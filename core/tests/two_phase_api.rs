@@ -131,14 +131,14 @@ fn errors_say_what_went_wrong() {
         ),
         (
             Error::Path(PathError::Empty),
-            "invalid path or site name: path is empty".to_owned(),
+            "invalid path: path is empty".to_owned(),
         ),
         (
             Error::TooLarge {
                 len: 300,
                 capacity: 256,
             },
-            "body of 300 bytes exceeds the 256-byte buffer".to_owned(),
+            "data of 300 bytes exceeds the 256-byte buffer".to_owned(),
         ),
         (
             Error::TooManySites,
@@ -154,9 +154,10 @@ fn errors_say_what_went_wrong() {
         ),
         (
             Error::InvalidState,
-            "not allowed in the current state".to_owned(),
+            "not allowed in the recipe's current state (another operation may be in progress)"
+                .to_owned(),
         ),
-        (Error::SessionEnded, "the session ended".to_owned()),
+        (Error::SessionEnded, "the session has ended".to_owned()),
         (
             Error::BadReply,
             "malformed reply from the server".to_owned(),

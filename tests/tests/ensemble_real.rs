@@ -901,8 +901,8 @@ async fn the_queue_loses_nothing_and_takes_nothing_twice_while_servers_are_kille
                         // for the session the driver renews; not counted as
                         // progress, so a session that never comes back
                         // still fails the recovery bound.
-                        Err(herdless_embassy::Error::Queue(
-                            herdless_core::queue::Error::SessionEnded,
+                        Err(herdless_embassy::Error::Recipe(
+                            herdless_core::Error::SessionEnded,
                         )) => {
                             eprintln!("embassy-consumer: session {:x} ended", zk.session_id());
                         }

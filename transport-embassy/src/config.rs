@@ -48,12 +48,12 @@ impl<T: Transport, const K: usize, const D: usize, const N: usize>
                 ConfigEvent::Changed { version } => return Ok(Some(version)),
                 ConfigEvent::Missing => return Ok(None),
                 ConfigEvent::TooLarge { len, .. } => {
-                    return Err(Error::Config(herdless_core::config::Error::TooLarge {
+                    return Err(Error::Recipe(herdless_core::Error::TooLarge {
                         len,
                         capacity: D,
                     }))
                 }
-                ConfigEvent::Failed(e) => return Err(Error::Config(e)),
+                ConfigEvent::Failed(e) => return Err(Error::Recipe(e)),
                 _ => continue,
             }
         }
@@ -76,14 +76,14 @@ impl<T: Transport, const K: usize, const D: usize, const N: usize>
     /// Not cancel-safe: a dropped call leaves the write going (its outcome
     /// is then passed over by the next write or `changed`).
     pub async fn set(&mut self, data: &[u8], version: Version) -> Result<Written, Error> {
-        self.recipe()?.set(data, version).map_err(Error::Config)?;
+        self.recipe()?.set(data, version)?;
         self.until_written().await
     }
 
     /// Creates the node (persistent) with `data` and waits for the
     /// outcome: [`Written::Conflict`] if it exists.
     pub async fn create(&mut self, data: &[u8]) -> Result<Written, Error> {
-        self.recipe()?.create(data).map_err(Error::Config)?;
+        self.recipe()?.create(data)?;
         self.until_written().await
     }
 
@@ -93,7 +93,7 @@ impl<T: Transport, const K: usize, const D: usize, const N: usize>
                 ConfigEvent::Updated { version } => return Ok(Written::Updated { version }),
                 ConfigEvent::Conflict => return Ok(Written::Conflict),
                 ConfigEvent::Unknown => return Ok(Written::Unknown),
-                ConfigEvent::WriteFailed(e) => return Err(Error::Config(e)),
+                ConfigEvent::WriteFailed(e) => return Err(Error::Recipe(e)),
                 _ => continue,
             }
         }

@@ -20,9 +20,7 @@ impl<T: Transport, const K: usize, const N: usize, const D: usize>
     /// Not cancel-safe: a dropped call leaves the candidate in the
     /// election; call [`resign`](Self::resign) to leave it.
     pub async fn campaign(&mut self, guid: Guid, data: &[u8]) -> Result<(), Error> {
-        self.recipe()?
-            .campaign(guid, data)
-            .map_err(Error::Election)?;
+        self.recipe()?.campaign(guid, data)?;
         self.until_leading().await
     }
 
@@ -35,9 +33,7 @@ impl<T: Transport, const K: usize, const N: usize, const D: usize>
         timeout: Duration,
     ) -> Result<bool, Error> {
         let deadline = self.zk.deadline_in(timeout);
-        self.recipe()?
-            .campaign_until(guid, data, deadline)
-            .map_err(Error::Election)?;
+        self.recipe()?.campaign_until(guid, data, deadline)?;
         granted(self.until_leading().await)
     }
 
@@ -71,7 +67,7 @@ impl<T: Transport, const K: usize, const N: usize, const D: usize>
             match self.next_event().await? {
                 ElectionEvent::Resumed | ElectionEvent::Leading => return Ok(()),
                 ElectionEvent::Lost => return Err(Error::Lost),
-                ElectionEvent::Failed(e) => return Err(Error::Election(e)),
+                ElectionEvent::Failed(e) => return Err(Error::Recipe(e)),
                 _ => continue,
             }
         }
@@ -80,13 +76,13 @@ impl<T: Transport, const K: usize, const N: usize, const D: usize>
     /// Leaves the election and waits until the candidate's node (and the
     /// acknowledgement, when leading) is deleted.
     pub async fn resign(&mut self) -> Result<(), Error> {
-        self.recipe()?.resign().map_err(Error::Election)?;
+        self.recipe()?.resign()?;
         loop {
             match self.next_event().await? {
                 ElectionEvent::Resigned | ElectionEvent::TimedOut => return Ok(()),
                 // The session took the node with it.
                 ElectionEvent::Lost => return Ok(()),
-                ElectionEvent::Failed(e) => return Err(Error::Election(e)),
+                ElectionEvent::Failed(e) => return Err(Error::Recipe(e)),
                 _ => continue,
             }
         }
@@ -100,7 +96,7 @@ impl<T: Transport, const K: usize, const N: usize, const D: usize>
                 ElectionEvent::TimedOut | ElectionEvent::Resigned => {
                     return Err(Error::NotAcquired)
                 }
-                ElectionEvent::Failed(e) => return Err(Error::Election(e)),
+                ElectionEvent::Failed(e) => return Err(Error::Recipe(e)),
                 _ => continue,
             }
         }

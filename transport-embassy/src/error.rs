@@ -18,19 +18,8 @@ pub enum Error {
     /// The [`RecipeId`](crate::RecipeId) does not name a recipe of this
     /// driver.
     UnknownRecipe,
-    /// The lock refused the call or failed.
-    Lock(herdless_core::lock::Error),
-    /// The election refused the call or failed.
-    Election(herdless_core::election::Error),
-    /// The configuration value refused the call, or reading or writing it
-    /// failed.
-    Config(herdless_core::config::Error),
-    /// The group member refused the call or failed to join.
-    Member(herdless_core::member::Error),
-    /// The queue refused the call or failed.
-    Queue(herdless_core::queue::Error),
-    /// The two-phase commit participant refused the call or failed.
-    TwoPhase(herdless_core::two_phase::Error),
+    /// A recipe refused the call or failed: the core's error, unchanged.
+    Recipe(herdless_core::Error),
     /// ZooKeeper refused a request of a recipe whose failures are plain
     /// ZooKeeper errors (barriers, the group observer).
     Zk(herdless_core::ZkError),
@@ -52,12 +41,7 @@ impl fmt::Display for Error {
             Error::SessionOver(state) => write!(f, "the ZooKeeper session is over ({state:?})"),
             Error::TooManyRecipes => f.write_str("the driver's recipe table is full"),
             Error::UnknownRecipe => f.write_str("no such recipe on this driver"),
-            Error::Lock(e) => write!(f, "lock: {e}"),
-            Error::Election(e) => write!(f, "election: {e}"),
-            Error::Config(e) => write!(f, "configuration: {e}"),
-            Error::Member(e) => write!(f, "group member: {e}"),
-            Error::Queue(e) => write!(f, "queue: {e}"),
-            Error::TwoPhase(e) => write!(f, "two-phase commit: {e}"),
+            Error::Recipe(e) => write!(f, "{e}"),
             Error::Zk(e) => write!(f, "ZooKeeper: {e}"),
             Error::NotAcquired => f.write_str("not acquired"),
             Error::Lost => f.write_str("lost while waiting"),
@@ -68,6 +52,12 @@ impl fmt::Display for Error {
 }
 
 impl core::error::Error for Error {}
+
+impl From<herdless_core::Error> for Error {
+    fn from(e: herdless_core::Error) -> Self {
+        Error::Recipe(e)
+    }
+}
 
 /// Something that went wrong on a connection and that the driver recovered
 /// from by itself (by dropping the connection and resuming the session on

@@ -18,7 +18,7 @@ impl<T: Transport, const K: usize, const N: usize> Handle<'_, '_, T, Lock<N>, K>
     /// Not cancel-safe: a dropped call leaves the attempt going; call
     /// [`cancel`](Self::cancel) to withdraw it.
     pub async fn acquire(&mut self, guid: Guid) -> Result<(), Error> {
-        self.recipe()?.acquire(guid).map_err(Error::Lock)?;
+        self.recipe()?.acquire(guid)?;
         self.until_acquired().await
     }
 
@@ -26,27 +26,25 @@ impl<T: Transport, const K: usize, const N: usize> Handle<'_, '_, T, Lock<N>, K>
     /// not come (the attempt's node is removed).
     pub async fn acquire_timeout(&mut self, guid: Guid, timeout: Duration) -> Result<bool, Error> {
         let deadline = self.zk.deadline_in(timeout);
-        self.recipe()?
-            .acquire_until(guid, deadline)
-            .map_err(Error::Lock)?;
+        self.recipe()?.acquire_until(guid, deadline)?;
         granted(self.until_acquired().await)
     }
 
     /// Takes the lock only if nobody holds or waits for it; `Ok(false)`
     /// otherwise.
     pub async fn try_acquire(&mut self, guid: Guid) -> Result<bool, Error> {
-        self.recipe()?.try_acquire(guid).map_err(Error::Lock)?;
+        self.recipe()?.try_acquire(guid)?;
         granted(self.until_acquired().await)
     }
 
     /// Withdraws a pending attempt (or releases the lock if it was already
     /// acquired) and waits until its node is gone.
     pub async fn cancel(&mut self) -> Result<(), Error> {
-        self.recipe()?.cancel().map_err(Error::Lock)?;
+        self.recipe()?.cancel()?;
         loop {
             match self.next_event().await? {
                 LockEvent::NotAcquired(_) | LockEvent::Released | LockEvent::Lost => return Ok(()),
-                LockEvent::Failed(e) => return Err(Error::Lock(e)),
+                LockEvent::Failed(e) => return Err(Error::Recipe(e)),
                 // An `Acquired` that came before the cancel: the core
                 // releases instead, and `Released` follows.
                 _ => continue,
@@ -83,11 +81,11 @@ impl<T: Transport, const K: usize, const N: usize> Handle<'_, '_, T, Lock<N>, K>
 
     /// Releases the lock and waits until its node is deleted.
     pub async fn release(&mut self) -> Result<(), Error> {
-        self.recipe()?.release().map_err(Error::Lock)?;
+        self.recipe()?.release()?;
         loop {
             match self.next_event().await? {
                 LockEvent::Released => return Ok(()),
-                LockEvent::Failed(e) => return Err(Error::Lock(e)),
+                LockEvent::Failed(e) => return Err(Error::Recipe(e)),
                 // The node went with the session: nothing left to release.
                 LockEvent::Lost => return Ok(()),
                 _ => continue,
@@ -100,7 +98,7 @@ impl<T: Transport, const K: usize, const N: usize> Handle<'_, '_, T, Lock<N>, K>
             match self.next_event().await? {
                 LockEvent::Acquired => return Ok(()),
                 LockEvent::NotAcquired(_) => return Err(Error::NotAcquired),
-                LockEvent::Failed(e) => return Err(Error::Lock(e)),
+                LockEvent::Failed(e) => return Err(Error::Recipe(e)),
                 LockEvent::Lost => return Err(Error::Lost),
                 _ => continue,
             }

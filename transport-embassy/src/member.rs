@@ -19,11 +19,11 @@ impl<T: Transport, const K: usize, const D: usize, const N: usize>
     /// Not cancel-safe: a dropped call leaves the join going; call
     /// [`leave`](Self::leave) to undo it.
     pub async fn join(&mut self, data: &[u8]) -> Result<(), Error> {
-        self.recipe()?.join(data).map_err(Error::Member)?;
+        self.recipe()?.join(data)?;
         loop {
             match self.next_event().await? {
                 MemberEvent::Joined | MemberEvent::Rejoined => return Ok(()),
-                MemberEvent::Failed(e) => return Err(Error::Member(e)),
+                MemberEvent::Failed(e) => return Err(Error::Recipe(e)),
                 _ => continue,
             }
         }
@@ -37,11 +37,11 @@ impl<T: Transport, const K: usize, const D: usize, const N: usize>
     /// Leaves the group and waits until the member node is confirmed
     /// deleted (retried across connection losses).
     pub async fn leave(&mut self) -> Result<(), Error> {
-        self.recipe()?.leave().map_err(Error::Member)?;
+        self.recipe()?.leave()?;
         loop {
             match self.next_event().await? {
                 MemberEvent::Left => return Ok(()),
-                MemberEvent::Failed(e) => return Err(Error::Member(e)),
+                MemberEvent::Failed(e) => return Err(Error::Recipe(e)),
                 _ => continue,
             }
         }

@@ -36,13 +36,11 @@ impl<'z, T: Transport, const K: usize, const D: usize, const N: usize>
         data: &[u8],
         priority: Option<u8>,
     ) -> Result<&'z str, Error> {
-        self.recipe()?
-            .put(guid, data, priority, false)
-            .map_err(Error::Queue)?;
+        self.recipe()?.put(guid, data, priority, false)?;
         loop {
             match self.next_event().await? {
                 ProducerEvent::Put => return Ok(self.into_recipe()?.item()),
-                ProducerEvent::Failed(e) => return Err(Error::Queue(e)),
+                ProducerEvent::Failed(e) => return Err(Error::Recipe(e)),
                 _ => continue,
             }
         }
@@ -60,10 +58,10 @@ impl<'z, T: Transport, const K: usize, const B: usize, const D: usize, const N: 
     /// `cancel()` on the [`recipe`](Self::recipe) (which refuses once the
     /// item's delete is on its way).
     pub async fn take(mut self) -> Result<Item<'z>, Error> {
-        self.recipe()?.take(None).map_err(Error::Queue)?;
+        self.recipe()?.take(None)?;
         match self.until_done().await? {
             Some(certain) => self.item(certain),
-            None => Err(Error::Queue(herdless_core::queue::Error::InvalidState)),
+            None => Err(Error::Recipe(herdless_core::Error::InvalidState)),
         }
     }
 
@@ -71,7 +69,7 @@ impl<'z, T: Transport, const K: usize, const B: usize, const D: usize, const N: 
     /// none came.
     pub async fn take_timeout(mut self, timeout: Duration) -> Result<Option<Item<'z>>, Error> {
         let deadline = self.zk.deadline_in(timeout);
-        self.recipe()?.take(Some(deadline)).map_err(Error::Queue)?;
+        self.recipe()?.take(Some(deadline))?;
         match self.until_done().await? {
             Some(certain) => self.item(certain).map(Some),
             None => Ok(None),
@@ -81,7 +79,7 @@ impl<'z, T: Transport, const K: usize, const B: usize, const D: usize, const N: 
     /// Reads the lowest item without taking it; `None` if the queue is
     /// empty.
     pub async fn peek(mut self) -> Result<Option<Item<'z>>, Error> {
-        self.recipe()?.peek().map_err(Error::Queue)?;
+        self.recipe()?.peek()?;
         match self.until_done().await? {
             Some(_) => self.item(true).map(Some),
             None => Ok(None),
@@ -96,7 +94,7 @@ impl<'z, T: Transport, const K: usize, const B: usize, const D: usize, const N: 
                 ConsumerEvent::Taken { certain } => return Ok(Some(certain)),
                 ConsumerEvent::Peeked => return Ok(Some(true)),
                 ConsumerEvent::Empty => return Ok(None),
-                ConsumerEvent::Failed(e) => return Err(Error::Queue(e)),
+                ConsumerEvent::Failed(e) => return Err(Error::Recipe(e)),
                 _ => continue,
             }
         }

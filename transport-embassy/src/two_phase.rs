@@ -26,14 +26,12 @@ impl<
         name: &str,
         variant: Variant,
     ) -> Result<Option<Outcome>, Error> {
-        self.recipe()?
-            .participate(name, variant)
-            .map_err(Error::TwoPhase)?;
+        self.recipe()?.participate(name, variant)?;
         loop {
             match self.next_event().await? {
                 TxEvent::Transaction => return Ok(None),
                 TxEvent::Decided(outcome) => return Ok(Some(outcome)),
-                TxEvent::Failed(e) => return Err(Error::TwoPhase(e)),
+                TxEvent::Failed(e) => return Err(Error::Recipe(e)),
                 _ => continue,
             }
         }
@@ -47,11 +45,11 @@ impl<
     /// Votes and waits until the vote is written, or the outcome is decided
     /// meanwhile (then [`outcome`](Self::outcome) returns at once).
     pub async fn vote(&mut self, vote: Vote) -> Result<(), Error> {
-        self.recipe()?.vote(vote).map_err(Error::TwoPhase)?;
+        self.recipe()?.vote(vote)?;
         loop {
             match self.next_event().await? {
                 TxEvent::Voted | TxEvent::Decided(_) => return Ok(()),
-                TxEvent::Failed(e) => return Err(Error::TwoPhase(e)),
+                TxEvent::Failed(e) => return Err(Error::Recipe(e)),
                 _ => continue,
             }
         }
@@ -65,7 +63,7 @@ impl<
                 return Ok(outcome);
             }
             if let TxEvent::Failed(e) = self.next_event().await? {
-                return Err(Error::TwoPhase(e));
+                return Err(Error::Recipe(e));
             }
         }
     }

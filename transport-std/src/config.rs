@@ -226,7 +226,7 @@ impl Config {
 
     async fn write(
         &self,
-        start: impl FnOnce(&mut Core) -> Result<(), herdless_core::config::Error> + Send + 'static,
+        start: impl FnOnce(&mut Core) -> Result<(), herdless_core::Error> + Send + 'static,
     ) -> Result<Written, Error> {
         let mut writes = self.writes.lock().await;
         // Outcomes of writes whose futures were dropped are stale.

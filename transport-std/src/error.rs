@@ -13,9 +13,11 @@ pub enum Error {
     /// A path was invalid or too long.
     #[error("invalid path: {0}")]
     Path(PathError),
-    /// The recipe refused the operation (wrong state, bad server reply).
+    /// A recipe failed for a reason of its own (a malformed server reply, a
+    /// contended acknowledgement, a two-phase commit's missing transaction,
+    /// ...): the core's error, unchanged.
     #[error("{0}")]
-    Recipe(herdless_core::lock::Error),
+    Recipe(herdless_core::Error),
     /// The session expired or was closed: nothing more can happen on it.
     #[error("the ZooKeeper session has ended")]
     SessionEnded,
@@ -62,14 +64,21 @@ pub enum Error {
     DriverGone,
 }
 
-impl From<herdless_core::lock::Error> for Error {
-    fn from(e: herdless_core::lock::Error) -> Self {
-        use herdless_core::lock::Error as L;
+impl From<herdless_core::Error> for Error {
+    /// Keeps the variants every recipe shares as this crate's own, so that
+    /// `Err(Error::SessionEnded)` matches whichever recipe ended; anything
+    /// else stays the recipe's error, unchanged.
+    fn from(e: herdless_core::Error) -> Self {
+        use herdless_core::Error as R;
         match e {
-            L::Zk(z) if z.is_session_gone() => Error::SessionEnded,
-            L::Zk(z) => Error::Zk(z),
-            L::Path(p) => Error::Path(p),
-            L::NoSession => Error::SessionEnded,
+            R::Zk(z) if z.is_session_gone() => Error::SessionEnded,
+            R::Zk(z) => Error::Zk(z),
+            R::Path(p) => Error::Path(p),
+            R::SessionEnded => Error::SessionEnded,
+            R::TooLarge { len, capacity } => Error::TooLarge { len, capacity },
+            R::BadPriority => Error::BadPriority,
+            R::NameTaken => Error::NameTaken,
+            R::InvalidState => Error::InvalidState,
             other => Error::Recipe(other),
         }
     }
@@ -78,63 +87,5 @@ impl From<herdless_core::lock::Error> for Error {
 impl From<PathError> for Error {
     fn from(e: PathError) -> Self {
         Error::Path(e)
-    }
-}
-
-impl From<herdless_core::config::Error> for Error {
-    fn from(e: herdless_core::config::Error) -> Self {
-        use herdless_core::config::Error as C;
-        match e {
-            C::Zk(z) if z.is_session_gone() => Error::SessionEnded,
-            C::Zk(z) => Error::Zk(z),
-            C::Path(p) => Error::Path(p),
-            C::TooLarge { len, capacity } => Error::TooLarge { len, capacity },
-            C::WriteInProgress => Error::InvalidState,
-            _ => Error::Zk(ZkError::MarshallingError),
-        }
-    }
-}
-
-impl From<herdless_core::member::Error> for Error {
-    fn from(e: herdless_core::member::Error) -> Self {
-        use herdless_core::member::Error as M;
-        match e {
-            M::Zk(z) if z.is_session_gone() => Error::SessionEnded,
-            M::Zk(z) => Error::Zk(z),
-            M::Path(p) => Error::Path(p),
-            M::TooLarge { len, capacity } => Error::TooLarge { len, capacity },
-            M::NameTaken => Error::NameTaken,
-            M::InvalidState => Error::InvalidState,
-            _ => Error::Zk(ZkError::MarshallingError),
-        }
-    }
-}
-
-impl From<herdless_core::revoke::Error> for Error {
-    fn from(e: herdless_core::revoke::Error) -> Self {
-        use herdless_core::revoke::Error as R;
-        match e {
-            R::Zk(z) if z.is_session_gone() => Error::SessionEnded,
-            R::Zk(z) => Error::Zk(z),
-            R::Path(p) => Error::Path(p),
-            R::NoSession => Error::SessionEnded,
-            R::Busy => Error::InvalidState,
-            _ => Error::Zk(ZkError::MarshallingError),
-        }
-    }
-}
-
-impl From<herdless_core::election::Error> for Error {
-    fn from(e: herdless_core::election::Error) -> Self {
-        use herdless_core::election::Error as E;
-        match e {
-            E::Zk(z) if z.is_session_gone() => Error::SessionEnded,
-            E::Zk(z) => Error::Zk(z),
-            E::Path(p) => Error::Path(p),
-            E::TooLarge { len, capacity } => Error::TooLarge { len, capacity },
-            E::NoSession => Error::SessionEnded,
-            E::InvalidState { .. } => Error::InvalidState,
-            _ => Error::Zk(ZkError::MarshallingError),
-        }
     }
 }

@@ -134,9 +134,7 @@ impl Lock {
         match self.run(Attempt::Wait, false).await? {
             Some(guard) => Ok(guard),
             // Only `try_acquire` and deadlines give up without an error.
-            None => Err(Error::Recipe(herdless_core::lock::Error::InvalidState {
-                state: LockState::Idle,
-            })),
+            None => Err(Error::InvalidState),
         }
     }
 
@@ -177,9 +175,7 @@ impl Lock {
     pub async fn acquire_revocable(&self) -> Result<RevocableGuard, Error> {
         match self.run(Attempt::Wait, true).await? {
             Some(guard) => RevocableGuard::new(guard),
-            None => Err(Error::Recipe(herdless_core::lock::Error::InvalidState {
-                state: LockState::Idle,
-            })),
+            None => Err(Error::InvalidState),
         }
     }
 

@@ -18,21 +18,6 @@ pub const MAX_ITEM: usize = 64 * 1024;
 type CoreProducer = Producer<MAX_ITEM, 512>;
 type CoreConsumer = Consumer<32, MAX_ITEM, 512>;
 
-impl From<herdless_core::queue::Error> for Error {
-    fn from(e: herdless_core::queue::Error) -> Self {
-        use herdless_core::queue::Error as Q;
-        match e {
-            Q::Zk(z) if z.is_session_gone() => Error::SessionEnded,
-            Q::Zk(z) => Error::Zk(z),
-            Q::Path(p) => Error::Path(p),
-            Q::TooLarge { len, capacity } => Error::TooLarge { len, capacity },
-            Q::SessionEnded => Error::SessionEnded,
-            Q::BadPriority => Error::BadPriority,
-            _ => Error::InvalidState,
-        }
-    }
-}
-
 /// An item taken from a queue.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Item {

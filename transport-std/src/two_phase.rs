@@ -21,26 +21,6 @@ pub const MAX_BODY: usize = 16 * 1024;
 
 type Core = TwoPhase<MAX_SITES, 128, MAX_BODY, 512>;
 
-impl From<herdless_core::two_phase::Error> for Error {
-    fn from(e: herdless_core::two_phase::Error) -> Self {
-        use herdless_core::two_phase::Error as T;
-        match e {
-            T::Zk(z) if z.is_session_gone() => Error::SessionEnded,
-            T::Zk(z) => Error::Zk(z),
-            T::Path(p) => Error::Path(p),
-            T::TooLarge { len, capacity } => Error::TooLarge { len, capacity },
-            T::TooManySites => Error::TooLarge {
-                len: usize::MAX,
-                capacity: MAX_SITES,
-            },
-            T::TransactionExists => Error::Zk(herdless_core::ZkError::NodeExists),
-            T::NoTransaction => Error::Zk(herdless_core::ZkError::NoNode),
-            T::SessionEnded => Error::SessionEnded,
-            _ => Error::InvalidState,
-        }
-    }
-}
-
 /// What a participant knows, as the driver reports it.
 #[derive(Clone, Debug, Default)]
 struct Progress {

@@ -508,12 +508,10 @@ impl<const N: usize, const D: usize> Election<N, D> {
 
     fn start(&mut self, guid: Guid, data: &[u8], deadline: Option<Instant>) -> Result<(), Error> {
         if self.step != Step::Idle {
-            return Err(Error::InvalidState {
-                state: self.state(),
-            });
+            return Err(Error::InvalidState);
         }
         if !self.session.accepts_work() {
-            return Err(Error::NoSession);
+            return Err(Error::SessionEnded);
         }
         // The own node's path and the acknowledgement must fit before
         // anything is created.
@@ -575,9 +573,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
     /// ```
     pub fn resign(&mut self) -> Result<(), Error> {
         match self.step {
-            Step::Idle => Err(Error::InvalidState {
-                state: ElectionState::Idle,
-            }),
+            Step::Idle => Err(Error::InvalidState),
             Step::Deleting => {
                 // Already on its way out (timed out, or cleaning up after a
                 // loss): report the resignation when done.
@@ -969,7 +965,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
             Some(Outcome::Quiet) => None,
             None if self.step == Step::Idle => None,
             None if self.leading => Some(ElectionEvent::Lost),
-            None => Some(ElectionEvent::Failed(Error::NoSession)),
+            None => Some(ElectionEvent::Failed(Error::SessionEnded)),
         };
         self.reset();
         if let Some(event) = event {

@@ -46,13 +46,8 @@
 mod candidate;
 mod observer;
 
-use core::fmt;
-
 pub use candidate::{Election, ElectionEvent, ElectionState};
 pub use observer::{Observer, ObserverEvent};
-
-use crate::path::PathError;
-use crate::ZkError;
 
 /// Name of the acknowledgement node inside the election directory.
 ///
@@ -108,60 +103,5 @@ impl<'a> Acknowledgement<'a> {
     }
 }
 
-/// Errors of election operations.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-#[non_exhaustive]
-pub enum Error {
-    /// ZooKeeper refused a request.
-    Zk(ZkError),
-    /// A path was invalid or did not fit the election's buffers.
-    Path(PathError),
-    /// The candidate's data does not fit the acknowledgement buffer.
-    TooLarge {
-        /// The data's length.
-        len: usize,
-        /// The most data the buffer can take next to the node name.
-        capacity: usize,
-    },
-    /// The operation needs another state (e.g. `campaign` while campaigning).
-    InvalidState {
-        /// The state the candidate was in.
-        state: ElectionState,
-    },
-    /// Someone other than the leader keeps writing the acknowledgement node.
-    AckContended,
-    /// The server's answer did not make sense.
-    BadReply,
-    /// The session ended (expired or closed) during the campaign, or was
-    /// closed before it. (A campaign started after an expiry waits for the
-    /// next session, as after a disconnect.)
-    NoSession,
-}
-
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Error::Zk(e) => write!(f, "ZooKeeper error: {e}"),
-            Error::Path(e) => write!(f, "invalid path: {e}"),
-            Error::TooLarge { len, capacity } => write!(
-                f,
-                "candidate data of {len} bytes exceeds the {capacity} bytes left in the buffer"
-            ),
-            Error::InvalidState { state } => {
-                write!(f, "not allowed while the candidate is {state:?}")
-            }
-            Error::AckContended => {
-                f.write_str("another writer keeps replacing the acknowledgement node")
-            }
-            Error::BadReply => f.write_str("malformed reply from the server"),
-            Error::NoSession => f.write_str("the session has ended"),
-        }
-    }
-}
-
-impl From<PathError> for Error {
-    fn from(e: PathError) -> Self {
-        Error::Path(e)
-    }
-}
+/// Errors of this recipe: the one error type of every recipe.
+pub use crate::Error;

@@ -51,62 +51,14 @@ pub use consumer::{Consumer, ConsumerEvent};
 pub use producer::{Producer, ProducerEvent};
 
 use core::cmp::Ordering;
-use core::fmt;
 
-use crate::path::PathError;
-use crate::{Sequence, ZkError};
+use crate::Sequence;
 
 /// The marker between the GUID and the rest of an item's name.
 pub const MARKER: &str = "-queue-";
 
-/// Errors of queue operations.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-#[non_exhaustive]
-pub enum Error {
-    /// ZooKeeper refused a request.
-    Zk(ZkError),
-    /// The queue path is invalid or too long.
-    Path(PathError),
-    /// An item's data does not fit the buffer.
-    TooLarge {
-        /// Its length.
-        len: usize,
-        /// The buffer's capacity.
-        capacity: usize,
-    },
-    /// A priority above 99.
-    BadPriority,
-    /// The operation needs another state (say, a second take while one is
-    /// in progress).
-    InvalidState,
-    /// The session ended.
-    SessionEnded,
-    /// The server's answer did not make sense for the request.
-    BadReply,
-}
-
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Error::Zk(e) => write!(f, "ZooKeeper error: {e}"),
-            Error::Path(e) => write!(f, "invalid path: {e}"),
-            Error::TooLarge { len, capacity } => {
-                write!(f, "item of {len} bytes exceeds the {capacity}-byte buffer")
-            }
-            Error::BadPriority => f.write_str("priorities go from 0 to 99"),
-            Error::InvalidState => f.write_str("not allowed in the current state"),
-            Error::SessionEnded => f.write_str("the session ended"),
-            Error::BadReply => f.write_str("malformed reply from the server"),
-        }
-    }
-}
-
-impl From<PathError> for Error {
-    fn from(e: PathError) -> Self {
-        Error::Path(e)
-    }
-}
+/// Errors of this recipe: the one error type of every recipe.
+pub use crate::Error;
 
 /// Where an item stands in the queue: priority first, then creation order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -48,11 +48,6 @@ mod machine;
 
 pub use machine::TwoPhase;
 
-use core::fmt;
-
-use crate::path::PathError;
-use crate::ZkError;
-
 /// Name of the decision node under the transaction node; no site may use it.
 pub const DECISION: &str = "decision";
 
@@ -151,58 +146,5 @@ pub enum TxEvent {
     Failed(Error),
 }
 
-/// Errors of two-phase commit operations.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-#[non_exhaustive]
-pub enum Error {
-    /// ZooKeeper refused a request.
-    Zk(ZkError),
-    /// A path or site name is invalid or too long (or is `decision`).
-    Path(PathError),
-    /// The body does not fit the buffer.
-    TooLarge {
-        /// Its length.
-        len: usize,
-        /// The buffer's capacity.
-        capacity: usize,
-    },
-    /// More sites than the participant can track.
-    TooManySites,
-    /// The transaction node already exists (coordinator).
-    TransactionExists,
-    /// The transaction node does not exist (site; checked after a `sync`),
-    /// or was deleted before the decision.
-    NoTransaction,
-    /// The operation needs another state (say, a vote before the
-    /// transaction was read, or after the decision).
-    InvalidState,
-    /// The session ended before the participant could finish its part.
-    SessionEnded,
-    /// The server's answer did not make sense for the request.
-    BadReply,
-}
-
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Error::Zk(e) => write!(f, "ZooKeeper error: {e}"),
-            Error::Path(e) => write!(f, "invalid path or site name: {e}"),
-            Error::TooLarge { len, capacity } => {
-                write!(f, "body of {len} bytes exceeds the {capacity}-byte buffer")
-            }
-            Error::TooManySites => f.write_str("more sites than the participant can track"),
-            Error::TransactionExists => f.write_str("the transaction node already exists"),
-            Error::NoTransaction => f.write_str("the transaction node does not exist"),
-            Error::InvalidState => f.write_str("not allowed in the current state"),
-            Error::SessionEnded => f.write_str("the session ended"),
-            Error::BadReply => f.write_str("malformed reply from the server"),
-        }
-    }
-}
-
-impl From<PathError> for Error {
-    fn from(e: PathError) -> Self {
-        Error::Path(e)
-    }
-}
+/// Errors of this recipe: the one error type of every recipe.
+pub use crate::Error;

@@ -215,13 +215,12 @@ impl Plant<'_> {
         let guid = fresh_guid(&mut self.rng);
         self.zk
             .recipe(self.conveyor)?
-            .acquire(guid)
-            .map_err(Error::Lock)?;
+            .acquire(guid)?;
         loop {
             match self.next_lock_event().await? {
                 LockEvent::Acquired => break,
                 LockEvent::NotAcquired(_) => return Err(Error::NotAcquired),
-                LockEvent::Failed(e) => return Err(Error::Lock(e)),
+                LockEvent::Failed(e) => return Err(Error::Recipe(e)),
                 LockEvent::Lost => return Err(Error::Lost),
                 _ => {}
             }
