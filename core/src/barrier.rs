@@ -64,14 +64,15 @@ ancestors::ancestor_op!(Op);
 /// ```
 /// use herdless_core::barrier::{Barrier, BarrierEvent};
 /// use herdless_core::{Recipe, Reply, ZkError};
+/// let now = herdless_core::Instant::ZERO; // the driver's clock
 ///
 /// let mut barrier: Barrier = Barrier::new("/jobs/start").unwrap();
 /// barrier.wait();
 /// let sync = barrier.poll_request().unwrap().id; // catch up with the quorum
 /// let read = barrier.poll_request().unwrap().id; // in the same flight
-/// barrier.handle_reply(sync, Reply::Synced);
+/// barrier.handle_reply(now, sync, Reply::Synced);
 /// // The barrier was never set (or is already removed): pass at once.
-/// barrier.handle_reply(read, Reply::Error(ZkError::NoNode));
+/// barrier.handle_reply(now, read, Reply::Error(ZkError::NoNode));
 /// assert_eq!(barrier.poll_event(), Some(BarrierEvent::Passed));
 /// ```
 pub struct Barrier<const N: usize = DEFAULT_PATH_CAPACITY> {
@@ -264,7 +265,7 @@ impl<const N: usize> Recipe for Barrier<N> {
         Some(Outgoing { id, request })
     }
 
-    fn handle_reply(&mut self, id: RequestId, reply: Reply<'_>) {
+    fn handle_reply(&mut self, _now: Instant, id: RequestId, reply: Reply<'_>) {
         let Some(op) = self.ops.take(id) else {
             return;
         };
@@ -322,7 +323,7 @@ impl<const N: usize> Recipe for Barrier<N> {
         }
     }
 
-    fn handle_watch(&mut self, event: WatchEvent<'_>) {
+    fn handle_watch(&mut self, _now: Instant, event: WatchEvent<'_>) {
         if !self.waiting || event.path != self.node.as_str() {
             return;
         }
@@ -334,7 +335,7 @@ impl<const N: usize> Recipe for Barrier<N> {
         }
     }
 
-    fn handle_session(&mut self, event: SessionEvent) {
+    fn handle_session(&mut self, _now: Instant, event: SessionEvent) {
         match event {
             SessionEvent::Connected { .. } => {
                 let new_session = self.session.connected();

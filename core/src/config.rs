@@ -160,12 +160,13 @@ enum WriteKind {
 /// ```
 /// use herdless_core::config::{Config, ConfigEvent};
 /// use herdless_core::{Recipe, Reply, Stat};
+/// let now = herdless_core::Instant::ZERO; // the driver's clock
 ///
 /// let mut config: Config = Config::new("/app/config").unwrap();
 /// config.watch();
 /// let read = config.poll_request().unwrap().id;
 /// let stat = Stat { version: 3, ..Stat::default() };
-/// config.handle_reply(read, Reply::Data { data: b"level=debug", stat });
+/// config.handle_reply(now, read, Reply::Data { data: b"level=debug", stat });
 /// assert_eq!(config.poll_event(), Some(ConfigEvent::Changed { version: 3 }));
 /// assert_eq!(config.value(), Some(&b"level=debug"[..]));
 ///
@@ -514,7 +515,7 @@ impl<const D: usize, const N: usize> Recipe for Config<D, N> {
         Some(Outgoing { id, request })
     }
 
-    fn handle_reply(&mut self, id: RequestId, reply: Reply<'_>) {
+    fn handle_reply(&mut self, _now: Instant, id: RequestId, reply: Reply<'_>) {
         let Some(op) = self.ops.take(id) else {
             return;
         };
@@ -555,7 +556,7 @@ impl<const D: usize, const N: usize> Recipe for Config<D, N> {
         }
     }
 
-    fn handle_watch(&mut self, event: WatchEvent<'_>) {
+    fn handle_watch(&mut self, _now: Instant, event: WatchEvent<'_>) {
         if !self.watching || event.path != self.path.as_str() {
             return;
         }
@@ -569,7 +570,7 @@ impl<const D: usize, const N: usize> Recipe for Config<D, N> {
         }
     }
 
-    fn handle_session(&mut self, event: SessionEvent) {
+    fn handle_session(&mut self, _now: Instant, event: SessionEvent) {
         match event {
             SessionEvent::Connected { .. } => {
                 let new_session = self.session.connected();

@@ -117,6 +117,7 @@ ancestors::ancestor_op!(Op);
 /// ```
 /// use herdless_core::double_barrier::{DoubleBarrier, DoubleBarrierEvent};
 /// use herdless_core::{Children, Recipe, Reply, Stat, ZkError};
+/// let now = herdless_core::Instant::ZERO; // the driver's clock
 ///
 /// let mut p: DoubleBarrier = DoubleBarrier::new("/barriers/job-7", "worker-1").unwrap();
 /// p.enter(1).unwrap();
@@ -124,13 +125,13 @@ ancestors::ancestor_op!(Op);
 /// let stat = p.poll_request().unwrap().id;    // its czxid
 /// let watch = p.poll_request().unwrap().id;   // exists(ready, watch)
 /// let list = p.poll_request().unwrap().id;    // who is here
-/// p.handle_reply(create, Reply::Created { path: "/barriers/job-7/worker-1" });
-/// p.handle_reply(stat, Reply::Exists { stat: Stat { czxid: 9, ..Stat::default() } });
-/// p.handle_reply(watch, Reply::Error(ZkError::NoNode));
+/// p.handle_reply(now, create, Reply::Created { path: "/barriers/job-7/worker-1" });
+/// p.handle_reply(now, stat, Reply::Exists { stat: Stat { czxid: 9, ..Stat::default() } });
+/// p.handle_reply(now, watch, Reply::Error(ZkError::NoNode));
 /// let names = ["worker-1"];
-/// p.handle_reply(list, Reply::Children(Children::new(&&names[..])));
+/// p.handle_reply(now, list, Reply::Children(Children::new(&&names[..])));
 /// let ready = p.poll_request().unwrap().id;   // the count is reached: open
-/// p.handle_reply(ready, Reply::Created { path: "/barriers/job-7/ready" });
+/// p.handle_reply(now, ready, Reply::Created { path: "/barriers/job-7/ready" });
 /// assert_eq!(p.poll_event(), Some(DoubleBarrierEvent::Entered));
 /// ```
 pub struct DoubleBarrier<const N: usize = DEFAULT_PATH_CAPACITY> {
@@ -464,7 +465,7 @@ impl<const N: usize> Recipe for DoubleBarrier<N> {
         Some(Outgoing { id, request })
     }
 
-    fn handle_reply(&mut self, id: RequestId, reply: Reply<'_>) {
+    fn handle_reply(&mut self, _now: Instant, id: RequestId, reply: Reply<'_>) {
         let Some(op) = self.ops.take(id) else {
             return;
         };
@@ -548,7 +549,7 @@ impl<const N: usize> Recipe for DoubleBarrier<N> {
         }
     }
 
-    fn handle_watch(&mut self, event: WatchEvent<'_>) {
+    fn handle_watch(&mut self, _now: Instant, event: WatchEvent<'_>) {
         if !self.connected {
             // `Connected` lists again.
             return;
@@ -593,7 +594,7 @@ impl<const N: usize> Recipe for DoubleBarrier<N> {
         }
     }
 
-    fn handle_session(&mut self, event: SessionEvent) {
+    fn handle_session(&mut self, _now: Instant, event: SessionEvent) {
         match event {
             SessionEvent::Connected { .. } => {
                 let new_session = self.session.connected();

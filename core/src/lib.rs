@@ -27,10 +27,11 @@
 //!     Reply(RequestId, Reply<'a>),
 //!     Watch(WatchEvent<'a>),
 //!     Session(SessionEvent),
-//!     Tick(Instant),
+//!     Tick,
 //! }
 //! fn send(_request: Outgoing<'_>) { /* encode and write to the session */ }
-//! fn next_input(_wake_at: Option<Instant>) -> Input<'static> { unimplemented!() }
+//! // The next input, and the time it came (`Tick` once `wake_at` is reached).
+//! fn next_input(_wake_at: Option<Instant>) -> (Instant, Input<'static>) { unimplemented!() }
 //!
 //! let mut lock: Lock = Lock::new("/locks/printer").unwrap();
 //! lock.acquire(Guid::from_random_bytes([42; 16])).unwrap();
@@ -50,11 +51,13 @@
 //!         }
 //!     }
 //!     // 3. the timer, then wait for the next input
-//!     match next_input(lock.poll_timeout()) {
-//!         Input::Reply(id, reply) => lock.handle_reply(id, reply),
-//!         Input::Watch(event) => lock.handle_watch(event),
-//!         Input::Session(event) => lock.handle_session(event),
-//!         Input::Tick(now) => lock.handle_timeout(now),
+//!     // Every input carries the time: the recipe never reads a clock.
+//!     let (now, input) = next_input(lock.poll_timeout());
+//!     match input {
+//!         Input::Reply(id, reply) => lock.handle_reply(now, id, reply),
+//!         Input::Watch(event) => lock.handle_watch(now, event),
+//!         Input::Session(event) => lock.handle_session(now, event),
+//!         Input::Tick => lock.handle_timeout(now),
 //!     }
 //! }
 //! ```

@@ -1060,7 +1060,7 @@ impl<const N: usize> Recipe for Lock<N> {
         Some(Outgoing { id, request })
     }
 
-    fn handle_reply(&mut self, id: RequestId, reply: Reply<'_>) {
+    fn handle_reply(&mut self, _now: Instant, id: RequestId, reply: Reply<'_>) {
         let Some(op) = self.ops.take(id) else {
             return;
         };
@@ -1118,7 +1118,7 @@ impl<const N: usize> Recipe for Lock<N> {
         }
     }
 
-    fn handle_watch(&mut self, event: WatchEvent<'_>) {
+    fn handle_watch(&mut self, _now: Instant, event: WatchEvent<'_>) {
         // While disconnected, nothing is acted on: `Connected` re-lists anyway.
         if !self.connected {
             return;
@@ -1140,7 +1140,7 @@ impl<const N: usize> Recipe for Lock<N> {
         }
     }
 
-    fn handle_session(&mut self, event: SessionEvent) {
+    fn handle_session(&mut self, _now: Instant, event: SessionEvent) {
         match event {
             SessionEvent::Connected { .. } => {
                 self.session.connected();

@@ -111,11 +111,12 @@ ancestors::ancestor_op!(Op);
 /// ```
 /// use herdless_core::member::{Member, MemberEvent};
 /// use herdless_core::{Recipe, Reply};
+/// let now = herdless_core::Instant::ZERO; // the driver's clock
 ///
 /// let mut member: Member = Member::new("/fleet/gateways", "edge-7").unwrap();
 /// member.join(b"10.0.0.7:8080").unwrap();
 /// let create = member.poll_request().unwrap().id;
-/// member.handle_reply(create, Reply::Created { path: "/fleet/gateways/edge-7" });
+/// member.handle_reply(now, create, Reply::Created { path: "/fleet/gateways/edge-7" });
 /// assert_eq!(member.poll_event(), Some(MemberEvent::Joined));
 /// ```
 pub struct Member<const D: usize = DEFAULT_DATA_CAPACITY, const N: usize = DEFAULT_PATH_CAPACITY> {
@@ -516,7 +517,7 @@ impl<const D: usize, const N: usize> Recipe for Member<D, N> {
         Some(Outgoing { id, request })
     }
 
-    fn handle_reply(&mut self, id: RequestId, reply: Reply<'_>) {
+    fn handle_reply(&mut self, _now: Instant, id: RequestId, reply: Reply<'_>) {
         let Some(op) = self.ops.take(id) else {
             return;
         };
@@ -550,7 +551,7 @@ impl<const D: usize, const N: usize> Recipe for Member<D, N> {
         }
     }
 
-    fn handle_watch(&mut self, event: WatchEvent<'_>) {
+    fn handle_watch(&mut self, _now: Instant, event: WatchEvent<'_>) {
         if event.path != self.node.as_str() || !self.connected {
             return;
         }
@@ -577,7 +578,7 @@ impl<const D: usize, const N: usize> Recipe for Member<D, N> {
         }
     }
 
-    fn handle_session(&mut self, event: SessionEvent) {
+    fn handle_session(&mut self, _now: Instant, event: SessionEvent) {
         match event {
             SessionEvent::Connected { session_id } => {
                 let new_session =

@@ -73,12 +73,13 @@ enum Op {
 /// ```
 /// use herdless_core::members::{Members, MembersEvent};
 /// use herdless_core::{Children, Recipe, Reply};
+/// let now = herdless_core::Instant::ZERO; // the driver's clock
 ///
 /// let mut group: Members = Members::new("/fleet/gateways").unwrap();
 /// group.watch();
 /// let list = group.poll_request().unwrap().id;
 /// let names = ["edge-2", "edge-1"];
-/// group.handle_reply(list, Reply::Children(Children::new(&&names[..])));
+/// group.handle_reply(now, list, Reply::Children(Children::new(&&names[..])));
 /// assert_eq!(group.poll_event(), Some(MembersEvent::Changed { joined: 2, left: 0 }));
 /// assert_eq!(group.members().collect::<Vec<_>>(), ["edge-1", "edge-2"]);
 /// ```
@@ -282,7 +283,7 @@ impl<const M: usize, const K: usize, const N: usize> Recipe for Members<M, K, N>
         Some(Outgoing { id, request })
     }
 
-    fn handle_reply(&mut self, id: RequestId, reply: Reply<'_>) {
+    fn handle_reply(&mut self, _now: Instant, id: RequestId, reply: Reply<'_>) {
         let Some(op) = self.ops.take(id) else {
             return;
         };
@@ -305,7 +306,7 @@ impl<const M: usize, const K: usize, const N: usize> Recipe for Members<M, K, N>
         }
     }
 
-    fn handle_watch(&mut self, event: WatchEvent<'_>) {
+    fn handle_watch(&mut self, _now: Instant, event: WatchEvent<'_>) {
         if !self.watching || event.path != self.dir.as_str() {
             return;
         }
@@ -321,7 +322,7 @@ impl<const M: usize, const K: usize, const N: usize> Recipe for Members<M, K, N>
         }
     }
 
-    fn handle_session(&mut self, event: SessionEvent) {
+    fn handle_session(&mut self, _now: Instant, event: SessionEvent) {
         match event {
             SessionEvent::Connected { .. } => {
                 let new_session = self.session.connected();

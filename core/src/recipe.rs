@@ -21,6 +21,12 @@ pub struct Outgoing<'a> {
 ///
 /// # The four inputs
 ///
+/// Every input carries the driver's current time, `now`, on one monotonic
+/// clock of the driver's choosing (a driver's clock usually starts at 0
+/// when it starts the recipe). A recipe never reads a clock of its own:
+/// what it does with time (a deadline passed, a suspension too long) it
+/// decides from the `now` of its inputs.
+///
 /// * [`handle_reply`](Recipe::handle_reply): the answer to a request the
 ///   recipe emitted, with the [`RequestId`] it was emitted with. Replies
 ///   whose id belongs to an earlier session epoch are ignored by the recipe,
@@ -63,14 +69,15 @@ pub trait Recipe {
     /// recipe: encode or copy it before calling again.
     fn poll_request(&mut self) -> Option<Outgoing<'_>>;
 
-    /// The reply to the request emitted with `id`.
-    fn handle_reply(&mut self, id: RequestId, reply: Reply<'_>);
+    /// The reply to the request emitted with `id`, received at `now`.
+    fn handle_reply(&mut self, now: Instant, id: RequestId, reply: Reply<'_>);
 
-    /// A watch notification for a path this recipe watched.
-    fn handle_watch(&mut self, event: WatchEvent<'_>);
+    /// A watch notification for a path this recipe watched, received at
+    /// `now`.
+    fn handle_watch(&mut self, now: Instant, event: WatchEvent<'_>);
 
-    /// A change of the session's state.
-    fn handle_session(&mut self, event: SessionEvent);
+    /// A change of the session's state, seen at `now`.
+    fn handle_session(&mut self, now: Instant, event: SessionEvent);
 
     /// The current time, at or after what [`poll_timeout`](Recipe::poll_timeout) asked for.
     fn handle_timeout(&mut self, now: Instant);

@@ -142,6 +142,7 @@ enum Op {
 /// ```
 /// use herdless_core::revoke::{Revoke, RevokeEvent};
 /// use herdless_core::{Instant, Recipe, Reply, Stat, WatchEvent, WatchKind};
+/// let now = herdless_core::Instant::ZERO; // the driver's clock
 ///
 /// let node = "/rw/abc-write-0000000001";
 /// let mut revoke: Revoke = Revoke::new(node).unwrap();
@@ -149,10 +150,10 @@ enum Op {
 /// revoke.request_forced(Instant::from_millis(1_000)).unwrap();
 /// let write = revoke.poll_request().unwrap().id;
 /// let _watch = revoke.poll_request().unwrap().id;
-/// revoke.handle_reply(write, Reply::DataSet { stat: Stat::default() });
+/// revoke.handle_reply(now, write, Reply::DataSet { stat: Stat::default() });
 /// assert_eq!(revoke.poll_event(), Some(RevokeEvent::Requested));
 /// // The holder releases within the grace period.
-/// revoke.handle_watch(WatchEvent { kind: WatchKind::NodeDeleted, path: node });
+/// revoke.handle_watch(now, WatchEvent { kind: WatchKind::NodeDeleted, path: node });
 /// assert_eq!(revoke.poll_event(), Some(RevokeEvent::Released));
 /// assert!(!revoke.is_running());
 /// ```
@@ -365,7 +366,7 @@ impl<const N: usize> Recipe for Revoke<N> {
         Some(Outgoing { id, request })
     }
 
-    fn handle_reply(&mut self, id: RequestId, reply: Reply<'_>) {
+    fn handle_reply(&mut self, _now: Instant, id: RequestId, reply: Reply<'_>) {
         let Some(op) = self.ops.take(id) else {
             return;
         };
@@ -406,7 +407,7 @@ impl<const N: usize> Recipe for Revoke<N> {
         }
     }
 
-    fn handle_watch(&mut self, event: WatchEvent<'_>) {
+    fn handle_watch(&mut self, _now: Instant, event: WatchEvent<'_>) {
         if !self.connected || event.path != self.node.as_str() {
             return;
         }
@@ -419,7 +420,7 @@ impl<const N: usize> Recipe for Revoke<N> {
         }
     }
 
-    fn handle_session(&mut self, event: SessionEvent) {
+    fn handle_session(&mut self, _now: Instant, event: SessionEvent) {
         match event {
             SessionEvent::Connected { .. } => {
                 if !self.connected {

@@ -4,8 +4,8 @@ use core::ops::Add;
 
 /// A point in time, in milliseconds since an origin the caller chooses.
 ///
-/// The core never reads a clock: the driver passes the current time to
-/// [`Recipe::handle_timeout`](crate::Recipe::handle_timeout) and compares it
+/// The core never reads a clock: the driver passes the current time with
+/// every input of the [`Recipe`](crate::Recipe) contract and compares it
 /// with [`Recipe::poll_timeout`](crate::Recipe::poll_timeout). Any monotonic
 /// millisecond counter works (tokio's `Instant` against a start point,
 /// `embassy_time::Instant::as_millis`, a simulated clock).
@@ -14,6 +14,9 @@ use core::ops::Add;
 pub struct Instant(u64);
 
 impl Instant {
+    /// The origin: where a driver's clock usually starts.
+    pub const ZERO: Instant = Instant(0);
+
     /// The instant `millis` milliseconds after the origin.
     pub const fn from_millis(millis: u64) -> Self {
         Instant(millis)

@@ -25,6 +25,7 @@ use herdless_core::naming::Guid;
 use herdless_core::queue::{Consumer, ConsumerEvent, Producer};
 use herdless_core::sim::{Delivery, OwnedReply, SimZk};
 use herdless_core::two_phase::{TwoPhase, TxEvent, Variant, Vote};
+use herdless_core::Instant;
 use herdless_core::{perms, Acl, AclEntry, Recipe, Request, Version, ZkError};
 
 /// More requests than any of these operations needs: reaching it means a
@@ -183,13 +184,15 @@ where
         }
         for delivery in inbox {
             match &delivery {
-                Delivery::Reply(id, reply) => reply.with_reply(|reply| r.handle_reply(*id, reply)),
+                Delivery::Reply(id, reply) => {
+                    reply.with_reply(|reply| r.handle_reply(Instant::ZERO, *id, reply))
+                }
                 Delivery::Watch(..) => {
                     if let Some(event) = delivery.as_watch() {
-                        r.handle_watch(event);
+                        r.handle_watch(Instant::ZERO, event);
                     }
                 }
-                Delivery::Session(event) => r.handle_session(*event),
+                Delivery::Session(event) => r.handle_session(Instant::ZERO, *event),
             }
         }
     }

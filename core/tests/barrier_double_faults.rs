@@ -10,6 +10,7 @@ use conn_loss::Driver;
 use herdless_core::double_barrier::{DoubleBarrier, DoubleBarrierEvent, READY};
 use herdless_core::owned::OwnedReply;
 use herdless_core::sim::{DriverOrder, SimZk};
+use herdless_core::Instant;
 use herdless_core::{Recipe, Reply, SessionEvent, WatchEvent, WatchKind, ZkError};
 
 const DIR: &str = "/app/double";
@@ -383,9 +384,12 @@ fn enter_waits_for_the_next_session_after_an_expiry_and_is_refused_in_a_round_or
         "nothing is sent without a session"
     );
     p.session = zk.open_session();
-    p.recipe.handle_session(SessionEvent::Connected {
-        session_id: p.session,
-    });
+    p.recipe.handle_session(
+        Instant::ZERO,
+        SessionEvent::Connected {
+            session_id: p.session,
+        },
+    );
     p.pump(&mut zk);
     p.run(&mut zk);
     assert_eq!(p.take_events(), [DoubleBarrierEvent::Entered]);
@@ -485,14 +489,14 @@ fn a_refused_own_create_fails_the_enter() {
     let mut p: DoubleBarrier = DoubleBarrier::new(DIR, "a").unwrap();
     p.enter(2).unwrap();
     let create = p.poll_request().unwrap().id;
-    p.handle_reply(create, Reply::Error(ZkError::NoAuth));
+    p.handle_reply(Instant::ZERO, create, Reply::Error(ZkError::NoAuth));
     assert_eq!(
         p.poll_event(),
         Some(DoubleBarrierEvent::Failed(ZkError::NoAuth))
     );
     assert!(p.is_idle());
     assert!(p.poll_request().is_none());
-    p.handle_session(SessionEvent::Connected { session_id: 1 });
+    p.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 1 });
     assert!(p.poll_request().is_none(), "a failed round resumed");
 }
 
@@ -503,11 +507,11 @@ fn a_session_expired_answer_ends_the_round_as_lost() {
     let mut p: DoubleBarrier = DoubleBarrier::new(DIR, "a").unwrap();
     p.enter(2).unwrap();
     let create = p.poll_request().unwrap().id;
-    p.handle_reply(create, Reply::Error(ZkError::SessionExpired));
+    p.handle_reply(Instant::ZERO, create, Reply::Error(ZkError::SessionExpired));
     assert_eq!(p.poll_event(), None);
     assert!(!p.is_idle());
     assert!(p.poll_request().is_none(), "sent on a gone session");
-    p.handle_session(SessionEvent::Expired);
+    p.handle_session(Instant::ZERO, SessionEvent::Expired);
     assert_eq!(p.poll_event(), Some(DoubleBarrierEvent::Lost));
     assert_eq!(p.poll_event(), None);
     assert!(p.is_idle());
@@ -555,7 +559,9 @@ fn notifications_of_other_nodes_are_ignored() {
         WatchKind::NodeDataChanged,
     ] {
         for path in &others {
-            ps[0].recipe.handle_watch(WatchEvent { kind, path });
+            ps[0]
+                .recipe
+                .handle_watch(Instant::ZERO, WatchEvent { kind, path });
             ps[0].pump(&mut zk);
         }
     }
@@ -575,7 +581,9 @@ fn notifications_of_other_nodes_are_ignored() {
     let others = [format!("{DIR}/b"), format!("{DIR}/c")];
     for kind in [WatchKind::NodeDeleted, WatchKind::NodeDataChanged] {
         for path in &others {
-            ps[1].recipe.handle_watch(WatchEvent { kind, path });
+            ps[1]
+                .recipe
+                .handle_watch(Instant::ZERO, WatchEvent { kind, path });
             ps[1].pump(&mut zk);
         }
     }

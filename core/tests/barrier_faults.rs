@@ -12,6 +12,7 @@ use conn_loss::Driver;
 use herdless_core::barrier::{Barrier, BarrierEvent};
 use herdless_core::owned::OwnedReply;
 use herdless_core::sim::SimZk;
+use herdless_core::Instant;
 use herdless_core::{Recipe, Reply, SessionEvent, WatchEvent, WatchKind, ZkError};
 
 const NODE: &str = "/app/gate";
@@ -258,10 +259,10 @@ fn other_errors_fail_the_operation_without_retry() {
     let mut b = barrier();
     b.set();
     let create = b.poll_request().unwrap().id;
-    b.handle_reply(create, Reply::Error(ZkError::NoAuth));
+    b.handle_reply(Instant::ZERO, create, Reply::Error(ZkError::NoAuth));
     assert_eq!(b.poll_event(), Some(BarrierEvent::Failed(ZkError::NoAuth)));
     assert!(b.is_idle());
-    b.handle_session(SessionEvent::Connected { session_id: 1 });
+    b.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 1 });
     assert!(
         b.poll_request().is_none(),
         "a refused create is not sent again"
@@ -269,7 +270,7 @@ fn other_errors_fail_the_operation_without_retry() {
 
     b.remove();
     let delete = b.poll_request().unwrap().id;
-    b.handle_reply(delete, Reply::Error(ZkError::NotEmpty));
+    b.handle_reply(Instant::ZERO, delete, Reply::Error(ZkError::NotEmpty));
     assert_eq!(
         b.poll_event(),
         Some(BarrierEvent::Failed(ZkError::NotEmpty))
@@ -280,8 +281,8 @@ fn other_errors_fail_the_operation_without_retry() {
     let sent = sent_now(&mut b);
     assert_eq!(sent.len(), 2, "sync, then the read: {sent:?}");
     let (sync, read) = (sent[0].0, sent[1].0);
-    b.handle_reply(sync, Reply::Synced);
-    b.handle_reply(read, Reply::Error(ZkError::NoAuth));
+    b.handle_reply(Instant::ZERO, sync, Reply::Synced);
+    b.handle_reply(Instant::ZERO, read, Reply::Error(ZkError::NoAuth));
     assert_eq!(b.poll_event(), Some(BarrierEvent::Failed(ZkError::NoAuth)));
     assert!(!b.is_waiting());
     assert!(b.poll_request().is_none());
@@ -306,7 +307,7 @@ fn each_connection_loss_answer_waits_for_connected_and_retries() {
         let sent: Vec<_> = first.iter().map(|(_, kind, _)| *kind).collect();
         assert_eq!(sent, kinds, "{start}");
         for (id, _, _) in &first {
-            b.handle_reply(*id, Reply::Error(ZkError::ConnectionLoss));
+            b.handle_reply(Instant::ZERO, *id, Reply::Error(ZkError::ConnectionLoss));
         }
         assert_eq!(
             b.poll_event(),
@@ -314,7 +315,7 @@ fn each_connection_loss_answer_waits_for_connected_and_retries() {
             "{start}: a connection loss is no failure"
         );
         assert!(b.poll_request().is_none(), "{start}: sent before Connected");
-        b.handle_session(SessionEvent::Connected { session_id: 1 });
+        b.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 1 });
         let again = sent_now(&mut b);
         let kinds_again: Vec<_> = again.iter().map(|(_, kind, _)| *kind).collect();
         assert_eq!(kinds_again, kinds, "{start}: sent again after Connected");
@@ -436,16 +437,16 @@ fn a_refused_ancestor_fails_the_set_once_without_retrying() {
     b.set();
     let first = sent_now(&mut b);
     assert_eq!(first.len(), 1);
-    b.handle_reply(first[0].0, Reply::Error(ZkError::NoNode));
+    b.handle_reply(Instant::ZERO, first[0].0, Reply::Error(ZkError::NoNode));
     let chain = sent_now(&mut b);
     let paths: Vec<&str> = chain.iter().map(|(_, _, p)| p.as_str()).collect();
     assert_eq!(paths, ["/org", "/org/team", "/org/team/jobs", DEEP]);
     // In order, as the server answers: the first ancestor is created, the
     // second refused, and what follows finds its parent missing.
-    b.handle_reply(chain[0].0, Reply::Created { path: "/org" });
-    b.handle_reply(chain[1].0, Reply::Error(ZkError::NoAuth));
-    b.handle_reply(chain[2].0, Reply::Error(ZkError::NoNode));
-    b.handle_reply(chain[3].0, Reply::Error(ZkError::NoNode));
+    b.handle_reply(Instant::ZERO, chain[0].0, Reply::Created { path: "/org" });
+    b.handle_reply(Instant::ZERO, chain[1].0, Reply::Error(ZkError::NoAuth));
+    b.handle_reply(Instant::ZERO, chain[2].0, Reply::Error(ZkError::NoNode));
+    b.handle_reply(Instant::ZERO, chain[3].0, Reply::Error(ZkError::NoNode));
     let events: Vec<_> = core::iter::from_fn(|| b.poll_event()).collect();
     assert_eq!(events, [BarrierEvent::Failed(ZkError::NoAuth)]);
     assert_eq!(sent_now(&mut b), [], "the refused path is created again");
@@ -459,23 +460,23 @@ fn a_set_after_a_refused_ancestor_tries_the_ancestors_again() {
     let mut b = barrier();
     b.set();
     let first = sent_now(&mut b);
-    b.handle_reply(first[0].0, Reply::Error(ZkError::NoNode));
+    b.handle_reply(Instant::ZERO, first[0].0, Reply::Error(ZkError::NoNode));
     let chain = sent_now(&mut b);
     assert_eq!(chain.len(), 2);
-    b.handle_reply(chain[0].0, Reply::Error(ZkError::NoAuth));
-    b.handle_reply(chain[1].0, Reply::Error(ZkError::NoNode));
+    b.handle_reply(Instant::ZERO, chain[0].0, Reply::Error(ZkError::NoAuth));
+    b.handle_reply(Instant::ZERO, chain[1].0, Reply::Error(ZkError::NoNode));
     assert_eq!(b.poll_event(), Some(BarrierEvent::Failed(ZkError::NoAuth)));
     // Another client created the parent meanwhile.
     b.set();
     let again = sent_now(&mut b);
     assert_eq!(again.len(), 1);
-    b.handle_reply(again[0].0, Reply::Created { path: NODE });
+    b.handle_reply(Instant::ZERO, again[0].0, Reply::Created { path: NODE });
     assert_eq!(b.poll_event(), Some(BarrierEvent::Set));
     assert!(b.is_idle());
     // The directory deleted since: the ancestors are created again.
     b.set();
     let third = sent_now(&mut b);
-    b.handle_reply(third[0].0, Reply::Error(ZkError::NoNode));
+    b.handle_reply(Instant::ZERO, third[0].0, Reply::Error(ZkError::NoNode));
     let paths: Vec<String> = sent_now(&mut b).into_iter().map(|(_, _, p)| p).collect();
     assert_eq!(paths, ["/app", NODE]);
     assert_eq!(b.poll_event(), None);
@@ -488,20 +489,20 @@ fn a_create_that_lands_despite_a_refused_ancestor_reports_set() {
     let mut b = barrier();
     b.set();
     let first = sent_now(&mut b);
-    b.handle_reply(first[0].0, Reply::Error(ZkError::NoNode));
+    b.handle_reply(Instant::ZERO, first[0].0, Reply::Error(ZkError::NoNode));
     let chain = sent_now(&mut b);
-    b.handle_reply(chain[0].0, Reply::Error(ZkError::NoAuth));
-    b.handle_reply(chain[1].0, Reply::Created { path: NODE });
+    b.handle_reply(Instant::ZERO, chain[0].0, Reply::Error(ZkError::NoAuth));
+    b.handle_reply(Instant::ZERO, chain[1].0, Reply::Created { path: NODE });
     assert_eq!(b.poll_event(), Some(BarrierEvent::Set));
     assert_eq!(b.poll_event(), None);
     assert!(b.is_idle());
     b.remove();
     let delete = sent_now(&mut b);
-    b.handle_reply(delete[0].0, Reply::Deleted);
+    b.handle_reply(Instant::ZERO, delete[0].0, Reply::Deleted);
     assert_eq!(b.poll_event(), Some(BarrierEvent::Removed));
     b.set();
     let create = sent_now(&mut b);
-    b.handle_reply(create[0].0, Reply::Error(ZkError::NoNode));
+    b.handle_reply(Instant::ZERO, create[0].0, Reply::Error(ZkError::NoNode));
     assert_eq!(
         sent_now(&mut b).len(),
         2,
@@ -623,7 +624,8 @@ fn notifications_of_other_nodes_do_not_pass_or_rearm_the_wait() {
     let mut w = waiting(&mut zk);
     for kind in [WatchKind::NodeDeleted, WatchKind::NodeDataChanged] {
         for path in ["/app", "/app/gate2", "/app/gate/child"] {
-            w.recipe.handle_watch(WatchEvent { kind, path });
+            w.recipe
+                .handle_watch(Instant::ZERO, WatchEvent { kind, path });
             w.pump(&mut zk);
         }
     }
@@ -644,13 +646,13 @@ fn a_session_gone_answer_is_retried_on_the_next_session() {
         let sent = sent_now(&mut b);
         assert_eq!(sent.len(), 3);
         for (id, _, _) in &sent {
-            b.handle_reply(*id, Reply::Error(error));
+            b.handle_reply(Instant::ZERO, *id, Reply::Error(error));
         }
         assert_eq!(b.poll_event(), None, "{error:?} reported as a failure");
         assert!(b.is_waiting());
         assert!(!b.is_idle());
         assert_eq!(sent_now(&mut b), [], "{error:?}: sent on the gone session");
-        b.handle_session(SessionEvent::Connected { session_id: 2 });
+        b.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 2 });
         let again: Vec<_> = sent_now(&mut b)
             .into_iter()
             .map(|(_, kind, path)| (kind, path))
@@ -681,8 +683,9 @@ fn every_wait_and_every_reconnect_read_goes_out_behind_a_sync() {
     };
     let first = sent_now(&mut b);
     assert_eq!(kinds(&first), ["sync", "getData"], "one flight");
-    b.handle_reply(first[0].0, Reply::Synced);
+    b.handle_reply(Instant::ZERO, first[0].0, Reply::Synced);
     b.handle_reply(
+        Instant::ZERO,
         first[1].0,
         Reply::Data {
             data: b"",
@@ -690,19 +693,22 @@ fn every_wait_and_every_reconnect_read_goes_out_behind_a_sync() {
         },
     );
     assert!(b.is_waiting());
-    b.handle_watch(WatchEvent {
-        kind: WatchKind::NodeDataChanged,
-        path: NODE,
-    });
+    b.handle_watch(
+        Instant::ZERO,
+        WatchEvent {
+            kind: WatchKind::NodeDataChanged,
+            path: NODE,
+        },
+    );
     let rearm = sent_now(&mut b);
     assert_eq!(kinds(&rearm), ["getData"], "a re-arm needs no sync");
-    b.handle_session(SessionEvent::Suspended);
-    b.handle_session(SessionEvent::Connected { session_id: 1 });
+    b.handle_session(Instant::ZERO, SessionEvent::Suspended);
+    b.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 1 });
     let again = sent_now(&mut b);
     assert_eq!(kinds(&again), ["sync", "getData"], "after a reconnect");
     // A refused sync leaves the answer to the read queued behind it.
-    b.handle_reply(again[0].0, Reply::Error(ZkError::NoAuth));
+    b.handle_reply(Instant::ZERO, again[0].0, Reply::Error(ZkError::NoAuth));
     assert_eq!(b.poll_event(), None);
-    b.handle_reply(again[1].0, Reply::Error(ZkError::NoNode));
+    b.handle_reply(Instant::ZERO, again[1].0, Reply::Error(ZkError::NoNode));
     assert_eq!(b.poll_event(), Some(BarrierEvent::Passed));
 }

@@ -7,6 +7,7 @@ mod faults;
 use faults::{Link, Operator};
 use herdless_core::config::{Config, ConfigEvent, Error};
 use herdless_core::sim::SimZk;
+use herdless_core::Instant;
 use herdless_core::{CreateMode, Recipe, Version, WatchEvent, WatchKind, ZkError};
 
 const PATH: &str = "/app/config";
@@ -142,7 +143,7 @@ fn notifications_that_are_not_its_own_are_ignored() {
         kind: WatchKind::NodeDataChanged,
         path: "/app/other",
     };
-    watcher.act(&mut zk, |c| c.handle_watch(other));
+    watcher.act(&mut zk, |c| c.handle_watch(Instant::ZERO, other));
     watcher.settle(&mut zk);
     assert_eq!(watcher.count("getData"), reads);
 
@@ -152,7 +153,7 @@ fn notifications_that_are_not_its_own_are_ignored() {
         kind: WatchKind::NodeDataChanged,
         path: PATH,
     };
-    writer.act(&mut zk, |c| c.handle_watch(own));
+    writer.act(&mut zk, |c| c.handle_watch(Instant::ZERO, own));
     writer.settle(&mut zk);
     assert!(writer.sent.is_empty(), "{:?}", writer.sent);
     assert!(writer.events.is_empty(), "{:?}", writer.events);

@@ -7,6 +7,7 @@ use herdless_core::election::{
 };
 use herdless_core::naming::{Flavour, Guid};
 use herdless_core::owned::OwnedReply;
+use herdless_core::Instant;
 use herdless_core::{Recipe, Reply, SessionEvent, Stat, ZkError};
 
 fn events<R: Recipe>(r: &mut R) -> Vec<R::Event> {
@@ -93,15 +94,18 @@ fn serve(o: &mut Observer, ack: Option<&[u8]>) {
                 stat: Stat::default(),
             },
         };
-        o.handle_reply(id, reply);
+        o.handle_reply(Instant::ZERO, id, reply);
     }
 }
 
 fn notify(o: &mut Observer, kind: herdless_core::WatchKind) {
-    o.handle_watch(herdless_core::WatchEvent {
-        kind,
-        path: "/e/leader",
-    });
+    o.handle_watch(
+        Instant::ZERO,
+        herdless_core::WatchEvent {
+            kind,
+            path: "/e/leader",
+        },
+    );
 }
 
 #[test]
@@ -117,10 +121,10 @@ fn an_observer_reports_the_first_read_changes_and_staleness() {
     assert!(o.leader().is_none());
 
     // The connection drops: stale; read again, unchanged: current.
-    o.handle_session(SessionEvent::Suspended);
+    o.handle_session(Instant::ZERO, SessionEvent::Suspended);
     assert!(o.is_stale());
     assert_eq!(events(&mut o), vec![ObserverEvent::Stale]);
-    o.handle_session(SessionEvent::Connected { session_id: 1 });
+    o.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 1 });
     serve(&mut o, None);
     assert!(!o.is_stale());
     assert_eq!(events(&mut o), vec![ObserverEvent::Current]);
@@ -131,16 +135,16 @@ fn an_observer_reports_the_first_read_changes_and_staleness() {
     serve(&mut o, Some(ALPHA));
     assert_eq!(events(&mut o), vec![ObserverEvent::Changed]);
     assert_eq!(o.leader().unwrap().data, b"alpha");
-    o.handle_session(SessionEvent::Suspended);
-    o.handle_session(SessionEvent::Connected { session_id: 1 });
+    o.handle_session(Instant::ZERO, SessionEvent::Suspended);
+    o.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 1 });
     serve(&mut o, Some(ALPHA));
     assert_eq!(
         events(&mut o),
         vec![ObserverEvent::Stale, ObserverEvent::Current]
     );
     // Another leader while stale: changed, not current.
-    o.handle_session(SessionEvent::Suspended);
-    o.handle_session(SessionEvent::Connected { session_id: 1 });
+    o.handle_session(Instant::ZERO, SessionEvent::Suspended);
+    o.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 1 });
     serve(&mut o, Some(b"n_0000000002\nbeta"));
     assert_eq!(
         events(&mut o),
@@ -168,7 +172,7 @@ fn an_observer_reports_an_unreadable_acknowledgement_once_and_its_repair() {
 }
 
 fn answer<R: Recipe>(r: &mut R, id: herdless_core::RequestId, reply: OwnedReply) {
-    reply.with_reply(|reply| r.handle_reply(id, reply));
+    reply.with_reply(|reply| r.handle_reply(Instant::ZERO, id, reply));
 }
 
 /// Every request the recipe wants sent now, as `(id, kind, path)`.
@@ -277,7 +281,7 @@ fn a_deadline_not_yet_reached_does_not_end_the_campaign() {
 /// answered, the lowest, confirmed on session 7; the acknowledgement's
 /// create is queued, not yet polled.
 fn confirmed(e: &mut Election) -> String {
-    e.handle_session(SessionEvent::Connected { session_id: 7 });
+    e.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 7 });
     e.campaign(Guid([4; 16]), b"data").unwrap();
     let first = sent(e);
     assert_eq!(first.len(), 2, "{first:?}");
@@ -317,11 +321,11 @@ fn resigning_before_the_acknowledgement_is_sent_never_writes_it() {
 #[test]
 fn an_observer_that_does_not_watch_stays_silent() {
     let mut o: Observer = Observer::new("/e").unwrap();
-    o.handle_session(SessionEvent::Suspended);
+    o.handle_session(Instant::ZERO, SessionEvent::Suspended);
     assert!(!o.is_stale(), "stale without ever watching");
-    o.handle_session(SessionEvent::Connected { session_id: 1 });
-    o.handle_session(SessionEvent::Expired);
-    o.handle_session(SessionEvent::Connected { session_id: 2 });
+    o.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 1 });
+    o.handle_session(Instant::ZERO, SessionEvent::Expired);
+    o.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 2 });
     notify(&mut o, herdless_core::WatchKind::NodeCreated);
     assert!(events(&mut o).is_empty());
     assert!(
@@ -336,10 +340,13 @@ fn an_observer_ignores_notifications_of_other_paths() {
     o.watch();
     serve(&mut o, Some(b"n_0000000001\nalpha"));
     assert_eq!(events(&mut o), [ObserverEvent::Changed]);
-    o.handle_watch(herdless_core::WatchEvent {
-        kind: herdless_core::WatchKind::NodeDeleted,
-        path: "/e/n_0000000001",
-    });
+    o.handle_watch(
+        Instant::ZERO,
+        herdless_core::WatchEvent {
+            kind: herdless_core::WatchKind::NodeDeleted,
+            path: "/e/n_0000000001",
+        },
+    );
     assert!(sent(&mut o).is_empty(), "read again for another node");
 }
 
@@ -349,14 +356,14 @@ fn an_observer_reports_one_stale_per_outage_until_read_again() {
     o.watch();
     serve(&mut o, None);
     assert_eq!(events(&mut o), [ObserverEvent::Changed]);
-    o.handle_session(SessionEvent::Suspended);
-    o.handle_session(SessionEvent::Connected { session_id: 1 });
+    o.handle_session(Instant::ZERO, SessionEvent::Suspended);
+    o.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 1 });
     let read = sent(&mut o);
     assert_eq!(read.len(), 1);
     // Lost again before the read is answered: still the same staleness.
-    o.handle_session(SessionEvent::Suspended);
+    o.handle_session(Instant::ZERO, SessionEvent::Suspended);
     assert_eq!(events(&mut o), [ObserverEvent::Stale]);
-    o.handle_session(SessionEvent::Connected { session_id: 1 });
+    o.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 1 });
     serve(&mut o, None);
     assert_eq!(events(&mut o), [ObserverEvent::Current]);
 }
@@ -382,7 +389,7 @@ fn an_observer_reports_a_refused_read_and_rides_out_an_expired_session() {
     );
     assert_eq!(events(&mut o), [ObserverEvent::Stale]);
     assert!(sent(&mut o).is_empty(), "sent before Connected");
-    o.handle_session(SessionEvent::Connected { session_id: 2 });
+    o.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 2 });
     serve(&mut o, Some(b"n_0000000004\ndelta"));
     assert_eq!(events(&mut o), [ObserverEvent::Changed]);
     assert_eq!(o.leader().unwrap().data, b"delta");
@@ -403,10 +410,10 @@ fn an_observer_prints_its_path() {
 #[test]
 fn an_observer_told_to_watch_while_disconnected_reads_on_reconnect() {
     let mut o: Observer = Observer::new("/e").unwrap();
-    o.handle_session(SessionEvent::Suspended);
+    o.handle_session(Instant::ZERO, SessionEvent::Suspended);
     o.watch();
     assert!(sent(&mut o).is_empty(), "sent while disconnected");
-    o.handle_session(SessionEvent::Connected { session_id: 1 });
+    o.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 1 });
     serve(&mut o, Some(b"n_0000000002\nbeta"));
     assert_eq!(events(&mut o), [ObserverEvent::Changed]);
     assert_eq!(o.leader().unwrap().data, b"beta");
@@ -419,13 +426,13 @@ fn an_observer_told_to_watch_while_disconnected_reads_on_reconnect() {
 #[test]
 fn a_create_never_sent_again_is_not_searched_for_after_a_reconnect() {
     let mut e: Election = Election::new("/e").unwrap();
-    e.handle_session(SessionEvent::Connected { session_id: 7 });
+    e.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 7 });
     e.campaign(Guid([4; 16]), b"").unwrap();
     let first = sent(&mut e);
     assert_eq!(first[0].1, "create");
     answer(&mut e, first[0].0, OwnedReply::Error(ZkError::NoNode));
-    e.handle_session(SessionEvent::Suspended);
-    e.handle_session(SessionEvent::Connected { session_id: 7 });
+    e.handle_session(Instant::ZERO, SessionEvent::Suspended);
+    e.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 7 });
     let again = sent(&mut e);
     assert_eq!(
         again.first().map(|(_, k, p)| (*k, p.starts_with("/e/"))),

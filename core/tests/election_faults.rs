@@ -13,6 +13,7 @@ use herdless_core::election::{Acknowledgement, Election, ElectionEvent, Election
 use herdless_core::naming::Guid;
 use herdless_core::owned::OwnedReply;
 use herdless_core::sim::SimZk;
+use herdless_core::Instant;
 use herdless_core::{Recipe, SessionEvent, ZkError};
 
 const DIR: &str = "/election/p";
@@ -27,7 +28,7 @@ fn candidate(zk: &mut SimZk) -> Driver<Election> {
     let mut d: Driver<Election> = Driver::open(zk, Election::new(DIR).unwrap());
     let s = d.session;
     d.act(zk, |e| {
-        e.handle_session(SessionEvent::Connected { session_id: s })
+        e.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: s })
     });
     d
 }
@@ -275,7 +276,7 @@ fn a_connection_loss_answer_waits_for_connected() {
     ds[1].intercept = None;
     let s = ds[1].session;
     ds[1].act(&mut zk, |e| {
-        e.handle_session(SessionEvent::Connected { session_id: s })
+        e.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: s })
     });
     assert!(ds[1].sent.len() > sent, "nothing sent after Connected");
     settle(&mut zk, &mut ds);
@@ -301,7 +302,7 @@ fn a_connection_loss_answer_suspends_the_leader() {
     ds[0].intercept = None;
     let s = ds[0].session;
     ds[0].act(&mut zk, |e| {
-        e.handle_session(SessionEvent::Connected { session_id: s })
+        e.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: s })
     });
     settle(&mut zk, &mut ds);
     assert_eq!(ds[0].events.last(), Some(&ElectionEvent::Resumed));
@@ -345,7 +346,7 @@ fn a_campaign_after_an_expiry_leads_on_the_next_session_and_after_a_close_is_ref
     let s = zk.open_session();
     ds[0].session = s;
     ds[0].act(&mut zk, |e| {
-        e.handle_session(SessionEvent::Connected { session_id: s })
+        e.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: s })
     });
     settle(&mut zk, &mut ds);
     assert_eq!(ds[0].events.last(), Some(&ElectionEvent::Leading));
@@ -465,7 +466,7 @@ fn a_refused_delete_of_a_stale_node_does_not_block_the_campaign() {
     ds[1].session = new;
     ds[1].intercept = Some(("delete", old.clone()));
     ds[1].act(&mut zk, |e| {
-        e.handle_session(SessionEvent::Connected { session_id: new })
+        e.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: new })
     });
     assert!(ds[1].answer_intercepted(&mut zk, OwnedReply::Error(ZkError::NoAuth)));
     settle(&mut zk, &mut ds);
@@ -848,7 +849,7 @@ fn a_node_of_an_earlier_session_is_never_taken_for_the_new_one() {
     ds[1].session = new;
     ds[1].intercept = Some(("delete", old.clone()));
     ds[1].act(&mut zk, |e| {
-        e.handle_session(SessionEvent::Connected { session_id: new })
+        e.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: new })
     });
     assert!(ds[1].answer_intercepted(&mut zk, OwnedReply::Error(ZkError::NoAuth)));
     ds[1].intercept = None;
@@ -987,7 +988,7 @@ fn a_leader_on_a_new_session_leaves_the_old_acknowledgement_to_the_old_session()
     let new = zk.open_session();
     ds[0].session = new;
     ds[0].act(&mut zk, |e| {
-        e.handle_session(SessionEvent::Connected { session_id: new })
+        e.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: new })
     });
     settle(&mut zk, &mut ds);
     assert_eq!(ds[0].events, [ElectionEvent::Leading, ElectionEvent::Lost]);
@@ -1016,7 +1017,7 @@ fn a_leader_on_a_new_session_never_deletes_a_successors_acknowledgement() {
     let new = zk.open_session();
     ds[0].session = new;
     ds[0].act(&mut zk, |e| {
-        e.handle_session(SessionEvent::Connected { session_id: new })
+        e.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: new })
     });
     // Whatever the old leader reads first is read while the old session,
     // and its acknowledgement, still exist.

@@ -4,6 +4,7 @@
 use herdless_core::election::{Acknowledgement, Election, ElectionEvent, ElectionState};
 use herdless_core::naming::Guid;
 use herdless_core::sim::{SessionStatus, Step, World};
+use herdless_core::Instant;
 use herdless_core::{Acl, CreateMode, Recipe, Request, RequestId, SessionEvent, Version};
 
 const DIR: &str = "/election/p";
@@ -137,7 +138,7 @@ fn curator_696_a_reconnect_with_another_session_id_is_a_loss() {
     let mut w = world(1);
     let s1 = w.peers[0].session();
     w.act(0, |e| {
-        e.handle_session(SessionEvent::Connected { session_id: s1 })
+        e.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: s1 })
     });
     campaign(&mut w, 0);
     let s2 = w.zk.open_session();
@@ -164,7 +165,7 @@ fn curator_498_a_waiting_candidate_volunteers_again_on_a_new_session() {
     // Told its session id at the start, as the tokio driver does.
     let s1 = w.peers[1].session();
     w.act(1, |e| {
-        e.handle_session(SessionEvent::Connected { session_id: s1 })
+        e.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: s1 })
     });
     campaign(&mut w, 0);
     campaign(&mut w, 1);
@@ -223,13 +224,12 @@ fn curator_220_lost_after_the_session_timeout_even_if_never_told() {
     w.zk.disconnect(s0);
     w.peers[0].deliver_one(&mut w.zk);
     assert_eq!(w.peers[0].take_events(), [ElectionEvent::Suspended]);
-    // The driver is asked for the time at once, to start the clock.
+    // The clock starts at the time the loss was heard.
     let now = w.now().as_millis();
     assert_eq!(
         w.peers[0].recipe.poll_timeout().map(|t| t.as_millis()),
-        Some(0)
+        Some(now + 1_000)
     );
-    w.apply(Step::Time(now));
     w.apply(Step::Time(now + 999));
     assert!(w.peers[0].take_events().is_empty());
     w.apply(Step::Time(now + 1_000));

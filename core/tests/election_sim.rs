@@ -33,6 +33,7 @@ use herdless_core::election::{
 };
 use herdless_core::naming::{contender_sequence, Guid, NodeKind};
 use herdless_core::sim::{Either, Faults, World};
+use herdless_core::Instant;
 use herdless_core::{Recipe, SessionEvent};
 use rand::Rng;
 
@@ -99,7 +100,7 @@ impl Run {
             if world.rng().gen_bool(0.5) {
                 let session_id = world.peers[p].session();
                 world.act(p, |r| {
-                    r.handle_session(SessionEvent::Connected { session_id })
+                    r.handle_session(Instant::ZERO, SessionEvent::Connected { session_id })
                 });
             }
         }

@@ -33,12 +33,12 @@ fn events(lock: &mut Lock) -> Vec<LockEvent> {
 }
 
 fn children(lock: &mut Lock, id: RequestId, names: &[&str]) {
-    lock.handle_reply(id, Reply::Children(Children::new(&names)));
+    lock.handle_reply(Instant::ZERO, id, Reply::Children(Children::new(&names)));
 }
 
 fn created(lock: &mut Lock, id: RequestId, name: &str) {
     let path = format!("/locks/a/{name}");
-    lock.handle_reply(id, Reply::Created { path: &path });
+    lock.handle_reply(Instant::ZERO, id, Reply::Created { path: &path });
 }
 
 /// A lock that holds after one round trip, with its requests drained.
@@ -79,7 +79,7 @@ fn uncontended_acquire_is_one_round_trip_and_release_one_delete() {
     assert!(drain(&mut lock).is_empty());
     let stat = Stat::default();
     let own_data = Reply::Data { data: b"", stat };
-    lock.handle_reply(own_watch[0].0, own_data);
+    lock.handle_reply(Instant::ZERO, own_watch[0].0, own_data);
     assert!(events(&mut lock).is_empty());
 
     lock.release().unwrap();
@@ -90,7 +90,7 @@ fn uncontended_acquire_is_one_round_trip_and_release_one_delete() {
         events(&mut lock).is_empty(),
         "released only once the delete is confirmed"
     );
-    lock.handle_reply(sent[0].0, Reply::Deleted);
+    lock.handle_reply(Instant::ZERO, sent[0].0, Reply::Deleted);
     assert_eq!(events(&mut lock), vec![LockEvent::Released]);
     assert_eq!(lock.state(), LockState::Idle);
 }
@@ -109,10 +109,11 @@ fn waiter_watches_only_its_predecessor_with_get_data_and_takes_over_without_list
     // The own node's watch is set first, so its deletion is heard first.
     assert_eq!(sent[0].1, format!("getData /locks/a/{OWN} watch=true"));
     let stat = Stat::default();
-    lock.handle_reply(sent[0].0, Reply::Data { data: b"", stat });
+    lock.handle_reply(Instant::ZERO, sent[0].0, Reply::Data { data: b"", stat });
     let sent = &sent[1..];
     assert_eq!(sent[0].1, format!("getData /locks/a/{kazoo} watch=true"));
     lock.handle_reply(
+        Instant::ZERO,
         sent[0].0,
         Reply::Data {
             data: b"",
@@ -121,10 +122,13 @@ fn waiter_watches_only_its_predecessor_with_get_data_and_takes_over_without_list
     );
     assert!(events(&mut lock).is_empty());
     let path = format!("/locks/a/{kazoo}");
-    lock.handle_watch(WatchEvent {
-        kind: WatchKind::NodeDeleted,
-        path: &path,
-    });
+    lock.handle_watch(
+        Instant::ZERO,
+        WatchEvent {
+            kind: WatchKind::NodeDeleted,
+            path: &path,
+        },
+    );
     assert!(
         drain(&mut lock).is_empty(),
         "the lowest predecessor's deletion needs no new listing"
@@ -147,7 +151,7 @@ fn behind_one() -> (Lock, RequestId) {
     assert_eq!(sent[0].1, format!("getData /locks/a/{OWN} watch=true"));
     assert_eq!(sent[1].1, format!("getData /locks/a/{AHEAD} watch=true"));
     let stat = Stat::default();
-    lock.handle_reply(sent[0].0, Reply::Data { data: b"", stat });
+    lock.handle_reply(Instant::ZERO, sent[0].0, Reply::Data { data: b"", stat });
     (lock, sent[1].0)
 }
 
@@ -164,25 +168,28 @@ fn a_waiter_whose_own_watch_is_being_set_again_acquires_only_once_its_node_is_re
     for own_still_there in [true, false] {
         let (mut lock, watch_pred) = behind_one();
         // The own node's data is written: its watch fires and is set again.
-        lock.handle_watch(WatchEvent {
-            kind: WatchKind::NodeDataChanged,
-            path: &own_path,
-        });
+        lock.handle_watch(
+            Instant::ZERO,
+            WatchEvent {
+                kind: WatchKind::NodeDataChanged,
+                path: &own_path,
+            },
+        );
         let rearm = drain(&mut lock);
         assert_eq!(rearm.len(), 1);
         assert_eq!(rearm[0].1, format!("getData {own_path} watch=true"));
         // The predecessor's read, sent before, answers first: it is gone.
-        lock.handle_reply(watch_pred, Reply::Error(ZkError::NoNode));
+        lock.handle_reply(Instant::ZERO, watch_pred, Reply::Error(ZkError::NoNode));
         assert!(
             events(&mut lock).is_empty(),
             "not before the own node is read"
         );
         assert_eq!(lock.state(), LockState::Acquiring);
         if own_still_there {
-            lock.handle_reply(rearm[0].0, Reply::Data { data: b"", stat });
+            lock.handle_reply(Instant::ZERO, rearm[0].0, Reply::Data { data: b"", stat });
             assert_eq!(events(&mut lock), vec![LockEvent::Acquired]);
         } else {
-            lock.handle_reply(rearm[0].0, Reply::Error(ZkError::NoNode));
+            lock.handle_reply(Instant::ZERO, rearm[0].0, Reply::Error(ZkError::NoNode));
             assert!(
                 !events(&mut lock).contains(&LockEvent::Acquired),
                 "acquired without its node"
@@ -201,14 +208,17 @@ fn a_waiter_whose_own_watch_is_being_set_again_acquires_only_once_its_node_is_re
 fn a_confirming_waiter_whose_own_read_is_refused_lists_and_acquires() {
     let own_path = format!("/locks/a/{OWN}");
     let (mut lock, watch_pred) = behind_one();
-    lock.handle_watch(WatchEvent {
-        kind: WatchKind::NodeDataChanged,
-        path: &own_path,
-    });
+    lock.handle_watch(
+        Instant::ZERO,
+        WatchEvent {
+            kind: WatchKind::NodeDataChanged,
+            path: &own_path,
+        },
+    );
     let rearm = drain(&mut lock);
-    lock.handle_reply(watch_pred, Reply::Error(ZkError::NoNode));
+    lock.handle_reply(Instant::ZERO, watch_pred, Reply::Error(ZkError::NoNode));
     assert!(events(&mut lock).is_empty());
-    lock.handle_reply(rearm[0].0, Reply::Error(ZkError::NoAuth));
+    lock.handle_reply(Instant::ZERO, rearm[0].0, Reply::Error(ZkError::NoAuth));
     let list = drain(&mut lock);
     assert_eq!(list.len(), 1, "{list:?}");
     assert_eq!(list[0].1, "children /locks/a watch=false");
@@ -227,30 +237,36 @@ fn after_an_unreported_reconnect_a_waiter_lists_before_it_believes_a_notificatio
     let own_path = format!("/locks/a/{OWN}");
     let (mut lock, watch_pred) = behind_one();
     let stat = Stat::default();
-    lock.handle_reply(watch_pred, Reply::Data { data: b"", stat });
+    lock.handle_reply(Instant::ZERO, watch_pred, Reply::Data { data: b"", stat });
     assert_eq!(lock.predecessor(), Some(pred.as_str()));
-    lock.handle_session(SessionEvent::Connected { session_id: 1 });
+    lock.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 1 });
     let relist = drain(&mut lock);
     assert_eq!(relist.len(), 1, "{relist:?}");
     assert_eq!(relist[0].1, "children /locks/a watch=false");
-    lock.handle_watch(WatchEvent {
-        kind: WatchKind::NodeDeleted,
-        path: &pred,
-    });
+    lock.handle_watch(
+        Instant::ZERO,
+        WatchEvent {
+            kind: WatchKind::NodeDeleted,
+            path: &pred,
+        },
+    );
     assert!(
         events(&mut lock).is_empty(),
         "not on the notification alone"
     );
-    lock.handle_watch(WatchEvent {
-        kind: WatchKind::NodeDeleted,
-        path: &own_path,
-    });
+    lock.handle_watch(
+        Instant::ZERO,
+        WatchEvent {
+            kind: WatchKind::NodeDeleted,
+            path: &own_path,
+        },
+    );
     assert!(!events(&mut lock).contains(&LockEvent::Acquired));
     assert_ne!(lock.state(), LockState::Held);
     // A holder is not disturbed by such a `Connected`.
     let mut lock = held();
     drain(&mut lock);
-    lock.handle_session(SessionEvent::Connected { session_id: 1 });
+    lock.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 1 });
     assert!(drain(&mut lock).is_empty());
     assert!(lock.is_held());
 }
@@ -271,7 +287,7 @@ fn waiter_further_back_lists_again_and_vanished_predecessor_leaves_no_watch() {
     let sent = &sent[1..];
     assert_eq!(sent[0].1, "getData /locks/a/b-lock-0000000004 watch=true");
     // Gone before the watch was set: getData registers nothing, list again.
-    lock.handle_reply(sent[0].0, Reply::Error(ZkError::NoNode));
+    lock.handle_reply(Instant::ZERO, sent[0].0, Reply::Error(ZkError::NoNode));
     let sent = drain(&mut lock);
     assert_eq!(sent[0].1, "children /locks/a watch=false");
     children(&mut lock, sent[0].0, &["a-lock-0000000001", OWN]);
@@ -284,7 +300,7 @@ fn lost_create_reply_adopts_the_node_found_by_guid() {
     let mut lock: Lock = Lock::new("/locks/a").unwrap();
     lock.acquire(GUID).unwrap();
     let sent = drain(&mut lock);
-    lock.handle_session(SessionEvent::Suspended);
+    lock.handle_session(Instant::ZERO, SessionEvent::Suspended);
     // Late answers from the lost connection are ignored.
     created(&mut lock, sent[0].0, OWN);
     assert!(lock.own_node().is_none());
@@ -292,7 +308,7 @@ fn lost_create_reply_adopts_the_node_found_by_guid() {
         drain(&mut lock).is_empty(),
         "nothing is sent while disconnected"
     );
-    lock.handle_session(SessionEvent::Connected { session_id: 1 });
+    lock.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 1 });
     let sent = drain(&mut lock);
     assert_eq!(sent.len(), 1, "no second create before looking: {sent:?}");
     assert_eq!(sent[0].1, "children /locks/a watch=false");
@@ -306,22 +322,26 @@ fn connection_loss_reply_on_release_retries_the_delete_after_reconnect() {
     let mut lock = held();
     lock.release().unwrap();
     let sent = drain(&mut lock);
-    lock.handle_reply(sent[0].0, Reply::Error(ZkError::ConnectionLoss));
+    lock.handle_reply(
+        Instant::ZERO,
+        sent[0].0,
+        Reply::Error(ZkError::ConnectionLoss),
+    );
     assert!(events(&mut lock).is_empty(), "not released until confirmed");
-    lock.handle_session(SessionEvent::Connected { session_id: 1 });
+    lock.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 1 });
     let sent = drain(&mut lock);
     assert_eq!(sent[0].1, format!("delete /locks/a/{OWN}"));
-    lock.handle_reply(sent[0].0, Reply::Error(ZkError::NoNode));
+    lock.handle_reply(Instant::ZERO, sent[0].0, Reply::Error(ZkError::NoNode));
     assert_eq!(events(&mut lock), vec![LockEvent::Released]);
 }
 
 #[test]
 fn holder_hears_suspended_then_lost_on_expiry() {
     let mut lock = held();
-    lock.handle_session(SessionEvent::Suspended);
+    lock.handle_session(Instant::ZERO, SessionEvent::Suspended);
     assert_eq!(events(&mut lock), vec![LockEvent::Suspended]);
     assert!(!lock.is_held());
-    lock.handle_session(SessionEvent::Expired);
+    lock.handle_session(Instant::ZERO, SessionEvent::Expired);
     assert_eq!(events(&mut lock), vec![LockEvent::Lost]);
     assert_eq!(lock.state(), LockState::Idle);
 }
@@ -332,12 +352,12 @@ fn holder_hears_suspended_then_lost_on_expiry() {
 #[test]
 fn acquire_after_an_expiry_waits_for_the_next_session_and_after_a_close_is_refused() {
     let mut lock = held();
-    lock.handle_session(SessionEvent::Expired);
+    lock.handle_session(Instant::ZERO, SessionEvent::Expired);
     assert_eq!(events(&mut lock), vec![LockEvent::Lost]);
     lock.acquire(GUID).unwrap();
     assert!(drain(&mut lock).is_empty(), "nothing without a session");
     assert_eq!(lock.state(), LockState::Acquiring);
-    lock.handle_session(SessionEvent::Connected { session_id: 2 });
+    lock.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 2 });
     let sent = drain(&mut lock);
     assert_eq!(
         sent.len(),
@@ -349,13 +369,13 @@ fn acquire_after_an_expiry_waits_for_the_next_session_and_after_a_close_is_refus
     children(&mut lock, sent[1].0, &[OWN]);
     assert_eq!(events(&mut lock), vec![LockEvent::Acquired]);
 
-    lock.handle_session(SessionEvent::Closed);
+    lock.handle_session(Instant::ZERO, SessionEvent::Closed);
     assert_eq!(events(&mut lock), vec![LockEvent::Lost]);
     assert_eq!(
         lock.acquire(GUID),
         Err(herdless_core::lock::Error::SessionEnded)
     );
-    lock.handle_session(SessionEvent::Expired);
+    lock.handle_session(Instant::ZERO, SessionEvent::Expired);
     assert_eq!(
         lock.try_acquire(GUID),
         Err(herdless_core::lock::Error::SessionEnded),
@@ -366,11 +386,12 @@ fn acquire_after_an_expiry_waits_for_the_next_session_and_after_a_close_is_refus
 #[test]
 fn reconnect_while_holding_confirms_the_node_before_resuming() {
     let mut lock = held();
-    lock.handle_session(SessionEvent::Suspended);
-    lock.handle_session(SessionEvent::Connected { session_id: 1 });
+    lock.handle_session(Instant::ZERO, SessionEvent::Suspended);
+    lock.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 1 });
     let sent = drain(&mut lock);
     assert_eq!(sent[0].1, format!("exists /locks/a/{OWN} watch=false"));
     lock.handle_reply(
+        Instant::ZERO,
         sent[0].0,
         Reply::Exists {
             stat: Stat::default(),
@@ -386,10 +407,10 @@ fn reconnect_while_holding_confirms_the_node_before_resuming() {
 #[test]
 fn reconnect_finding_the_node_gone_reports_lost() {
     let mut lock = held();
-    lock.handle_session(SessionEvent::Suspended);
-    lock.handle_session(SessionEvent::Connected { session_id: 1 });
+    lock.handle_session(Instant::ZERO, SessionEvent::Suspended);
+    lock.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 1 });
     let sent = drain(&mut lock);
-    lock.handle_reply(sent[0].0, Reply::Error(ZkError::NoNode));
+    lock.handle_reply(Instant::ZERO, sent[0].0, Reply::Error(ZkError::NoNode));
     assert_eq!(
         events(&mut lock),
         vec![LockEvent::Suspended, LockEvent::Lost]
@@ -408,7 +429,7 @@ fn try_acquire_on_a_held_lock_removes_its_node_before_answering() {
     assert_eq!(sent.len(), 1);
     assert_eq!(sent[0].1, format!("delete /locks/a/{OWN}"));
     assert!(events(&mut lock).is_empty());
-    lock.handle_reply(sent[0].0, Reply::Deleted);
+    lock.handle_reply(Instant::ZERO, sent[0].0, Reply::Deleted);
     assert_eq!(
         events(&mut lock),
         vec![LockEvent::NotAcquired(GiveUp::Busy)]
@@ -429,7 +450,7 @@ fn deadline_gives_up_and_deletes() {
     lock.handle_timeout(Instant::from_millis(500));
     let sent = drain(&mut lock);
     assert_eq!(sent[0].1, format!("delete /locks/a/{OWN}"));
-    lock.handle_reply(sent[0].0, Reply::Deleted);
+    lock.handle_reply(Instant::ZERO, sent[0].0, Reply::Deleted);
     assert_eq!(
         events(&mut lock),
         vec![LockEvent::NotAcquired(GiveUp::TimedOut)]
@@ -452,7 +473,7 @@ fn cancel_during_create_waits_for_the_name_then_deletes() {
         events(&mut lock).is_empty(),
         "the listing after cancel is ignored"
     );
-    lock.handle_reply(del[0].0, Reply::Deleted);
+    lock.handle_reply(Instant::ZERO, del[0].0, Reply::Deleted);
     assert_eq!(
         events(&mut lock),
         vec![LockEvent::NotAcquired(GiveUp::Cancelled)]
@@ -467,17 +488,17 @@ fn cancel_while_suspended_deletes_after_reconnect() {
     created(&mut lock, sent[0].0, OWN);
     children(&mut lock, sent[1].0, &["a-lock-0000000001", OWN]);
     drain(&mut lock);
-    lock.handle_session(SessionEvent::Suspended);
+    lock.handle_session(Instant::ZERO, SessionEvent::Suspended);
     lock.cancel().unwrap();
     assert!(drain(&mut lock).is_empty());
     assert!(
         events(&mut lock).is_empty(),
         "not reported before the node is gone"
     );
-    lock.handle_session(SessionEvent::Connected { session_id: 1 });
+    lock.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 1 });
     let sent = drain(&mut lock);
     assert_eq!(sent[0].1, format!("delete /locks/a/{OWN}"));
-    lock.handle_reply(sent[0].0, Reply::Deleted);
+    lock.handle_reply(Instant::ZERO, sent[0].0, Reply::Deleted);
     assert_eq!(
         events(&mut lock),
         vec![LockEvent::NotAcquired(GiveUp::Cancelled)]
@@ -489,8 +510,8 @@ fn missing_directory_is_created_with_its_ancestors_pipelined() {
     let mut lock: Lock = Lock::new("/locks/a").unwrap();
     lock.acquire(GUID).unwrap();
     let sent = drain(&mut lock);
-    lock.handle_reply(sent[0].0, Reply::Error(ZkError::NoNode));
-    lock.handle_reply(sent[1].0, Reply::Error(ZkError::NoNode));
+    lock.handle_reply(Instant::ZERO, sent[0].0, Reply::Error(ZkError::NoNode));
+    lock.handle_reply(Instant::ZERO, sent[1].0, Reply::Error(ZkError::NoNode));
     let sent = drain(&mut lock);
     let texts: Vec<_> = sent.iter().map(|s| s.1.as_str()).collect();
     assert_eq!(texts.len(), 4, "{texts:?}");
@@ -498,8 +519,12 @@ fn missing_directory_is_created_with_its_ancestors_pipelined() {
     assert_eq!(texts[1], "create /locks/a Persistent");
     assert!(texts[2].starts_with("create /locks/a/11111111-"));
     assert_eq!(texts[3], "children /locks/a watch=false");
-    lock.handle_reply(sent[0].0, Reply::Error(ZkError::NodeExists));
-    lock.handle_reply(sent[1].0, Reply::Created { path: "/locks/a" });
+    lock.handle_reply(Instant::ZERO, sent[0].0, Reply::Error(ZkError::NodeExists));
+    lock.handle_reply(
+        Instant::ZERO,
+        sent[1].0,
+        Reply::Created { path: "/locks/a" },
+    );
     created(&mut lock, sent[2].0, OWN);
     children(&mut lock, sent[3].0, &[OWN]);
     assert_eq!(events(&mut lock), vec![LockEvent::Acquired]);
@@ -526,8 +551,12 @@ fn unexpected_reply_shapes_fail_cleanly_instead_of_panicking() {
     lock.acquire(GUID).unwrap();
     let sent = drain(&mut lock);
     // A create answered with a name that has no sequence suffix.
-    lock.handle_reply(sent[0].0, Reply::Created { path: "/locks/a/x" });
-    lock.handle_reply(sent[1].0, Reply::Deleted);
+    lock.handle_reply(
+        Instant::ZERO,
+        sent[0].0,
+        Reply::Created { path: "/locks/a/x" },
+    );
+    lock.handle_reply(Instant::ZERO, sent[1].0, Reply::Deleted);
     // Recovery looks for the node by GUID, finds none, and reports.
     let sent = drain(&mut lock);
     assert_eq!(sent[0].1, "children /locks/a watch=false");
@@ -587,15 +616,16 @@ fn is_suspended_only_while_held_and_disconnected() {
     let mut lock = held();
     let own_read = drain(&mut lock);
     assert!(!lock.is_suspended() && lock.is_held());
-    lock.handle_session(SessionEvent::Suspended);
+    lock.handle_session(Instant::ZERO, SessionEvent::Suspended);
     assert_eq!(events(&mut lock), vec![LockEvent::Suspended]);
     assert!(lock.is_suspended() && !lock.is_held());
-    lock.handle_session(SessionEvent::Connected { session_id: 1 });
+    lock.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 1 });
     // Still in doubt until the own node is confirmed.
     let sent = drain(&mut lock);
     assert!(lock.is_suspended(), "{own_read:?} {sent:?}");
     let verify = sent.iter().find(|s| s.1.starts_with("exists")).unwrap().0;
     lock.handle_reply(
+        Instant::ZERO,
         verify,
         Reply::Exists {
             stat: Stat::default(),
@@ -608,7 +638,7 @@ fn is_suspended_only_while_held_and_disconnected() {
     let mut waiter: Lock = Lock::new("/locks/a").unwrap();
     waiter.acquire(GUID).unwrap();
     drain(&mut waiter);
-    waiter.handle_session(SessionEvent::Suspended);
+    waiter.handle_session(Instant::ZERO, SessionEvent::Suspended);
     assert!(!waiter.is_suspended() && !waiter.is_held());
     let idle: Lock = Lock::new("/locks/a").unwrap();
     assert!(!idle.is_suspended());
@@ -646,7 +676,7 @@ fn a_refused_delete_fails_the_release_once() {
     lock.release().unwrap();
     let sent = drain(&mut lock);
     assert_eq!(sent[0].1, format!("delete /locks/a/{OWN}"));
-    lock.handle_reply(sent[0].0, Reply::Error(ZkError::NoAuth));
+    lock.handle_reply(Instant::ZERO, sent[0].0, Reply::Error(ZkError::NoAuth));
     assert_eq!(
         events(&mut lock),
         vec![LockEvent::Failed(herdless_core::lock::Error::Zk(
@@ -663,15 +693,15 @@ fn a_refused_delete_fails_the_release_once() {
 fn a_refused_check_after_a_reconnect_loses_the_lock() {
     let mut lock = held();
     drain(&mut lock);
-    lock.handle_session(SessionEvent::Suspended);
-    lock.handle_session(SessionEvent::Connected { session_id: 1 });
+    lock.handle_session(Instant::ZERO, SessionEvent::Suspended);
+    lock.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 1 });
     assert_eq!(events(&mut lock), vec![LockEvent::Suspended]);
     let sent = drain(&mut lock);
     let verify = sent.iter().find(|s| s.1.starts_with("exists")).unwrap().0;
-    lock.handle_reply(verify, Reply::Error(ZkError::NoAuth));
+    lock.handle_reply(Instant::ZERO, verify, Reply::Error(ZkError::NoAuth));
     let sent = drain(&mut lock);
     let delete = sent.iter().find(|s| s.1.starts_with("delete")).unwrap().0;
-    lock.handle_reply(delete, Reply::Deleted);
+    lock.handle_reply(Instant::ZERO, delete, Reply::Deleted);
     assert_eq!(events(&mut lock), vec![LockEvent::Lost]);
 }
 
@@ -686,7 +716,7 @@ fn a_refused_read_of_the_own_node_leaves_the_lock_held() {
     let own_read = drain(&mut lock);
     children(&mut lock, sent[1].0, &[OWN]);
     assert_eq!(events(&mut lock), vec![LockEvent::Acquired]);
-    lock.handle_reply(own_read[0].0, Reply::Error(ZkError::NoAuth));
+    lock.handle_reply(Instant::ZERO, own_read[0].0, Reply::Error(ZkError::NoAuth));
     assert!(events(&mut lock).is_empty());
     assert!(lock.is_held());
     assert!(drain(&mut lock).is_empty());
@@ -714,7 +744,7 @@ fn a_directory_that_keeps_vanishing_is_retried_eight_times() {
             } else {
                 Reply::Error(ZkError::NoNode)
             };
-            lock.handle_reply(id, reply);
+            lock.handle_reply(Instant::ZERO, id, reply);
         }
         outcome.extend(events(&mut lock));
     }

@@ -10,6 +10,7 @@ use herdless_core::member::{Error, Member};
 use herdless_core::members::{Members, MembersEvent};
 use herdless_core::owned::OwnedReply;
 use herdless_core::sim::SimZk;
+use herdless_core::Instant;
 use herdless_core::{Recipe, SessionEvent, WatchEvent, WatchKind, ZkError};
 
 #[test]
@@ -208,7 +209,7 @@ fn an_observer_that_does_not_watch_stays_silent_across_a_break() {
     let new = zk.open_session();
     o.session = new;
     o.act(&mut zk, |o| {
-        o.handle_session(SessionEvent::Connected { session_id: new })
+        o.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: new })
     });
     o.run(&mut zk);
     assert_eq!(o.take_events(), []);
@@ -225,20 +226,26 @@ fn notifications_that_are_not_its_own_are_ignored() {
     o.take_events();
     let lists = o.sent_of("getChildren").len();
     o.act(&mut zk, |o| {
-        o.handle_watch(WatchEvent {
-            kind: WatchKind::NodeChildrenChanged,
-            path: "/other",
-        })
+        o.handle_watch(
+            Instant::ZERO,
+            WatchEvent {
+                kind: WatchKind::NodeChildrenChanged,
+                path: "/other",
+            },
+        )
     });
     o.run(&mut zk);
     assert_eq!(o.sent_of("getChildren").len(), lists);
 
     let mut idle: Observer = Driver::open(&mut zk, Members::new("/g").unwrap());
     idle.act(&mut zk, |o| {
-        o.handle_watch(WatchEvent {
-            kind: WatchKind::NodeChildrenChanged,
-            path: "/g",
-        })
+        o.handle_watch(
+            Instant::ZERO,
+            WatchEvent {
+                kind: WatchKind::NodeChildrenChanged,
+                path: "/g",
+            },
+        )
     });
     idle.run(&mut zk);
     assert!(idle.sent.is_empty(), "{:?}", idle.sent);
@@ -259,10 +266,13 @@ fn a_refused_listing_is_reported() {
     // Still connected: the next notification lists again.
     o.intercept = None;
     o.act(&mut zk, |o| {
-        o.handle_watch(WatchEvent {
-            kind: WatchKind::NodeChildrenChanged,
-            path: "/g",
-        })
+        o.handle_watch(
+            Instant::ZERO,
+            WatchEvent {
+                kind: WatchKind::NodeChildrenChanged,
+                path: "/g",
+            },
+        )
     });
     o.run(&mut zk);
     assert_eq!(
@@ -291,7 +301,7 @@ fn a_listing_lost_with_the_session_is_read_again_on_the_next() {
     let new = zk.open_session();
     o.session = new;
     o.act(&mut zk, |o| {
-        o.handle_session(SessionEvent::Connected { session_id: new })
+        o.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: new })
     });
     o.run(&mut zk);
     assert_eq!(

@@ -10,6 +10,7 @@ use conn_loss::{Driver, Operator};
 use herdless_core::member::{Error, Member, MemberEvent};
 use herdless_core::owned::OwnedReply;
 use herdless_core::sim::SimZk;
+use herdless_core::Instant;
 use herdless_core::{CreateMode, Recipe, SessionEvent, WatchEvent, WatchKind, ZkError};
 
 const GROUP: &str = "/fleet";
@@ -20,7 +21,7 @@ fn member(zk: &mut SimZk, announce: bool) -> Driver<Member> {
     if announce {
         let s = m.session;
         m.act(zk, |r| {
-            r.handle_session(SessionEvent::Connected { session_id: s })
+            r.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: s })
         });
     }
     m.act(zk, |r| r.join(b"10.0.0.1")).unwrap();
@@ -33,11 +34,13 @@ fn member(zk: &mut SimZk, announce: bool) -> Driver<Member> {
 /// out does) while the server still holds it, and moves to a new one.
 fn move_on(zk: &mut SimZk, m: &mut Driver<Member>) -> i64 {
     let old = m.session;
-    m.act(zk, |r| r.handle_session(SessionEvent::Expired));
+    m.act(zk, |r| {
+        r.handle_session(Instant::ZERO, SessionEvent::Expired)
+    });
     let new = zk.open_session();
     m.session = new;
     m.act(zk, |r| {
-        r.handle_session(SessionEvent::Connected { session_id: new })
+        r.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: new })
     });
     m.run(zk);
     old
@@ -124,7 +127,7 @@ fn a_first_join_onto_a_name_held_by_another_is_taken() {
     let mut m: Driver<Member> = Driver::open(&mut zk, Member::new(GROUP, "edge-1").unwrap());
     let s = m.session;
     m.act(&mut zk, |r| {
-        r.handle_session(SessionEvent::Connected { session_id: s })
+        r.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: s })
     });
     m.act(&mut zk, |r| r.join(b"x")).unwrap();
     m.run(&mut zk);
@@ -163,7 +166,7 @@ fn a_new_session_reported_without_expiry_puts_the_member_out_and_back() {
     let new = zk.open_session();
     m.session = new;
     m.act(&mut zk, |r| {
-        r.handle_session(SessionEvent::Connected { session_id: new })
+        r.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: new })
     });
     m.run(&mut zk);
     // The old session still holds the node: the member waits for it.
@@ -183,7 +186,7 @@ fn the_session_reported_before_is_known_as_the_members_own() {
     let mut m: Driver<Member> = Driver::open(&mut zk, Member::new(GROUP, "edge-1").unwrap());
     let old = m.session;
     m.act(&mut zk, |r| {
-        r.handle_session(SessionEvent::Connected { session_id: old })
+        r.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: old })
     });
     // The read of the own node after joining is never answered.
     m.intercept = Some(("getData", NODE.to_owned()));
@@ -199,7 +202,7 @@ fn the_session_reported_before_is_known_as_the_members_own() {
     let new = zk.open_session();
     m.session = new;
     m.act(&mut zk, |r| {
-        r.handle_session(SessionEvent::Connected { session_id: new })
+        r.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: new })
     });
     m.run(&mut zk);
     assert_eq!(m.take_events(), [MemberEvent::Out], "{:?}", m.recipe);
@@ -466,10 +469,13 @@ fn notifications_that_are_not_its_own_are_ignored() {
     let mut m = member(&mut zk, true);
     let before = m.sent.len();
     m.act(&mut zk, |r| {
-        r.handle_watch(WatchEvent {
-            kind: WatchKind::NodeDeleted,
-            path: "/fleet/edge-2",
-        })
+        r.handle_watch(
+            Instant::ZERO,
+            WatchEvent {
+                kind: WatchKind::NodeDeleted,
+                path: "/fleet/edge-2",
+            },
+        )
     });
     m.run(&mut zk);
     assert_eq!(m.take_events(), []);
@@ -480,10 +486,13 @@ fn notifications_that_are_not_its_own_are_ignored() {
     assert_eq!(m.take_events(), [MemberEvent::Suspended]);
     // A notification read before the break, handed over late.
     m.act(&mut zk, |r| {
-        r.handle_watch(WatchEvent {
-            kind: WatchKind::NodeDeleted,
-            path: NODE,
-        })
+        r.handle_watch(
+            Instant::ZERO,
+            WatchEvent {
+                kind: WatchKind::NodeDeleted,
+                path: NODE,
+            },
+        )
     });
     assert_eq!(m.take_events(), []);
 }
@@ -502,7 +511,7 @@ fn leaving_during_a_clashing_join_leaves_the_other_sessions_node_alone() {
         if announce {
             let s = m.session;
             m.act(&mut zk, |r| {
-                r.handle_session(SessionEvent::Connected { session_id: s })
+                r.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: s })
             });
         }
         m.act(&mut zk, |r| r.join(b"x")).unwrap();
@@ -535,7 +544,7 @@ fn leaving_while_the_create_is_in_flight_removes_what_it_made() {
         if announce {
             let s = m.session;
             m.act(&mut zk, |r| {
-                r.handle_session(SessionEvent::Connected { session_id: s })
+                r.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: s })
             });
         }
         m.act(&mut zk, |r| r.join(b"x")).unwrap();

@@ -19,6 +19,7 @@ use std::collections::BTreeSet;
 use herdless_core::member::{Member, MemberEvent};
 use herdless_core::members::{Members, MembersEvent};
 use herdless_core::sim::{Either, Faults, World};
+use herdless_core::Instant;
 use herdless_core::{Recipe, Request, RequestId, SessionEvent, Version};
 use rand::Rng;
 
@@ -313,9 +314,12 @@ fn a_name_held_by_another_live_session_is_a_clash_not_a_takeover() {
     for (p, data) in [(a, b"a"), (b, b"b")] {
         world.act(p, |r| {
             if let Either::A(m) = r {
-                m.handle_session(SessionEvent::Connected {
-                    session_id: world_session(p),
-                });
+                m.handle_session(
+                    Instant::ZERO,
+                    SessionEvent::Connected {
+                        session_id: world_session(p),
+                    },
+                );
                 m.join(data).unwrap();
             }
         });

@@ -68,7 +68,7 @@ fn data(bytes: &[u8]) -> Reply<'_> {
 const EMPTY: &[&str] = &[];
 
 fn connected<R: Recipe>(r: &mut R) {
-    r.handle_session(SessionEvent::Connected { session_id: 1 });
+    r.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 1 });
 }
 
 // ---------------------------------------------------------------- errors
@@ -134,7 +134,7 @@ fn a_consumer_never_takes_a_kazoo_name_with_a_non_digit_priority() {
     c.peek().unwrap();
     let s = sent(&mut c);
     let names: &[&str] = &["entry-0a0-0000000001", "entry-999-0000000002"];
-    c.handle_reply(s[0].0, children(&names));
+    c.handle_reply(Instant::ZERO, s[0].0, children(&names));
     assert_eq!(
         texts(&sent(&mut c)),
         [format!("read {QUEUE}/entry-999-0000000002")]
@@ -253,11 +253,11 @@ fn cancel_drops_a_read_on_its_way() {
     c.take(None).unwrap();
     let s = sent(&mut c);
     let names: &[&str] = &["a-queue-0000000001"];
-    c.handle_reply(s[0].0, children(&names));
+    c.handle_reply(Instant::ZERO, s[0].0, children(&names));
     let s = sent(&mut c);
     assert_eq!(texts(&s), [format!("read {QUEUE}/a-queue-0000000001")]);
     assert!(c.cancel());
-    c.handle_reply(s[0].0, data(b"one"));
+    c.handle_reply(Instant::ZERO, s[0].0, data(b"one"));
     assert!(sent(&mut c).is_empty(), "no delete after a cancel");
     assert_eq!(events(&mut c), []);
 }
@@ -269,14 +269,14 @@ fn cancel_refuses_a_take_whose_delete_is_on_its_way() {
     c.take(None).unwrap();
     let s = sent(&mut c);
     let names: &[&str] = &["a-queue-0000000001"];
-    c.handle_reply(s[0].0, children(&names));
+    c.handle_reply(Instant::ZERO, s[0].0, children(&names));
     let s = sent(&mut c);
-    c.handle_reply(s[0].0, data(b"one"));
+    c.handle_reply(Instant::ZERO, s[0].0, data(b"one"));
     let s = sent(&mut c);
     assert_eq!(texts(&s), [format!("delete {QUEUE}/a-queue-0000000001")]);
     assert!(!c.cancel(), "the delete may land");
     assert!(c.is_busy());
-    c.handle_reply(s[0].0, Reply::Deleted);
+    c.handle_reply(Instant::ZERO, s[0].0, Reply::Deleted);
     assert_eq!(events(&mut c), [ConsumerEvent::Taken { certain: true }]);
     assert_eq!(c.item(), b"one");
 }
@@ -288,11 +288,11 @@ fn cancel_refuses_a_take_whose_lost_delete_is_being_checked() {
     c.take(None).unwrap();
     let s = sent(&mut c);
     let names: &[&str] = &["a-queue-0000000001"];
-    c.handle_reply(s[0].0, children(&names));
+    c.handle_reply(Instant::ZERO, s[0].0, children(&names));
     let s = sent(&mut c);
-    c.handle_reply(s[0].0, data(b"one"));
+    c.handle_reply(Instant::ZERO, s[0].0, data(b"one"));
     let s = sent(&mut c);
-    c.handle_reply(s[0].0, Reply::Error(ZkError::ConnectionLoss));
+    c.handle_reply(Instant::ZERO, s[0].0, Reply::Error(ZkError::ConnectionLoss));
     // Disconnected, the check waits for the reconnect.
     assert!(!c.cancel(), "the lost delete may have landed");
     connected(&mut c);
@@ -302,7 +302,7 @@ fn cancel_refuses_a_take_whose_lost_delete_is_being_checked() {
         [format!("exists {QUEUE}/a-queue-0000000001 watch=false")]
     );
     assert!(!c.cancel(), "the check is on its way");
-    c.handle_reply(s[0].0, Reply::Error(ZkError::NoNode));
+    c.handle_reply(Instant::ZERO, s[0].0, Reply::Error(ZkError::NoNode));
     assert_eq!(events(&mut c), [ConsumerEvent::Taken { certain: false }]);
 }
 
@@ -384,10 +384,10 @@ fn a_consumer_takes_an_item_whose_path_fills_its_buffer_exactly() {
     c.peek().unwrap();
     let s = sent(&mut c);
     let names: &[&str] = &[name.as_str()];
-    c.handle_reply(s[0].0, children(&names));
+    c.handle_reply(Instant::ZERO, s[0].0, children(&names));
     let s = sent(&mut c);
     assert_eq!(texts(&s), [format!("read /q/{name}")]);
-    c.handle_reply(s[0].0, data(b"fits"));
+    c.handle_reply(Instant::ZERO, s[0].0, data(b"fits"));
     assert_eq!(events(&mut c), [ConsumerEvent::Peeked]);
     assert_eq!(c.item_name(), format!("/q/{name}"));
 }
@@ -401,7 +401,7 @@ fn a_consumer_of_the_root_takes_an_item_whose_path_fills_its_buffer_exactly() {
     c.peek().unwrap();
     let s = sent(&mut c);
     let names: &[&str] = &[name.as_str()];
-    c.handle_reply(s[0].0, children(&names));
+    c.handle_reply(Instant::ZERO, s[0].0, children(&names));
     assert_eq!(texts(&sent(&mut c)), [format!("read /{name}")]);
 }
 
@@ -417,7 +417,7 @@ fn a_consumer_skips_an_item_whose_path_would_not_fit() {
     c.peek().unwrap();
     let s = sent(&mut c);
     let names: &[&str] = &[too_long.as_str(), fits.as_str()];
-    c.handle_reply(s[0].0, children(&names));
+    c.handle_reply(Instant::ZERO, s[0].0, children(&names));
     assert_eq!(texts(&sent(&mut c)), [format!("read /q/{fits}")]);
 
     let mut c = Consumer::<4, 64, 32>::new("/q").unwrap();
@@ -425,7 +425,7 @@ fn a_consumer_skips_an_item_whose_path_would_not_fit() {
     c.peek().unwrap();
     let s = sent(&mut c);
     let names: &[&str] = &[too_long.as_str()];
-    c.handle_reply(s[0].0, children(&names));
+    c.handle_reply(Instant::ZERO, s[0].0, children(&names));
     assert!(sent(&mut c).is_empty());
     assert_eq!(events(&mut c), [ConsumerEvent::Empty]);
 }
@@ -492,9 +492,9 @@ fn a_refused_read_fails_the_take_with_the_servers_error() {
         c.take(None).unwrap();
         let s = sent(&mut c);
         let names: &[&str] = &["a-queue-0000000001"];
-        c.handle_reply(s[0].0, children(&names));
+        c.handle_reply(Instant::ZERO, s[0].0, children(&names));
         let s = sent(&mut c);
-        c.handle_reply(s[0].0, Reply::Error(error));
+        c.handle_reply(Instant::ZERO, s[0].0, Reply::Error(error));
         assert_eq!(
             events(&mut c),
             [ConsumerEvent::Failed(Error::Zk(error))],
@@ -522,7 +522,7 @@ fn a_listing_answered_session_expired_ends_the_take_and_the_next_waits_for_a_new
         connected(&mut c);
         c.take(None).unwrap();
         let s = sent(&mut c);
-        c.handle_reply(s[0].0, Reply::Error(error));
+        c.handle_reply(Instant::ZERO, s[0].0, Reply::Error(error));
         assert_eq!(
             events(&mut c),
             [ConsumerEvent::Failed(Error::SessionEnded)],
@@ -546,15 +546,15 @@ fn a_listing_answered_session_expired_ends_the_take_and_the_next_waits_for_a_new
 fn a_take_or_a_put_after_a_close_is_refused() {
     let mut c: Cons = Consumer::new(QUEUE).unwrap();
     connected(&mut c);
-    c.handle_session(SessionEvent::Closed);
+    c.handle_session(Instant::ZERO, SessionEvent::Closed);
     assert_eq!(c.take(None), Err(Error::SessionEnded));
     assert_eq!(c.peek(), Err(Error::SessionEnded));
     // A late expiry answer does not reopen it.
-    c.handle_session(SessionEvent::Expired);
+    c.handle_session(Instant::ZERO, SessionEvent::Expired);
     assert_eq!(c.take(None), Err(Error::SessionEnded));
     let mut p: Prod = Producer::new(QUEUE).unwrap();
     connected(&mut p);
-    p.handle_session(SessionEvent::Closed);
+    p.handle_session(Instant::ZERO, SessionEvent::Closed);
     assert_eq!(
         p.put(Guid::from_random_bytes([3; 16]), b"x", None, false),
         Err(Error::SessionEnded)
@@ -567,16 +567,16 @@ fn a_take_or_a_put_after_a_close_is_refused() {
 fn a_put_after_an_expiry_waits_for_the_next_session() {
     let mut p: Prod = Producer::new(QUEUE).unwrap();
     connected(&mut p);
-    p.handle_session(SessionEvent::Expired);
+    p.handle_session(Instant::ZERO, SessionEvent::Expired);
     p.put(Guid::from_random_bytes([4; 16]), b"x", None, false)
         .unwrap();
     assert!(sent(&mut p).is_empty(), "nothing without a session");
-    p.handle_session(SessionEvent::Connected { session_id: 2 });
+    p.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 2 });
     let s = sent(&mut p);
     assert_eq!(s.len(), 1, "{s:?}");
     assert!(s[0].1.starts_with(&format!("create {QUEUE}/")), "{s:?}");
     let path = format!("{QUEUE}/{}-queue-0000000001", guid_text(4));
-    p.handle_reply(s[0].0, Reply::Created { path: &path });
+    p.handle_reply(Instant::ZERO, s[0].0, Reply::Created { path: &path });
     assert_eq!(events(&mut p), [ProducerEvent::Put]);
 }
 
@@ -591,17 +591,17 @@ fn a_delete_answered_session_expired_is_checked_on_the_next_session() {
         c.take(None).unwrap();
         let s = sent(&mut c);
         let names: &[&str] = &["a-queue-0000000001"];
-        c.handle_reply(s[0].0, children(&names));
+        c.handle_reply(Instant::ZERO, s[0].0, children(&names));
         let s = sent(&mut c);
-        c.handle_reply(s[0].0, data(b"one"));
+        c.handle_reply(Instant::ZERO, s[0].0, data(b"one"));
         let s = sent(&mut c);
         assert_eq!(texts(&s), [format!("delete {QUEUE}/a-queue-0000000001")]);
         // The delete may have landed before the session went.
-        c.handle_reply(s[0].0, Reply::Error(ZkError::SessionExpired));
+        c.handle_reply(Instant::ZERO, s[0].0, Reply::Error(ZkError::SessionExpired));
         assert_eq!(events(&mut c), [], "not failed: the item may be taken");
-        c.handle_session(SessionEvent::Expired);
+        c.handle_session(Instant::ZERO, SessionEvent::Expired);
         assert_eq!(events(&mut c), []);
-        c.handle_session(SessionEvent::Connected { session_id: 2 });
+        c.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 2 });
         let s = sent(&mut c);
         assert_eq!(
             texts(&s),
@@ -609,6 +609,7 @@ fn a_delete_answered_session_expired_is_checked_on_the_next_session() {
         );
         if still_there {
             c.handle_reply(
+                Instant::ZERO,
                 s[0].0,
                 Reply::Exists {
                     stat: Stat::default(),
@@ -616,9 +617,9 @@ fn a_delete_answered_session_expired_is_checked_on_the_next_session() {
             );
             let s = sent(&mut c);
             assert_eq!(texts(&s), [format!("delete {QUEUE}/a-queue-0000000001")]);
-            c.handle_reply(s[0].0, Reply::Deleted);
+            c.handle_reply(Instant::ZERO, s[0].0, Reply::Deleted);
         } else {
-            c.handle_reply(s[0].0, Reply::Error(ZkError::NoNode));
+            c.handle_reply(Instant::ZERO, s[0].0, Reply::Error(ZkError::NoNode));
         }
         assert_eq!(events(&mut c), expected, "still there: {still_there}");
         assert_eq!(c.item(), b"one");
@@ -633,7 +634,7 @@ fn a_refused_create_fails_the_put_with_the_servers_error() {
         p.put(Guid::from_random_bytes([8; 16]), b"x", None, false)
             .unwrap();
         let s = sent(&mut p);
-        p.handle_reply(s[0].0, Reply::Error(error));
+        p.handle_reply(Instant::ZERO, s[0].0, Reply::Error(error));
         assert_eq!(
             events(&mut p),
             [ProducerEvent::Failed(Error::Zk(error))],
@@ -660,13 +661,13 @@ fn a_create_answered_session_expired_looks_for_its_item_on_the_next_session() {
             .unwrap();
         let s = sent(&mut p);
         // It may have landed before the session went.
-        p.handle_reply(s[0].0, Reply::Error(ZkError::SessionExpired));
+        p.handle_reply(Instant::ZERO, s[0].0, Reply::Error(ZkError::SessionExpired));
         assert_eq!(events(&mut p), []);
         assert!(p.is_busy());
-        p.handle_session(SessionEvent::Expired);
+        p.handle_session(Instant::ZERO, SessionEvent::Expired);
         assert_eq!(events(&mut p), []);
         assert!(p.is_busy());
-        p.handle_session(SessionEvent::Connected { session_id: 2 });
+        p.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 2 });
         let s = sent(&mut p);
         assert_eq!(texts(&s), [format!("list {QUEUE} watch=false")]);
         let own = format!("{}-queue-0000000003", guid_text(10));
@@ -675,7 +676,11 @@ fn a_create_answered_session_expired_looks_for_its_item_on_the_next_session() {
         } else {
             vec!["other-queue-0000000002"]
         };
-        p.handle_reply(s[0].0, Reply::Children(Children::new(&names.as_slice())));
+        p.handle_reply(
+            Instant::ZERO,
+            s[0].0,
+            Reply::Children(Children::new(&names.as_slice())),
+        );
         if found {
             assert_eq!(events(&mut p), [ProducerEvent::Put]);
             assert_eq!(p.item(), format!("{QUEUE}/{own}"));
@@ -695,16 +700,16 @@ fn a_search_answered_session_expired_searches_again_on_the_next_session() {
     p.put(Guid::from_random_bytes([11; 16]), b"x", None, false)
         .unwrap();
     let s = sent(&mut p);
-    p.handle_reply(s[0].0, Reply::Error(ZkError::ConnectionLoss));
-    p.handle_session(SessionEvent::Connected { session_id: 1 });
+    p.handle_reply(Instant::ZERO, s[0].0, Reply::Error(ZkError::ConnectionLoss));
+    p.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 1 });
     let s = sent(&mut p);
     assert_eq!(texts(&s), [format!("list {QUEUE} watch=false")]);
     // The lost create may have landed: still unknown.
-    p.handle_reply(s[0].0, Reply::Error(ZkError::SessionExpired));
-    p.handle_session(SessionEvent::Expired);
+    p.handle_reply(Instant::ZERO, s[0].0, Reply::Error(ZkError::SessionExpired));
+    p.handle_session(Instant::ZERO, SessionEvent::Expired);
     assert_eq!(events(&mut p), []);
     assert!(p.is_busy());
-    p.handle_session(SessionEvent::Connected { session_id: 2 });
+    p.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 2 });
     assert_eq!(texts(&sent(&mut p)), [format!("list {QUEUE} watch=false")]);
 }
 
@@ -715,17 +720,17 @@ fn an_ancestor_create_answered_session_expired_before_the_item_was_sent_fails_th
     p.put(Guid::from_random_bytes([12; 16]), b"x", None, false)
         .unwrap();
     let s = sent(&mut p);
-    p.handle_reply(s[0].0, Reply::Error(ZkError::NoNode));
+    p.handle_reply(Instant::ZERO, s[0].0, Reply::Error(ZkError::NoNode));
     // Only the first ancestor goes out: the item's create is still queued.
     let ensure = p.poll_request().unwrap();
     assert_eq!(ensure.request.path(), "/a");
     let ensure = ensure.id;
-    p.handle_reply(ensure, Reply::Error(ZkError::SessionExpired));
+    p.handle_reply(Instant::ZERO, ensure, Reply::Error(ZkError::SessionExpired));
     // Nothing of the item can have landed: nothing to look for.
     assert_eq!(events(&mut p), [ProducerEvent::Failed(Error::SessionEnded)]);
     assert!(!p.is_busy());
-    p.handle_session(SessionEvent::Expired);
-    p.handle_session(SessionEvent::Connected { session_id: 2 });
+    p.handle_session(Instant::ZERO, SessionEvent::Expired);
+    p.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 2 });
     assert!(sent(&mut p).is_empty());
 }
 
@@ -737,10 +742,10 @@ fn a_waiting_take_ignores_notifications_about_other_nodes_and_data() {
     connected(&mut c);
     c.take(None).unwrap();
     let s = sent(&mut c);
-    c.handle_reply(s[0].0, children(&EMPTY));
+    c.handle_reply(Instant::ZERO, s[0].0, children(&EMPTY));
     let s = sent(&mut c);
     assert_eq!(texts(&s), [format!("list {QUEUE} watch=true")]);
-    c.handle_reply(s[0].0, children(&EMPTY));
+    c.handle_reply(Instant::ZERO, s[0].0, children(&EMPTY));
     assert!(sent(&mut c).is_empty(), "waits on the watch");
     for (kind, path) in [
         (WatchKind::NodeChildrenChanged, "/app"),
@@ -748,12 +753,15 @@ fn a_waiting_take_ignores_notifications_about_other_nodes_and_data() {
         (WatchKind::NodeCreated, "/app/other"),
         (WatchKind::NodeDataChanged, QUEUE),
     ] {
-        c.handle_watch(WatchEvent { kind, path });
+        c.handle_watch(Instant::ZERO, WatchEvent { kind, path });
         assert!(sent(&mut c).is_empty(), "{kind:?} {path}");
     }
-    c.handle_watch(WatchEvent {
-        kind: WatchKind::NodeChildrenChanged,
-        path: QUEUE,
-    });
+    c.handle_watch(
+        Instant::ZERO,
+        WatchEvent {
+            kind: WatchKind::NodeChildrenChanged,
+            path: QUEUE,
+        },
+    );
     assert_eq!(texts(&sent(&mut c)), [format!("list {QUEUE} watch=false")]);
 }

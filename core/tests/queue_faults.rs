@@ -10,6 +10,7 @@ use faults::{Link, Operator};
 use herdless_core::naming::Guid;
 use herdless_core::queue::{Consumer, ConsumerEvent, Producer, ProducerEvent};
 use herdless_core::sim::SimZk;
+use herdless_core::Instant;
 use herdless_core::{CreateMode, Recipe};
 
 const QUEUE: &str = "/app/queue";
@@ -433,32 +434,48 @@ fn a_second_listing_answered_mid_take_does_not_change_the_item_being_taken() {
     let two = "a-queue-0000000002";
     for later_listing in [vec![], vec![two]] {
         let mut c: Cons = Consumer::new(QUEUE).unwrap();
-        c.handle_session(herdless_core::SessionEvent::Connected { session_id: 1 });
+        c.handle_session(
+            Instant::ZERO,
+            herdless_core::SessionEvent::Connected { session_id: 1 },
+        );
         c.take(None).unwrap();
         let s = sent(&mut c);
         assert_eq!(s[0].1, format!("list {QUEUE} watch=false"));
-        c.handle_reply(s[0].0, Reply::Children(Children::new(&(&[] as &[&str]))));
+        c.handle_reply(
+            Instant::ZERO,
+            s[0].0,
+            Reply::Children(Children::new(&(&[] as &[&str]))),
+        );
         let s = sent(&mut c);
         assert_eq!(s[0].1, format!("list {QUEUE} watch=true"));
         let watching = s[0].0;
         // The old watch fires for a put before the watching listing is answered.
-        c.handle_watch(WatchEvent {
-            kind: WatchKind::NodeChildrenChanged,
-            path: QUEUE,
-        });
+        c.handle_watch(
+            Instant::ZERO,
+            WatchEvent {
+                kind: WatchKind::NodeChildrenChanged,
+                path: QUEUE,
+            },
+        );
         let s = sent(&mut c);
         assert_eq!(s.len(), 1, "{s:?}");
         let plain = s[0].0;
-        c.handle_reply(watching, Reply::Children(Children::new(&&[one, two][..])));
+        c.handle_reply(
+            Instant::ZERO,
+            watching,
+            Reply::Children(Children::new(&&[one, two][..])),
+        );
         let s = sent(&mut c);
         assert_eq!(s[0].1, format!("read {QUEUE}/{one}"));
         let read = s[0].0;
         // Another consumer took `one` meanwhile: the later listing lacks it.
         c.handle_reply(
+            Instant::ZERO,
             plain,
             Reply::Children(Children::new(&later_listing.as_slice())),
         );
         c.handle_reply(
+            Instant::ZERO,
             read,
             Reply::Data {
                 data: b"payload of one",
@@ -471,7 +488,11 @@ fn a_second_listing_answered_mid_take_does_not_change_the_item_being_taken() {
             [format!("delete {QUEUE}/{one}")],
             "listing {later_listing:?}: the delete must go to the node read"
         );
-        c.handle_reply(s[0].0, Reply::Error(herdless_core::ZkError::NoNode));
+        c.handle_reply(
+            Instant::ZERO,
+            s[0].0,
+            Reply::Error(herdless_core::ZkError::NoNode),
+        );
         // `one` was taken by the other consumer: ours moves on, and never
         // reports `one`'s payload under another name.
         assert_eq!(c.poll_event(), None, "listing {later_listing:?}");
@@ -490,12 +511,17 @@ fn a_take_started_while_disconnected_reads_no_item_of_a_dropped_batch() {
     let one = "a-queue-0000000001";
     let two = "a-queue-0000000002";
     let mut c: Cons = Consumer::new(QUEUE).unwrap();
-    c.handle_session(SessionEvent::Connected { session_id: 1 });
+    c.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 1 });
     c.take(None).unwrap();
     let s = sent(&mut c);
-    c.handle_reply(s[0].0, Reply::Children(Children::new(&&[one, two][..])));
+    c.handle_reply(
+        Instant::ZERO,
+        s[0].0,
+        Reply::Children(Children::new(&&[one, two][..])),
+    );
     let s = sent(&mut c);
     c.handle_reply(
+        Instant::ZERO,
         s[0].0,
         Reply::Data {
             data: b"first",
@@ -504,16 +530,16 @@ fn a_take_started_while_disconnected_reads_no_item_of_a_dropped_batch() {
     );
     let s = sent(&mut c);
     assert_eq!(s[0].1, format!("delete {QUEUE}/{one}"));
-    c.handle_reply(s[0].0, Reply::Deleted);
+    c.handle_reply(Instant::ZERO, s[0].0, Reply::Deleted);
     assert!(matches!(c.poll_event(), Some(ConsumerEvent::Taken { .. })));
     // The connection breaks between two takes; the next take starts at once.
-    c.handle_session(SessionEvent::Suspended);
+    c.handle_session(Instant::ZERO, SessionEvent::Suspended);
     c.take(None).unwrap();
     assert!(
         sent(&mut c).is_empty(),
         "nothing goes out while disconnected"
     );
-    c.handle_session(SessionEvent::Connected { session_id: 1 });
+    c.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 1 });
     let s = sent(&mut c);
     assert!(
         s.iter().all(|(_, t)| !t.ends_with('/')),
@@ -524,7 +550,11 @@ fn a_take_started_while_disconnected_reads_no_item_of_a_dropped_batch() {
         [format!("list {QUEUE} watch=false")],
         "a fresh listing, and nothing of the old batch"
     );
-    c.handle_reply(s[0].0, Reply::Children(Children::new(&&[two][..])));
+    c.handle_reply(
+        Instant::ZERO,
+        s[0].0,
+        Reply::Children(Children::new(&&[two][..])),
+    );
     let s = sent(&mut c);
     assert_eq!(s[0].1, format!("read {QUEUE}/{two}"));
 }
@@ -631,14 +661,19 @@ fn a_notification_while_a_lost_delete_is_checked_keeps_the_item() {
     let one = format!("{QUEUE}/a-queue-0000000001");
     for (kind, consumer) in consumers() {
         let mut c = consumer();
-        c.handle_session(SessionEvent::Connected { session_id: 1 });
+        c.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 1 });
         c.take(None).unwrap();
         let s = sent(&mut c);
         let names: &[&str] = &["a-queue-0000000001", "b-queue-0000000002"];
-        c.handle_reply(s[0].0, Reply::Children(Children::new(&names)));
+        c.handle_reply(
+            Instant::ZERO,
+            s[0].0,
+            Reply::Children(Children::new(&names)),
+        );
         let s = sent(&mut c);
         assert_eq!(s[0].1, format!("read {one}"), "{kind}");
         c.handle_reply(
+            Instant::ZERO,
             s[0].0,
             Reply::Data {
                 data: b"one",
@@ -647,8 +682,8 @@ fn a_notification_while_a_lost_delete_is_checked_keeps_the_item() {
         );
         let s = sent(&mut c);
         assert_eq!(s[0].1, format!("delete {one}"), "{kind}");
-        c.handle_reply(s[0].0, Reply::Error(ZkError::ConnectionLoss));
-        c.handle_session(SessionEvent::Connected { session_id: 1 });
+        c.handle_reply(Instant::ZERO, s[0].0, Reply::Error(ZkError::ConnectionLoss));
+        c.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 1 });
         let s = sent(&mut c);
         assert_eq!(
             s.iter().map(|(_, t)| t.as_str()).collect::<Vec<_>>(),
@@ -656,13 +691,17 @@ fn a_notification_while_a_lost_delete_is_checked_keeps_the_item() {
             "{kind}"
         );
         let check = s[0].0;
-        c.handle_watch(WatchEvent {
-            kind: WatchKind::NodeChildrenChanged,
-            path: QUEUE,
-        });
+        c.handle_watch(
+            Instant::ZERO,
+            WatchEvent {
+                kind: WatchKind::NodeChildrenChanged,
+                path: QUEUE,
+            },
+        );
         assert_eq!(sent(&mut c), [], "{kind}: the check goes on alone");
         // Still there: our delete never landed, and is sent again to it.
         c.handle_reply(
+            Instant::ZERO,
             check,
             Reply::Exists {
                 stat: Stat::default(),
@@ -674,7 +713,7 @@ fn a_notification_while_a_lost_delete_is_checked_keeps_the_item() {
             [format!("delete {one}")],
             "{kind}"
         );
-        c.handle_reply(s[0].0, Reply::Deleted);
+        c.handle_reply(Instant::ZERO, s[0].0, Reply::Deleted);
         assert_eq!(
             c.poll_event(),
             Some(ConsumerEvent::Taken { certain: true }),

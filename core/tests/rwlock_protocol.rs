@@ -40,16 +40,17 @@ fn events<R: Recipe>(recipe: &mut R) -> Vec<R::Event> {
 }
 
 fn children(lock: &mut Lock, id: RequestId, names: &[&str]) {
-    lock.handle_reply(id, Reply::Children(Children::new(&names)));
+    lock.handle_reply(Instant::ZERO, id, Reply::Children(Children::new(&names)));
 }
 
 fn created(lock: &mut Lock, id: RequestId, name: &str) {
     let path = format!("{DIR}/{name}");
-    lock.handle_reply(id, Reply::Created { path: &path });
+    lock.handle_reply(Instant::ZERO, id, Reply::Created { path: &path });
 }
 
 fn data(recipe: &mut impl Recipe, id: RequestId, bytes: &[u8]) {
     recipe.handle_reply(
+        Instant::ZERO,
         id,
         Reply::Data {
             data: bytes,
@@ -59,7 +60,7 @@ fn data(recipe: &mut impl Recipe, id: RequestId, bytes: &[u8]) {
 }
 
 fn watch(recipe: &mut impl Recipe, kind: WatchKind, path: &str) {
-    recipe.handle_watch(WatchEvent { kind, path });
+    recipe.handle_watch(Instant::ZERO, WatchEvent { kind, path });
 }
 
 /// Starts `lock`, answers its create with `own` and its listing with
@@ -268,7 +269,7 @@ fn try_acquire_of_a_reader_is_busy_only_behind_a_writer() {
     children(&mut lock, sent[1].0, &["w-write-0000000001", READ]);
     let sent = drain(&mut lock);
     assert_eq!(sent[0].1, format!("delete {DIR}/{READ}"));
-    lock.handle_reply(sent[0].0, Reply::Deleted);
+    lock.handle_reply(Instant::ZERO, sent[0].0, Reply::Deleted);
     assert_eq!(
         events(&mut lock),
         vec![LockEvent::NotAcquired(GiveUp::Busy)]
@@ -280,8 +281,8 @@ fn a_lost_create_reply_is_recovered_by_guid_for_readers_too() {
     let mut lock: Lock = Lock::reader(DIR).unwrap();
     lock.acquire(GUID).unwrap();
     drain(&mut lock);
-    lock.handle_session(SessionEvent::Suspended);
-    lock.handle_session(SessionEvent::Connected { session_id: 1 });
+    lock.handle_session(Instant::ZERO, SessionEvent::Suspended);
+    lock.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 1 });
     let sent = drain(&mut lock);
     assert_eq!(sent.len(), 1, "no second create before looking: {sent:?}");
     // A writer node with the same GUID is not ours: only the reader is.
@@ -342,7 +343,7 @@ fn a_revocable_holder_hears_the_request_once_and_releases_by_consent() {
     assert_eq!(sent[0].1, format!("delete {own}"));
     watch(&mut lock, WatchKind::NodeDeleted, &own);
     assert!(events(&mut lock).is_empty());
-    lock.handle_reply(sent[0].0, Reply::Deleted);
+    lock.handle_reply(Instant::ZERO, sent[0].0, Reply::Deleted);
     assert_eq!(events(&mut lock), vec![LockEvent::Released]);
 }
 
@@ -418,8 +419,8 @@ fn a_non_revocable_lock_ignores_unlock_but_hears_its_node_deleted() {
 #[test]
 fn after_a_reconnect_a_revocable_holder_reads_its_node_again() {
     let (mut lock, _) = revocable_holder();
-    lock.handle_session(SessionEvent::Suspended);
-    lock.handle_session(SessionEvent::Connected { session_id: 1 });
+    lock.handle_session(Instant::ZERO, SessionEvent::Suspended);
+    lock.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 1 });
     let sent = drain(&mut lock);
     let texts: Vec<&str> = sent.iter().map(|s| s.1.as_str()).collect();
     assert_eq!(
@@ -430,6 +431,7 @@ fn after_a_reconnect_a_revocable_holder_reads_its_node_again() {
         ]
     );
     lock.handle_reply(
+        Instant::ZERO,
         sent[0].0,
         Reply::Exists {
             stat: Stat::default(),
@@ -465,6 +467,7 @@ fn forced(deadline_ms: u64) -> (Revoke, Vec<(RequestId, String)>) {
 /// Answers the revocation's write of `unlock` as done.
 fn written(revoke: &mut Revoke, id: RequestId) {
     revoke.handle_reply(
+        Instant::ZERO,
         id,
         Reply::DataSet {
             stat: Stat::default(),
@@ -489,8 +492,8 @@ fn a_plain_request_writes_unlock_and_ends() {
 #[test]
 fn a_request_for_a_node_already_gone_says_so() {
     let (mut revoke, sent) = forced(100);
-    revoke.handle_reply(sent[0].0, Reply::Error(ZkError::NoNode));
-    revoke.handle_reply(sent[1].0, Reply::Error(ZkError::NoNode));
+    revoke.handle_reply(Instant::ZERO, sent[0].0, Reply::Error(ZkError::NoNode));
+    revoke.handle_reply(Instant::ZERO, sent[1].0, Reply::Error(ZkError::NoNode));
     assert_eq!(events(&mut revoke), vec![RevokeEvent::NotFound]);
     assert_eq!(revoke.poll_timeout(), None);
 }
@@ -530,7 +533,7 @@ fn a_forced_request_deletes_the_node_at_the_deadline() {
     data(&mut revoke, rearm[0].0, b"unlock");
     watch(&mut revoke, WatchKind::NodeDeleted, NODE);
     assert!(events(&mut revoke).is_empty());
-    revoke.handle_reply(sent[0].0, Reply::Deleted);
+    revoke.handle_reply(Instant::ZERO, sent[0].0, Reply::Deleted);
     assert_eq!(events(&mut revoke), vec![RevokeEvent::Forced]);
 }
 
@@ -540,7 +543,7 @@ fn a_holder_releasing_just_before_the_delete_lands_counts_as_consent() {
     written(&mut revoke, sent[0].0);
     revoke.handle_timeout(Instant::from_millis(10));
     let del = drain(&mut revoke);
-    revoke.handle_reply(del[0].0, Reply::Error(ZkError::NoNode));
+    revoke.handle_reply(Instant::ZERO, del[0].0, Reply::Error(ZkError::NoNode));
     assert_eq!(
         events(&mut revoke),
         vec![RevokeEvent::Requested, RevokeEvent::Released]
@@ -553,12 +556,16 @@ fn a_delete_lost_with_the_connection_is_sent_again() {
     written(&mut revoke, sent[0].0);
     revoke.handle_timeout(Instant::from_millis(10));
     let del = drain(&mut revoke);
-    revoke.handle_reply(del[0].0, Reply::Error(ZkError::ConnectionLoss));
+    revoke.handle_reply(
+        Instant::ZERO,
+        del[0].0,
+        Reply::Error(ZkError::ConnectionLoss),
+    );
     assert!(drain(&mut revoke).is_empty(), "nothing while disconnected");
-    revoke.handle_session(SessionEvent::Connected { session_id: 1 });
+    revoke.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 1 });
     let again = drain(&mut revoke);
     assert_eq!(again[0].1, format!("delete {NODE}"));
-    revoke.handle_reply(again[0].0, Reply::Error(ZkError::NoNode));
+    revoke.handle_reply(Instant::ZERO, again[0].0, Reply::Error(ZkError::NoNode));
     assert_eq!(
         events(&mut revoke),
         vec![RevokeEvent::Requested, RevokeEvent::Forced]
@@ -570,11 +577,11 @@ fn a_request_lost_with_the_connection_is_written_again_and_an_expiry_fails() {
     let mut revoke: Revoke = Revoke::new(NODE).unwrap();
     revoke.request().unwrap();
     drain(&mut revoke);
-    revoke.handle_session(SessionEvent::Suspended);
-    revoke.handle_session(SessionEvent::Connected { session_id: 1 });
+    revoke.handle_session(Instant::ZERO, SessionEvent::Suspended);
+    revoke.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 1 });
     let sent = drain(&mut revoke);
     assert_eq!(sent[0].1, format!("setData {NODE} unlock"));
-    revoke.handle_session(SessionEvent::Expired);
+    revoke.handle_session(Instant::ZERO, SessionEvent::Expired);
     assert_eq!(
         events(&mut revoke),
         vec![RevokeEvent::Failed(
@@ -588,7 +595,7 @@ fn a_refused_write_fails_cleanly() {
     let mut revoke: Revoke = Revoke::new(NODE).unwrap();
     revoke.request().unwrap();
     let sent = drain(&mut revoke);
-    revoke.handle_reply(sent[0].0, Reply::Error(ZkError::NoAuth));
+    revoke.handle_reply(Instant::ZERO, sent[0].0, Reply::Error(ZkError::NoAuth));
     assert_eq!(
         events(&mut revoke),
         vec![RevokeEvent::Failed(herdless_core::revoke::Error::Zk(
@@ -598,7 +605,7 @@ fn a_refused_write_fails_cleanly() {
     // A reply of the wrong shape does not panic either.
     revoke.request().unwrap();
     let sent = drain(&mut revoke);
-    revoke.handle_reply(sent[0].0, Reply::Deleted);
+    revoke.handle_reply(Instant::ZERO, sent[0].0, Reply::Deleted);
     assert_eq!(
         events(&mut revoke),
         vec![RevokeEvent::Failed(herdless_core::revoke::Error::BadReply)]
@@ -621,7 +628,7 @@ fn a_revocation_says_what_it_revokes_and_whether_it_runs() {
     assert_eq!(revoke.poll_timeout(), None);
     revoke.handle_timeout(Instant::from_millis(10));
     assert!(drain(&mut revoke).is_empty(), "no delete after a cancel");
-    revoke.handle_reply(sent[0].0, Reply::Error(ZkError::NoNode));
+    revoke.handle_reply(Instant::ZERO, sent[0].0, Reply::Error(ZkError::NoNode));
     assert!(events(&mut revoke).is_empty());
     // And it can run again.
     revoke.request().unwrap();
@@ -667,7 +674,7 @@ fn a_write_answered_after_the_deadline_leaves_the_delete_to_decide() {
     written(&mut revoke, sent[0].0);
     // Our own delete fires our watch before its answer: not a consent.
     watch(&mut revoke, WatchKind::NodeDeleted, NODE);
-    revoke.handle_reply(del[0].0, Reply::Deleted);
+    revoke.handle_reply(Instant::ZERO, del[0].0, Reply::Deleted);
     assert_eq!(
         events(&mut revoke),
         vec![RevokeEvent::Requested, RevokeEvent::Forced]
@@ -677,16 +684,28 @@ fn a_write_answered_after_the_deadline_leaves_the_delete_to_decide() {
 #[test]
 fn a_write_lost_with_the_connection_does_not_make_a_later_absence_forced() {
     let (mut revoke, sent) = forced(10);
-    revoke.handle_reply(sent[0].0, Reply::Error(ZkError::ConnectionLoss));
-    revoke.handle_reply(sent[1].0, Reply::Error(ZkError::ConnectionLoss));
-    revoke.handle_session(SessionEvent::Connected { session_id: 1 });
+    revoke.handle_reply(
+        Instant::ZERO,
+        sent[0].0,
+        Reply::Error(ZkError::ConnectionLoss),
+    );
+    revoke.handle_reply(
+        Instant::ZERO,
+        sent[1].0,
+        Reply::Error(ZkError::ConnectionLoss),
+    );
+    revoke.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 1 });
     let again = drain(&mut revoke);
     written(&mut revoke, again[0].0);
     revoke.handle_timeout(Instant::from_millis(10));
     let del = drain(&mut revoke);
     assert_eq!(del.last().unwrap().1, format!("delete {NODE}"));
     // Gone before our only delete: the holder released in time.
-    revoke.handle_reply(del.last().unwrap().0, Reply::Error(ZkError::NoNode));
+    revoke.handle_reply(
+        Instant::ZERO,
+        del.last().unwrap().0,
+        Reply::Error(ZkError::NoNode),
+    );
     assert_eq!(
         events(&mut revoke),
         vec![RevokeEvent::Requested, RevokeEvent::Released]

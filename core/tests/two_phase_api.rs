@@ -113,7 +113,7 @@ fn child(name: &str) -> String {
 
 /// Hands `names` as the listing's answer to request `id`.
 fn list_reply<R: Recipe>(r: &mut R, id: RequestId, names: &[&str]) {
-    r.handle_reply(id, Reply::Children(Children::new(&names)));
+    r.handle_reply(Instant::ZERO, id, Reply::Children(Children::new(&names)));
 }
 
 fn votes(t: &Tp) -> Vec<(String, Option<Vote>)> {
@@ -323,19 +323,28 @@ fn started(sites: &[&str], variant: Variant, deadline: Option<Instant>) -> Tp {
     let mut c = Tp::new(TX).unwrap();
     c.coordinate(b"body", sites, variant, deadline).unwrap();
     let s = sent(&mut c);
-    c.handle_reply(id_of(&s, "create /app/tx/t1 persistent \"\""), created(TX));
+    c.handle_reply(
+        Instant::ZERO,
+        id_of(&s, "create /app/tx/t1 persistent \"\""),
+        created(TX),
+    );
     list_reply(&mut c, id_of(&s, "list /app/tx/t1 watch=true"), &[]);
     c.handle_reply(
+        Instant::ZERO,
         id_of(&s, "read /app/tx/t1/decision watch=true"),
         err(ZkError::NoNode),
     );
     if variant.coordinator_creates_votes() {
         for site in sites {
             let text = format!("create {} persistent \"\"", child(site));
-            c.handle_reply(id_of(&s, &text), created(TX));
+            c.handle_reply(Instant::ZERO, id_of(&s, &text), created(TX));
         }
     }
-    c.handle_reply(id_of(&s, "set /app/tx/t1 v0 \"body\""), set());
+    c.handle_reply(
+        Instant::ZERO,
+        id_of(&s, "set /app/tx/t1 v0 \"body\""),
+        set(),
+    );
     assert_eq!(events(&mut c), [TxEvent::Started]);
     c
 }
@@ -361,15 +370,15 @@ fn the_coordinator_creates_the_transaction_then_the_votes_then_the_body() {
         votes(&c),
         [("s1".to_owned(), None), ("s2".to_owned(), None)]
     );
-    c.handle_reply(s[0].0, created(TX));
+    c.handle_reply(Instant::ZERO, s[0].0, created(TX));
     list_reply(&mut c, s[1].0, &[]);
-    c.handle_reply(s[2].0, err(ZkError::NoNode));
-    c.handle_reply(s[3].0, created("/app/tx/t1/s1"));
+    c.handle_reply(Instant::ZERO, s[2].0, err(ZkError::NoNode));
+    c.handle_reply(Instant::ZERO, s[3].0, created("/app/tx/t1/s1"));
     assert!(events(&mut c).is_empty());
     // A vote node that is already there is just as good.
-    c.handle_reply(s[4].0, err(ZkError::NodeExists));
+    c.handle_reply(Instant::ZERO, s[4].0, err(ZkError::NodeExists));
     assert!(events(&mut c).is_empty(), "the body is not written yet");
-    c.handle_reply(s[5].0, set());
+    c.handle_reply(Instant::ZERO, s[5].0, set());
     assert_eq!(events(&mut c), [TxEvent::Started]);
     assert!(sent(&mut c).is_empty());
     assert!(!c.is_done());
@@ -381,11 +390,11 @@ fn started_waits_for_every_vote_create() {
     c.coordinate(b"body", &["s1", "s2"], COORDINATED, None)
         .unwrap();
     let s = sent(&mut c);
-    c.handle_reply(s[0].0, created(TX));
-    c.handle_reply(s[5].0, set());
-    c.handle_reply(s[3].0, created("/app/tx/t1/s1"));
+    c.handle_reply(Instant::ZERO, s[0].0, created(TX));
+    c.handle_reply(Instant::ZERO, s[5].0, set());
+    c.handle_reply(Instant::ZERO, s[3].0, created("/app/tx/t1/s1"));
     assert!(events(&mut c).is_empty(), "s2's node is not confirmed");
-    c.handle_reply(s[4].0, created("/app/tx/t1/s2"));
+    c.handle_reply(Instant::ZERO, s[4].0, created("/app/tx/t1/s2"));
     assert_eq!(events(&mut c), [TxEvent::Started]);
 }
 
@@ -404,15 +413,15 @@ fn with_ephemeral_votes_the_coordinator_creates_no_vote_node() {
             "set /app/tx/t1 v0 \"body\"",
         ]
     );
-    c.handle_reply(s[0].0, created(TX));
-    c.handle_reply(s[3].0, set());
+    c.handle_reply(Instant::ZERO, s[0].0, created(TX));
+    c.handle_reply(Instant::ZERO, s[3].0, set());
     assert_eq!(events(&mut c), [TxEvent::Started]);
 }
 
 #[test]
 fn unanimous_commit_is_recorded_then_decided() {
     let mut c = started(&["s1", "s2"], Variant::AllWatch, None);
-    c.handle_watch(watch(WatchKind::NodeChildrenChanged, TX));
+    c.handle_watch(Instant::ZERO, watch(WatchKind::NodeChildrenChanged, TX));
     let s = sent(&mut c);
     assert_eq!(texts(&s), ["list /app/tx/t1 watch=true"]);
     list_reply(&mut c, s[0].0, &["s2", "s1"]);
@@ -424,8 +433,8 @@ fn unanimous_commit_is_recorded_then_decided() {
             "read /app/tx/t1/s2 watch=true"
         ]
     );
-    c.handle_reply(s[0].0, data(b"", 0));
-    c.handle_reply(s[1].0, data(b"commit", 1));
+    c.handle_reply(Instant::ZERO, s[0].0, data(b"", 0));
+    c.handle_reply(Instant::ZERO, s[1].0, data(b"commit", 1));
     assert_eq!(
         votes(&c),
         [
@@ -434,10 +443,13 @@ fn unanimous_commit_is_recorded_then_decided() {
         ]
     );
     assert!(sent(&mut c).is_empty(), "s1 has not voted");
-    c.handle_watch(watch(WatchKind::NodeDataChanged, &child("s1")));
+    c.handle_watch(
+        Instant::ZERO,
+        watch(WatchKind::NodeDataChanged, &child("s1")),
+    );
     let s = sent(&mut c);
     assert_eq!(texts(&s), ["read /app/tx/t1/s1 watch=true"]);
-    c.handle_reply(s[0].0, data(b"commit", 1));
+    c.handle_reply(Instant::ZERO, s[0].0, data(b"commit", 1));
     let s = sent(&mut c);
     assert_eq!(
         texts(&s),
@@ -445,26 +457,32 @@ fn unanimous_commit_is_recorded_then_decided() {
     );
     assert!(events(&mut c).is_empty(), "decided only once recorded");
     assert_eq!(c.decision(), None);
-    c.handle_reply(s[0].0, created("/app/tx/t1/decision"));
+    c.handle_reply(Instant::ZERO, s[0].0, created("/app/tx/t1/decision"));
     assert_eq!(events(&mut c), [TxEvent::Decided(Outcome::Commit)]);
     assert_eq!(c.decision(), Some(Outcome::Commit));
     assert!(c.is_done());
     // Nothing more to do, whatever comes.
-    c.handle_watch(watch(WatchKind::NodeChildrenChanged, TX));
-    c.handle_watch(watch(WatchKind::NodeDataChanged, &child("s1")));
-    c.handle_watch(watch(WatchKind::NodeDataChanged, &child(DECISION)));
+    c.handle_watch(Instant::ZERO, watch(WatchKind::NodeChildrenChanged, TX));
+    c.handle_watch(
+        Instant::ZERO,
+        watch(WatchKind::NodeDataChanged, &child("s1")),
+    );
+    c.handle_watch(
+        Instant::ZERO,
+        watch(WatchKind::NodeDataChanged, &child(DECISION)),
+    );
     assert!(sent(&mut c).is_empty());
 }
 
 /// A coordinator of s1 and s2 that has read both (empty) vote nodes.
 fn tallying() -> Tp {
     let mut c = started(&["s1", "s2"], Variant::AllWatch, None);
-    c.handle_watch(watch(WatchKind::NodeChildrenChanged, TX));
+    c.handle_watch(Instant::ZERO, watch(WatchKind::NodeChildrenChanged, TX));
     let s = sent(&mut c);
     list_reply(&mut c, s[0].0, &["s1", "s2"]);
     let s = sent(&mut c);
-    c.handle_reply(s[0].0, data(b"", 0));
-    c.handle_reply(s[1].0, data(b"", 0));
+    c.handle_reply(Instant::ZERO, s[0].0, data(b"", 0));
+    c.handle_reply(Instant::ZERO, s[1].0, data(b"", 0));
     assert!(sent(&mut c).is_empty());
     c
 }
@@ -480,9 +498,12 @@ fn assert_proposes<R: Recipe>(c: &mut R, outcome: &str) -> RequestId {
 fn one_abort_or_anything_but_commit_aborts_at_once() {
     for vote in [&b"abort"[..], b"yes", b"Commit"] {
         let mut c = tallying();
-        c.handle_watch(watch(WatchKind::NodeDataChanged, &child("s2")));
+        c.handle_watch(
+            Instant::ZERO,
+            watch(WatchKind::NodeDataChanged, &child("s2")),
+        );
         let s = sent(&mut c);
-        c.handle_reply(s[0].0, data(vote, 1));
+        c.handle_reply(Instant::ZERO, s[0].0, data(vote, 1));
         assert_eq!(
             votes(&c),
             [
@@ -491,7 +512,7 @@ fn one_abort_or_anything_but_commit_aborts_at_once() {
             ]
         );
         let id = assert_proposes(&mut c, "abort");
-        c.handle_reply(id, created("/app/tx/t1/decision"));
+        c.handle_reply(Instant::ZERO, id, created("/app/tx/t1/decision"));
         assert_eq!(events(&mut c), [TxEvent::Decided(Outcome::Abort)]);
     }
 }
@@ -500,7 +521,7 @@ fn one_abort_or_anything_but_commit_aborts_at_once() {
 fn a_vote_node_that_vanishes_aborts() {
     // Seen by a deletion notification.
     let mut c = tallying();
-    c.handle_watch(watch(WatchKind::NodeDeleted, &child("s1")));
+    c.handle_watch(Instant::ZERO, watch(WatchKind::NodeDeleted, &child("s1")));
     assert_eq!(
         votes(&c),
         [
@@ -512,16 +533,19 @@ fn a_vote_node_that_vanishes_aborts() {
 
     // Seen by a listing without it.
     let mut c = tallying();
-    c.handle_watch(watch(WatchKind::NodeChildrenChanged, TX));
+    c.handle_watch(Instant::ZERO, watch(WatchKind::NodeChildrenChanged, TX));
     let s = sent(&mut c);
     list_reply(&mut c, s[0].0, &["s2"]);
     assert_proposes(&mut c, "abort");
 
     // Seen by a read that finds no node.
     let mut c = tallying();
-    c.handle_watch(watch(WatchKind::NodeDataChanged, &child("s1")));
+    c.handle_watch(
+        Instant::ZERO,
+        watch(WatchKind::NodeDataChanged, &child("s1")),
+    );
     let s = sent(&mut c);
-    c.handle_reply(s[0].0, err(ZkError::NoNode));
+    c.handle_reply(Instant::ZERO, s[0].0, err(ZkError::NoNode));
     assert_proposes(&mut c, "abort");
 }
 
@@ -530,18 +554,21 @@ fn a_site_never_seen_is_not_gone_until_it_appears() {
     // Ephemeral votes: the sites create their own nodes, so a listing
     // without a site only says it has not joined yet.
     let mut c = started(&["s1", "s2"], EPHEMERAL, None);
-    c.handle_watch(watch(WatchKind::NodeChildrenChanged, TX));
+    c.handle_watch(Instant::ZERO, watch(WatchKind::NodeChildrenChanged, TX));
     let s = sent(&mut c);
     list_reply(&mut c, s[0].0, &["s1"]);
     let s = sent(&mut c);
     assert_eq!(texts(&s), ["read /app/tx/t1/s1 watch=true"]);
-    c.handle_reply(s[0].0, data(b"commit", 1));
+    c.handle_reply(Instant::ZERO, s[0].0, data(b"commit", 1));
     assert!(sent(&mut c).is_empty(), "s2 has not joined: no decision");
     // A read of a node never listed that finds nothing is no vote either.
-    c.handle_watch(watch(WatchKind::NodeDataChanged, &child("s2")));
+    c.handle_watch(
+        Instant::ZERO,
+        watch(WatchKind::NodeDataChanged, &child("s2")),
+    );
     let s = sent(&mut c);
     assert_eq!(texts(&s), ["read /app/tx/t1/s2 watch=true"]);
-    c.handle_reply(s[0].0, err(ZkError::NoNode));
+    c.handle_reply(Instant::ZERO, s[0].0, err(ZkError::NoNode));
     assert!(sent(&mut c).is_empty(), "s2 is not gone, only absent");
     assert_eq!(
         votes(&c),
@@ -551,12 +578,12 @@ fn a_site_never_seen_is_not_gone_until_it_appears() {
         ]
     );
     // It joins and commits.
-    c.handle_watch(watch(WatchKind::NodeChildrenChanged, TX));
+    c.handle_watch(Instant::ZERO, watch(WatchKind::NodeChildrenChanged, TX));
     let s = sent(&mut c);
     list_reply(&mut c, s[0].0, &["s1", "s2", "other"]);
     let s = sent(&mut c);
     assert_eq!(texts(&s), ["read /app/tx/t1/s2 watch=true"]);
-    c.handle_reply(s[0].0, data(b"commit", 1));
+    c.handle_reply(Instant::ZERO, s[0].0, data(b"commit", 1));
     assert_proposes(&mut c, "commit");
 }
 
@@ -565,14 +592,14 @@ fn a_listing_before_a_vote_create_is_confirmed_does_not_count_it_gone() {
     let mut c = Tp::new(TX).unwrap();
     c.coordinate(b"body", &["s1"], COORDINATED, None).unwrap();
     let s = sent(&mut c);
-    c.handle_reply(s[0].0, created(TX));
+    c.handle_reply(Instant::ZERO, s[0].0, created(TX));
     // The listing shows s1 (say, created by a previous attempt), then a
     // second listing does not (an operator removed it) while the create
     // is still unanswered: the create will bring it back.
     list_reply(&mut c, s[1].0, &["s1"]);
     let reads = sent(&mut c);
     assert_eq!(texts(&reads), ["read /app/tx/t1/s1 watch=true"]);
-    c.handle_watch(watch(WatchKind::NodeChildrenChanged, TX));
+    c.handle_watch(Instant::ZERO, watch(WatchKind::NodeChildrenChanged, TX));
     let again = sent(&mut c);
     assert_eq!(texts(&again), ["list /app/tx/t1 watch=true"]);
     list_reply(&mut c, again[0].0, &[]);
@@ -583,17 +610,23 @@ fn a_listing_before_a_vote_create_is_confirmed_does_not_count_it_gone() {
 #[test]
 fn the_decision_recorded_first_wins() {
     let mut c = tallying();
-    c.handle_watch(watch(WatchKind::NodeDataChanged, &child("s1")));
-    c.handle_watch(watch(WatchKind::NodeDataChanged, &child("s2")));
+    c.handle_watch(
+        Instant::ZERO,
+        watch(WatchKind::NodeDataChanged, &child("s1")),
+    );
+    c.handle_watch(
+        Instant::ZERO,
+        watch(WatchKind::NodeDataChanged, &child("s2")),
+    );
     let s = sent(&mut c);
-    c.handle_reply(s[0].0, data(b"commit", 1));
-    c.handle_reply(s[1].0, data(b"commit", 1));
+    c.handle_reply(Instant::ZERO, s[0].0, data(b"commit", 1));
+    c.handle_reply(Instant::ZERO, s[1].0, data(b"commit", 1));
     let id = assert_proposes(&mut c, "commit");
-    c.handle_reply(id, err(ZkError::NodeExists));
+    c.handle_reply(Instant::ZERO, id, err(ZkError::NodeExists));
     let s = sent(&mut c);
     assert_eq!(texts(&s), ["read /app/tx/t1/decision watch=true"]);
     assert!(events(&mut c).is_empty());
-    c.handle_reply(s[0].0, data(b"abort", 0));
+    c.handle_reply(Instant::ZERO, s[0].0, data(b"abort", 0));
     assert_eq!(events(&mut c), [TxEvent::Decided(Outcome::Abort)]);
     assert_eq!(c.decision(), Some(Outcome::Abort));
 }
@@ -601,12 +634,12 @@ fn the_decision_recorded_first_wins() {
 #[test]
 fn a_decision_seen_in_the_listing_is_read_and_adopted() {
     let mut c = tallying();
-    c.handle_watch(watch(WatchKind::NodeChildrenChanged, TX));
+    c.handle_watch(Instant::ZERO, watch(WatchKind::NodeChildrenChanged, TX));
     let s = sent(&mut c);
     list_reply(&mut c, s[0].0, &["s1", DECISION, "s2"]);
     let s = sent(&mut c);
     assert_eq!(texts(&s), ["read /app/tx/t1/decision watch=true"]);
-    c.handle_reply(s[0].0, data(b"commit", 0));
+    c.handle_reply(Instant::ZERO, s[0].0, data(b"commit", 0));
     assert_eq!(events(&mut c), [TxEvent::Decided(Outcome::Commit)]);
 }
 
@@ -623,7 +656,7 @@ fn the_deadline_aborts_and_then_no_longer_asks_for_time() {
     assert_eq!(c.poll_timeout(), None, "the proposal is on its way");
     c.handle_timeout(Instant::from_millis(10_000));
     assert!(sent(&mut c).is_empty(), "proposed once");
-    c.handle_reply(id, created("/app/tx/t1/decision"));
+    c.handle_reply(Instant::ZERO, id, created("/app/tx/t1/decision"));
     assert_eq!(events(&mut c), [TxEvent::Decided(Outcome::Abort)]);
     assert_eq!(c.poll_timeout(), None);
 }
@@ -632,12 +665,15 @@ fn the_deadline_aborts_and_then_no_longer_asks_for_time() {
 fn a_proposal_from_the_votes_cancels_the_deadline() {
     let at = Instant::from_millis(500);
     let mut c = started(&["s1"], COORDINATED, Some(at));
-    c.handle_watch(watch(WatchKind::NodeDataChanged, &child("s1")));
+    c.handle_watch(
+        Instant::ZERO,
+        watch(WatchKind::NodeDataChanged, &child("s1")),
+    );
     let s = sent(&mut c);
-    c.handle_reply(s[0].0, data(b"abort", 1));
+    c.handle_reply(Instant::ZERO, s[0].0, data(b"abort", 1));
     let id = assert_proposes(&mut c, "abort");
     assert_eq!(c.poll_timeout(), None, "the proposal is on its way");
-    c.handle_reply(id, created("/app/tx/t1/decision"));
+    c.handle_reply(Instant::ZERO, id, created("/app/tx/t1/decision"));
     assert_eq!(events(&mut c), [TxEvent::Decided(Outcome::Abort)]);
     assert_eq!(c.poll_timeout(), None);
 }
@@ -647,16 +683,16 @@ fn a_body_write_refused_before_our_create_landed_is_someone_elses() {
     let mut c = Tp::new("/a/tx").unwrap();
     c.coordinate(b"body", &["s1"], EPHEMERAL, None).unwrap();
     let s = sent(&mut c);
-    c.handle_reply(s[0].0, err(ZkError::NoNode));
+    c.handle_reply(Instant::ZERO, s[0].0, err(ZkError::NoNode));
     let ensure = sent(&mut c);
     // Another coordinator makes the transaction and writes its body
     // before our body write arrives.
-    c.handle_reply(s[1].0, err(ZkError::NoNode));
-    c.handle_reply(s[2].0, err(ZkError::NoNode));
-    c.handle_reply(s[3].0, err(ZkError::BadVersion));
+    c.handle_reply(Instant::ZERO, s[1].0, err(ZkError::NoNode));
+    c.handle_reply(Instant::ZERO, s[2].0, err(ZkError::NoNode));
+    c.handle_reply(Instant::ZERO, s[3].0, err(ZkError::BadVersion));
     assert!(events(&mut c).is_empty(), "not started: not our body");
-    c.handle_reply(ensure[0].0, err(ZkError::NodeExists));
-    c.handle_reply(ensure[1].0, err(ZkError::NodeExists));
+    c.handle_reply(Instant::ZERO, ensure[0].0, err(ZkError::NodeExists));
+    c.handle_reply(Instant::ZERO, ensure[1].0, err(ZkError::NodeExists));
     assert_eq!(events(&mut c), [TxEvent::Failed(Error::TransactionExists)]);
 }
 
@@ -665,11 +701,11 @@ fn a_transaction_node_removed_before_the_body_is_written_fails_the_coordinator()
     let mut c = Tp::new(TX).unwrap();
     c.coordinate(b"body", &["s1"], EPHEMERAL, None).unwrap();
     let s = sent(&mut c);
-    c.handle_reply(s[0].0, created(TX));
+    c.handle_reply(Instant::ZERO, s[0].0, created(TX));
     list_reply(&mut c, s[1].0, &[]);
-    c.handle_reply(s[2].0, err(ZkError::NoNode));
+    c.handle_reply(Instant::ZERO, s[2].0, err(ZkError::NoNode));
     // An operator removed it before the body write.
-    c.handle_reply(s[3].0, err(ZkError::NoNode));
+    c.handle_reply(Instant::ZERO, s[3].0, err(ZkError::NoNode));
     assert_eq!(
         events(&mut c),
         [TxEvent::Failed(Error::Zk(ZkError::NoNode))]
@@ -680,10 +716,10 @@ fn a_transaction_node_removed_before_the_body_is_written_fails_the_coordinator()
 #[test]
 fn a_decision_that_cannot_be_recorded_for_want_of_the_transaction_fails() {
     let mut c = tallying();
-    c.handle_watch(watch(WatchKind::NodeDeleted, &child("s1")));
+    c.handle_watch(Instant::ZERO, watch(WatchKind::NodeDeleted, &child("s1")));
     let id = assert_proposes(&mut c, "abort");
     // An operator removed the whole transaction.
-    c.handle_reply(id, err(ZkError::NoNode));
+    c.handle_reply(Instant::ZERO, id, err(ZkError::NoNode));
     assert_eq!(events(&mut c), [TxEvent::Failed(Error::NoTransaction)]);
     assert!(sent(&mut c).is_empty());
 }
@@ -693,9 +729,9 @@ fn an_all_watch_site_whose_listing_finds_no_transaction_fails() {
     let mut t = Tp::new(TX).unwrap();
     t.participate("s1", Variant::AllWatch).unwrap();
     let s = sent(&mut t);
-    t.handle_reply(s[1].0, data(b"pay", 1));
+    t.handle_reply(Instant::ZERO, s[1].0, data(b"pay", 1));
     let l = sent(&mut t);
-    t.handle_reply(l[0].0, err(ZkError::NoNode));
+    t.handle_reply(Instant::ZERO, l[0].0, err(ZkError::NoNode));
     assert_eq!(events(&mut t), [TxEvent::Transaction]);
     let again = sent(&mut t);
     assert_eq!(
@@ -705,8 +741,8 @@ fn an_all_watch_site_whose_listing_finds_no_transaction_fails() {
             "list /app/tx/t1 watch=true"
         ]
     );
-    t.handle_reply(again[0].0, Reply::Synced);
-    t.handle_reply(again[1].0, err(ZkError::NoNode));
+    t.handle_reply(Instant::ZERO, again[0].0, Reply::Synced);
+    t.handle_reply(Instant::ZERO, again[1].0, err(ZkError::NoNode));
     assert_eq!(events(&mut t), [TxEvent::Failed(Error::NoTransaction)]);
     assert!(sent(&mut t).is_empty(), "not listed again");
 }
@@ -716,7 +752,7 @@ fn a_vote_queued_behind_a_full_window_is_still_written_after_the_decision() {
     let mut t = Tp::new(TX).unwrap();
     t.participate("s1", Variant::AllWatch).unwrap();
     let s = sent(&mut t);
-    t.handle_reply(s[1].0, data(b"pay", 1));
+    t.handle_reply(Instant::ZERO, s[1].0, data(b"pay", 1));
     assert_eq!(events(&mut t), [TxEvent::Transaction]);
     let l = sent(&mut t);
     let names: Vec<String> = (1..=16).map(|i| format!("s{i}")).collect();
@@ -727,7 +763,10 @@ fn a_vote_queued_behind_a_full_window_is_still_written_after_the_decision() {
     // notification is read again, until no more requests may be in flight.
     'fill: for _ in 0..100 {
         for name in &names {
-            t.handle_watch(watch(WatchKind::NodeDataChanged, &child(name)));
+            t.handle_watch(
+                Instant::ZERO,
+                watch(WatchKind::NodeDataChanged, &child(name)),
+            );
             if sent(&mut t).is_empty() {
                 break 'fill;
             }
@@ -736,12 +775,12 @@ fn a_vote_queued_behind_a_full_window_is_still_written_after_the_decision() {
     t.vote(Vote::Commit).unwrap();
     assert!(sent(&mut t).is_empty(), "no room for the vote yet");
     // The decision read (still in flight) finds the outcome recorded.
-    t.handle_reply(s[0].0, data(b"abort", 0));
+    t.handle_reply(Instant::ZERO, s[0].0, data(b"abort", 0));
     assert_eq!(events(&mut t), [TxEvent::Decided(Outcome::Abort)]);
     // The vote the application cast still goes out, and nothing else.
     let v = sent(&mut t);
     assert_eq!(texts(&v), ["set /app/tx/t1/s1 any \"commit\""]);
-    t.handle_reply(v[0].0, set());
+    t.handle_reply(Instant::ZERO, v[0].0, set());
     assert_eq!(events(&mut t), [TxEvent::Voted]);
 }
 
@@ -750,12 +789,12 @@ fn an_existing_transaction_node_is_someone_elses() {
     let mut c = Tp::new(TX).unwrap();
     c.coordinate(b"body", &["s1"], COORDINATED, None).unwrap();
     let s = sent(&mut c);
-    c.handle_reply(s[0].0, err(ZkError::NodeExists));
+    c.handle_reply(Instant::ZERO, s[0].0, err(ZkError::NodeExists));
     assert_eq!(events(&mut c), [TxEvent::Failed(Error::TransactionExists)]);
     assert!(c.is_done());
     // The answers still in flight change nothing.
-    c.handle_reply(s[3].0, err(ZkError::NodeExists));
-    c.handle_reply(s[4].0, err(ZkError::BadVersion));
+    c.handle_reply(Instant::ZERO, s[3].0, err(ZkError::NodeExists));
+    c.handle_reply(Instant::ZERO, s[4].0, err(ZkError::BadVersion));
     assert!(events(&mut c).is_empty());
     assert!(sent(&mut c).is_empty());
 }
@@ -765,7 +804,7 @@ fn a_refusal_fails_the_coordinator_with_the_servers_error() {
     let mut c = Tp::new(TX).unwrap();
     c.coordinate(b"body", &["s1"], COORDINATED, None).unwrap();
     let s = sent(&mut c);
-    c.handle_reply(s[0].0, err(ZkError::NoAuth));
+    c.handle_reply(Instant::ZERO, s[0].0, err(ZkError::NoAuth));
     assert_eq!(
         events(&mut c),
         [TxEvent::Failed(Error::Zk(ZkError::NoAuth))]
@@ -778,13 +817,16 @@ fn a_reply_of_the_wrong_kind_fails() {
     let mut c = Tp::new(TX).unwrap();
     c.coordinate(b"body", &["s1"], COORDINATED, None).unwrap();
     let s = sent(&mut c);
-    c.handle_reply(s[0].0, set());
+    c.handle_reply(Instant::ZERO, s[0].0, set());
     assert_eq!(events(&mut c), [TxEvent::Failed(Error::BadReply)]);
 
     let mut c = tallying();
-    c.handle_watch(watch(WatchKind::NodeDataChanged, &child("s1")));
+    c.handle_watch(
+        Instant::ZERO,
+        watch(WatchKind::NodeDataChanged, &child("s1")),
+    );
     let s = sent(&mut c);
-    c.handle_reply(s[0].0, set());
+    c.handle_reply(Instant::ZERO, s[0].0, set());
     assert_eq!(events(&mut c), [TxEvent::Failed(Error::BadReply)]);
 }
 
@@ -793,9 +835,9 @@ fn a_body_write_refused_after_our_own_create_is_our_lost_write() {
     let mut c = Tp::new(TX).unwrap();
     c.coordinate(b"body", &["s1"], EPHEMERAL, None).unwrap();
     let s = sent(&mut c);
-    c.handle_reply(s[0].0, created(TX));
+    c.handle_reply(Instant::ZERO, s[0].0, created(TX));
     // Applied before its reply was lost: version 0 no longer matches.
-    c.handle_reply(s[3].0, err(ZkError::BadVersion));
+    c.handle_reply(Instant::ZERO, s[3].0, err(ZkError::BadVersion));
     assert_eq!(events(&mut c), [TxEvent::Started]);
 }
 
@@ -814,7 +856,7 @@ fn a_missing_parent_is_created_level_by_level_then_everything_again() {
             "set /a/b/c/tx v0 \"body\"",
         ]
     );
-    c.handle_reply(s[0].0, err(ZkError::NoNode));
+    c.handle_reply(Instant::ZERO, s[0].0, err(ZkError::NoNode));
     let again = sent(&mut c);
     assert_eq!(
         texts(&again),
@@ -825,15 +867,15 @@ fn a_missing_parent_is_created_level_by_level_then_everything_again() {
             "create /a/b/c/tx persistent \"\"",
         ]
     );
-    c.handle_reply(s[1].0, err(ZkError::NoNode));
-    c.handle_reply(s[2].0, err(ZkError::NoNode));
-    c.handle_reply(s[3].0, err(ZkError::NoNode));
-    c.handle_reply(s[4].0, err(ZkError::NoNode));
+    c.handle_reply(Instant::ZERO, s[1].0, err(ZkError::NoNode));
+    c.handle_reply(Instant::ZERO, s[2].0, err(ZkError::NoNode));
+    c.handle_reply(Instant::ZERO, s[3].0, err(ZkError::NoNode));
+    c.handle_reply(Instant::ZERO, s[4].0, err(ZkError::NoNode));
     assert!(events(&mut c).is_empty(), "nothing failed");
-    c.handle_reply(again[0].0, created("/a"));
-    c.handle_reply(again[1].0, err(ZkError::NodeExists));
-    c.handle_reply(again[2].0, created("/a/b/c"));
-    c.handle_reply(again[3].0, created("/a/b/c/tx"));
+    c.handle_reply(Instant::ZERO, again[0].0, created("/a"));
+    c.handle_reply(Instant::ZERO, again[1].0, err(ZkError::NodeExists));
+    c.handle_reply(Instant::ZERO, again[2].0, created("/a/b/c"));
+    c.handle_reply(Instant::ZERO, again[3].0, created("/a/b/c/tx"));
     let rest = sent(&mut c);
     assert_eq!(
         texts(&rest),
@@ -843,8 +885,8 @@ fn a_missing_parent_is_created_level_by_level_then_everything_again() {
             "set /a/b/c/tx v0 \"body\"",
         ]
     );
-    c.handle_reply(rest[1].0, created("/a/b/c/tx/s1"));
-    c.handle_reply(rest[2].0, set());
+    c.handle_reply(Instant::ZERO, rest[1].0, created("/a/b/c/tx/s1"));
+    c.handle_reply(Instant::ZERO, rest[2].0, set());
     assert_eq!(events(&mut c), [TxEvent::Started]);
 }
 
@@ -854,7 +896,7 @@ fn a_directory_that_keeps_vanishing_is_given_up_after_eight_tries() {
     c.coordinate(b"body", &["s1"], EPHEMERAL, None).unwrap();
     let mut s = sent(&mut c);
     for attempt in 0..8 {
-        c.handle_reply(s[0].0, err(ZkError::NoNode));
+        c.handle_reply(Instant::ZERO, s[0].0, err(ZkError::NoNode));
         assert!(events(&mut c).is_empty(), "attempt {attempt}");
         let ensure = sent(&mut c);
         assert_eq!(
@@ -864,12 +906,12 @@ fn a_directory_that_keeps_vanishing_is_given_up_after_eight_tries() {
         );
         // No answer says the parent was made: the connection breaks, and
         // the directory is still missing when it is back.
-        c.handle_reply(ensure[0].0, err(ZkError::ConnectionLoss));
-        c.handle_session(SessionEvent::Connected { session_id: 1 });
+        c.handle_reply(Instant::ZERO, ensure[0].0, err(ZkError::ConnectionLoss));
+        c.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 1 });
         s = sent(&mut c);
         assert_eq!(texts(&s)[0], "create /a/tx persistent \"\"");
     }
-    c.handle_reply(s[0].0, err(ZkError::NoNode));
+    c.handle_reply(Instant::ZERO, s[0].0, err(ZkError::NoNode));
     assert_eq!(
         events(&mut c),
         [TxEvent::Failed(Error::Zk(ZkError::NoNode))]
@@ -882,11 +924,11 @@ fn a_created_ancestor_is_progress_and_resets_the_count() {
     c.coordinate(b"body", &["s1"], EPHEMERAL, None).unwrap();
     let mut s = sent(&mut c);
     for attempt in 0..20 {
-        c.handle_reply(s[0].0, err(ZkError::NoNode));
+        c.handle_reply(Instant::ZERO, s[0].0, err(ZkError::NoNode));
         assert!(events(&mut c).is_empty(), "attempt {attempt}");
         s = sent(&mut c);
         // An operator removes the directory between our two creates.
-        c.handle_reply(s[0].0, created("/a"));
+        c.handle_reply(Instant::ZERO, s[0].0, created("/a"));
         s.remove(0);
     }
 }
@@ -905,39 +947,42 @@ fn a_coordinated_site_reads_the_decision_then_the_body_then_waits() {
             "read /app/tx/t1 watch=true"
         ]
     );
-    t.handle_reply(s[0].0, err(ZkError::NoNode));
+    t.handle_reply(Instant::ZERO, s[0].0, err(ZkError::NoNode));
     let w = sent(&mut t);
     assert_eq!(texts(&w), ["exists /app/tx/t1/decision watch=true"]);
-    t.handle_reply(w[0].0, err(ZkError::NoNode));
+    t.handle_reply(Instant::ZERO, w[0].0, err(ZkError::NoNode));
     // The placeholder: the body is not written yet.
-    t.handle_reply(s[1].0, data(b"", 0));
+    t.handle_reply(Instant::ZERO, s[1].0, data(b"", 0));
     assert!(events(&mut t).is_empty());
     assert_eq!(t.body(), None);
     assert_eq!(t.vote(Vote::Commit), Err(Error::InvalidState));
-    t.handle_watch(watch(WatchKind::NodeDataChanged, TX));
+    t.handle_watch(Instant::ZERO, watch(WatchKind::NodeDataChanged, TX));
     let r = sent(&mut t);
     assert_eq!(texts(&r), ["read /app/tx/t1 watch=true"]);
-    t.handle_reply(r[0].0, data(b"pay", 1));
+    t.handle_reply(Instant::ZERO, r[0].0, data(b"pay", 1));
     assert_eq!(events(&mut t), [TxEvent::Transaction]);
     assert_eq!(t.body(), Some(&b"pay"[..]));
     assert!(sent(&mut t).is_empty(), "a coordinated site does not tally");
     // Later changes of the body are not news, nor are vote nodes: a
     // coordinated site does not tally.
-    t.handle_watch(watch(WatchKind::NodeDataChanged, TX));
-    t.handle_watch(watch(WatchKind::NodeChildrenChanged, TX));
+    t.handle_watch(Instant::ZERO, watch(WatchKind::NodeDataChanged, TX));
+    t.handle_watch(Instant::ZERO, watch(WatchKind::NodeChildrenChanged, TX));
     assert!(sent(&mut t).is_empty());
 
     t.vote(Vote::Commit).unwrap();
     assert_eq!(t.vote(Vote::Abort), Err(Error::InvalidState), "once");
     let v = sent(&mut t);
     assert_eq!(texts(&v), ["set /app/tx/t1/s1 any \"commit\""]);
-    t.handle_reply(v[0].0, set());
+    t.handle_reply(Instant::ZERO, v[0].0, set());
     assert_eq!(events(&mut t), [TxEvent::Voted]);
 
-    t.handle_watch(watch(WatchKind::NodeCreated, &child(DECISION)));
+    t.handle_watch(
+        Instant::ZERO,
+        watch(WatchKind::NodeCreated, &child(DECISION)),
+    );
     let d = sent(&mut t);
     assert_eq!(texts(&d), ["read /app/tx/t1/decision watch=true"]);
-    t.handle_reply(d[0].0, data(b"commit", 0));
+    t.handle_reply(Instant::ZERO, d[0].0, data(b"commit", 0));
     assert_eq!(events(&mut t), [TxEvent::Decided(Outcome::Commit)]);
     assert!(t.is_done());
 }
@@ -947,10 +992,11 @@ fn a_site_that_sees_the_decision_created_reads_it() {
     let mut t = Tp::new(TX).unwrap();
     t.participate("s1", COORDINATED).unwrap();
     let s = sent(&mut t);
-    t.handle_reply(s[0].0, err(ZkError::NoNode));
+    t.handle_reply(Instant::ZERO, s[0].0, err(ZkError::NoNode));
     let w = sent(&mut t);
     // Created between the read and the exists.
     t.handle_reply(
+        Instant::ZERO,
         w[0].0,
         Reply::Exists {
             stat: Stat::default(),
@@ -958,10 +1004,10 @@ fn a_site_that_sees_the_decision_created_reads_it() {
     );
     let d = sent(&mut t);
     assert_eq!(texts(&d), ["read /app/tx/t1/decision watch=true"]);
-    t.handle_reply(d[0].0, data(b"abort", 0));
+    t.handle_reply(Instant::ZERO, d[0].0, data(b"abort", 0));
     assert_eq!(events(&mut t), [TxEvent::Decided(Outcome::Abort)]);
     // The body arrives after the decision: no transaction to vote on.
-    t.handle_reply(s[1].0, data(b"pay", 1));
+    t.handle_reply(Instant::ZERO, s[1].0, data(b"pay", 1));
     assert!(events(&mut t).is_empty());
     assert_eq!(t.vote(Vote::Commit), Err(Error::InvalidState));
 }
@@ -971,13 +1017,13 @@ fn a_vote_write_that_finds_no_node_means_the_transaction_is_gone() {
     let mut t = Tp::new(TX).unwrap();
     t.participate("s1", COORDINATED).unwrap();
     let s = sent(&mut t);
-    t.handle_reply(s[0].0, err(ZkError::NoNode));
+    t.handle_reply(Instant::ZERO, s[0].0, err(ZkError::NoNode));
     sent(&mut t);
-    t.handle_reply(s[1].0, data(b"pay", 1));
+    t.handle_reply(Instant::ZERO, s[1].0, data(b"pay", 1));
     t.vote(Vote::Abort).unwrap();
     let v = sent(&mut t);
     assert_eq!(texts(&v), ["set /app/tx/t1/s1 any \"abort\""]);
-    t.handle_reply(v[0].0, err(ZkError::NoNode));
+    t.handle_reply(Instant::ZERO, v[0].0, err(ZkError::NoNode));
     assert_eq!(
         events(&mut t),
         [TxEvent::Transaction, TxEvent::Failed(Error::NoTransaction)]
@@ -989,7 +1035,7 @@ fn a_site_without_a_transaction_fails_once_a_sync_confirms_it() {
     let mut t = Tp::new(TX).unwrap();
     t.participate("s1", COORDINATED).unwrap();
     let s = sent(&mut t);
-    t.handle_reply(s[1].0, err(ZkError::NoNode));
+    t.handle_reply(Instant::ZERO, s[1].0, err(ZkError::NoNode));
     assert_eq!(events(&mut t), []);
     let again = sent(&mut t);
     assert_eq!(
@@ -999,8 +1045,8 @@ fn a_site_without_a_transaction_fails_once_a_sync_confirms_it() {
             "read /app/tx/t1 watch=true"
         ]
     );
-    t.handle_reply(again[0].0, Reply::Synced);
-    t.handle_reply(again[1].0, err(ZkError::NoNode));
+    t.handle_reply(Instant::ZERO, again[0].0, Reply::Synced);
+    t.handle_reply(Instant::ZERO, again[1].0, err(ZkError::NoNode));
     assert_eq!(events(&mut t), [TxEvent::Failed(Error::NoTransaction)]);
     assert!(t.is_done());
     assert!(sent(&mut t).is_empty());
@@ -1013,8 +1059,8 @@ fn site_that_missed_the_transaction() -> (Tp, Vec<(RequestId, String)>) {
     let mut t = Tp::new(TX).unwrap();
     t.participate("s1", COORDINATED).unwrap();
     let s = sent(&mut t);
-    t.handle_reply(s[0].0, err(ZkError::NoNode));
-    t.handle_reply(s[1].0, err(ZkError::NoNode));
+    t.handle_reply(Instant::ZERO, s[0].0, err(ZkError::NoNode));
+    t.handle_reply(Instant::ZERO, s[1].0, err(ZkError::NoNode));
     assert_eq!(events(&mut t), [], "not failed on a lagging server's word");
     let again = sent(&mut t);
     assert_eq!(
@@ -1035,9 +1081,9 @@ fn site_that_missed_the_transaction() -> (Tp, Vec<(RequestId, String)>) {
 #[test]
 fn a_site_whose_server_has_not_seen_the_transaction_yet_syncs_and_joins() {
     let (mut t, again) = site_that_missed_the_transaction();
-    t.handle_reply(again[0].0, err(ZkError::NoNode));
-    t.handle_reply(again[1].0, Reply::Synced);
-    t.handle_reply(again[2].0, data(b"pay", 1));
+    t.handle_reply(Instant::ZERO, again[0].0, err(ZkError::NoNode));
+    t.handle_reply(Instant::ZERO, again[1].0, Reply::Synced);
+    t.handle_reply(Instant::ZERO, again[2].0, data(b"pay", 1));
     assert_eq!(events(&mut t), [TxEvent::Transaction]);
     t.vote(Vote::Commit).unwrap();
     assert_eq!(texts(&sent(&mut t)), ["set /app/tx/t1/s1 any \"commit\""]);
@@ -1048,7 +1094,7 @@ fn the_transaction_node_deleted_under_a_site_fails_it() {
     let mut t = Tp::new(TX).unwrap();
     t.participate("s1", COORDINATED).unwrap();
     sent(&mut t);
-    t.handle_watch(watch(WatchKind::NodeDeleted, TX));
+    t.handle_watch(Instant::ZERO, watch(WatchKind::NodeDeleted, TX));
     assert_eq!(events(&mut t), [TxEvent::Failed(Error::NoTransaction)]);
 }
 
@@ -1065,16 +1111,16 @@ fn an_ephemeral_site_writes_its_vote_only_into_its_own_node() {
             "create /app/tx/t1/s1 ephemeral \"\"",
         ]
     );
-    t.handle_reply(s[0].0, err(ZkError::NoNode));
+    t.handle_reply(Instant::ZERO, s[0].0, err(ZkError::NoNode));
     sent(&mut t);
-    t.handle_reply(s[1].0, data(b"pay", 1));
+    t.handle_reply(Instant::ZERO, s[1].0, data(b"pay", 1));
     assert_eq!(events(&mut t), [TxEvent::Transaction]);
     t.vote(Vote::Commit).unwrap();
     assert!(sent(&mut t).is_empty(), "its node is not confirmed yet");
-    t.handle_reply(s[2].0, created("/app/tx/t1/s1"));
+    t.handle_reply(Instant::ZERO, s[2].0, created("/app/tx/t1/s1"));
     let v = sent(&mut t);
     assert_eq!(texts(&v), ["set /app/tx/t1/s1 any \"commit\""]);
-    t.handle_reply(v[0].0, set());
+    t.handle_reply(Instant::ZERO, v[0].0, set());
     assert_eq!(events(&mut t), [TxEvent::Voted]);
 }
 
@@ -1083,9 +1129,9 @@ fn an_ephemeral_site_whose_node_exists_votes_at_once() {
     let mut t = Tp::new(TX).unwrap();
     t.participate("s1", EPHEMERAL).unwrap();
     let s = sent(&mut t);
-    t.handle_reply(s[2].0, err(ZkError::NodeExists));
+    t.handle_reply(Instant::ZERO, s[2].0, err(ZkError::NodeExists));
     assert!(sent(&mut t).is_empty(), "no vote yet");
-    t.handle_reply(s[1].0, data(b"pay", 1));
+    t.handle_reply(Instant::ZERO, s[1].0, data(b"pay", 1));
     t.vote(Vote::Abort).unwrap();
     assert_eq!(texts(&sent(&mut t)), ["set /app/tx/t1/s1 any \"abort\""]);
 }
@@ -1095,7 +1141,7 @@ fn an_ephemeral_site_whose_node_cannot_be_created_fails() {
     let mut t = Tp::new(TX).unwrap();
     t.participate("s1", EPHEMERAL).unwrap();
     let s = sent(&mut t);
-    t.handle_reply(s[2].0, err(ZkError::NoNode));
+    t.handle_reply(Instant::ZERO, s[2].0, err(ZkError::NoNode));
     assert_eq!(events(&mut t), [TxEvent::Failed(Error::NoTransaction)]);
 }
 
@@ -1104,13 +1150,13 @@ fn an_ephemeral_sites_vote_node_gone_is_not_a_failure() {
     let mut t = Tp::new(TX).unwrap();
     t.participate("s1", EPHEMERAL).unwrap();
     let s = sent(&mut t);
-    t.handle_reply(s[1].0, data(b"pay", 1));
-    t.handle_reply(s[2].0, created("/app/tx/t1/s1"));
+    t.handle_reply(Instant::ZERO, s[1].0, data(b"pay", 1));
+    t.handle_reply(Instant::ZERO, s[2].0, created("/app/tx/t1/s1"));
     t.vote(Vote::Commit).unwrap();
     let v = sent(&mut t);
     // Its session ended: the coordinator aborts; the site learns it from
     // the decision.
-    t.handle_reply(v[0].0, err(ZkError::NoNode));
+    t.handle_reply(Instant::ZERO, v[0].0, err(ZkError::NoNode));
     assert_eq!(events(&mut t), [TxEvent::Transaction]);
     assert!(!t.is_done());
 }
@@ -1120,15 +1166,15 @@ fn an_ephemeral_site_whose_session_ended_records_abort_itself() {
     let mut t = Tp::new(TX).unwrap();
     t.participate("s1", EPHEMERAL).unwrap();
     let s = sent(&mut t);
-    t.handle_reply(s[0].0, err(ZkError::NoNode));
+    t.handle_reply(Instant::ZERO, s[0].0, err(ZkError::NoNode));
     sent(&mut t);
-    t.handle_reply(s[1].0, data(b"pay", 1));
-    t.handle_reply(s[2].0, created("/app/tx/t1/s1"));
+    t.handle_reply(Instant::ZERO, s[1].0, data(b"pay", 1));
+    t.handle_reply(Instant::ZERO, s[2].0, created("/app/tx/t1/s1"));
     assert_eq!(events(&mut t), [TxEvent::Transaction]);
-    t.handle_session(SessionEvent::Expired);
+    t.handle_session(Instant::ZERO, SessionEvent::Expired);
     assert!(sent(&mut t).is_empty(), "nothing without a session");
     assert_eq!(t.vote(Vote::Commit), Err(Error::SessionEnded));
-    t.handle_session(SessionEvent::Connected { session_id: 2 });
+    t.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 2 });
     let r = sent(&mut t);
     assert_eq!(
         texts(&r),
@@ -1137,12 +1183,12 @@ fn an_ephemeral_site_whose_session_ended_records_abort_itself() {
             "create /app/tx/t1/decision persistent \"abort\"",
         ]
     );
-    t.handle_reply(r[0].0, err(ZkError::NoNode));
+    t.handle_reply(Instant::ZERO, r[0].0, err(ZkError::NoNode));
     assert_eq!(
         texts(&sent(&mut t)),
         ["exists /app/tx/t1/decision watch=true"]
     );
-    t.handle_reply(r[1].0, created("/app/tx/t1/decision"));
+    t.handle_reply(Instant::ZERO, r[1].0, created("/app/tx/t1/decision"));
     assert_eq!(events(&mut t), [TxEvent::Decided(Outcome::Abort)]);
 }
 
@@ -1151,11 +1197,11 @@ fn an_ephemeral_site_whose_create_was_lost_with_the_session_never_votes() {
     let mut t = Tp::new(TX).unwrap();
     t.participate("s1", EPHEMERAL).unwrap();
     let s = sent(&mut t);
-    t.handle_reply(s[1].0, data(b"pay", 1));
+    t.handle_reply(Instant::ZERO, s[1].0, data(b"pay", 1));
     events(&mut t);
     // The create may have been applied: its node died with the session.
-    t.handle_session(SessionEvent::Expired);
-    t.handle_session(SessionEvent::Connected { session_id: 2 });
+    t.handle_session(Instant::ZERO, SessionEvent::Expired);
+    t.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 2 });
     let r = sent(&mut t);
     assert!(
         !texts(&r).contains(&"create /app/tx/t1/s1 ephemeral \"\""),
@@ -1169,8 +1215,8 @@ fn an_ephemeral_site_that_never_created_its_node_creates_it_on_a_new_session() {
     let mut t = Tp::new(TX).unwrap();
     t.participate("s1", EPHEMERAL).unwrap();
     // The session ends before anything was sent.
-    t.handle_session(SessionEvent::Expired);
-    t.handle_session(SessionEvent::Connected { session_id: 2 });
+    t.handle_session(Instant::ZERO, SessionEvent::Expired);
+    t.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 2 });
     assert_eq!(
         texts(&sent(&mut t)),
         [
@@ -1189,12 +1235,12 @@ fn a_site_whose_session_ended_resends_its_unconfirmed_vote() {
     let mut t = Tp::new(TX).unwrap();
     t.participate("s1", COORDINATED).unwrap();
     let s = sent(&mut t);
-    t.handle_reply(s[1].0, data(b"pay", 1));
+    t.handle_reply(Instant::ZERO, s[1].0, data(b"pay", 1));
     t.vote(Vote::Commit).unwrap();
     sent(&mut t);
-    t.handle_session(SessionEvent::Expired);
+    t.handle_session(Instant::ZERO, SessionEvent::Expired);
     assert_eq!(t.vote(Vote::Abort), Err(Error::InvalidState));
-    t.handle_session(SessionEvent::Connected { session_id: 2 });
+    t.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 2 });
     let r = sent(&mut t);
     assert_eq!(
         texts(&r),
@@ -1203,7 +1249,7 @@ fn a_site_whose_session_ended_resends_its_unconfirmed_vote() {
             "set /app/tx/t1/s1 any \"commit\"",
         ]
     );
-    t.handle_reply(r[1].0, set());
+    t.handle_reply(Instant::ZERO, r[1].0, set());
     assert_eq!(events(&mut t), [TxEvent::Transaction, TxEvent::Voted]);
 }
 
@@ -1212,9 +1258,9 @@ fn an_all_watch_site_tallies_once_it_has_the_body() {
     let mut t = Tp::new(TX).unwrap();
     t.participate("s1", Variant::AllWatch).unwrap();
     let s = sent(&mut t);
-    t.handle_reply(s[0].0, err(ZkError::NoNode));
+    t.handle_reply(Instant::ZERO, s[0].0, err(ZkError::NoNode));
     assert!(sent(&mut t).is_empty(), "a decider hears of it by listing");
-    t.handle_reply(s[1].0, data(b"pay", 1));
+    t.handle_reply(Instant::ZERO, s[1].0, data(b"pay", 1));
     assert_eq!(events(&mut t), [TxEvent::Transaction]);
     let l = sent(&mut t);
     assert_eq!(texts(&l), ["list /app/tx/t1 watch=true"]);
@@ -1230,15 +1276,18 @@ fn an_all_watch_site_tallies_once_it_has_the_body() {
     t.vote(Vote::Commit).unwrap();
     let v = sent(&mut t);
     assert_eq!(texts(&v), ["set /app/tx/t1/s1 any \"commit\""]);
-    t.handle_reply(r[0].0, data(b"commit", 1));
-    t.handle_reply(r[1].0, data(b"", 0));
+    t.handle_reply(Instant::ZERO, r[0].0, data(b"commit", 1));
+    t.handle_reply(Instant::ZERO, r[1].0, data(b"", 0));
     assert!(sent(&mut t).is_empty());
-    t.handle_reply(v[0].0, set());
-    t.handle_watch(watch(WatchKind::NodeDataChanged, &child("s1")));
+    t.handle_reply(Instant::ZERO, v[0].0, set());
+    t.handle_watch(
+        Instant::ZERO,
+        watch(WatchKind::NodeDataChanged, &child("s1")),
+    );
     let r = sent(&mut t);
-    t.handle_reply(r[0].0, data(b"commit", 1));
+    t.handle_reply(Instant::ZERO, r[0].0, data(b"commit", 1));
     let id = assert_proposes(&mut t, "commit");
-    t.handle_reply(id, created("/app/tx/t1/decision"));
+    t.handle_reply(Instant::ZERO, id, created("/app/tx/t1/decision"));
     assert_eq!(
         events(&mut t),
         [TxEvent::Voted, TxEvent::Decided(Outcome::Commit)]
@@ -1251,7 +1300,7 @@ fn an_all_watch_site_counts_more_sites_than_it_can_track_as_a_failure() {
     let mut t = Two::new(TX).unwrap();
     t.participate("s1", Variant::AllWatch).unwrap();
     let s = sent(&mut t);
-    t.handle_reply(s[1].0, data(b"pay", 1));
+    t.handle_reply(Instant::ZERO, s[1].0, data(b"pay", 1));
     let l = sent(&mut t);
     list_reply(&mut t, l[0].0, &["s1", "s2", "s3"]);
     assert_eq!(
@@ -1266,7 +1315,7 @@ fn a_body_larger_than_the_buffer_fails_the_site() {
     let mut t = Small::new(TX).unwrap();
     t.participate("s1", COORDINATED).unwrap();
     let s = sent(&mut t);
-    t.handle_reply(s[1].0, data(b"12345", 1));
+    t.handle_reply(Instant::ZERO, s[1].0, data(b"12345", 1));
     assert_eq!(
         events(&mut t),
         [TxEvent::Failed(Error::TooLarge {
@@ -1284,15 +1333,15 @@ fn a_connection_loss_stops_sending_until_connected_then_resends() {
     let mut t = Tp::new(TX).unwrap();
     t.participate("s1", COORDINATED).unwrap();
     let s = sent(&mut t);
-    t.handle_reply(s[0].0, err(ZkError::ConnectionLoss));
-    t.handle_reply(s[1].0, err(ZkError::ConnectionLoss));
+    t.handle_reply(Instant::ZERO, s[0].0, err(ZkError::ConnectionLoss));
+    t.handle_reply(Instant::ZERO, s[1].0, err(ZkError::ConnectionLoss));
     assert!(events(&mut t).is_empty(), "not a failure");
     // Nothing is sent while the connection is down, even on a watch.
-    t.handle_watch(watch(WatchKind::NodeDataChanged, TX));
+    t.handle_watch(Instant::ZERO, watch(WatchKind::NodeDataChanged, TX));
     assert!(sent(&mut t).is_empty());
-    t.handle_session(SessionEvent::Suspended);
+    t.handle_session(Instant::ZERO, SessionEvent::Suspended);
     assert!(sent(&mut t).is_empty());
-    t.handle_session(SessionEvent::Connected { session_id: 1 });
+    t.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 1 });
     assert_eq!(
         texts(&sent(&mut t)),
         [
@@ -1301,7 +1350,7 @@ fn a_connection_loss_stops_sending_until_connected_then_resends() {
         ]
     );
     // A second Connected on the same, live session sends nothing again.
-    t.handle_session(SessionEvent::Connected { session_id: 1 });
+    t.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 1 });
     assert!(sent(&mut t).is_empty());
 }
 
@@ -1310,10 +1359,10 @@ fn a_session_gone_in_a_reply_is_a_session_end() {
     let mut t = Tp::new(TX).unwrap();
     t.participate("s1", COORDINATED).unwrap();
     let s = sent(&mut t);
-    t.handle_reply(s[0].0, err(ZkError::SessionExpired));
+    t.handle_reply(Instant::ZERO, s[0].0, err(ZkError::SessionExpired));
     assert!(events(&mut t).is_empty(), "not a failure");
     assert!(sent(&mut t).is_empty());
-    t.handle_session(SessionEvent::Connected { session_id: 2 });
+    t.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 2 });
     assert_eq!(
         texts(&sent(&mut t)),
         [
@@ -1329,9 +1378,9 @@ fn a_coordinator_that_lost_its_create_learns_it_from_node_exists() {
     c.coordinate(b"body", &["s1"], COORDINATED, None).unwrap();
     let s = sent(&mut c);
     for (id, _) in &s {
-        c.handle_reply(*id, err(ZkError::ConnectionLoss));
+        c.handle_reply(Instant::ZERO, *id, err(ZkError::ConnectionLoss));
     }
-    c.handle_session(SessionEvent::Connected { session_id: 1 });
+    c.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 1 });
     let r = sent(&mut c);
     assert_eq!(
         texts(&r),
@@ -1344,10 +1393,10 @@ fn a_coordinator_that_lost_its_create_learns_it_from_node_exists() {
         ]
     );
     // The first create was applied: ours, not someone else's.
-    c.handle_reply(r[0].0, err(ZkError::NodeExists));
-    c.handle_reply(r[3].0, err(ZkError::NodeExists));
+    c.handle_reply(Instant::ZERO, r[0].0, err(ZkError::NodeExists));
+    c.handle_reply(Instant::ZERO, r[3].0, err(ZkError::NodeExists));
     // And so was the body write.
-    c.handle_reply(r[4].0, err(ZkError::BadVersion));
+    c.handle_reply(Instant::ZERO, r[4].0, err(ZkError::BadVersion));
     assert_eq!(events(&mut c), [TxEvent::Started]);
 }
 
@@ -1356,9 +1405,9 @@ fn a_coordinator_whose_create_was_answered_is_not_fooled_by_node_exists_later() 
     let mut c = Tp::new(TX).unwrap();
     c.coordinate(b"body", &["s1"], COORDINATED, None).unwrap();
     let s = sent(&mut c);
-    c.handle_reply(s[0].0, created(TX));
-    c.handle_reply(s[1].0, err(ZkError::ConnectionLoss));
-    c.handle_session(SessionEvent::Connected { session_id: 1 });
+    c.handle_reply(Instant::ZERO, s[0].0, created(TX));
+    c.handle_reply(Instant::ZERO, s[1].0, err(ZkError::ConnectionLoss));
+    c.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 1 });
     let r = sent(&mut c);
     assert!(
         !texts(&r).contains(&"create /app/tx/t1 persistent \"\""),
@@ -1373,23 +1422,23 @@ fn a_connection_loss_while_the_create_waits_to_be_resent_does_not_make_it_ours()
     let s = sent(&mut c);
     // The parent is missing: the create is queued again behind it, and
     // the connection breaks before either is sent.
-    c.handle_reply(s[0].0, err(ZkError::NoNode));
-    c.handle_reply(s[1].0, err(ZkError::ConnectionLoss));
-    c.handle_session(SessionEvent::Connected { session_id: 1 });
+    c.handle_reply(Instant::ZERO, s[0].0, err(ZkError::NoNode));
+    c.handle_reply(Instant::ZERO, s[1].0, err(ZkError::ConnectionLoss));
+    c.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 1 });
     let r = sent(&mut c);
     assert_eq!(texts(&r)[0], "create /app/tx/t1 persistent \"\"");
     // Another coordinator's: no create of ours was ever applied.
-    c.handle_reply(r[0].0, err(ZkError::NodeExists));
+    c.handle_reply(Instant::ZERO, r[0].0, err(ZkError::NodeExists));
     assert_eq!(events(&mut c), [TxEvent::Failed(Error::TransactionExists)]);
 }
 
 #[test]
 fn a_coordinator_resends_its_proposal_after_a_connection_loss() {
     let mut c = tallying();
-    c.handle_watch(watch(WatchKind::NodeDeleted, &child("s1")));
+    c.handle_watch(Instant::ZERO, watch(WatchKind::NodeDeleted, &child("s1")));
     let id = assert_proposes(&mut c, "abort");
-    c.handle_reply(id, err(ZkError::ConnectionLoss));
-    c.handle_session(SessionEvent::Connected { session_id: 1 });
+    c.handle_reply(Instant::ZERO, id, err(ZkError::ConnectionLoss));
+    c.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 1 });
     let r = sent(&mut c);
     assert_eq!(
         texts(&r),
@@ -1407,9 +1456,9 @@ fn a_coordinator_resends_its_proposal_after_a_connection_loss() {
 #[test]
 fn a_site_whose_sync_is_refused_trusts_the_next_read() {
     let (mut t, again) = site_that_missed_the_transaction();
-    t.handle_reply(again[0].0, err(ZkError::NoNode));
-    t.handle_reply(again[1].0, err(ZkError::NoAuth));
-    t.handle_reply(again[2].0, err(ZkError::NoNode));
+    t.handle_reply(Instant::ZERO, again[0].0, err(ZkError::NoNode));
+    t.handle_reply(Instant::ZERO, again[1].0, err(ZkError::NoAuth));
+    t.handle_reply(Instant::ZERO, again[2].0, err(ZkError::NoNode));
     assert_eq!(events(&mut t), [TxEvent::Failed(Error::NoTransaction)]);
 }
 
@@ -1421,15 +1470,15 @@ fn a_site_whose_sync_was_lost_syncs_again_before_it_believes_a_miss() {
     let (mut t, again) = site_that_missed_the_transaction();
     // The decision's watch is answered; the connection goes before the
     // sync's answer.
-    t.handle_reply(again[0].0, err(ZkError::NoNode));
-    t.handle_reply(again[1].0, err(ZkError::ConnectionLoss));
-    t.handle_reply(again[2].0, err(ZkError::ConnectionLoss));
-    t.handle_session(SessionEvent::Suspended);
-    t.handle_session(SessionEvent::Connected { session_id: 1 });
+    t.handle_reply(Instant::ZERO, again[0].0, err(ZkError::NoNode));
+    t.handle_reply(Instant::ZERO, again[1].0, err(ZkError::ConnectionLoss));
+    t.handle_reply(Instant::ZERO, again[2].0, err(ZkError::ConnectionLoss));
+    t.handle_session(Instant::ZERO, SessionEvent::Suspended);
+    t.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 1 });
     let resent = sent(&mut t);
     for (id, text) in &resent {
         if text.starts_with("read ") || text.starts_with("list ") {
-            t.handle_reply(*id, err(ZkError::NoNode));
+            t.handle_reply(Instant::ZERO, *id, err(ZkError::NoNode));
         }
     }
     assert_eq!(events(&mut t), [], "not failed on a read no sync preceded");

@@ -62,7 +62,7 @@ impl Client {
         }
         while let Some(event) = self.session.poll_event() {
             if let Event::Session(e) = event {
-                self.locks.iter_mut().for_each(|l| l.handle_session(e));
+                self.locks.iter_mut().for_each(|l| l.handle_session(now, e));
             }
         }
         for (i, lock) in self.locks.iter_mut().enumerate() {
@@ -88,8 +88,8 @@ impl Client {
             Incoming::Reply {
                 tag: (i, id),
                 response,
-            } => self.locks[i].handle_reply(id, response.into_reply().unwrap()),
-            Incoming::Watch(w) => self.locks.iter_mut().for_each(|l| l.handle_watch(w)),
+            } => self.locks[i].handle_reply(now, id, response.into_reply().unwrap()),
+            Incoming::Watch(w) => self.locks.iter_mut().for_each(|l| l.handle_watch(now, w)),
             _ => {}
         }
         self.drain(now);

@@ -13,9 +13,9 @@ use herdless_core::{Instant, Outgoing, Recipe, Reply, RequestId, SessionEvent, W
 /// type differs per recipe), plus a way back to the concrete type.
 pub(crate) trait Slot {
     fn poll_request(&mut self) -> Option<Outgoing<'_>>;
-    fn handle_reply(&mut self, id: RequestId, reply: Reply<'_>);
-    fn handle_watch(&mut self, event: WatchEvent<'_>);
-    fn handle_session(&mut self, event: SessionEvent);
+    fn handle_reply(&mut self, now: Instant, id: RequestId, reply: Reply<'_>);
+    fn handle_watch(&mut self, now: Instant, event: WatchEvent<'_>);
+    fn handle_session(&mut self, now: Instant, event: SessionEvent);
     fn handle_timeout(&mut self, now: Instant);
     fn poll_timeout(&self) -> Option<Instant>;
     fn as_any(&mut self) -> &mut dyn Any;
@@ -26,16 +26,16 @@ impl<R: Recipe + 'static> Slot for R {
         Recipe::poll_request(self)
     }
 
-    fn handle_reply(&mut self, id: RequestId, reply: Reply<'_>) {
-        Recipe::handle_reply(self, id, reply);
+    fn handle_reply(&mut self, now: Instant, id: RequestId, reply: Reply<'_>) {
+        Recipe::handle_reply(self, now, id, reply);
     }
 
-    fn handle_watch(&mut self, event: WatchEvent<'_>) {
-        Recipe::handle_watch(self, event);
+    fn handle_watch(&mut self, now: Instant, event: WatchEvent<'_>) {
+        Recipe::handle_watch(self, now, event);
     }
 
-    fn handle_session(&mut self, event: SessionEvent) {
-        Recipe::handle_session(self, event);
+    fn handle_session(&mut self, now: Instant, event: SessionEvent) {
+        Recipe::handle_session(self, now, event);
     }
 
     fn handle_timeout(&mut self, now: Instant) {

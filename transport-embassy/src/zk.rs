@@ -298,8 +298,9 @@ impl<'a, T: Transport, const K: usize> Zk<'a, T, K> {
                 progressed = true;
                 if let Event::Session(event) = event {
                     log_debug!("session: {:?}", event);
+                    let now = self.now();
                     for slot in self.slots.iter_mut() {
-                        slot.handle_session(event);
+                        slot.handle_session(now, event);
                     }
                 }
                 // `Event::Lost` needs nothing: the recipes hear `Suspended`,
@@ -371,7 +372,7 @@ impl<'a, T: Transport, const K: usize> Zk<'a, T, K> {
                             _ => ZkError::MarshallingError,
                         };
                         if let Some(slot) = self.slots.get_mut(index) {
-                            slot.handle_reply(id, Reply::Error(error));
+                            slot.handle_reply(now, id, Reply::Error(error));
                         }
                     }
                 }
@@ -515,13 +516,13 @@ impl<'a, T: Transport, const K: usize> Zk<'a, T, K> {
                     let (index, id) = tag;
                     if let Some(reply) = response.into_reply() {
                         if let Some(slot) = self.slots.get_mut(usize::from(index)) {
-                            slot.handle_reply(id, reply);
+                            slot.handle_reply(now, id, reply);
                         }
                     }
                 }
                 Ok(Incoming::Watch(event)) => {
                     for slot in self.slots.iter_mut() {
-                        slot.handle_watch(event);
+                        slot.handle_watch(now, event);
                     }
                 }
                 Ok(_) => {}

@@ -57,17 +57,35 @@ pub(crate) struct DriverHandle<R> {
 impl<R> DriverHandle<R> {
     /// The recipe's instant `after` from now, for deadlines.
     pub(crate) fn deadline_in(&self, after: Duration) -> herdless_core::Instant {
-        let at = self.origin.elapsed() + after;
-        // Rounded up: a deadline truncated to the millisecond fired up to a
-        // millisecond before `after` had passed.
-        let millis = at.as_micros().div_ceil(1000);
-        herdless_core::Instant::from_millis(u64::try_from(millis).unwrap_or(u64::MAX))
+        millis_up(self.origin.elapsed() + after)
     }
 
     /// Runs `f` on the recipe in its task. Returns `false` if the task is gone.
     pub(crate) fn command(&self, f: impl FnOnce(&mut R) + Send + 'static) -> bool {
         self.commands.send(Box::new(f)).is_ok()
     }
+}
+
+/// A deadline `after` from now for a recipe whose driver is about to be
+/// spawned: started before its driver, the recipe sees a clock that starts
+/// at 0 when the driver does.
+pub(crate) fn deadline_at_start(after: Duration) -> herdless_core::Instant {
+    millis_up(after)
+}
+
+/// Rounded up: a deadline truncated to the millisecond fired up to a
+/// millisecond before its time had passed.
+fn millis_up(at: Duration) -> herdless_core::Instant {
+    let millis = at.as_micros().div_ceil(1000);
+    herdless_core::Instant::from_millis(u64::try_from(millis).unwrap_or(u64::MAX))
+}
+
+/// The recipe's time at this moment: milliseconds since `origin`, the
+/// moment the driver started (the recipe's `Instant` 0).
+fn recipe_time(origin: TokioInstant) -> herdless_core::Instant {
+    herdless_core::Instant::from_millis(
+        u64::try_from(origin.elapsed().as_millis()).unwrap_or(u64::MAX),
+    )
 }
 
 /// Where a driver gets its client from.
@@ -128,10 +146,13 @@ where
     // check whose their nodes are (`ephemeralOwner`) need it from the
     // start. Recipes assume a connected session until told otherwise, so
     // for them this changes nothing else.
-    recipe.handle_session(SessionEvent::Connected {
-        session_id: client.session_id().0,
-    });
     let origin = TokioInstant::now();
+    recipe.handle_session(
+        recipe_time(origin),
+        SessionEvent::Connected {
+            session_id: client.session_id().0,
+        },
+    );
     let driver = Driver {
         client,
         source,
@@ -178,6 +199,10 @@ where
     R: Recipe + Send + 'static,
     E: FnMut(&R, R::Event) + Send + 'static,
 {
+    fn now(&self) -> herdless_core::Instant {
+        recipe_time(self.origin)
+    }
+
     async fn run(
         mut self,
         mut commands: mpsc::UnboundedReceiver<Command<R>>,
@@ -247,7 +272,7 @@ where
                     }
                 }
                 () = async { tokio::time::sleep_until(timer.unwrap()).await }, if timer.is_some() => {
-                    let now = herdless_core::Instant::from_millis(self.origin.elapsed().as_millis() as u64);
+                    let now = self.now();
                     self.recipe.handle_timeout(now);
                 }
             }
@@ -261,8 +286,9 @@ where
         self.away = false;
         let session_id = self.client.session_id().0;
         debug!(session_id, "connected");
+        let now = self.now();
         self.recipe
-            .handle_session(SessionEvent::Connected { session_id });
+            .handle_session(now, SessionEvent::Connected { session_id });
     }
 
     fn on_reply(&mut self, id: RequestId, reply: OwnedReply, armed: Option<Armed>) {
@@ -274,7 +300,8 @@ where
             self.reconnect_pending = true;
             self.away = true;
         }
-        reply.with_reply(|r| self.recipe.handle_reply(id, r));
+        let now = self.now();
+        reply.with_reply(|r| self.recipe.handle_reply(now, id, r));
     }
 
     /// A lost watch is set again: the recipe hears what it missed, if
@@ -309,7 +336,8 @@ where
         }
         self.counters.notifications.fetch_add(1, Ordering::Relaxed);
         debug!(%path, ?kind, "watch fired");
-        self.recipe.handle_watch(WatchEvent { kind, path });
+        let now = self.now();
+        self.recipe.handle_watch(now, WatchEvent { kind, path });
     }
 
     fn on_state(&mut self, state: zk::SessionState) {
@@ -317,10 +345,11 @@ where
             return;
         }
         use zk::SessionState as S;
+        let now = self.now();
         match state {
             S::Disconnected => {
                 warn!("connection lost: suspended");
-                self.recipe.handle_session(SessionEvent::Suspended);
+                self.recipe.handle_session(now, SessionEvent::Suspended);
                 self.reconnect_pending = false;
                 self.away = true;
             }
@@ -328,11 +357,11 @@ where
             S::Expired | S::AuthFailed => {
                 warn!("session expired");
                 self.terminal = true;
-                self.recipe.handle_session(SessionEvent::Expired);
+                self.recipe.handle_session(now, SessionEvent::Expired);
             }
             S::Closed => {
                 self.terminal = true;
-                self.recipe.handle_session(SessionEvent::Closed);
+                self.recipe.handle_session(now, SessionEvent::Closed);
             }
         }
     }

@@ -33,7 +33,6 @@ use herdless_core::election::{
     Observer as CoreObserver, ObserverEvent, ACK_NAME,
 };
 use herdless_core::naming::{Flavour, Guid};
-use herdless_core::Instant;
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant as TokioInstant;
 use tracing::{info, warn};
@@ -292,11 +291,9 @@ impl Election {
         let guid = Guid::from_random_bytes(uuid::Uuid::new_v4().into_bytes());
         match deadline {
             None => core.campaign(guid, &self.data)?,
-            // The driver's clock starts at 0 when it is spawned, just below.
             Some(at) => {
                 let left = at.saturating_duration_since(TokioInstant::now());
-                let left = u64::try_from(left.as_millis()).unwrap_or(u64::MAX);
-                core.campaign_until(guid, &self.data, Instant::from_millis(left))?
+                core.campaign_until(guid, &self.data, driver::deadline_at_start(left))?
             }
         }
         let (events_tx, mut events) = mpsc::unbounded_channel();

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use herdless_core::lock::{Contender, GiveUp, Lock as CoreLock, LockEvent, LockState};
 use herdless_core::naming::{Flavour, Guid};
-use herdless_core::{Acl, Instant};
+use herdless_core::Acl;
 use tokio::sync::{mpsc, watch};
 use tracing::{info, warn};
 
@@ -210,10 +210,7 @@ impl Lock {
         match attempt {
             Attempt::Wait => core.acquire(guid)?,
             Attempt::Try => core.try_acquire(guid)?,
-            // The driver's clock starts at 0 when it is spawned, just below.
-            Attempt::Until(t) => {
-                core.acquire_until(guid, Instant::from_millis(t.as_millis() as u64))?
-            }
+            Attempt::Until(t) => core.acquire_until(guid, driver::deadline_at_start(t))?,
         }
         let (events_tx, mut events) = mpsc::unbounded_channel();
         let (holding_tx, holding) = watch::channel(Holding::Held);

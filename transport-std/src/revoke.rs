@@ -25,7 +25,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use herdless_core::revoke::{Revoke, RevokeEvent};
-use herdless_core::Instant;
 use tokio::sync::mpsc;
 use tracing::info;
 
@@ -97,10 +96,7 @@ async fn run(
 ) -> Result<Revocation, Error> {
     let mut core: Revoke = Revoke::new(node_path)?;
     match grace {
-        // The driver's clock starts at 0 when it is spawned, just below.
-        Some(grace) => core.request_forced(Instant::from_millis(
-            u64::try_from(grace.as_millis()).unwrap_or(u64::MAX),
-        ))?,
+        Some(grace) => core.request_forced(driver::deadline_at_start(grace))?,
         None => core.request()?,
     }
     let (events_tx, mut events) = mpsc::unbounded_channel();

@@ -6,7 +6,6 @@ use std::time::Duration;
 
 use herdless_core::two_phase::TwoPhase;
 pub use herdless_core::two_phase::{Outcome, TxEvent, Variant, Vote};
-use herdless_core::Instant;
 use tokio::sync::{mpsc, watch};
 use tracing::info;
 
@@ -118,10 +117,12 @@ impl Coordinator {
         deadline: Duration,
     ) -> Result<Coordinator, Error> {
         let mut core = Core::new(tx)?.with_acl(conn.acl());
-        // The driver's clock starts at 0 when it is spawned, just below.
-        let deadline =
-            Instant::from_millis(u64::try_from(deadline.as_millis()).unwrap_or(u64::MAX));
-        core.coordinate(body, sites, variant, Some(deadline))?;
+        core.coordinate(
+            body,
+            sites,
+            variant,
+            Some(driver::deadline_at_start(deadline)),
+        )?;
         let (handle, mut progress) = spawn(conn, core);
         wait(&mut progress, |p| p.started || p.decided.is_some()).await?;
         Ok(Coordinator {

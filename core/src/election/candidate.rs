@@ -214,9 +214,8 @@ pub struct Election<const N: usize = DEFAULT_PATH_CAPACITY, const D: usize = DEF
     /// Report `Lost` once suspended this long (ms).
     lost_after: Option<u64>,
     suspended_at: Option<Instant>,
-    /// `poll_timeout` asks for the current time (to start the suspension
-    /// clock).
-    needs_time: bool,
+    /// The time of the latest input: when a suspension starts.
+    now: Instant,
     directory_retries: ancestors::Retries,
     ops: Pipeline<Op, 12, MAX_IN_FLIGHT>,
     events: EventQueue<ElectionEvent, 8>,
@@ -291,7 +290,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
             ack_replacements: 0,
             lost_after: None,
             suspended_at: None,
-            needs_time: false,
+            now: Instant::from_millis(0),
             directory_retries: ancestors::Retries::default(),
             ops: Pipeline::new(),
             events: EventQueue::new(),
@@ -751,7 +750,6 @@ impl<const N: usize, const D: usize> Election<N, D> {
         self.clear_ack = false;
         self.ack_sent = false;
         self.suspended_at = None;
-        self.needs_time = false;
         self.ops.clear();
     }
 
@@ -775,7 +773,6 @@ impl<const N: usize, const D: usize> Election<N, D> {
         self.leading = false;
         self.suspended = false;
         self.suspended_at = None;
-        self.needs_time = false;
         self.deadline = None;
         // An acknowledgement naming us would tell observers we lead until
         // the session dies (forever, without another candidate): read it
@@ -848,9 +845,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
             self.suspended = true;
             self.events.emit(ElectionEvent::Suspended);
             if self.lost_after.is_some() {
-                // Ask for the time, to start the suspension clock.
-                self.needs_time = true;
-                self.suspended_at = None;
+                self.suspended_at = Some(self.now);
             }
         }
     }
@@ -858,7 +853,6 @@ impl<const N: usize, const D: usize> Election<N, D> {
     /// The same session is usable again: rebuild what to send from the step.
     fn resume(&mut self) {
         self.ops.clear_queued();
-        self.needs_time = false;
         self.suspended_at = None;
         if !self.stale.is_empty() {
             self.ops.queue(Op::DeleteStale);
@@ -915,7 +909,6 @@ impl<const N: usize, const D: usize> Election<N, D> {
     /// (CURATOR-696, CURATOR-498).
     fn on_new_session(&mut self) {
         self.ops.lose();
-        self.needs_time = false;
         self.suspended_at = None;
         // A create of the old session dies with it.
         self.create_unknown = false;
@@ -1394,7 +1387,8 @@ impl<const N: usize, const D: usize> Recipe for Election<N, D> {
         Some(Outgoing { id, request })
     }
 
-    fn handle_reply(&mut self, id: RequestId, reply: Reply<'_>) {
+    fn handle_reply(&mut self, now: Instant, id: RequestId, reply: Reply<'_>) {
+        self.now = now;
         let Some(op) = self.ops.take(id) else {
             return;
         };
@@ -1491,7 +1485,8 @@ impl<const N: usize, const D: usize> Recipe for Election<N, D> {
         }
     }
 
-    fn handle_watch(&mut self, event: WatchEvent<'_>) {
+    fn handle_watch(&mut self, now: Instant, event: WatchEvent<'_>) {
+        self.now = now;
         // While disconnected, nothing is acted on: `Connected` re-checks.
         if !self.connected {
             return;
@@ -1525,7 +1520,8 @@ impl<const N: usize, const D: usize> Recipe for Election<N, D> {
         }
     }
 
-    fn handle_session(&mut self, event: SessionEvent) {
+    fn handle_session(&mut self, now: Instant, event: SessionEvent) {
+        self.now = now;
         match event {
             SessionEvent::Connected { session_id } => {
                 let new_session =
@@ -1545,10 +1541,7 @@ impl<const N: usize, const D: usize> Recipe for Election<N, D> {
     }
 
     fn handle_timeout(&mut self, now: Instant) {
-        if self.needs_time {
-            self.needs_time = false;
-            self.suspended_at = Some(now);
-        }
+        self.now = now;
         if let (true, Some(at), Some(limit)) = (self.suspended, self.suspended_at, self.lost_after)
         {
             if now >= at + limit {
@@ -1563,7 +1556,6 @@ impl<const N: usize, const D: usize> Recipe for Election<N, D> {
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
-        let now_please = self.needs_time.then_some(Instant::from_millis(0));
         let suspension = match (self.suspended, self.suspended_at, self.lost_after) {
             (true, Some(at), Some(limit)) => Some(at + limit),
             _ => None,
@@ -1571,10 +1563,7 @@ impl<const N: usize, const D: usize> Recipe for Election<N, D> {
         let deadline = self
             .deadline
             .filter(|_| self.state() == ElectionState::Campaigning);
-        [now_please, suspension, deadline]
-            .into_iter()
-            .flatten()
-            .min()
+        [suspension, deadline].into_iter().flatten().min()
     }
 
     fn poll_event(&mut self) -> Option<ElectionEvent> {

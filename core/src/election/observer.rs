@@ -56,11 +56,12 @@ enum Op {
 /// ```
 /// use herdless_core::election::{Observer, ObserverEvent};
 /// use herdless_core::{Recipe, Reply, Stat};
+/// let now = herdless_core::Instant::ZERO; // the driver's clock
 ///
 /// let mut observer: Observer = Observer::new("/election/gateway").unwrap();
 /// observer.watch();
 /// let read = observer.poll_request().unwrap().id;
-/// observer.handle_reply(read, Reply::Data { data: b"x-n_0000000003\nedge-2", stat: Stat::default() });
+/// observer.handle_reply(now, read, Reply::Data { data: b"x-n_0000000003\nedge-2", stat: Stat::default() });
 /// assert_eq!(observer.poll_event(), Some(ObserverEvent::Changed));
 /// assert_eq!(observer.leader().unwrap().data, b"edge-2");
 /// ```
@@ -243,7 +244,7 @@ impl<const N: usize, const D: usize> Recipe for Observer<N, D> {
         Some(Outgoing { id, request })
     }
 
-    fn handle_reply(&mut self, id: RequestId, reply: Reply<'_>) {
+    fn handle_reply(&mut self, _now: Instant, id: RequestId, reply: Reply<'_>) {
         let Some(op) = self.ops.take(id) else {
             return;
         };
@@ -268,7 +269,7 @@ impl<const N: usize, const D: usize> Recipe for Observer<N, D> {
         }
     }
 
-    fn handle_watch(&mut self, event: WatchEvent<'_>) {
+    fn handle_watch(&mut self, _now: Instant, event: WatchEvent<'_>) {
         if !self.watching || event.path != self.ack_path.as_str() {
             return;
         }
@@ -279,7 +280,7 @@ impl<const N: usize, const D: usize> Recipe for Observer<N, D> {
         }
     }
 
-    fn handle_session(&mut self, event: SessionEvent) {
+    fn handle_session(&mut self, _now: Instant, event: SessionEvent) {
         match event {
             SessionEvent::Connected { .. } => {
                 let new_session = self.session.connected();

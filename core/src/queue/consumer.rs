@@ -68,18 +68,19 @@ enum Op {
 /// ```
 /// use herdless_core::queue::{Consumer, ConsumerEvent};
 /// use herdless_core::{Children, Recipe, Reply, Stat};
+/// let now = herdless_core::Instant::ZERO; // the driver's clock
 ///
 /// let mut consumer: Consumer = Consumer::new("/jobs").unwrap();
 /// consumer.take(None).unwrap();
 /// let list = consumer.poll_request().unwrap().id;
 /// let names = ["b-queue-0000000002", "a-queue-0000000001"];
-/// consumer.handle_reply(list, Reply::Children(Children::new(&&names[..])));
+/// consumer.handle_reply(now, list, Reply::Children(Children::new(&&names[..])));
 /// let read = consumer.poll_request().unwrap();
 /// assert_eq!(read.request.path(), "/jobs/a-queue-0000000001"); // lowest first
 /// let read = read.id;
-/// consumer.handle_reply(read, Reply::Data { data: b"resize img-7", stat: Stat::default() });
+/// consumer.handle_reply(now, read, Reply::Data { data: b"resize img-7", stat: Stat::default() });
 /// let delete = consumer.poll_request().unwrap().id;
-/// consumer.handle_reply(delete, Reply::Deleted);
+/// consumer.handle_reply(now, delete, Reply::Deleted);
 /// assert_eq!(consumer.poll_event(), Some(ConsumerEvent::Taken { certain: true }));
 /// assert_eq!(consumer.item(), b"resize img-7");
 /// ```
@@ -324,7 +325,7 @@ impl<const B: usize, const D: usize, const N: usize> Recipe for Consumer<B, D, N
         Some(Outgoing { id, request })
     }
 
-    fn handle_reply(&mut self, id: RequestId, reply: Reply<'_>) {
+    fn handle_reply(&mut self, _now: Instant, id: RequestId, reply: Reply<'_>) {
         let Some(op) = self.ops.take(id) else {
             return;
         };
@@ -406,7 +407,7 @@ impl<const B: usize, const D: usize, const N: usize> Recipe for Consumer<B, D, N
         }
     }
 
-    fn handle_watch(&mut self, event: WatchEvent<'_>) {
+    fn handle_watch(&mut self, _now: Instant, event: WatchEvent<'_>) {
         // A child watch also fires when the directory itself is deleted
         // (NodeDeleted); the creation watch of `AwaitDir` fires with
         // NodeCreated. Each calls for a fresh listing.
@@ -424,7 +425,7 @@ impl<const B: usize, const D: usize, const N: usize> Recipe for Consumer<B, D, N
         }
     }
 
-    fn handle_session(&mut self, event: SessionEvent) {
+    fn handle_session(&mut self, _now: Instant, event: SessionEvent) {
         match event {
             SessionEvent::Connected { .. } => {
                 self.session.connected();

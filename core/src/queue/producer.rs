@@ -50,13 +50,14 @@ ancestors::ancestor_op!(Op);
 /// use herdless_core::naming::Guid;
 /// use herdless_core::queue::{Producer, ProducerEvent};
 /// use herdless_core::{Recipe, Reply};
+/// let now = herdless_core::Instant::ZERO; // the driver's clock
 ///
 /// let mut producer: Producer = Producer::new("/jobs").unwrap();
 /// producer.put(Guid::from_random_bytes([3; 16]), b"resize img-7", None, false).unwrap();
 /// let create = producer.poll_request().unwrap();
 /// assert!(create.request.path().ends_with("-queue-"));
 /// let id = create.id;
-/// producer.handle_reply(id, Reply::Created {
+/// producer.handle_reply(now, id, Reply::Created {
 ///     path: "/jobs/03030303-0303-4303-8303-030303030303-queue-0000000000",
 /// });
 /// assert_eq!(producer.poll_event(), Some(ProducerEvent::Put));
@@ -255,7 +256,7 @@ impl<const D: usize, const N: usize> Recipe for Producer<D, N> {
         Some(Outgoing { id, request })
     }
 
-    fn handle_reply(&mut self, id: RequestId, reply: Reply<'_>) {
+    fn handle_reply(&mut self, _now: Instant, id: RequestId, reply: Reply<'_>) {
         let Some(op) = self.ops.take(id) else {
             return;
         };
@@ -299,9 +300,9 @@ impl<const D: usize, const N: usize> Recipe for Producer<D, N> {
         }
     }
 
-    fn handle_watch(&mut self, _event: WatchEvent<'_>) {}
+    fn handle_watch(&mut self, _now: Instant, _event: WatchEvent<'_>) {}
 
-    fn handle_session(&mut self, event: SessionEvent) {
+    fn handle_session(&mut self, _now: Instant, event: SessionEvent) {
         match event {
             SessionEvent::Connected { .. } => {
                 self.session.connected();

@@ -67,24 +67,24 @@ impl<A: Recipe, B: Recipe> Recipe for Either<A, B> {
         }
     }
 
-    fn handle_reply(&mut self, id: RequestId, reply: Reply<'_>) {
+    fn handle_reply(&mut self, now: Instant, id: RequestId, reply: Reply<'_>) {
         match self {
-            Either::A(a) => a.handle_reply(id, reply),
-            Either::B(b) => b.handle_reply(id, reply),
+            Either::A(a) => a.handle_reply(now, id, reply),
+            Either::B(b) => b.handle_reply(now, id, reply),
         }
     }
 
-    fn handle_watch(&mut self, event: WatchEvent<'_>) {
+    fn handle_watch(&mut self, now: Instant, event: WatchEvent<'_>) {
         match self {
-            Either::A(a) => a.handle_watch(event),
-            Either::B(b) => b.handle_watch(event),
+            Either::A(a) => a.handle_watch(now, event),
+            Either::B(b) => b.handle_watch(now, event),
         }
     }
 
-    fn handle_session(&mut self, event: SessionEvent) {
+    fn handle_session(&mut self, now: Instant, event: SessionEvent) {
         match self {
-            Either::A(a) => a.handle_session(event),
-            Either::B(b) => b.handle_session(event),
+            Either::A(a) => a.handle_session(now, event),
+            Either::B(b) => b.handle_session(now, event),
         }
     }
 

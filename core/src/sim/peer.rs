@@ -15,6 +15,8 @@ pub struct Peer<R: Recipe> {
     pub recipe: R,
     session: SessionId,
     events: Vec<R::Event>,
+    /// The time of the last `tick`: what every input carries.
+    now: Instant,
 }
 
 impl<R: Recipe> Peer<R> {
@@ -22,13 +24,18 @@ impl<R: Recipe> Peer<R> {
     /// id, as both drivers do before anything else: a recipe can then tell
     /// a move to another session from a reconnect of its own.
     pub fn new(mut recipe: R, session: SessionId) -> Self {
-        recipe.handle_session(crate::SessionEvent::Connected {
-            session_id: session,
-        });
+        let now = Instant::from_millis(0);
+        recipe.handle_session(
+            now,
+            crate::SessionEvent::Connected {
+                session_id: session,
+            },
+        );
         Peer {
             recipe,
             session,
             events: Vec::new(),
+            now,
         }
     }
 
@@ -41,9 +48,12 @@ impl<R: Recipe> Peer<R> {
     /// it `Connected`.
     pub fn move_to_session(&mut self, zk: &mut SimZk, session: SessionId) {
         self.session = session;
-        self.recipe.handle_session(crate::SessionEvent::Connected {
-            session_id: session,
-        });
+        self.recipe.handle_session(
+            self.now,
+            crate::SessionEvent::Connected {
+                session_id: session,
+            },
+        );
         self.pump(zk);
     }
 
@@ -76,19 +86,23 @@ impl<R: Recipe> Peer<R> {
     }
 
     fn handle(&mut self, delivery: &Delivery) {
+        let now = self.now;
         match delivery {
-            Delivery::Reply(id, reply) => reply.with_reply(|r| self.recipe.handle_reply(*id, r)),
+            Delivery::Reply(id, reply) => {
+                reply.with_reply(|r| self.recipe.handle_reply(now, *id, r))
+            }
             Delivery::Watch(..) => {
                 if let Some(event) = delivery.as_watch() {
-                    self.recipe.handle_watch(event);
+                    self.recipe.handle_watch(now, event);
                 }
             }
-            Delivery::Session(event) => self.recipe.handle_session(*event),
+            Delivery::Session(event) => self.recipe.handle_session(now, *event),
         }
     }
 
     /// Calls `handle_timeout` if the recipe's timer is due at `now`.
     pub fn tick(&mut self, zk: &mut SimZk, now: Instant) {
+        self.now = now;
         if self.recipe.poll_timeout().is_some_and(|t| t <= now) {
             self.recipe.handle_timeout(now);
             self.pump(zk);

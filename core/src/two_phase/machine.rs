@@ -78,6 +78,7 @@ ancestors::ancestor_op!(Op);
 /// ```
 /// use herdless_core::two_phase::{TwoPhase, TxEvent, Variant, Vote};
 /// use herdless_core::{Recipe, Reply, Stat};
+/// let now = herdless_core::Instant::ZERO; // the driver's clock
 ///
 /// // A site of a coordinated transaction, with ephemeral votes.
 /// let mut site: TwoPhase = TwoPhase::new("/tx/42").unwrap();
@@ -86,9 +87,9 @@ ancestors::ancestor_op!(Op);
 /// let body = site.poll_request().unwrap().id;        // read the body
 /// let own = site.poll_request().unwrap().id;         // own ephemeral vote node
 /// let stat = Stat { version: 1, ..Stat::default() };
-/// site.handle_reply(decision, Reply::Error(herdless_core::ZkError::NoNode));
-/// site.handle_reply(body, Reply::Data { data: b"debit 10", stat });
-/// site.handle_reply(own, Reply::Created { path: "/tx/42/s1" });
+/// site.handle_reply(now, decision, Reply::Error(herdless_core::ZkError::NoNode));
+/// site.handle_reply(now, body, Reply::Data { data: b"debit 10", stat });
+/// site.handle_reply(now, own, Reply::Created { path: "/tx/42/s1" });
 /// assert_eq!(site.poll_event(), Some(TxEvent::Transaction));
 /// assert_eq!(site.body(), Some(&b"debit 10"[..]));
 /// site.vote(Vote::Commit).unwrap();
@@ -793,7 +794,7 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> Recipe
         Some(Outgoing { id, request })
     }
 
-    fn handle_reply(&mut self, id: RequestId, reply: Reply<'_>) {
+    fn handle_reply(&mut self, _now: Instant, id: RequestId, reply: Reply<'_>) {
         if self.role == Role::Idle {
             return;
         }
@@ -919,7 +920,7 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> Recipe
         }
     }
 
-    fn handle_watch(&mut self, event: WatchEvent<'_>) {
+    fn handle_watch(&mut self, _now: Instant, event: WatchEvent<'_>) {
         if self.role == Role::Idle || self.decision.is_some() {
             return;
         }
@@ -966,7 +967,7 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> Recipe
         self.evaluate();
     }
 
-    fn handle_session(&mut self, event: SessionEvent) {
+    fn handle_session(&mut self, _now: Instant, event: SessionEvent) {
         match event {
             SessionEvent::Connected { .. } => {
                 let new_session = self.session.connected();

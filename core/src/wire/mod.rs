@@ -57,7 +57,7 @@
 //!         }
 //!         while let Some(event) = session.poll_event() {
 //!             if let Event::Session(e) = event {
-//!                 recipes.iter_mut().for_each(|r| r.handle_session(e));
+//!                 recipes.iter_mut().for_each(|r| r.handle_session(now(), e));
 //!             }
 //!         }
 //!         for (i, recipe) in recipes.iter_mut().enumerate() {
@@ -75,10 +75,10 @@
 //!             match session.handle_frame(conn.unwrap(), f.payload, now()) {
 //!                 Ok(Incoming::Reply { tag: (i, id), response }) => {
 //!                     if let Some(reply) = response.into_reply() {
-//!                         recipes[i].handle_reply(id, reply);
+//!                         recipes[i].handle_reply(now(), id, reply);
 //!                     }
 //!                 }
-//!                 Ok(Incoming::Watch(w)) => recipes.iter_mut().for_each(|r| r.handle_watch(w)),
+//!                 Ok(Incoming::Watch(w)) => recipes.iter_mut().for_each(|r| r.handle_watch(now(), w)),
 //!                 _ => {}
 //!             }
 //!             start += f.consumed;

@@ -13,6 +13,7 @@ pub use operator::Operator;
 
 use herdless_core::owned::OwnedReply;
 use herdless_core::sim::{Delivery, SessionId, SimZk};
+use herdless_core::Instant;
 use herdless_core::{Recipe, RequestId, SessionEvent, ZkError};
 
 /// A recipe bound to a session, remembering which requests await a reply.
@@ -87,23 +88,24 @@ impl<R: Recipe> Driver<R> {
         match &delivery {
             Delivery::Reply(id, reply) => {
                 self.outstanding.retain(|o| o != id);
-                reply.with_reply(|r| self.recipe.handle_reply(*id, r));
+                reply.with_reply(|r| self.recipe.handle_reply(Instant::ZERO, *id, r));
             }
             Delivery::Watch(..) => {
                 if let Some(event) = delivery.as_watch() {
-                    self.recipe.handle_watch(event);
+                    self.recipe.handle_watch(Instant::ZERO, event);
                 }
             }
             Delivery::Session(SessionEvent::Suspended) => {
                 self.answer_connection_loss();
                 self.pump(zk);
-                self.recipe.handle_session(SessionEvent::Suspended);
+                self.recipe
+                    .handle_session(Instant::ZERO, SessionEvent::Suspended);
             }
             Delivery::Session(event) => {
                 if matches!(event, SessionEvent::Expired | SessionEvent::Closed) {
                     self.outstanding.clear();
                 }
-                self.recipe.handle_session(*event);
+                self.recipe.handle_session(Instant::ZERO, *event);
             }
         }
         self.pump(zk);
@@ -117,7 +119,7 @@ impl<R: Recipe> Driver<R> {
             return false;
         }
         let id = self.intercepted.remove(0);
-        reply.with_reply(|r| self.recipe.handle_reply(id, r));
+        reply.with_reply(|r| self.recipe.handle_reply(Instant::ZERO, id, r));
         self.pump(zk);
         true
     }
@@ -128,7 +130,7 @@ impl<R: Recipe> Driver<R> {
         ids.append(&mut self.intercepted);
         for id in ids {
             OwnedReply::Error(ZkError::ConnectionLoss)
-                .with_reply(|r| self.recipe.handle_reply(id, r));
+                .with_reply(|r| self.recipe.handle_reply(Instant::ZERO, id, r));
         }
     }
 

@@ -11,6 +11,7 @@ mod operator;
 pub use operator::Operator;
 
 use herdless_core::sim::{Delivery, OwnedRequest, SimZk};
+use herdless_core::Instant;
 use herdless_core::{Recipe, RequestId, SessionEvent};
 
 /// One recipe on one session, driven step by step.
@@ -62,14 +63,14 @@ impl<R: Recipe> Link<R> {
             match &delivery {
                 Delivery::Reply(id, reply) => {
                     self.outstanding.retain(|o| o != id);
-                    reply.with_reply(|r| self.recipe.handle_reply(*id, r));
+                    reply.with_reply(|r| self.recipe.handle_reply(Instant::ZERO, *id, r));
                 }
                 Delivery::Watch(..) => {
                     if let Some(event) = delivery.as_watch() {
-                        self.recipe.handle_watch(event);
+                        self.recipe.handle_watch(Instant::ZERO, event);
                     }
                 }
-                Delivery::Session(event) => self.recipe.handle_session(*event),
+                Delivery::Session(event) => self.recipe.handle_session(Instant::ZERO, *event),
             }
             self.pump(zk);
         }
@@ -140,9 +141,12 @@ impl<R: Recipe> Link<R> {
         self.deliver(zk);
         self.outstanding.clear();
         self.session = zk.open_session();
-        self.recipe.handle_session(SessionEvent::Connected {
-            session_id: self.session,
-        });
+        self.recipe.handle_session(
+            Instant::ZERO,
+            SessionEvent::Connected {
+                session_id: self.session,
+            },
+        );
         self.pump(zk);
     }
 

@@ -38,8 +38,9 @@ pub fn simulated(seed: u64) {
         let p = world.add_peer(Either::A(device));
         // As the tokio driver does: the device knows its session id.
         let session_id = world.peers[p].session();
+        let now = world.now();
         world.act(p, |n| {
-            n.handle_session(SessionEvent::Connected { session_id })
+            n.handle_session(now, SessionEvent::Connected { session_id })
         });
         let guid = Guid::from_random_bytes(rng.gen());
         let data = name(i).into_bytes();
@@ -59,7 +60,8 @@ pub fn simulated(seed: u64) {
         // The device's own driver sees its link go down even with nothing
         // in flight (a client that reconnects by itself may not; the
         // simulator plays that case too).
-        world.act(1, |n| n.handle_session(SessionEvent::Suspended));
+        let now = world.now();
+        world.act(1, |n| n.handle_session(now, SessionEvent::Suspended));
     }
     report(&mut world);
     println!("ZooKeeper expires edge-1's session");
