@@ -96,6 +96,7 @@ mod ancestors;
 pub mod barrier;
 pub mod children;
 pub mod config;
+mod contention;
 pub mod double_barrier;
 pub mod election;
 mod error;

@@ -85,11 +85,12 @@
 //! [`GiveUp::Revoked`]) as soon as the watch fires. Curator's message,
 //! `__REVOKE__`, is honoured too.
 
-use core::fmt::{self, Write};
+use core::fmt;
 
 use heapless::String;
 
 use crate::ancestors;
+use crate::contention::{Contention, CreateRefusal};
 use crate::event_queue::EventQueue;
 use crate::naming::{contender_sequence, shared_contender, Flavour, Guid, NodeKind};
 use crate::path::{self, PathError};
@@ -284,22 +285,14 @@ ancestors::ancestor_op!(Op);
 /// assert_eq!(lock.poll_event(), None::<LockEvent>);
 /// ```
 pub struct Lock<const N: usize = DEFAULT_PATH_CAPACITY> {
-    dir: String<N>,
-    flavour: Flavour,
+    /// The own node and the node it waits for.
+    line: Contention<N>,
     contender: Contender,
     /// Watch the own node's data for revocation requests.
     revocable: bool,
     /// A revocation request was reported in this acquisition.
     revocation_requested: bool,
     step: Step,
-    guid: Guid,
-    /// Name (not path) of the own node, once known.
-    own: Option<(String<N>, Sequence)>,
-    /// Full path of the watched predecessor.
-    predecessor: String<N>,
-    predecessor_is_lowest: bool,
-    /// A create may have been applied without our knowing its name.
-    create_unknown: bool,
     give_up: Option<Outcome>,
     try_only: bool,
     deadline: Option<Instant>,
@@ -307,7 +300,6 @@ pub struct Lock<const N: usize = DEFAULT_PATH_CAPACITY> {
     session: SessionLife,
     /// Held when the connection was lost: waiting for `Resumed` or `Lost`.
     suspended: bool,
-    directory_retries: ancestors::Retries,
     ops: Pipeline<Op, 8, MAX_IN_FLIGHT>,
     events: EventQueue<LockEvent, 4>,
     scratch: String<N>,
@@ -381,32 +373,19 @@ impl<const N: usize> Lock<N> {
         contender: Contender,
         flavour: Flavour,
     ) -> Result<Self, Error> {
-        path::validate(dir)?;
-        if dir == "/" {
-            return Err(Error::Path(PathError::BadName));
-        }
-        let mut stored = String::new();
-        path::concat_into(&mut stored, &[dir])?;
         Ok(Lock {
             acl: Acl::OPEN,
-            dir: stored,
-            flavour,
+            line: Contention::new(dir, flavour, contender.node_kind())?,
             contender,
             revocable: false,
             revocation_requested: false,
             step: Step::Idle,
-            guid: Guid::default(),
-            own: None,
-            predecessor: String::new(),
-            predecessor_is_lowest: false,
-            create_unknown: false,
             give_up: None,
             try_only: false,
             deadline: None,
             connected: true,
             session: SessionLife::Live,
             suspended: false,
-            directory_retries: ancestors::Retries::default(),
             ops: Pipeline::new(),
             events: EventQueue::new(),
             scratch: String::new(),
@@ -474,33 +453,34 @@ impl<const N: usize> Lock<N> {
 
     /// The lock directory.
     pub fn dir(&self) -> &str {
-        &self.dir
+        self.line.dir()
     }
 
     /// The naming flavour of the nodes this lock creates.
     pub fn flavour(&self) -> Flavour {
-        self.flavour
+        self.line.flavour()
     }
 
     /// The own node's name, once the server has named it.
     pub fn own_node(&self) -> Option<&str> {
-        self.own.as_ref().map(|(name, _)| name.as_str())
+        self.line.own_name()
     }
 
     /// The own node's full path into `out` (for fencing writes with a
     /// `check`), if the node exists.
     pub fn own_path<const M: usize>(&self) -> Option<Result<String<M>, PathError>> {
-        self.own_node().map(|name| path::join(&self.dir, name))
+        self.own_node()
+            .map(|name| path::join(self.line.dir(), name))
     }
 
     /// The own node's sequence number, once known.
     pub fn own_sequence(&self) -> Option<Sequence> {
-        self.own.as_ref().map(|(_, seq)| *seq)
+        self.line.own_sequence()
     }
 
     /// The predecessor being waited for, if any.
     pub fn predecessor(&self) -> Option<&str> {
-        (self.step == Step::Watching).then_some(self.predecessor.as_str())
+        (self.step == Step::Watching).then_some(self.line.predecessor())
     }
 
     /// The application-level state.
@@ -557,26 +537,13 @@ impl<const N: usize> Lock<N> {
             return Err(Error::SessionEnded);
         }
         // The own node's path must fit before anything is created.
-        let mut measure = path::Measure::default();
-        let _ = self
-            .flavour
-            .write_prefix(self.contender.node_kind(), &guid, &mut measure);
-        let needed = self.dir.len() + 1 + measure.0 + 11;
-        if needed > N {
-            return Err(Error::Path(PathError::TooLong {
-                needed,
-                capacity: N,
-            }));
-        }
-        self.guid = guid;
+        self.line.name_room(&guid)?;
+        self.line.begin(guid);
         self.try_only = try_only;
         self.deadline = deadline;
-        self.own = None;
-        self.create_unknown = false;
         self.give_up = None;
         self.suspended = false;
         self.revocation_requested = false;
-        self.directory_retries.reset();
         self.step = Step::Creating;
         self.queue_create();
         Ok(())
@@ -627,12 +594,12 @@ impl<const N: usize> Lock<N> {
         self.give_up = Some(outcome);
         self.deadline = None;
         self.forget(&[Op::List, Op::WatchPredecessor, Op::Verify, Op::WatchOwn]);
-        if self.own.is_some() {
+        if self.line.has_own() {
             self.start_delete();
         } else if self.ops.is_in_flight(Op::Create) {
             // Wait for the create's answer, then delete what it made.
             self.step = Step::Creating;
-        } else if self.create_unknown {
+        } else if self.line.create_unknown {
             self.step = Step::Finding;
             self.ops.queue(Op::List);
         } else {
@@ -662,8 +629,8 @@ impl<const N: usize> Lock<N> {
 
     fn reset(&mut self) {
         self.step = Step::Idle;
-        self.own = None;
-        self.create_unknown = false;
+        self.line.forget_own();
+        self.line.settle();
         self.deadline = None;
         self.suspended = false;
         self.ops.clear();
@@ -687,9 +654,9 @@ impl<const N: usize> Lock<N> {
             return;
         }
         self.connected = false;
-        if self.ops.lose().contains(&Op::Create) && self.own.is_none() {
+        if self.ops.lose().contains(&Op::Create) {
             // Sent, it may have been applied: only the GUID can tell.
-            self.create_unknown = true;
+            self.line.create_lost();
         }
         if matches!(self.step, Step::Held | Step::Verifying) && !self.suspended {
             self.suspended = true;
@@ -703,11 +670,11 @@ impl<const N: usize> Lock<N> {
         match self.step {
             Step::Idle => {}
             Step::Creating | Step::Finding | Step::Listing | Step::Watching | Step::Confirming => {
-                if self.own.is_some() {
+                if self.line.has_own() {
                     self.step = Step::Listing;
                     self.watch_own();
                     self.ops.queue(Op::List);
-                } else if self.create_unknown {
+                } else if self.line.create_unknown {
                     self.step = Step::Finding;
                     self.ops.queue(Op::List);
                 } else {
@@ -722,9 +689,9 @@ impl<const N: usize> Lock<N> {
                 self.watch_own();
             }
             Step::Deleting => {
-                if self.own.is_some() {
+                if self.line.has_own() {
                     self.ops.queue(Op::Delete);
-                } else if self.create_unknown {
+                } else if self.line.create_unknown {
                     self.step = Step::Finding;
                     self.ops.queue(Op::List);
                 } else {
@@ -781,11 +748,11 @@ impl<const N: usize> Lock<N> {
     }
 
     fn on_created(&mut self, full_path: &str) {
-        if !self.store_own(path::basename(full_path)) {
-            self.create_unknown = true;
+        if !self.line.store_own(path::basename(full_path)) {
+            self.line.create_unknown = true;
             return self.fail(Error::BadReply);
         }
-        self.create_unknown = false;
+        self.line.settle();
         if self.give_up.is_some() {
             self.start_delete();
         } else {
@@ -796,7 +763,7 @@ impl<const N: usize> Lock<N> {
     /// Reads the own node with a watch: its deletion by anyone ends the
     /// holding (or the wait), and its data carries revocation requests.
     fn watch_own(&mut self) {
-        if self.own.is_some() {
+        if self.line.has_own() {
             self.ops.queue(Op::WatchOwn);
         }
     }
@@ -816,11 +783,11 @@ impl<const N: usize> Lock<N> {
     /// The own node was deleted by someone else (an operator breaking the
     /// lock, a forced revocation), as a watch or a listing shows.
     fn own_node_deleted(&mut self) {
-        if self.give_up.is_some() || self.own.is_none() {
+        if self.give_up.is_some() || !self.line.has_own() {
             // Releasing or giving up anyway: the delete's answer decides.
             return;
         }
-        self.own = None;
+        self.line.forget_own();
         if self.state() == LockState::Held {
             self.give_up = Some(Outcome::Lost);
             self.finish();
@@ -837,55 +804,33 @@ impl<const N: usize> Lock<N> {
         }
     }
 
-    /// Whether `path` is the own node's full path.
-    fn is_own_path(&self, path: &str) -> bool {
-        let Some((name, _)) = &self.own else {
-            return false;
-        };
-        path.strip_prefix(self.dir.as_str())
-            .and_then(|rest| rest.strip_prefix('/'))
-            == Some(name.as_str())
-    }
-
     fn on_create_error(&mut self, e: ZkError) {
-        if e == ZkError::NoNode && self.directory_retries.take() {
-            // The directory is missing: create its ancestors (pipelined,
-            // NodeExists ignored), then the own node and the listing again.
-            self.forget(&[Op::List]);
-            if self.give_up.is_some() {
-                return self.finish();
+        match self.line.create_refused(e) {
+            CreateRefusal::NoDirectory => {
+                // Create the ancestors (pipelined, NodeExists ignored),
+                // then the own node and the listing again.
+                self.forget(&[Op::List]);
+                if self.give_up.is_some() {
+                    return self.finish();
+                }
+                self.ops.clear_queued();
+                self.ops.push(Op::Ensure(1));
+                self.ops.push(Op::Create);
+                self.ops.push(Op::List);
             }
-            self.ops.clear_queued();
-            self.ops.push(Op::Ensure(1));
-            self.ops.push(Op::Create);
-            self.ops.push(Op::List);
-        } else if e.is_connection_loss() || e.is_session_gone() {
-            if e.is_connection_loss() {
-                self.create_unknown = true;
-            }
-            self.on_error(Op::Create, e);
-        } else {
-            self.forget(&[Op::List]);
-            self.give_up.get_or_insert(Outcome::Failed(Error::Zk(e)));
-            self.finish();
-        }
-    }
-
-    /// One pass over the children, looking for the own node by GUID.
-    fn find_own(&mut self, children: crate::Children<'_>) -> bool {
-        let kind = self.contender.node_kind();
-        for name in children {
-            if self.flavour.is_own(kind, &self.guid, name) {
-                return self.store_own(name);
+            CreateRefusal::Lost => self.on_error(Op::Create, e),
+            CreateRefusal::Refused(e) => {
+                self.forget(&[Op::List]);
+                self.give_up.get_or_insert(Outcome::Failed(Error::Zk(e)));
+                self.finish();
             }
         }
-        false
     }
 
     fn on_children(&mut self, children: crate::Children<'_>) {
         if self.step == Step::Finding {
-            let found = self.find_own(children.clone());
-            self.create_unknown = false;
+            let found = self.line.find_own(children.clone());
+            self.line.settle();
             if self.give_up.is_some() {
                 return if found {
                     self.start_delete()
@@ -903,46 +848,25 @@ impl<const N: usize> Lock<N> {
         if !matches!(self.step, Step::Creating | Step::Listing) {
             return;
         }
-        let Some((_, own_seq)) = self.own else {
+        // One pass: is the own node there, and which of the nodes this
+        // contender waits for immediately precedes it (for a reader: only
+        // writers count).
+        let contender = self.contender;
+        let Some(standing) = self.line.stand(children, |name| contender.waits_for(name)) else {
             // A listing without a known own node (its create failed): the
             // create's handler has already decided what comes next.
             return;
         };
-        // One pass: is the own node there, how many of the nodes this
-        // contender waits for precede it, and which one immediately precedes
-        // it (for a reader: only writers count).
-        let mut present = false;
-        let mut lower = 0usize;
-        let mut predecessor: Option<(&str, Sequence)> = None;
-        let own_name = self.own.as_ref().map(|(n, _)| n.as_str()).unwrap_or("");
-        for name in children {
-            if name == own_name {
-                present = true;
-                continue;
-            }
-            let Some(seq) = self.contender.waits_for(name) else {
-                continue;
-            };
-            if seq.precedes(own_seq) {
-                lower += 1;
-                if predecessor.is_none_or(|(_, best)| best.precedes(seq)) {
-                    predecessor = Some((name, seq));
-                }
-            }
-        }
-        if !present {
+        if !standing.present {
             return self.own_node_deleted();
         }
-        match predecessor {
+        match standing.predecessor {
             None => self.acquired(),
             Some(_) if self.try_only => self.abandon(Outcome::GiveUp(GiveUp::Busy)),
-            Some((name, _)) => {
-                let mut buf = String::new();
-                if let Err(e) = path::join_into(&mut buf, &self.dir, name) {
+            Some((name, only_lower)) => {
+                if let Err(e) = self.line.wait_for(name, only_lower) {
                     return self.fail(Error::Path(e));
                 }
-                self.predecessor = buf;
-                self.predecessor_is_lowest = lower == 1;
                 self.step = Step::Watching;
                 self.ops.queue(Op::WatchPredecessor);
             }
@@ -958,7 +882,7 @@ impl<const N: usize> Lock<N> {
 
     fn predecessor_gone(&mut self) {
         self.forget(&[Op::WatchPredecessor]);
-        if self.predecessor_is_lowest {
+        if self.line.predecessor_is_lowest() {
             // It was the only contender ahead of us, and sequence numbers
             // only grow: nobody can have slipped in ahead since. Unless the
             // own node went meanwhile: with its watch set, that would have
@@ -974,38 +898,18 @@ impl<const N: usize> Lock<N> {
         }
     }
 
-    /// Stores `name` as the own node if its full path fits the buffers.
-    fn store_own(&mut self, name: &str) -> bool {
-        let own = self
-            .flavour
-            .own_sequence(self.contender.node_kind(), &self.guid, name);
-        let (Some(seq), true) = (own, self.dir.len() + 1 + name.len() <= N) else {
-            return false;
-        };
-        let mut stored = String::new();
-        if path::concat_into(&mut stored, &[name]).is_err() {
-            return false;
-        }
-        self.own = Some((stored, seq));
-        true
-    }
-
     /// Writes the request for `op` into the scratch buffer and returns it.
     ///
-    /// Cannot fail: every path was sized when stored (the directory in
-    /// `with_flavour`, the own node's prefix in `start`, the own node's name
-    /// in `store_own`, the predecessor's path in `on_children`).
+    /// Cannot fail: every path was sized when stored (see
+    /// [`Contention`]: the directory when made, the own node's prefix in
+    /// `name_room`, its name in `store_own`, the predecessor in `wait_for`).
     fn materialise(&mut self, op: Op) -> Request<'_> {
         match op {
-            Op::Ensure(level) => ancestors::create(&self.dir, level, &mut self.scratch, self.acl),
+            Op::Ensure(level) => {
+                ancestors::create(self.line.dir(), level, &mut self.scratch, self.acl)
+            }
             Op::Create => {
-                self.scratch.clear();
-                // heapless' `String` refuses a write that does not fit whole.
-                let w = &mut self.scratch;
-                let _ = write!(w, "{}/", self.dir);
-                let _ = self
-                    .flavour
-                    .write_prefix(self.contender.node_kind(), &self.guid, w);
+                self.line.write_create_path(&mut self.scratch);
                 Request::Create {
                     path: &self.scratch,
                     data: &[],
@@ -1014,32 +918,25 @@ impl<const N: usize> Lock<N> {
                 }
             }
             Op::List => Request::GetChildren {
-                path: &self.dir,
+                path: self.line.dir(),
                 watch: false,
             },
             // getData, not exists: on a node that is already gone, getData
             // registers nothing, while exists would leave a creation watch
             // behind on a name that will never be created again (CURATOR-107).
             Op::WatchPredecessor => Request::GetData {
-                path: &self.predecessor,
+                path: self.line.predecessor(),
                 watch: true,
             },
             Op::Delete | Op::Verify | Op::WatchOwn => {
-                let name = self.own.as_ref().map(|(n, _)| n.as_str()).unwrap_or("");
-                let _ = path::join_into(&mut self.scratch, &self.dir, name);
+                let path = self.line.own_path().unwrap_or("");
                 match op {
                     Op::Delete => Request::Delete {
-                        path: &self.scratch,
+                        path,
                         version: Version::Any,
                     },
-                    Op::Verify => Request::Exists {
-                        path: &self.scratch,
-                        watch: false,
-                    },
-                    _ => Request::GetData {
-                        path: &self.scratch,
-                        watch: true,
-                    },
+                    Op::Verify => Request::Exists { path, watch: false },
+                    _ => Request::GetData { path, watch: true },
                 }
             }
         }
@@ -1055,7 +952,7 @@ impl<const N: usize> Recipe for Lock<N> {
         }
         let (id, op) = self
             .ops
-            .next_creating_ancestors(ancestors::depth(&self.dir))?;
+            .next_creating_ancestors(ancestors::depth(self.line.dir()))?;
         let request = self.materialise(op);
         Some(Outgoing { id, request })
     }
@@ -1080,10 +977,10 @@ impl<const N: usize> Recipe for Lock<N> {
             (Op::List, Reply::Children(children)) => self.on_children(children),
             (Op::List, Reply::Error(ZkError::NoNode)) => {
                 // The directory vanished with our node in it.
-                if self.own.is_some() && self.give_up.is_none() {
+                if self.line.has_own() && self.give_up.is_none() {
                     self.own_node_deleted();
                 } else if self.step == Step::Finding {
-                    self.create_unknown = false;
+                    self.line.settle();
                     if self.give_up.is_some() {
                         self.finish();
                     } else {
@@ -1101,7 +998,7 @@ impl<const N: usize> Recipe for Lock<N> {
                 self.events.emit(LockEvent::Resumed);
             }
             (Op::Verify, Reply::Error(ZkError::NoNode)) => {
-                self.own = None;
+                self.line.forget_own();
                 self.give_up = Some(Outcome::Lost);
                 self.finish();
             }
@@ -1123,14 +1020,14 @@ impl<const N: usize> Recipe for Lock<N> {
         if !self.connected {
             return;
         }
-        if self.is_own_path(event.path) {
+        if self.line.is_own_path(event.path) {
             return match event.kind {
                 WatchKind::NodeDeleted => self.own_node_deleted(),
                 // Read the new data, re-arming the one-shot watch.
                 _ => self.ops.queue(Op::WatchOwn),
             };
         }
-        if self.step != Step::Watching || event.path != self.predecessor.as_str() {
+        if self.step != Step::Watching || event.path != self.line.predecessor() {
             return;
         }
         match event.kind {
@@ -1188,7 +1085,7 @@ impl<const N: usize> Recipe for Lock<N> {
 impl<const N: usize> fmt::Debug for Lock<N> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Lock")
-            .field("dir", &self.dir.as_str())
+            .field("dir", &self.dir())
             .field("contender", &self.contender)
             .field("revocable", &self.revocable)
             .field("state", &self.state())

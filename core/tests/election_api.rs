@@ -5,7 +5,7 @@
 use herdless_core::election::{
     Acknowledgement, Election, ElectionState, Error, Observer, ObserverEvent,
 };
-use herdless_core::naming::{Flavour, Guid};
+use herdless_core::naming::{Flavour, Guid, NodeKind};
 use herdless_core::owned::OwnedReply;
 use herdless_core::Instant;
 use herdless_core::{Recipe, Reply, SessionEvent, Stat, ZkError};
@@ -285,7 +285,13 @@ fn confirmed(e: &mut Election) -> String {
     e.campaign(Guid([4; 16]), b"data").unwrap();
     let first = sent(e);
     assert_eq!(first.len(), 2, "{first:?}");
-    let name = "candidate-n_0000000000";
+    // The name the server gives the node: the requested prefix, which
+    // carries the GUID, and the sequence.
+    let mut name = String::new();
+    Flavour::Recipes
+        .write_prefix(NodeKind::Candidate, &Guid([4; 16]), &mut name)
+        .unwrap();
+    name.push_str("0000000000");
     let own = format!("/e/{name}");
     answer(e, first[0].0, OwnedReply::Created(own.clone()));
     answer(e, first[1].0, OwnedReply::Children(vec![name.to_owned()]));
@@ -439,4 +445,35 @@ fn a_create_never_sent_again_is_not_searched_for_after_a_reconnect() {
         Some(("create", true)),
         "{again:?}"
     );
+}
+
+/// The server names a created node with the prefix it was asked for, which
+/// carries the GUID: a created name without it is a malformed answer, not
+/// the candidate's node (the lock checks the same).
+#[test]
+fn a_created_node_without_the_candidates_guid_is_a_bad_reply() {
+    use herdless_core::election::ElectionEvent;
+    let mut e: Election = Election::new("/e").unwrap();
+    e.campaign(Guid([4; 16]), b"data").unwrap();
+    let first = sent(&mut e);
+    answer(
+        &mut e,
+        first[0].0,
+        OwnedReply::Created("/e/someone-else-n_0000000000".to_owned()),
+    );
+    // Its create may have been applied under the real name: it is looked
+    // for by GUID before the campaign fails.
+    let find = sent(&mut e);
+    assert_eq!(
+        find.iter()
+            .map(|(_, k, p)| (*k, p.as_str()))
+            .collect::<Vec<_>>(),
+        [("getChildren", "/e")]
+    );
+    answer(&mut e, find[0].0, OwnedReply::Children(vec![]));
+    assert_eq!(
+        events(&mut e),
+        [ElectionEvent::Failed(herdless_core::Error::BadReply)]
+    );
+    assert_eq!(e.state(), ElectionState::Idle);
 }

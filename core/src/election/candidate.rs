@@ -1,14 +1,15 @@
 //! The candidate's side of a leader election.
 
-use core::fmt::{self, Write};
+use core::fmt;
 
 use heapless::{String, Vec};
 
 use super::{Acknowledgement, Error, ACK_NAME, DEFAULT_DATA_CAPACITY, DEFAULT_PATH_CAPACITY};
 use crate::ancestors;
+use crate::contention::{Contention, CreateRefusal};
 use crate::event_queue::EventQueue;
 use crate::naming::{contender_sequence, Flavour, Guid, NodeKind};
-use crate::path::{self, PathError};
+use crate::path;
 use crate::pipeline::Pipeline;
 use crate::session_life::SessionLife;
 use crate::{
@@ -172,22 +173,14 @@ enum Outcome {
 /// ```
 pub struct Election<const N: usize = DEFAULT_PATH_CAPACITY, const D: usize = DEFAULT_DATA_CAPACITY>
 {
-    dir: String<N>,
+    /// The own node and the node it waits for.
+    line: Contention<N>,
     ack_path: String<N>,
-    flavour: Flavour,
     step: Step,
-    guid: Guid,
-    /// Full path and sequence of the own node, once known.
-    own: Option<(String<N>, Sequence)>,
     /// A node of an earlier session, to delete.
     stale: String<N>,
-    /// Full path of the watched predecessor.
-    predecessor: String<N>,
-    predecessor_is_lowest: bool,
     /// The lowest candidate last reported in `Following`.
     leader_seen: Option<Sequence>,
-    /// A create may have been applied without our knowing its name.
-    create_unknown: bool,
     give_up: Option<Outcome>,
     deadline: Option<Instant>,
     connected: bool,
@@ -216,7 +209,6 @@ pub struct Election<const N: usize = DEFAULT_PATH_CAPACITY, const D: usize = DEF
     suspended_at: Option<Instant>,
     /// The time of the latest input: when a suspension starts.
     now: Instant,
-    directory_retries: ancestors::Retries,
     ops: Pipeline<Op, 12, MAX_IN_FLIGHT>,
     events: EventQueue<ElectionEvent, 8>,
     scratch: String<N>,
@@ -255,26 +247,15 @@ impl<const N: usize, const D: usize> Election<N, D> {
     /// assert_eq!(election.flavour(), Flavour::Curator);
     /// ```
     pub fn with_flavour(dir: &str, flavour: Flavour) -> Result<Self, Error> {
-        path::validate(dir)?;
-        if dir == "/" {
-            return Err(Error::Path(PathError::BadName));
-        }
-        let mut stored = String::new();
-        path::concat_into(&mut stored, &[dir])?;
+        let line = Contention::new(dir, flavour, NodeKind::Candidate)?;
         let ack_path = path::join(dir, ACK_NAME)?;
         Ok(Election {
             acl: Acl::OPEN,
-            dir: stored,
+            line,
             ack_path,
-            flavour,
             step: Step::Idle,
-            guid: Guid::default(),
-            own: None,
             stale: String::new(),
-            predecessor: String::new(),
-            predecessor_is_lowest: false,
             leader_seen: None,
-            create_unknown: false,
             give_up: None,
             deadline: None,
             connected: true,
@@ -291,7 +272,6 @@ impl<const N: usize, const D: usize> Election<N, D> {
             lost_after: None,
             suspended_at: None,
             now: Instant::from_millis(0),
-            directory_retries: ancestors::Retries::default(),
             ops: Pipeline::new(),
             events: EventQueue::new(),
             scratch: String::new(),
@@ -323,7 +303,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
     /// assert_eq!(election.dir(), "/e");
     /// ```
     pub fn dir(&self) -> &str {
-        &self.dir
+        self.line.dir()
     }
 
     /// The acknowledgement node's path, `<dir>/leader`.
@@ -346,7 +326,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
     /// assert_eq!(election.flavour(), Flavour::Recipes);
     /// ```
     pub fn flavour(&self) -> Flavour {
-        self.flavour
+        self.line.flavour()
     }
 
     /// Reports [`ElectionEvent::Lost`] once leadership has been suspended
@@ -372,7 +352,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
     /// assert_eq!(election.own_node(), None);
     /// ```
     pub fn own_node(&self) -> Option<&str> {
-        self.own.as_ref().map(|(p, _)| path::basename(p))
+        self.line.own_name()
     }
 
     /// The own node's full path (to fence writes on it with a `check`), once
@@ -384,7 +364,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
     /// assert_eq!(election.own_path(), None);
     /// ```
     pub fn own_path(&self) -> Option<&str> {
-        self.own.as_ref().map(|(p, _)| p.as_str())
+        self.line.own_path()
     }
 
     /// The own node's sequence number, once known.
@@ -395,7 +375,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
     /// assert_eq!(election.own_sequence(), None);
     /// ```
     pub fn own_sequence(&self) -> Option<Sequence> {
-        self.own.as_ref().map(|(_, s)| *s)
+        self.line.own_sequence()
     }
 
     /// The candidate's data (written into its node and the acknowledgement).
@@ -419,7 +399,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
     /// assert_eq!(election.predecessor(), None);
     /// ```
     pub fn predecessor(&self) -> Option<&str> {
-        (self.step == Step::Watching).then_some(self.predecessor.as_str())
+        (self.step == Step::Watching).then_some(self.line.predecessor())
     }
 
     /// The application-level state.
@@ -514,19 +494,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
         }
         // The own node's path and the acknowledgement must fit before
         // anything is created.
-        let mut measure = path::Measure::default();
-        let _ = self
-            .flavour
-            .write_prefix(NodeKind::Candidate, &guid, &mut measure);
-        // Eleven characters: the widest sequence suffix ("-2147483648").
-        let name_len = measure.0 + 11;
-        let needed = self.dir.len() + 1 + name_len;
-        if needed > N {
-            return Err(Error::Path(PathError::TooLong {
-                needed,
-                capacity: N,
-            }));
-        }
+        let name_len = self.line.name_room(&guid)?;
         let room = D.saturating_sub(name_len + 1);
         if data.len() > room {
             return Err(Error::TooLarge {
@@ -538,18 +506,15 @@ impl<const N: usize, const D: usize> Election<N, D> {
         let _ = self.ack.push(b'\n');
         let _ = self.ack.extend_from_slice(data);
         self.name_len = 0;
-        self.guid = guid;
+        self.line.begin(guid);
         self.deadline = deadline;
-        self.own = None;
         self.stale.clear();
         self.leader_seen = None;
-        self.create_unknown = false;
         self.give_up = None;
         self.leading = false;
         self.suspended = false;
         self.delete_ack = false;
         self.ack_replacements = 0;
-        self.directory_retries.reset();
         self.step = Step::Creating;
         self.queue_create();
         Ok(())
@@ -630,7 +595,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
             }
             if self.clear_ack {
                 self.ops.queue(Op::ClearAck);
-            } else if self.own.is_some() {
+            } else if self.line.has_own() {
                 self.ops.queue(if self.delete_ack {
                     Op::CheckOwn
                 } else {
@@ -656,13 +621,13 @@ impl<const N: usize, const D: usize> Election<N, D> {
             Op::ReadAck,
             Op::ReplaceAck,
         ]);
-        if self.own.is_some() {
+        if self.line.has_own() {
             self.start_delete();
         } else if self.ops.is_in_flight(Op::Create) {
             // Wait for the create's answer, then delete what it made.
             self.step = Step::Creating;
             self.ops.unqueue(|op| op == Op::Create);
-        } else if self.create_unknown {
+        } else if self.line.create_unknown {
             self.step = Step::Finding;
             self.ops.clear_queued();
             self.ops.queue(Op::List);
@@ -717,7 +682,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
         if self.step != Step::Deleting {
             return;
         }
-        if self.own.is_some() {
+        if self.line.has_own() {
             self.ops.queue(Op::Delete);
         } else {
             self.finish();
@@ -740,9 +705,9 @@ impl<const N: usize, const D: usize> Election<N, D> {
 
     fn reset(&mut self) {
         self.step = Step::Idle;
-        self.own = None;
+        self.line.forget_own();
         self.stale.clear();
-        self.create_unknown = false;
+        self.line.settle();
         self.deadline = None;
         self.leading = false;
         self.suspended = false;
@@ -786,7 +751,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
         self.delete_ack = false;
         self.clear_ack = ack_may_be_ours && self.name_len > 0;
         self.give_up = Some(Outcome::Quiet);
-        if node_may_exist && self.own.is_some() {
+        if node_may_exist && self.line.has_own() {
             self.start_delete();
         } else if self.clear_ack {
             // No node to delete: nothing queued or acknowledging matters
@@ -797,16 +762,6 @@ impl<const N: usize, const D: usize> Election<N, D> {
         } else {
             self.finish();
         }
-    }
-
-    /// A fresh GUID for a new node, derived from the caller's (the core has
-    /// no RNG): a node of an earlier attempt is never mistaken for the new
-    /// one (CURATOR-498).
-    fn next_guid(&mut self) {
-        let mut tail = [0u8; 4];
-        tail.copy_from_slice(&self.guid.0[12..]);
-        let bumped = u32::from_be_bytes(tail).wrapping_add(1).to_be_bytes();
-        self.guid.0[12..].copy_from_slice(&bumped);
     }
 
     /// The own node is gone (or not ours) while campaigning: volunteer again
@@ -820,13 +775,13 @@ impl<const N: usize, const D: usize> Election<N, D> {
             Op::ReadAck,
             Op::ReplaceAck,
         ]);
-        self.own = None;
+        self.line.forget_own();
         let _ = self.set_name("");
-        self.create_unknown = false;
+        self.line.settle();
         // An acknowledgement naming the old node is stale: the next leader
         // replaces it.
         self.ack_sent = false;
-        self.next_guid();
+        self.line.next_guid();
         self.step = Step::Creating;
         self.queue_create();
     }
@@ -837,9 +792,9 @@ impl<const N: usize, const D: usize> Election<N, D> {
             return;
         }
         self.connected = false;
-        if self.ops.lose().contains(&Op::Create) && self.own.is_none() {
+        if self.ops.lose().contains(&Op::Create) {
             // Sent, it may have been applied: only the GUID can tell.
-            self.create_unknown = true;
+            self.line.create_lost();
         }
         if self.leading && !self.suspended {
             self.suspended = true;
@@ -860,10 +815,10 @@ impl<const N: usize, const D: usize> Election<N, D> {
         match self.step {
             Step::Idle => {}
             Step::Creating | Step::Finding | Step::Listing | Step::Watching => {
-                if self.own.is_some() {
+                if self.line.has_own() {
                     self.step = Step::Listing;
                     self.ops.queue(Op::List);
-                } else if self.create_unknown {
+                } else if self.line.create_unknown {
                     self.step = Step::Finding;
                     self.ops.queue(Op::List);
                 } else {
@@ -885,15 +840,15 @@ impl<const N: usize, const D: usize> Election<N, D> {
             Step::Deleting => {
                 if self.clear_ack {
                     self.ops.queue(Op::ClearAck);
-                } else if self.own.is_some() && self.delete_ack {
+                } else if self.line.has_own() && self.delete_ack {
                     // The acknowledgement's delete always leaves before the
                     // node's, so if the node is gone, so is our
                     // acknowledgement, and the one there now is the next
                     // leader's: look before deleting it again.
                     self.ops.queue(Op::CheckOwn);
-                } else if self.own.is_some() {
+                } else if self.line.has_own() {
                     self.ops.queue(Op::Delete);
-                } else if self.create_unknown {
+                } else if self.line.create_unknown {
                     self.step = Step::Finding;
                     self.ops.queue(Op::List);
                 } else {
@@ -911,7 +866,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
         self.ops.lose();
         self.suspended_at = None;
         // A create of the old session dies with it.
-        self.create_unknown = false;
+        self.line.settle();
         // The acknowledgement belonged to the old session.
         self.delete_ack = false;
         self.clear_ack = false;
@@ -919,7 +874,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
         match self.step {
             Step::Idle => {}
             Step::Deleting => {
-                if self.own.is_some() {
+                if self.line.has_own() {
                     self.ops.queue(Op::Delete);
                 } else {
                     self.finish();
@@ -938,9 +893,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
             | Step::Watching
             | Step::Confirming
             | Step::Acknowledging => {
-                if let Some((old, _)) = self.own.take() {
-                    self.stale = old;
-                }
+                self.retire_own();
                 self.volunteer_again();
             }
         }
@@ -1013,55 +966,60 @@ impl<const N: usize, const D: usize> Election<N, D> {
     }
 
     fn on_created(&mut self, full_path: &str) {
-        if !self.store_own(path::basename(full_path)) {
-            self.create_unknown = true;
+        if !(self.line.store_own(path::basename(full_path)) && self.name_own()) {
+            self.line.create_unknown = true;
             return self.fail(Error::BadReply);
         }
-        self.create_unknown = false;
+        self.line.settle();
         if self.give_up.is_some() {
             self.start_delete();
         }
     }
 
     fn on_create_error(&mut self, e: ZkError) {
-        if e == ZkError::NoNode && self.directory_retries.take() {
-            // The directory is missing: create its ancestors (pipelined,
-            // NodeExists ignored), then the own node and the listing again.
-            self.forget(&[Op::List]);
-            if self.give_up.is_some() {
-                return self.finish();
+        match self.line.create_refused(e) {
+            CreateRefusal::NoDirectory => {
+                // Create the ancestors (pipelined, NodeExists ignored),
+                // then the own node and the listing again.
+                self.forget(&[Op::List]);
+                if self.give_up.is_some() {
+                    return self.finish();
+                }
+                self.ops.clear_queued();
+                self.ops.push(Op::Ensure(1));
+                self.ops.push(Op::Create);
+                self.ops.push(Op::List);
             }
-            self.ops.clear_queued();
-            self.ops.push(Op::Ensure(1));
-            self.ops.push(Op::Create);
-            self.ops.push(Op::List);
-        } else if e.is_connection_loss() || e.is_session_gone() {
-            if e.is_connection_loss() {
-                self.create_unknown = true;
+            CreateRefusal::Lost => self.on_error(Op::Create, e),
+            CreateRefusal::Refused(e) => {
+                self.forget(&[Op::List]);
+                self.give_up.get_or_insert(Outcome::Failed(Error::Zk(e)));
+                self.finish();
             }
-            self.on_error(Op::Create, e);
-        } else {
-            self.forget(&[Op::List]);
-            self.give_up.get_or_insert(Outcome::Failed(Error::Zk(e)));
-            self.finish();
         }
     }
 
-    /// Stores `name` as the own node if it parses and its path fits.
-    fn store_own(&mut self, name: &str) -> bool {
-        // The reading a candidate's marker confirms: a suffix of eleven
-        // characters (after the counter wrapped) also reads as ten.
-        let Some(seq) = contender_sequence(NodeKind::Candidate, name) else {
-            return false;
-        };
-        let Ok(full) = path::join::<N>(&self.dir, name) else {
-            return false;
-        };
-        if self.set_name(name).is_err() {
-            return false;
+    /// Writes the own node's name, just stored, into the acknowledgement;
+    /// forgets the node if it does not fit.
+    fn name_own(&mut self) -> bool {
+        let mut name: String<N> = String::new();
+        let copied = self
+            .line
+            .own_name()
+            .is_some_and(|n| name.push_str(n).is_ok());
+        let fits = copied && self.set_name(&name).is_ok();
+        if !fits {
+            self.line.forget_own();
         }
-        self.own = Some((full, seq));
-        true
+        fits
+    }
+
+    /// The own node (of a campaign being left or of an earlier session)
+    /// is to be deleted before the next create.
+    fn retire_own(&mut self) {
+        if let Some(old) = self.line.take_own_path() {
+            self.stale = old;
+        }
     }
 
     /// Rewrites the acknowledgement buffer as `<name>\n<data>`.
@@ -1076,20 +1034,10 @@ impl<const N: usize, const D: usize> Election<N, D> {
         Ok(())
     }
 
-    /// One pass over the children, looking for the own node by GUID.
-    fn find_own(&mut self, children: Children<'_>) -> bool {
-        for name in children {
-            if self.flavour.is_own(NodeKind::Candidate, &self.guid, name) {
-                return self.store_own(name);
-            }
-        }
-        false
-    }
-
     fn on_children(&mut self, children: Children<'_>) {
         if self.step == Step::Finding {
-            let found = self.find_own(children.clone());
-            self.create_unknown = false;
+            let found = self.line.find_own(children.clone()) && self.name_own();
+            self.line.settle();
             if self.give_up.is_some() {
                 return if found {
                     self.start_delete()
@@ -1106,51 +1054,26 @@ impl<const N: usize, const D: usize> Election<N, D> {
         if !matches!(self.step, Step::Creating | Step::Listing) {
             return;
         }
-        let Some((own_path, own_seq)) = self.own.as_ref() else {
+        // One pass: is the own node there, which candidate is the lowest,
+        // and which one immediately precedes the own node.
+        let waits_for = |name: &str| contender_sequence(NodeKind::Candidate, name);
+        let Some(standing) = self.line.stand(children, waits_for) else {
             // A listing without a known own node (its create failed): the
             // create's handler has already decided what comes next.
             return;
         };
-        let own_seq = *own_seq;
-        let own_name = path::basename(own_path);
-        // One pass: is the own node there, which candidate is the lowest,
-        // which one immediately precedes the own node, and how many do.
-        let mut present = false;
-        let mut lower = 0usize;
-        let mut lowest = own_seq;
-        let mut predecessor: Option<(&str, Sequence)> = None;
-        for name in children {
-            let Some(seq) = contender_sequence(NodeKind::Candidate, name) else {
-                continue;
-            };
-            if name == own_name {
-                present = true;
-                continue;
-            }
-            if seq.precedes(lowest) {
-                lowest = seq;
-            }
-            if seq.precedes(own_seq) {
-                lower += 1;
-                if predecessor.is_none_or(|(_, best)| best.precedes(seq)) {
-                    predecessor = Some((name, seq));
-                }
-            }
-        }
-        if !present {
+        if !standing.present {
             // The own node vanished (deleted by an operator): volunteer
             // again with a new node.
             return self.volunteer_again();
         }
-        match predecessor {
+        let lowest = standing.lowest;
+        match standing.predecessor {
             None => self.now_lowest(),
-            Some((name, _)) => {
-                let mut buf = String::new();
-                if let Err(e) = path::join_into(&mut buf, &self.dir, name) {
+            Some((name, only_lower)) => {
+                if let Err(e) = self.line.wait_for(name, only_lower) {
                     return self.fail(Error::Path(e));
                 }
-                self.predecessor = buf;
-                self.predecessor_is_lowest = lower == 1;
                 self.step = Step::Watching;
                 self.ops.queue(Op::WatchPredecessor);
                 // In the same flight, watch the own node: if an operator
@@ -1169,7 +1092,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
 
     fn predecessor_gone(&mut self) {
         self.forget(&[Op::WatchPredecessor]);
-        if self.predecessor_is_lowest {
+        if self.line.predecessor_is_lowest() {
             // It was the only candidate ahead, and sequence numbers only
             // grow: nobody can have slipped in ahead since.
             self.now_lowest();
@@ -1210,27 +1133,21 @@ impl<const N: usize, const D: usize> Election<N, D> {
             Step::Confirming => {
                 // A node of an earlier session: it is about to die with it.
                 // Delete it and volunteer again on this session.
-                if let Some((old, _)) = self.own.take() {
-                    self.stale = old;
-                }
+                self.retire_own();
                 self.volunteer_again();
             }
             Step::Verifying if ours => self.ops.queue(Op::ReadAck),
             // Waiting: the watch is armed.
             Step::Listing | Step::Watching if ours => {}
             Step::Listing | Step::Watching => {
-                if let Some((old, _)) = self.own.take() {
-                    self.stale = old;
-                }
+                self.retire_own();
                 self.volunteer_again();
             }
             Step::Leading | Step::Verifying | Step::Acknowledging if !ours => {
                 if self.leading {
                     self.lost(true, true);
                 } else {
-                    if let Some((old, _)) = self.own.take() {
-                        self.stale = old;
-                    }
+                    self.retire_own();
                     self.volunteer_again();
                 }
             }
@@ -1244,7 +1161,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
                 self.volunteer_again()
             }
             Step::Leading | Step::Verifying => {
-                self.own = None;
+                self.line.forget_own();
                 self.lost(false, true);
             }
             _ => {}
@@ -1298,15 +1215,11 @@ impl<const N: usize, const D: usize> Election<N, D> {
     /// its name in `store_own`, the predecessor in `on_children`).
     fn materialise(&mut self, op: Op) -> Request<'_> {
         match op {
-            Op::Ensure(level) => ancestors::create(&self.dir, level, &mut self.scratch, self.acl),
+            Op::Ensure(level) => {
+                ancestors::create(self.line.dir(), level, &mut self.scratch, self.acl)
+            }
             Op::Create => {
-                self.scratch.clear();
-                // heapless' `String` refuses a write that does not fit whole.
-                let w = &mut self.scratch;
-                let _ = write!(w, "{}/", self.dir);
-                let _ = self
-                    .flavour
-                    .write_prefix(NodeKind::Candidate, &self.guid, w);
+                self.line.write_create_path(&mut self.scratch);
                 Request::Create {
                     path: &self.scratch,
                     data: self.ack.get(self.name_len + 1..).unwrap_or(&[]),
@@ -1315,17 +1228,17 @@ impl<const N: usize, const D: usize> Election<N, D> {
                 }
             }
             Op::List => Request::GetChildren {
-                path: &self.dir,
+                path: self.line.dir(),
                 watch: false,
             },
             // getData, not exists: on a node that is already gone, getData
             // registers nothing (CURATOR-107).
             Op::WatchPredecessor => Request::GetData {
-                path: &self.predecessor,
+                path: self.line.predecessor(),
                 watch: true,
             },
             Op::Confirm => Request::GetData {
-                path: self.own.as_ref().map_or("", |(p, _)| p.as_str()),
+                path: self.line.own_path().unwrap_or(""),
                 watch: true,
             },
             Op::Ack => Request::Create {
@@ -1355,11 +1268,11 @@ impl<const N: usize, const D: usize> Election<N, D> {
                 version: Version::Exactly(self.clear_ack_version),
             },
             Op::CheckOwn => Request::Exists {
-                path: self.own.as_ref().map_or("", |(p, _)| p.as_str()),
+                path: self.line.own_path().unwrap_or(""),
                 watch: false,
             },
             Op::Delete => Request::Delete {
-                path: self.own.as_ref().map_or("", |(p, _)| p.as_str()),
+                path: self.line.own_path().unwrap_or(""),
                 version: Version::Any,
             },
             Op::DeleteStale => Request::Delete {
@@ -1379,7 +1292,7 @@ impl<const N: usize, const D: usize> Recipe for Election<N, D> {
         }
         let (id, op) = self
             .ops
-            .next_creating_ancestors(ancestors::depth(&self.dir))?;
+            .next_creating_ancestors(ancestors::depth(self.line.dir()))?;
         if op == Op::Ack {
             self.ack_sent = true;
         }
@@ -1409,13 +1322,13 @@ impl<const N: usize, const D: usize> Recipe for Election<N, D> {
             (Op::List, Reply::Error(ZkError::NoNode)) => {
                 // The directory vanished with our node in it: start over.
                 if self.step == Step::Finding {
-                    self.create_unknown = false;
+                    self.line.settle();
                     if self.give_up.is_some() {
                         return self.finish();
                     }
                     self.step = Step::Creating;
                     self.queue_create();
-                } else if self.own.is_some() && self.give_up.is_none() {
+                } else if self.line.has_own() && self.give_up.is_none() {
                     self.volunteer_again();
                 }
             }
@@ -1491,7 +1404,7 @@ impl<const N: usize, const D: usize> Recipe for Election<N, D> {
         if !self.connected {
             return;
         }
-        if self.step == Step::Watching && event.path == self.predecessor.as_str() {
+        if self.step == Step::Watching && event.path == self.line.predecessor() {
             match event.kind {
                 WatchKind::NodeDeleted => self.predecessor_gone(),
                 // The one-shot watch is spent without the node going.
@@ -1574,7 +1487,7 @@ impl<const N: usize, const D: usize> Recipe for Election<N, D> {
 impl<const N: usize, const D: usize> fmt::Debug for Election<N, D> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Election")
-            .field("dir", &self.dir.as_str())
+            .field("dir", &self.dir())
             .field("step", &self.step)
             .field("own", &self.own_node())
             .field("predecessor", &self.predecessor())
