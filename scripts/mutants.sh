@@ -24,17 +24,18 @@ command -v cargo-mutants >/dev/null 2>&1 || cargo install cargo-mutants --locked
 
 # module: the files mutated, then the test targets that cover them.
 declare -A FILES=(
-    [lock]="core/src/lock.rs"
-    [revoke]="core/src/revoke.rs"
-    [election]="core/src/election/*.rs"
-    [config]="core/src/config.rs"
-    [barrier]="core/src/barrier.rs"
-    [double_barrier]="core/src/double_barrier.rs"
-    [queue]="core/src/queue/*.rs"
-    [two_phase]="core/src/two_phase/*.rs"
-    [membership]="core/src/member.rs core/src/members.rs"
-    [session_life]="core/src/session_life.rs"
-    [ancestors]="core/src/ancestors.rs"
+    [lock]="core/src/recipes/lock.rs"
+    [revoke]="core/src/recipes/revoke.rs"
+    [election]="core/src/recipes/election/*.rs"
+    [config]="core/src/recipes/config.rs"
+    [barrier]="core/src/recipes/barrier.rs"
+    [double_barrier]="core/src/recipes/double_barrier.rs"
+    [queue]="core/src/recipes/queue/*.rs"
+    [two_phase]="core/src/recipes/two_phase/*.rs"
+    [membership]="core/src/recipes/member.rs core/src/recipes/members.rs"
+    [session_life]="core/src/engine/session_life.rs"
+    [ancestors]="core/src/engine/ancestors.rs"
+    [contention]="core/src/engine/contention.rs"
 )
 declare -A TESTS=(
     [lock]="lock_safety lock_protocol lock_pitfalls lock_sim rwlock_protocol rwlock_pitfalls rwlock_sim wire_lock"
@@ -48,8 +49,9 @@ declare -A TESTS=(
     [membership]="membership_faults membership_sim membership_api"
     [ancestors]="lock_protocol lock_pitfalls election_faults election_pitfalls queue_api queue_faults barrier_faults barrier_double_faults two_phase_faults two_phase_api membership_faults membership_api"
     [session_life]="lock_protocol election_faults queue_api barrier_double_faults membership_api membership_faults config_faults barrier_faults"
+    [contention]="lock_safety lock_protocol lock_pitfalls lock_sim rwlock_protocol rwlock_sim wire_lock election_api election_faults election_pitfalls election_sim"
 )
-ORDER=(lock revoke election config barrier double_barrier queue two_phase membership session_life ancestors)
+ORDER=(lock revoke election config barrier double_barrier queue two_phase membership session_life ancestors contention)
 
 list=false
 modules=()

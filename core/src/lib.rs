@@ -92,40 +92,24 @@ extern crate alloc;
 #[cfg(feature = "sim")]
 extern crate std;
 
-mod ancestors;
-pub mod barrier;
-pub mod children;
-pub mod config;
-mod contention;
-pub mod double_barrier;
-pub mod election;
-mod error;
-pub mod event;
-mod event_queue;
-pub mod lock;
-pub mod member;
-pub mod members;
-pub mod naming;
-#[cfg(feature = "alloc")]
-pub mod owned;
-pub mod path;
-mod pipeline;
-pub mod queue;
-pub mod recipe;
-pub mod reply;
-pub mod request;
-pub mod revoke;
-pub mod sequence;
-mod session_life;
+mod contract;
+mod engine;
+mod names;
+mod recipes;
 #[cfg(feature = "sim")]
 pub mod sim;
-pub mod time;
-pub mod two_phase;
 pub mod wire;
-pub mod zk_error;
+
+#[cfg(feature = "alloc")]
+pub use contract::owned;
+pub use contract::{children, event, recipe, reply, request, time, zk_error};
+pub use names::{naming, path, sequence};
+pub use recipes::{
+    barrier, config, double_barrier, election, lock, member, members, queue, revoke, two_phase,
+};
 
 pub use children::{Children, NameList};
-pub use error::Error;
+pub use contract::error::Error;
 pub use event::{SessionEvent, WatchEvent, WatchKind};
 pub use recipe::{Outgoing, Recipe};
 pub use reply::{Reply, Stat};

@@ -16,7 +16,7 @@ use herdless_core::{path, Acl, CreateMode, Stat, Version, ZkError};
 use tracing::{debug, warn};
 use zookeeper_client as zk;
 
-use crate::convert;
+use crate::driver::convert;
 use crate::Error;
 
 /// One write of a fenced batch.

@@ -32,27 +32,16 @@
 //! Every async method states whether it is cancel-safe. Acquisitions are:
 //! dropping the future deletes the attempt's node in the background.
 
-pub mod barrier;
-pub mod config;
 mod connect;
-mod convert;
 mod driver;
-pub mod election;
 mod error;
 pub mod fence;
-pub mod group;
-mod hold;
-pub mod lock;
-pub mod member;
-mod own_node;
-pub mod queue;
-mod retry;
-pub mod revoke;
-pub mod rwlock;
+mod recipes;
 mod session;
-pub mod two_phase;
-mod undo;
-mod watch_loss;
+
+pub use recipes::{
+    barrier, config, election, group, lock, member, queue, revoke, rwlock, two_phase,
+};
 
 use std::time::Duration;
 

@@ -12,7 +12,7 @@ use core::fmt::Write;
 
 use heapless::String;
 
-use crate::ancestors;
+use crate::engine::ancestors;
 use crate::naming::{Flavour, Guid, NodeKind};
 use crate::path::{self, PathError};
 use crate::{Children, Error, Sequence, ZkError};

@@ -8,9 +8,10 @@ use herdless_core::naming::Guid;
 use herdless_core::queue::{Consumer, ConsumerEvent, Producer, ProducerEvent};
 use tokio::sync::{mpsc, Mutex};
 
+use crate::driver::undo::Undo;
 use crate::driver::{self, Counters, DriverHandle};
-use crate::undo::Undo;
-use crate::{convert, retry, Connection, Error};
+use crate::driver::{convert, retry};
+use crate::{Connection, Error};
 
 /// Largest item, in bytes.
 pub const MAX_ITEM: usize = 64 * 1024;

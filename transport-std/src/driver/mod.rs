@@ -8,6 +8,13 @@
 //! input it drains requests, then events, then the timer, as the [`Recipe`]
 //! contract says.
 
+pub(crate) mod convert;
+pub(crate) mod hold;
+pub(crate) mod own_node;
+pub(crate) mod retry;
+pub(crate) mod undo;
+pub(crate) mod watch_loss;
+
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -24,9 +31,8 @@ use tokio::time::Instant as TokioInstant;
 use tracing::{debug, trace, warn};
 use zookeeper_client as zk;
 
-use crate::convert;
-use crate::watch_loss::{self, Armed, Heard, Rearmed, Seen, WatchSet};
 use herdless_core::owned::OwnedReply;
+use watch_loss::{Armed, Heard, Rearmed, Seen, WatchSet};
 
 /// A change to apply to the recipe inside its task.
 pub(crate) type Command<R> = Box<dyn FnOnce(&mut R) + Send>;

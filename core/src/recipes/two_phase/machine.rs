@@ -4,10 +4,10 @@ use core::fmt;
 
 use heapless::{Deque, String, Vec};
 
-use crate::ancestors;
-use crate::event_queue::EventQueue;
-use crate::pipeline::Pipeline;
-use crate::session_life::SessionLife;
+use crate::engine::ancestors;
+use crate::engine::event_queue::EventQueue;
+use crate::engine::pipeline::Pipeline;
+use crate::engine::session_life::SessionLife;
 
 use super::{Error, Outcome, TxEvent, Variant, Vote, DECISION};
 use crate::path::{self, PathError};

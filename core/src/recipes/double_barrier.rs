@@ -43,11 +43,11 @@ use core::fmt;
 
 use heapless::String;
 
-use crate::ancestors;
-use crate::event_queue::EventQueue;
+use crate::engine::ancestors;
+use crate::engine::event_queue::EventQueue;
+use crate::engine::pipeline::Pipeline;
+use crate::engine::session_life::SessionLife;
 use crate::path::{self, PathError};
-use crate::pipeline::Pipeline;
-use crate::session_life::SessionLife;
 use crate::{
     Acl, Children, CreateMode, Instant, Outgoing, Recipe, Reply, Request, RequestId, SessionEvent,
     Version, WatchEvent, WatchKind, ZkError,

@@ -4,8 +4,8 @@
 
 use heapless::String;
 
+use crate::engine::pipeline::Pipeline;
 use crate::path;
-use crate::pipeline::Pipeline;
 use crate::{Acl, CreateMode, Request, RequestId};
 
 /// A recipe's op that can stand for "create the `level`-th ancestor"
@@ -21,7 +21,7 @@ pub(crate) trait AncestorOp: Copy + PartialEq {
 /// creates the `level`-th ancestor.
 macro_rules! ancestor_op {
     ($op:ident) => {
-        impl $crate::ancestors::AncestorOp for $op {
+        impl $crate::engine::ancestors::AncestorOp for $op {
             fn ancestor_level(self) -> Option<u8> {
                 match self {
                     $op::Ensure(level) => Some(level),

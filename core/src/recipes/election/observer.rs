@@ -5,10 +5,10 @@ use core::fmt;
 use heapless::{String, Vec};
 
 use super::{Acknowledgement, ACK_NAME, DEFAULT_DATA_CAPACITY, DEFAULT_PATH_CAPACITY};
-use crate::event_queue::EventQueue;
+use crate::engine::event_queue::EventQueue;
+use crate::engine::pipeline::Pipeline;
+use crate::engine::session_life::SessionLife;
 use crate::path::{self, PathError};
-use crate::pipeline::Pipeline;
-use crate::session_life::SessionLife;
 use crate::{
     Instant, Outgoing, Recipe, Reply, Request, RequestId, SessionEvent, WatchEvent, ZkError,
 };

@@ -8,8 +8,8 @@ use herdless_core::barrier::{Barrier as CoreBarrier, BarrierEvent};
 use herdless_core::double_barrier::{DoubleBarrier as CoreDouble, DoubleBarrierEvent};
 use tokio::sync::mpsc;
 
+use crate::driver::undo::Undo;
 use crate::driver::{self, Counters, DriverHandle};
-use crate::undo::Undo;
 use crate::{Connection, Error};
 
 type CoreB = CoreBarrier<512>;

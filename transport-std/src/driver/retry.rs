@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use zookeeper_client as zk;
 
-use crate::convert;
+use crate::driver::convert;
 
 /// How long to wait before sending a request again after a connection loss.
 const PAUSE: Duration = Duration::from_millis(100);

@@ -6,10 +6,10 @@ use core::fmt;
 use heapless::{String, Vec};
 
 use super::{Error, ItemKey};
-use crate::event_queue::EventQueue;
+use crate::engine::event_queue::EventQueue;
+use crate::engine::pipeline::Pipeline;
+use crate::engine::session_life::SessionLife;
 use crate::path;
-use crate::pipeline::Pipeline;
-use crate::session_life::SessionLife;
 use crate::{
     Children, Instant, Outgoing, Recipe, Reply, Request, RequestId, SessionEvent, Version,
     WatchEvent, WatchKind, ZkError,

@@ -5,12 +5,12 @@ use core::fmt::{self, Write};
 use heapless::{String, Vec};
 
 use super::{Error, MARKER};
-use crate::ancestors;
-use crate::event_queue::EventQueue;
+use crate::engine::ancestors;
+use crate::engine::event_queue::EventQueue;
+use crate::engine::pipeline::Pipeline;
+use crate::engine::session_life::SessionLife;
 use crate::naming::Guid;
 use crate::path;
-use crate::pipeline::Pipeline;
-use crate::session_life::SessionLife;
 use crate::{
     Acl, Children, CreateMode, Instant, Outgoing, Recipe, Reply, Request, RequestId, SessionEvent,
     WatchEvent, ZkError,

@@ -11,10 +11,10 @@ use core::fmt;
 
 use heapless::{String, Vec};
 
-use crate::event_queue::EventQueue;
+use crate::engine::event_queue::EventQueue;
+use crate::engine::pipeline::Pipeline;
+use crate::engine::session_life::SessionLife;
 use crate::path::{self, PathError};
-use crate::pipeline::Pipeline;
-use crate::session_life::SessionLife;
 use crate::{
     Children, Instant, Outgoing, Recipe, Reply, Request, RequestId, SessionEvent, WatchEvent,
     WatchKind, ZkError,

@@ -5,13 +5,13 @@ use core::fmt;
 use heapless::{String, Vec};
 
 use super::{Acknowledgement, Error, ACK_NAME, DEFAULT_DATA_CAPACITY, DEFAULT_PATH_CAPACITY};
-use crate::ancestors;
-use crate::contention::{Contention, CreateRefusal};
-use crate::event_queue::EventQueue;
+use crate::engine::ancestors;
+use crate::engine::contention::{Contention, CreateRefusal};
+use crate::engine::event_queue::EventQueue;
+use crate::engine::pipeline::Pipeline;
+use crate::engine::session_life::SessionLife;
 use crate::naming::{contender_sequence, Flavour, Guid, NodeKind};
 use crate::path;
-use crate::pipeline::Pipeline;
-use crate::session_life::SessionLife;
 use crate::{
     Acl, Children, CreateMode, Instant, Outgoing, Recipe, Reply, Request, RequestId, Sequence,
     SessionEvent, Stat, Version, WatchEvent, WatchKind, ZkError,

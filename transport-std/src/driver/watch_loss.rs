@@ -23,7 +23,7 @@ use herdless_core::WatchKind;
 use tracing::warn;
 use zookeeper_client as zk;
 
-use crate::retry;
+use crate::driver::retry;
 
 /// A watch as the read that set it saw the node.
 #[derive(Debug, Clone, PartialEq, Eq)]

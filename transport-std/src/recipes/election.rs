@@ -37,12 +37,13 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::Instant as TokioInstant;
 use tracing::{info, warn};
 
+use crate::driver::hold::{Hold, Standing};
+use crate::driver::own_node::OwnNode;
+use crate::driver::undo::Undo;
 use crate::driver::{self, Counters, DriverHandle, Source};
+use crate::driver::{convert, retry};
 use crate::fence::Fenced;
-use crate::hold::{Hold, Standing};
-use crate::own_node::OwnNode;
-use crate::undo::Undo;
-use crate::{convert, retry, Connection, Error};
+use crate::{Connection, Error};
 
 /// Longest path (directory and candidate node) an election handles.
 pub const MAX_PATH: usize = 256;

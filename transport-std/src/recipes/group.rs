@@ -10,7 +10,8 @@ use tokio::sync::watch;
 use tracing::warn;
 
 use crate::driver::{self, Counters, DriverHandle};
-use crate::{convert, retry, Connection, Error, GroupMember};
+use crate::driver::{convert, retry};
+use crate::{Connection, Error, GroupMember};
 
 /// Most members a [`GroupWatch`] follows.
 pub const MAX_MEMBERS: usize = 1024;

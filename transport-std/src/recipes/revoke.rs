@@ -29,7 +29,7 @@ use tokio::sync::mpsc;
 use tracing::info;
 
 use crate::driver;
-use crate::undo::Undo;
+use crate::driver::undo::Undo;
 use crate::{Connection, Error};
 
 /// How a revocation ended.

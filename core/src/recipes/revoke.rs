@@ -55,9 +55,9 @@ use core::fmt;
 
 use heapless::String;
 
-use crate::event_queue::EventQueue;
+use crate::engine::event_queue::EventQueue;
+use crate::engine::pipeline::Pipeline;
 use crate::path::{self, PathError};
-use crate::pipeline::Pipeline;
 use crate::{
     Instant, Outgoing, Recipe, Reply, Request, RequestId, SessionEvent, Version, WatchEvent,
     WatchKind, ZkError,

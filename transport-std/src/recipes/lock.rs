@@ -16,11 +16,11 @@ use herdless_core::Acl;
 use tokio::sync::{mpsc, watch};
 use tracing::{info, warn};
 
+use crate::driver::hold::{Hold, Standing};
+use crate::driver::own_node::OwnNode;
+use crate::driver::undo::Undo;
 use crate::driver::{self, Counters, Source};
 use crate::fence::Fenced;
-use crate::hold::{Hold, Standing};
-use crate::own_node::OwnNode;
-use crate::undo::Undo;
 use crate::Connection;
 use crate::Error;
 

@@ -89,13 +89,13 @@ use core::fmt;
 
 use heapless::String;
 
-use crate::ancestors;
-use crate::contention::{Contention, CreateRefusal};
-use crate::event_queue::EventQueue;
+use crate::engine::ancestors;
+use crate::engine::contention::{Contention, CreateRefusal};
+use crate::engine::event_queue::EventQueue;
+use crate::engine::pipeline::Pipeline;
+use crate::engine::session_life::SessionLife;
 use crate::naming::{contender_sequence, shared_contender, Flavour, Guid, NodeKind};
 use crate::path::{self, PathError};
-use crate::pipeline::Pipeline;
-use crate::session_life::SessionLife;
 use crate::{
     Acl, CreateMode, Instant, Outgoing, Recipe, Reply, Request, RequestId, Sequence, SessionEvent,
     Version, WatchEvent, WatchKind, ZkError,

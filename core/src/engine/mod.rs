@@ -1,0 +1,9 @@
+//! The machinery recipes are built on, private to the crate: a contender's
+//! place in a directory of sequential nodes, creating a recipe's
+//! ancestors, the request pipeline, the event queue and the session's life.
+
+pub(crate) mod ancestors;
+pub(crate) mod contention;
+pub(crate) mod event_queue;
+pub(crate) mod pipeline;
+pub(crate) mod session_life;
