@@ -102,8 +102,8 @@ pub mod wire;
 
 #[cfg(feature = "alloc")]
 pub use contract::owned;
-pub use contract::{children, event, recipe, reply, request, time, zk_error};
-pub use names::{naming, path, sequence};
+pub use contract::{event, recipe, reply, request, time, zk_error};
+pub use names::{children, naming, path, sequence};
 pub use recipes::{
     barrier, config, double_barrier, election, lock, member, members, queue, revoke, two_phase,
 };

@@ -1,12 +1,12 @@
-//! The contract between a recipe and whatever drives it: the [`Recipe`]
-//! trait, its inputs (replies, watch notifications, session changes, the
-//! time) and outputs (requests), the one error type, and ZooKeeper's own
-//! vocabulary (requests, replies, error codes, child lists).
+//! The contract between a recipe and whatever drives it: the
+//! [`Recipe`](crate::Recipe) trait, its inputs (replies, watch
+//! notifications, session changes, each with the time) and outputs
+//! (requests), the one error type, and ZooKeeper's own vocabulary
+//! (requests, replies, error codes).
 //!
 //! Everything here is re-exported at the crate root; this module only
 //! groups it.
 
-pub mod children;
 pub mod error;
 pub mod event;
 #[cfg(feature = "alloc")]
