@@ -765,3 +765,54 @@ fn debug_shows_the_directory_and_state() {
     assert!(text.contains("/locks/a") && text.contains("Held"), "{text}");
     assert!(text.contains(OWN), "{text}");
 }
+
+/// A create whose answer was lost is looked for by GUID, and once found
+/// nothing is in doubt any more: a waiter whose node an operator then
+/// deletes, and whose connection drops before its new create leaves,
+/// creates again on reconnecting (no create of it is in flight or lost),
+/// without first listing to look for one.
+#[test]
+fn a_node_found_by_guid_settles_the_lost_create() {
+    let own_path = format!("/locks/a/{OWN}");
+    let mut lock: Lock = Lock::new("/locks/a").unwrap();
+    lock.acquire(GUID).unwrap();
+    assert_eq!(drain(&mut lock).len(), 2, "create and listing");
+    // Both answers are lost with the connection: the create may be applied.
+    lock.handle_session(Instant::ZERO, SessionEvent::Suspended);
+    lock.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 1 });
+    let find = drain(&mut lock);
+    assert_eq!(texts(&find), ["children /locks/a watch=false"]);
+    children(&mut lock, find[0].0, &[OWN, AHEAD]);
+    assert_eq!(lock.own_node(), Some(OWN));
+    let sent = drain(&mut lock);
+    assert_eq!(
+        texts(&sent),
+        [
+            format!("getData {own_path} watch=true"),
+            format!("getData /locks/a/{AHEAD} watch=true"),
+        ]
+    );
+    // An operator deletes the waiter's node: it queues again at the back.
+    lock.handle_watch(
+        Instant::ZERO,
+        WatchEvent {
+            kind: WatchKind::NodeDeleted,
+            path: &own_path,
+        },
+    );
+    // The connection drops before the new create is sent.
+    lock.handle_session(Instant::ZERO, SessionEvent::Suspended);
+    lock.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 1 });
+    let again = drain(&mut lock);
+    assert_eq!(
+        texts(&again),
+        [
+            "create /locks/a/11111111-1111-1111-1111-111111111111-lock- EphemeralSequential",
+            "children /locks/a watch=false",
+        ]
+    );
+}
+
+fn texts(sent: &[(RequestId, String)]) -> Vec<&str> {
+    sent.iter().map(|(_, text)| text.as_str()).collect()
+}
