@@ -10,9 +10,8 @@ use herdless_core::owned::OwnedReply;
 use herdless_core::Instant;
 use herdless_core::{Recipe, Reply, SessionEvent, Stat, ZkError};
 
-fn events<R: Recipe>(r: &mut R) -> Vec<R::Event> {
-    std::iter::from_fn(|| r.poll_event()).collect()
-}
+mod support;
+use support::by_hand::events;
 
 #[test]
 fn a_candidate_says_where_it_runs_and_what_it_carries() {

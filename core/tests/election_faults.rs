@@ -16,12 +16,11 @@ use herdless_core::sim::SimZk;
 use herdless_core::Instant;
 use herdless_core::{Recipe, SessionEvent, ZkError};
 
+mod support;
+use support::by_hand::g;
+
 const DIR: &str = "/election/p";
 const ACK: &str = "/election/p/leader";
-
-fn g(n: u8) -> Guid {
-    Guid::from_random_bytes([n; 16])
-}
 
 /// A candidate on its own session, whose id it was told.
 fn candidate(zk: &mut SimZk) -> Driver<Election> {

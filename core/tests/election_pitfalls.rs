@@ -2,10 +2,12 @@
 //! ZooKeeper. Every test fails on the buggy behaviour.
 
 use herdless_core::election::{Acknowledgement, Election, ElectionEvent, ElectionState};
-use herdless_core::naming::Guid;
 use herdless_core::sim::{SessionStatus, Step, World};
 use herdless_core::Instant;
 use herdless_core::{Acl, CreateMode, Recipe, Request, RequestId, SessionEvent, Version};
+
+mod support;
+use support::by_hand::g;
 
 const DIR: &str = "/election/p";
 const ACK: &str = "/election/p/leader";
@@ -16,10 +18,6 @@ fn world(n: usize) -> World<Election> {
         w.add_peer(Election::new(DIR).unwrap());
     }
     w
-}
-
-fn g(n: u8) -> Guid {
-    Guid::from_random_bytes([n; 16])
 }
 
 /// Campaigns peer `i` and runs until quiet.

@@ -2,8 +2,10 @@
 //! ZooKeeper. Every test fails on the buggy behaviour.
 
 use herdless_core::lock::{GiveUp, Lock, LockEvent};
-use herdless_core::naming::Guid;
 use herdless_core::sim::World;
+
+mod support;
+use support::by_hand::g;
 
 const DIR: &str = "/locks/p";
 
@@ -13,10 +15,6 @@ fn world(n: usize) -> World<Lock> {
         w.add_peer(Lock::new(DIR).unwrap());
     }
     w
-}
-
-fn g(n: u8) -> Guid {
-    Guid::from_random_bytes([n; 16])
 }
 
 /// Curator #3: the create succeeded but its reply was lost; the client must

@@ -4,33 +4,15 @@
 use herdless_core::lock::{GiveUp, Lock, LockEvent, LockState};
 use herdless_core::naming::Guid;
 use herdless_core::{
-    Children, CreateMode, Instant, Recipe, Reply, Request, RequestId, SessionEvent, Stat,
-    WatchEvent, WatchKind, ZkError,
+    Children, CreateMode, Instant, Recipe, Reply, RequestId, SessionEvent, Stat, WatchEvent,
+    WatchKind, ZkError,
 };
+
+mod support;
+use support::by_hand::{drain, events, texts};
 
 const GUID: Guid = Guid([0x11; 16]);
 const OWN: &str = "11111111-1111-1111-1111-111111111111-lock-0000000005";
-
-/// Drains the requests, returning their ids and a printable form.
-fn drain(lock: &mut Lock) -> Vec<(RequestId, String)> {
-    let mut out = Vec::new();
-    while let Some(o) = lock.poll_request() {
-        let text = match o.request {
-            Request::Create { path, mode, .. } => format!("create {path} {mode:?}"),
-            Request::GetChildren { path, watch } => format!("children {path} watch={watch}"),
-            Request::GetData { path, watch } => format!("getData {path} watch={watch}"),
-            Request::Exists { path, watch } => format!("exists {path} watch={watch}"),
-            Request::Delete { path, .. } => format!("delete {path}"),
-            other => format!("{other:?}"),
-        };
-        out.push((o.id, text));
-    }
-    out
-}
-
-fn events(lock: &mut Lock) -> Vec<LockEvent> {
-    std::iter::from_fn(|| lock.poll_event()).collect()
-}
 
 fn children(lock: &mut Lock, id: RequestId, names: &[&str]) {
     lock.handle_reply(Instant::ZERO, id, Reply::Children(Children::new(&names)));
@@ -811,8 +793,4 @@ fn a_node_found_by_guid_settles_the_lost_create() {
             "children /locks/a watch=false",
         ]
     );
-}
-
-fn texts(sent: &[(RequestId, String)]) -> Vec<&str> {
-    sent.iter().map(|(_, text)| text.as_str()).collect()
 }

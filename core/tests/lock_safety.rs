@@ -7,14 +7,13 @@
 //! the crate's naming functions.
 
 use herdless_core::lock::{Contender, Lock, LockEvent};
-use herdless_core::naming::{Flavour, Guid};
+use herdless_core::naming::Flavour;
 use herdless_core::sim::World;
 
-const DIR: &str = "/locks/safety";
+mod support;
+use support::by_hand::g;
 
-fn g(n: u8) -> Guid {
-    Guid::from_random_bytes([n; 16])
-}
+const DIR: &str = "/locks/safety";
 
 /// Every event the peers emit, after one step, paired with the peer; a peer
 /// that reports `Acquired` must have its node in the tree at that moment.

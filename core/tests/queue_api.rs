@@ -16,6 +16,9 @@ use herdless_core::{
     WatchEvent, WatchKind, ZkError,
 };
 
+mod support;
+use support::by_hand::events;
+
 const QUEUE: &str = "/app/queue";
 
 type Cons = Consumer<4, 64>;
@@ -48,10 +51,6 @@ fn sent<R: Recipe>(r: &mut R) -> Vec<(RequestId, String)> {
 
 fn texts(s: &[(RequestId, String)]) -> Vec<&str> {
     s.iter().map(|(_, t)| t.as_str()).collect()
-}
-
-fn events<R: Recipe>(r: &mut R) -> Vec<R::Event> {
-    std::iter::from_fn(|| r.poll_event()).collect()
 }
 
 fn children<'a>(names: &'a &'a [&'a str]) -> Reply<'a> {

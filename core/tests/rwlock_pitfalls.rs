@@ -2,14 +2,12 @@
 //! in-memory ZooKeeper. Every test fails on the buggy behaviour.
 
 use herdless_core::lock::{Lock, LockEvent};
-use herdless_core::naming::Guid;
 use herdless_core::sim::World;
 
-const DIR: &str = "/locks/rwp";
+mod support;
+use support::by_hand::g;
 
-fn g(n: u8) -> Guid {
-    Guid::from_random_bytes([n; 16])
-}
+const DIR: &str = "/locks/rwp";
 
 fn acquire(w: &mut World<Lock>, i: usize, n: u8) {
     w.act(i, |l| l.acquire(g(n))).unwrap();

@@ -5,39 +5,17 @@ use herdless_core::lock::{Contender, GiveUp, Lock, LockEvent, LockState};
 use herdless_core::naming::{Flavour, Guid};
 use herdless_core::revoke::{Revoke, RevokeEvent};
 use herdless_core::{
-    Children, CreateMode, Instant, Recipe, Reply, Request, RequestId, SessionEvent, Stat,
-    WatchEvent, WatchKind, ZkError,
+    Children, CreateMode, Instant, Recipe, Reply, RequestId, SessionEvent, Stat, WatchEvent,
+    WatchKind, ZkError,
 };
+
+mod support;
+use support::by_hand::{drain, events};
 
 const GUID: Guid = Guid([0x11; 16]);
 const READ: &str = "11111111-1111-1111-1111-111111111111-read-0000000005";
 const WRITE: &str = "11111111-1111-1111-1111-111111111111-write-0000000005";
 const DIR: &str = "/rw/a";
-
-/// Drains the requests of any recipe, returning their ids and a printable
-/// form.
-fn drain<R: Recipe>(recipe: &mut R) -> Vec<(RequestId, String)> {
-    let mut out = Vec::new();
-    while let Some(o) = recipe.poll_request() {
-        let text = match o.request {
-            Request::Create { path, mode, .. } => format!("create {path} {mode:?}"),
-            Request::GetChildren { path, watch } => format!("children {path} watch={watch}"),
-            Request::GetData { path, watch } => format!("getData {path} watch={watch}"),
-            Request::Exists { path, watch } => format!("exists {path} watch={watch}"),
-            Request::Delete { path, .. } => format!("delete {path}"),
-            Request::SetData { path, data, .. } => {
-                format!("setData {path} {}", String::from_utf8_lossy(data))
-            }
-            other => format!("{other:?}"),
-        };
-        out.push((o.id, text));
-    }
-    out
-}
-
-fn events<R: Recipe>(recipe: &mut R) -> Vec<R::Event> {
-    std::iter::from_fn(|| recipe.poll_event()).collect()
-}
 
 fn children(lock: &mut Lock, id: RequestId, names: &[&str]) {
     lock.handle_reply(Instant::ZERO, id, Reply::Children(Children::new(&names)));

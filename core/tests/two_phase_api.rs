@@ -12,6 +12,9 @@ use herdless_core::{
     WatchEvent, WatchKind, ZkError,
 };
 
+mod support;
+use support::by_hand::events;
+
 const TX: &str = "/app/tx/t1";
 
 type Tp = TwoPhase;
@@ -73,10 +76,6 @@ fn id_of(s: &[(RequestId, String)], text: &str) -> RequestId {
         .collect();
     assert_eq!(found.len(), 1, "{text:?} in {:?}", texts(s));
     found[0]
-}
-
-fn events<R: Recipe>(r: &mut R) -> Vec<R::Event> {
-    std::iter::from_fn(|| r.poll_event()).collect()
 }
 
 fn data(bytes: &[u8], version: i32) -> Reply<'_> {
