@@ -102,7 +102,7 @@ pub mod wire;
 
 #[cfg(feature = "alloc")]
 pub use contract::owned;
-pub use contract::{event, recipe, reply, request, time, zk_error};
+pub use contract::{input, recipe, reply, request, time, zk_error};
 pub use names::{children, naming, path, sequence};
 pub use recipes::{
     barrier, config, double_barrier, election, lock, member, members, queue, revoke, two_phase,
@@ -110,7 +110,7 @@ pub use recipes::{
 
 pub use children::{Children, NameList};
 pub use contract::error::Error;
-pub use event::{SessionEvent, WatchEvent, WatchKind};
+pub use input::{SessionEvent, WatchEvent, WatchKind};
 pub use recipe::{Outgoing, Recipe};
 pub use reply::{Reply, Stat};
 pub use request::{perms, Acl, AclEntry, CreateMode, Request, RequestId, RequestIds, Version};

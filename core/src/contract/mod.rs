@@ -8,7 +8,7 @@
 //! groups it.
 
 pub mod error;
-pub mod event;
+pub mod input;
 #[cfg(feature = "alloc")]
 pub mod owned;
 pub mod recipe;

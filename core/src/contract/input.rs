@@ -1,4 +1,6 @@
-//! Watch notifications and session events, as drivers hand them to recipes.
+//! The inputs of the [`Recipe`](crate::Recipe) contract besides replies and
+//! the time: watch notifications and session changes, as drivers hand them
+//! to recipes. (The `*Event` types of the recipes are their outputs.)
 
 /// What happened to a watched node.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
