@@ -794,3 +794,28 @@ fn a_node_found_by_guid_settles_the_lost_create() {
         ]
     );
 }
+
+/// A create whose answer was lost, looked for in a directory that is gone
+/// by then (an operator removed it, and the create with it): the listing's
+/// `NoNode` says nothing is left to find, so the lock creates again rather
+/// than wait for an answer that will not come.
+#[test]
+fn a_lost_create_whose_directory_is_gone_is_made_again() {
+    let mut lock: Lock = Lock::new("/locks/a").unwrap();
+    lock.acquire(GUID).unwrap();
+    assert_eq!(drain(&mut lock).len(), 2, "create and listing");
+    lock.handle_session(Instant::ZERO, SessionEvent::Suspended);
+    lock.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 1 });
+    let find = drain(&mut lock);
+    assert_eq!(texts(&find), ["children /locks/a watch=false"]);
+    lock.handle_reply(Instant::ZERO, find[0].0, Reply::Error(ZkError::NoNode));
+    assert_eq!(
+        texts(&drain(&mut lock)),
+        [
+            "create /locks/a/11111111-1111-1111-1111-111111111111-lock- EphemeralSequential",
+            "children /locks/a watch=false",
+        ]
+    );
+    assert!(events(&mut lock).is_empty());
+    assert_eq!(lock.state(), LockState::Acquiring);
+}
