@@ -476,3 +476,31 @@ fn a_created_node_without_the_candidates_guid_is_a_bad_reply() {
     );
     assert_eq!(e.state(), ElectionState::Idle);
 }
+
+/// A create whose answer was lost, looked for in a directory that is gone
+/// by then: the listing's `NoNode` says nothing is left to find, so the
+/// candidate volunteers again rather than wait for an answer that will not
+/// come.
+#[test]
+fn a_lost_create_whose_directory_is_gone_is_made_again() {
+    let mut e: Election = Election::new("/e").unwrap();
+    e.campaign(Guid([4; 16]), b"data").unwrap();
+    assert_eq!(sent(&mut e).len(), 2, "create and listing");
+    e.handle_session(Instant::ZERO, SessionEvent::Suspended);
+    e.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 7 });
+    let find = sent(&mut e);
+    assert_eq!(
+        find.iter()
+            .map(|(_, k, p)| (*k, p.as_str()))
+            .collect::<Vec<_>>(),
+        [("getChildren", "/e")]
+    );
+    answer(&mut e, find[0].0, OwnedReply::Error(ZkError::NoNode));
+    let again = sent(&mut e);
+    assert_eq!(
+        again.iter().map(|(_, k, _)| *k).collect::<Vec<_>>(),
+        ["create", "getChildren"]
+    );
+    assert!(events(&mut e).is_empty());
+    assert_eq!(e.state(), ElectionState::Campaigning);
+}
