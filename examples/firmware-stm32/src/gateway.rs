@@ -89,7 +89,9 @@ impl Gateway {
                 Ok(()) => self.join_at = None,
                 // No session at the moment (it expired and the next one is
                 // not up yet): try again later.
-                Err(election::Error::SessionEnded) => self.join_at = Some(Instant::now() + BACK_OFF),
+                Err(election::Error::SessionEnded) => {
+                    self.join_at = Some(Instant::now() + BACK_OFF)
+                }
                 Err(e) => {
                     warn!("gateway: cannot volunteer: {}", e);
                     self.join_at = Some(Instant::now() + BACK_OFF);

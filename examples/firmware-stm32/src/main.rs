@@ -213,9 +213,7 @@ impl Plant<'_> {
         // which would leave the gateway untended for as long as the others
         // keep the conveyor.
         let guid = fresh_guid(&mut self.rng);
-        self.zk
-            .recipe(self.conveyor)?
-            .acquire(guid)?;
+        self.zk.recipe(self.conveyor)?.acquire(guid)?;
         loop {
             match self.next_lock_event().await? {
                 LockEvent::Acquired => break,
