@@ -24,7 +24,7 @@ impl<R: Recipe> Peer<R> {
     /// id, as both drivers do before anything else: a recipe can then tell
     /// a move to another session from a reconnect of its own.
     pub fn new(mut recipe: R, session: SessionId) -> Self {
-        let now = Instant::from_millis(0);
+        let now = Instant::ZERO;
         recipe.handle_session(
             now,
             crate::SessionEvent::Connected {

@@ -271,7 +271,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
             ack_replacements: 0,
             lost_after: None,
             suspended_at: None,
-            now: Instant::from_millis(0),
+            now: Instant::ZERO,
             ops: Pipeline::new(),
             events: EventQueue::new(),
             scratch: String::new(),
@@ -776,7 +776,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
             Op::ReplaceAck,
         ]);
         self.line.forget_own();
-        let _ = self.set_name("");
+        let _ = rename_ack(&mut self.ack, &mut self.name_len, "");
         self.line.settle();
         // An acknowledgement naming the old node is stale: the next leader
         // replaces it.
@@ -1002,12 +1002,10 @@ impl<const N: usize, const D: usize> Election<N, D> {
     /// Writes the own node's name, just stored, into the acknowledgement;
     /// forgets the node if it does not fit.
     fn name_own(&mut self) -> bool {
-        let mut name: String<N> = String::new();
-        let copied = self
+        let fits = self
             .line
             .own_name()
-            .is_some_and(|n| name.push_str(n).is_ok());
-        let fits = copied && self.set_name(&name).is_ok();
+            .is_some_and(|name| rename_ack(&mut self.ack, &mut self.name_len, name).is_ok());
         if !fits {
             self.line.forget_own();
         }
@@ -1020,18 +1018,6 @@ impl<const N: usize, const D: usize> Election<N, D> {
         if let Some(old) = self.line.take_own_path() {
             self.stale = old;
         }
-    }
-
-    /// Rewrites the acknowledgement buffer as `<name>\n<data>`.
-    fn set_name(&mut self, name: &str) -> Result<(), ()> {
-        let data_start = self.name_len + 1;
-        let mut rebuilt: Vec<u8, D> = Vec::new();
-        rebuilt.extend_from_slice(name.as_bytes())?;
-        rebuilt.push(b'\n').map_err(|_| ())?;
-        rebuilt.extend_from_slice(self.ack.get(data_start..).unwrap_or(&[]))?;
-        self.ack = rebuilt;
-        self.name_len = name.len();
-        Ok(())
     }
 
     fn on_children(&mut self, children: Children<'_>) {
@@ -1281,6 +1267,23 @@ impl<const N: usize, const D: usize> Election<N, D> {
             },
         }
     }
+}
+
+/// Rewrites `ack` (`<name>\n<data>`, its name `name_len` long) to name
+/// `name`, keeping the data. A function of the two fields, not a method, so
+/// that the name can be borrowed from elsewhere in the candidate.
+fn rename_ack<const D: usize>(
+    ack: &mut Vec<u8, D>,
+    name_len: &mut usize,
+    name: &str,
+) -> Result<(), ()> {
+    let mut rebuilt: Vec<u8, D> = Vec::new();
+    rebuilt.extend_from_slice(name.as_bytes())?;
+    rebuilt.push(b'\n').map_err(|_| ())?;
+    rebuilt.extend_from_slice(ack.get(*name_len + 1..).unwrap_or(&[]))?;
+    *ack = rebuilt;
+    *name_len = name.len();
+    Ok(())
 }
 
 impl<const N: usize, const D: usize> Recipe for Election<N, D> {
