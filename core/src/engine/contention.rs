@@ -28,20 +28,30 @@ pub(crate) struct Contention<const N: usize> {
     kind: NodeKind,
     guid: Guid,
     /// Full path of the own node, once known (else empty). Kept apart from
-    /// its sequence, not as one `Option`, to save the tag's padding.
+    /// `own`, not inside it, to save the tag's padding.
     own_path: String<N>,
-    /// The own node's sequence: `Some` exactly when `own_path` is set.
-    own_seq: Option<Sequence>,
+    /// What is known of the own node: `Known` exactly when `own_path` is
+    /// set.
+    own: Own,
     /// Full path of the watched predecessor.
     predecessor: String<N>,
     /// The predecessor was the only node ahead: its deletion means first in
     /// line, with no listing needed (sequence numbers only grow).
     predecessor_is_lowest: bool,
-    /// A create was sent and its answer lost: it may have been applied, and
-    /// only the GUID can tell.
-    pub(crate) create_unknown: bool,
     /// Bounds re-creating a missing directory.
     pub(crate) directory_retries: ancestors::Retries,
+}
+
+/// What a contender knows of its own node in the current attempt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Own {
+    /// None was made, or the one made is gone.
+    Absent,
+    /// A create was sent and its answer lost (or garbled): it may have been
+    /// applied, and only a listing searched by GUID can tell.
+    InDoubt,
+    /// Made, with this sequence.
+    Known(Sequence),
 }
 
 /// Where the own node stands in a listing, read in one pass.
@@ -82,10 +92,9 @@ impl<const N: usize> Contention<N> {
             kind,
             guid: Guid::default(),
             own_path: String::new(),
-            own_seq: None,
+            own: Own::Absent,
             predecessor: String::new(),
             predecessor_is_lowest: false,
-            create_unknown: false,
             directory_retries: ancestors::Retries::default(),
         })
     }
@@ -118,16 +127,20 @@ impl<const N: usize> Contention<N> {
     pub(crate) fn begin(&mut self, guid: Guid) {
         self.guid = guid;
         self.forget_own();
-        self.create_unknown = false;
         self.directory_retries.reset();
     }
 
+    /// What is known of the own node.
+    pub(crate) fn own(&self) -> Own {
+        self.own
+    }
+
     pub(crate) fn has_own(&self) -> bool {
-        self.own_seq.is_some()
+        matches!(self.own, Own::Known(_))
     }
 
     pub(crate) fn own_path(&self) -> Option<&str> {
-        self.own_seq.map(|_| self.own_path.as_str())
+        self.has_own().then_some(self.own_path.as_str())
     }
 
     pub(crate) fn own_name(&self) -> Option<&str> {
@@ -135,18 +148,22 @@ impl<const N: usize> Contention<N> {
     }
 
     pub(crate) fn own_sequence(&self) -> Option<Sequence> {
-        self.own_seq
+        match self.own {
+            Own::Known(seq) => Some(seq),
+            _ => None,
+        }
     }
 
     /// The own node is gone (deleted, or its session ended).
     pub(crate) fn forget_own(&mut self) {
         self.own_path.clear();
-        self.own_seq = None;
+        self.own = Own::Absent;
     }
 
     /// Hands over the own node's path (to delete it later), forgetting it.
     pub(crate) fn take_own_path(&mut self) -> Option<String<N>> {
-        self.own_seq.take()?;
+        self.own_sequence()?;
+        self.own = Own::Absent;
         Some(core::mem::take(&mut self.own_path))
     }
 
@@ -160,9 +177,20 @@ impl<const N: usize> Contention<N> {
         self.guid.0[12..].copy_from_slice(&bumped);
     }
 
-    /// The own node is confirmed: no create of this attempt is in doubt.
+    /// A search by GUID is over (or the own node is confirmed): no create
+    /// of this attempt is in doubt any more.
     pub(crate) fn settle(&mut self) {
-        self.create_unknown = false;
+        if self.own == Own::InDoubt {
+            self.own = Own::Absent;
+        }
+    }
+
+    /// The answer to a create could not be used (a name without the GUID,
+    /// or one too long to store): whatever it made can only be found by
+    /// GUID.
+    pub(crate) fn doubt_create(&mut self) {
+        self.forget_own();
+        self.own = Own::InDoubt;
     }
 
     /// Whether `path` is the own node's full path.
@@ -180,7 +208,7 @@ impl<const N: usize> Contention<N> {
             self.forget_own();
             return false;
         }
-        self.own_seq = Some(seq);
+        self.own = Own::Known(seq);
         true
     }
 
@@ -202,7 +230,7 @@ impl<const N: usize> Contention<N> {
         children: Children<'c>,
         waits_for: impl Fn(&str) -> Option<Sequence>,
     ) -> Option<Standing<'c>> {
-        let own_seq = self.own_seq.as_ref()?;
+        let own_seq = &self.own_sequence()?;
         let own_name = path::basename(&self.own_path);
         let mut present = false;
         let mut lower = 0usize;
@@ -258,7 +286,7 @@ impl<const N: usize> Contention<N> {
             CreateRefusal::NoDirectory
         } else if e.is_connection_loss() || e.is_session_gone() {
             if e.is_connection_loss() {
-                self.create_unknown = true;
+                self.create_lost();
             }
             CreateRefusal::Lost
         } else {
@@ -270,7 +298,7 @@ impl<const N: usize> Contention<N> {
     /// unless the own node is known, the create may have been applied.
     pub(crate) fn create_lost(&mut self) {
         if !self.has_own() {
-            self.create_unknown = true;
+            self.own = Own::InDoubt;
         }
     }
 
@@ -393,12 +421,14 @@ mod tests {
             assert!(retries < 100, "unbounded");
         }
         assert!(retries > 0);
-        assert!(!c.create_unknown);
+        assert_eq!(c.own(), Own::Absent);
         assert!(matches!(
             c.create_refused(ZkError::ConnectionLoss),
             CreateRefusal::Lost
         ));
-        assert!(c.create_unknown, "a lost create may have been applied");
+        assert_eq!(c.own(), Own::InDoubt, "a lost create may have been applied");
+        c.settle();
+        assert_eq!(c.own(), Own::Absent);
         c.begin(G);
         assert!(matches!(
             c.create_refused(ZkError::NoNode),

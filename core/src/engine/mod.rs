@@ -4,6 +4,7 @@
 
 pub(crate) mod ancestors;
 pub(crate) mod contention;
+pub(crate) mod contention_flow;
 pub(crate) mod event_queue;
 pub(crate) mod pipeline;
 pub(crate) mod session_life;

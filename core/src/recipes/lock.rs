@@ -90,7 +90,8 @@ use core::fmt;
 use heapless::String;
 
 use crate::engine::ancestors;
-use crate::engine::contention::{Contention, CreateRefusal};
+use crate::engine::contention::{Contention, Own};
+use crate::engine::contention_flow::ContentionFlow;
 use crate::engine::event_queue::EventQueue;
 use crate::engine::pipeline::Pipeline;
 use crate::engine::session_life::SessionLife;
@@ -249,7 +250,7 @@ enum Step {
 
 /// A request to be emitted, materialised at `poll_request` time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Op {
+pub(crate) enum Op {
     /// Create the `level`-th ancestor of the lock directory (1 = topmost).
     Ensure(u8),
     Create,
@@ -544,8 +545,7 @@ impl<const N: usize> Lock<N> {
         self.give_up = None;
         self.suspended = false;
         self.revocation_requested = false;
-        self.step = Step::Creating;
-        self.queue_create();
+        self.create();
         Ok(())
     }
 
@@ -583,48 +583,14 @@ impl<const N: usize> Lock<N> {
         self.ops.push(Op::List);
     }
 
-    /// Forgets requests of these kinds: their replies are ignored.
-    fn forget(&mut self, ops: &[Op]) {
-        self.ops.forget(|op| ops.contains(&op));
-    }
-
     /// Abandons the acquisition: delete the own node (once its name is
     /// known), then report `outcome`.
     fn abandon(&mut self, outcome: Outcome) {
         self.give_up = Some(outcome);
         self.deadline = None;
         self.forget(&[Op::List, Op::WatchPredecessor, Op::Verify, Op::WatchOwn]);
-        if self.line.has_own() {
-            self.start_delete();
-        } else if self.ops.is_in_flight(Op::Create) {
-            // Wait for the create's answer, then delete what it made.
-            self.step = Step::Creating;
-        } else if self.line.create_unknown {
-            self.step = Step::Finding;
-            self.ops.queue(Op::List);
-        } else {
-            // Nothing was created (or the create was never sent).
-            self.finish();
-        }
-    }
-
-    fn start_delete(&mut self) {
-        self.step = Step::Deleting;
-        self.forget(&[Op::List, Op::WatchPredecessor, Op::Verify, Op::WatchOwn]);
-        self.ops.queue(Op::Delete);
-    }
-
-    /// Reports the pending outcome and returns to idle.
-    fn finish(&mut self) {
-        let event = match self.give_up.take() {
-            Some(Outcome::GiveUp(reason)) => LockEvent::NotAcquired(reason),
-            Some(Outcome::Failed(e)) => LockEvent::Failed(e),
-            Some(Outcome::Release) => LockEvent::Released,
-            Some(Outcome::Lost) => LockEvent::Lost,
-            None => LockEvent::Released,
-        };
-        self.reset();
-        self.events.emit(event);
+        let create_in_flight = self.ops.is_in_flight(Op::Create);
+        self.wind_up(create_in_flight);
     }
 
     fn reset(&mut self) {
@@ -641,10 +607,6 @@ impl<const N: usize> Lock<N> {
         self.deadline = None;
         self.forget(&[Op::List, Op::WatchPredecessor]);
         self.events.emit(LockEvent::Acquired);
-    }
-
-    fn fail(&mut self, e: Error) {
-        self.abandon(Outcome::Failed(e));
     }
 
     /// A request's answer says the connection is gone: stop sending until
@@ -670,17 +632,7 @@ impl<const N: usize> Lock<N> {
         match self.step {
             Step::Idle => {}
             Step::Creating | Step::Finding | Step::Listing | Step::Watching | Step::Confirming => {
-                if self.line.has_own() {
-                    self.step = Step::Listing;
-                    self.watch_own();
-                    self.ops.queue(Op::List);
-                } else if self.line.create_unknown {
-                    self.step = Step::Finding;
-                    self.ops.queue(Op::List);
-                } else {
-                    self.step = Step::Creating;
-                    self.queue_create();
-                }
+                self.regain_place();
             }
             Step::Held | Step::Verifying => {
                 self.step = Step::Verifying;
@@ -688,16 +640,11 @@ impl<const N: usize> Lock<N> {
                 // A request written while disconnected is read here.
                 self.watch_own();
             }
-            Step::Deleting => {
-                if self.line.has_own() {
-                    self.ops.queue(Op::Delete);
-                } else if self.line.create_unknown {
-                    self.step = Step::Finding;
-                    self.ops.queue(Op::List);
-                } else {
-                    self.finish();
-                }
-            }
+            Step::Deleting => match self.line.own() {
+                Own::Known(_) => self.ops.queue(Op::Delete),
+                Own::InDoubt => self.find(),
+                Own::Absent => self.finish(),
+            },
         }
     }
 
@@ -724,10 +671,8 @@ impl<const N: usize> Lock<N> {
     }
 
     fn on_error(&mut self, op: Op, e: ZkError) {
-        if e.is_connection_loss() {
-            self.connection_lost();
-        } else if e.is_session_gone() {
-            self.session_ended(e, SessionEvent::Expired);
+        if e.is_connection_loss() || e.is_session_gone() {
+            self.connection_or_session_lost(e);
         } else {
             match op {
                 Op::Delete => {
@@ -748,14 +693,7 @@ impl<const N: usize> Lock<N> {
     }
 
     fn on_created(&mut self, full_path: &str) {
-        if !self.line.store_own(path::basename(full_path)) {
-            self.line.create_unknown = true;
-            return self.fail(Error::BadReply);
-        }
-        self.line.settle();
-        if self.give_up.is_some() {
-            self.start_delete();
-        } else {
+        if self.adopt_created(full_path) {
             self.watch_own();
         }
     }
@@ -799,51 +737,13 @@ impl<const N: usize> Lock<N> {
             // A waiter queues again at the back, with a new node; what it
             // waited for before is of no concern any more.
             self.forget(&[Op::List, Op::WatchPredecessor, Op::WatchOwn, Op::Verify]);
-            self.step = Step::Creating;
-            self.queue_create();
-        }
-    }
-
-    fn on_create_error(&mut self, e: ZkError) {
-        match self.line.create_refused(e) {
-            CreateRefusal::NoDirectory => {
-                // Create the ancestors (pipelined, NodeExists ignored),
-                // then the own node and the listing again.
-                self.forget(&[Op::List]);
-                if self.give_up.is_some() {
-                    return self.finish();
-                }
-                self.ops.clear_queued();
-                self.ops.push(Op::Ensure(1));
-                self.ops.push(Op::Create);
-                self.ops.push(Op::List);
-            }
-            CreateRefusal::Lost => self.on_error(Op::Create, e),
-            CreateRefusal::Refused(e) => {
-                self.forget(&[Op::List]);
-                self.give_up.get_or_insert(Outcome::Failed(Error::Zk(e)));
-                self.finish();
-            }
+            self.create();
         }
     }
 
     fn on_children(&mut self, children: crate::Children<'_>) {
-        if self.step == Step::Finding {
-            let found = self.line.find_own(children.clone());
-            self.line.settle();
-            if self.give_up.is_some() {
-                return if found {
-                    self.start_delete()
-                } else {
-                    self.finish()
-                };
-            }
-            if !found {
-                self.step = Step::Creating;
-                return self.queue_create();
-            }
-            self.step = Step::Listing;
-            self.watch_own();
+        if self.step == Step::Finding && !self.on_found(children.clone()) {
+            return;
         }
         if !matches!(self.step, Step::Creating | Step::Listing) {
             return;
@@ -943,6 +843,102 @@ impl<const N: usize> Lock<N> {
     }
 }
 
+impl<const N: usize> ContentionFlow<N> for Lock<N> {
+    type Op = Op;
+    const CREATE: Op = Op::Create;
+    const LIST: Op = Op::List;
+
+    fn line(&mut self) -> &mut Contention<N> {
+        &mut self.line
+    }
+
+    fn winding_up(&self) -> bool {
+        self.give_up.is_some()
+    }
+
+    fn finding(&self) -> bool {
+        self.step == Step::Finding
+    }
+
+    fn forget(&mut self, ops: &[Op]) {
+        self.ops.forget(|op| ops.contains(&op));
+    }
+
+    fn fail_with(&mut self, e: Error) {
+        self.give_up.get_or_insert(Outcome::Failed(e));
+    }
+
+    fn fail(&mut self, e: Error) {
+        self.abandon(Outcome::Failed(e));
+    }
+
+    /// Reports the pending outcome and returns to idle.
+    fn finish(&mut self) {
+        let event = match self.give_up.take() {
+            Some(Outcome::GiveUp(reason)) => LockEvent::NotAcquired(reason),
+            Some(Outcome::Failed(e)) => LockEvent::Failed(e),
+            Some(Outcome::Release) => LockEvent::Released,
+            Some(Outcome::Lost) => LockEvent::Lost,
+            None => LockEvent::Released,
+        };
+        self.reset();
+        self.events.emit(event);
+    }
+
+    fn start_delete(&mut self) {
+        self.step = Step::Deleting;
+        self.forget(&[Op::List, Op::WatchPredecessor, Op::Verify, Op::WatchOwn]);
+        self.ops.queue(Op::Delete);
+    }
+
+    fn create(&mut self) {
+        self.step = Step::Creating;
+        self.queue_create();
+    }
+
+    fn create_with_ancestors(&mut self) {
+        self.ops.clear_queued();
+        self.ops.push(Op::Ensure(1));
+        self.ops.push(Op::Create);
+        self.ops.push(Op::List);
+    }
+
+    fn find(&mut self) {
+        self.step = Step::Finding;
+        self.ops.queue(Op::List);
+    }
+
+    fn clear_queued(&mut self) {
+        self.ops.clear_queued();
+    }
+
+    fn placed(&mut self) {
+        self.step = Step::Listing;
+        self.watch_own();
+    }
+
+    fn queue_listing(&mut self) {
+        self.ops.queue(Op::List);
+    }
+
+    fn await_create(&mut self) {
+        self.step = Step::Creating;
+        self.ops.unqueue(|op| op == Op::Create);
+    }
+
+    fn own_node_vanished(&mut self) {
+        self.own_node_deleted();
+    }
+
+    fn connection_or_session_lost(&mut self, e: ZkError) {
+        if e.is_connection_loss() {
+            self.connection_lost();
+        } else {
+            self.session_ended(e, SessionEvent::Expired);
+        }
+    }
+}
+
 impl<const N: usize> Recipe for Lock<N> {
     type Event = LockEvent;
 
@@ -963,32 +959,11 @@ impl<const N: usize> Recipe for Lock<N> {
         };
         match (op, reply) {
             (Op::Ensure(_), Reply::Created { .. } | Reply::Error(ZkError::NodeExists)) => {}
-            (Op::Ensure(_), Reply::Error(e)) => {
-                if e.is_connection_loss() || e.is_session_gone() {
-                    self.on_error(op, e);
-                } else {
-                    self.forget(&[Op::Create, Op::List]);
-                    self.give_up.get_or_insert(Outcome::Failed(Error::Zk(e)));
-                    self.finish();
-                }
-            }
+            (Op::Ensure(_), Reply::Error(e)) => self.on_ancestor_refused(e),
             (Op::Create, Reply::Created { path }) => self.on_created(path),
-            (Op::Create, Reply::Error(e)) => self.on_create_error(e),
+            (Op::Create, Reply::Error(e)) => self.on_create_refused(e),
             (Op::List, Reply::Children(children)) => self.on_children(children),
-            (Op::List, Reply::Error(ZkError::NoNode)) => {
-                // The directory vanished with our node in it.
-                if self.line.has_own() && self.give_up.is_none() {
-                    self.own_node_deleted();
-                } else if self.step == Step::Finding {
-                    self.line.settle();
-                    if self.give_up.is_some() {
-                        self.finish();
-                    } else {
-                        self.step = Step::Creating;
-                        self.queue_create();
-                    }
-                }
-            }
+            (Op::List, Reply::Error(ZkError::NoNode)) => self.on_directory_gone(),
             (Op::WatchPredecessor, Reply::Data { .. }) => {}
             (Op::WatchPredecessor, Reply::Error(ZkError::NoNode)) => self.predecessor_gone(),
             (Op::Delete, Reply::Deleted | Reply::Error(ZkError::NoNode)) => self.finish(),

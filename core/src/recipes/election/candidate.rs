@@ -6,7 +6,8 @@ use heapless::{String, Vec};
 
 use super::{Acknowledgement, Error, ACK_NAME, DEFAULT_DATA_CAPACITY, DEFAULT_PATH_CAPACITY};
 use crate::engine::ancestors;
-use crate::engine::contention::{Contention, CreateRefusal};
+use crate::engine::contention::Contention;
+use crate::engine::contention_flow::ContentionFlow;
 use crate::engine::event_queue::EventQueue;
 use crate::engine::pipeline::Pipeline;
 use crate::engine::session_life::SessionLife;
@@ -100,7 +101,7 @@ enum Step {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Op {
+pub(crate) enum Op {
     /// Create the `level`-th ancestor of the directory (1 = topmost).
     Ensure(u8),
     Create,
@@ -515,8 +516,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
         self.suspended = false;
         self.delete_ack = false;
         self.ack_replacements = 0;
-        self.step = Step::Creating;
-        self.queue_create();
+        self.create();
         Ok(())
     }
 
@@ -560,10 +560,6 @@ impl<const N: usize, const D: usize> Election<N, D> {
         }
         self.ops.push(Op::Create);
         self.ops.push(Op::List);
-    }
-
-    fn forget(&mut self, ops: &[Op]) {
-        self.ops.forget(|op| ops.contains(&op));
     }
 
     /// Whether the acknowledgement may exist and be this candidate's.
@@ -621,42 +617,8 @@ impl<const N: usize, const D: usize> Election<N, D> {
             Op::ReadAck,
             Op::ReplaceAck,
         ]);
-        if self.line.has_own() {
-            self.start_delete();
-        } else if self.ops.is_in_flight(Op::Create) {
-            // Wait for the create's answer, then delete what it made.
-            self.step = Step::Creating;
-            self.ops.unqueue(|op| op == Op::Create);
-        } else if self.line.create_unknown {
-            self.step = Step::Finding;
-            self.ops.clear_queued();
-            self.ops.queue(Op::List);
-        } else {
-            self.finish();
-        }
-    }
-
-    fn start_delete(&mut self) {
-        self.step = Step::Deleting;
-        self.forget(&[
-            Op::List,
-            Op::WatchPredecessor,
-            Op::Confirm,
-            Op::ReadAck,
-            Op::ReplaceAck,
-        ]);
-        self.ops.unqueue(|op| op == Op::Ack);
-        if self.clear_ack {
-            // The own node goes once the acknowledgement is settled: while
-            // it exists no other candidate can lead, so an acknowledgement
-            // read naming us is still ours when it is deleted.
-            self.ops.queue(Op::ClearAck);
-            return;
-        }
-        if self.delete_ack {
-            self.ops.queue(Op::DeleteAck);
-        }
-        self.ops.queue(Op::Delete);
+        let create_in_flight = self.ops.is_in_flight(Op::Create);
+        self.wind_up(create_in_flight);
     }
 
     /// The acknowledgement read after a loss: delete it if it names this
@@ -689,20 +651,6 @@ impl<const N: usize, const D: usize> Election<N, D> {
         }
     }
 
-    /// Reports the pending outcome and returns to idle.
-    fn finish(&mut self) {
-        let event = match self.give_up.take() {
-            Some(Outcome::Resign) | None => Some(ElectionEvent::Resigned),
-            Some(Outcome::TimedOut) => Some(ElectionEvent::TimedOut),
-            Some(Outcome::Failed(e)) => Some(ElectionEvent::Failed(e)),
-            Some(Outcome::Quiet) => None,
-        };
-        self.reset();
-        if let Some(event) = event {
-            self.events.emit(event);
-        }
-    }
-
     fn reset(&mut self) {
         self.step = Step::Idle;
         self.line.forget_own();
@@ -716,14 +664,6 @@ impl<const N: usize, const D: usize> Election<N, D> {
         self.ack_sent = false;
         self.suspended_at = None;
         self.ops.clear();
-    }
-
-    fn fail(&mut self, e: Error) {
-        if self.leading {
-            self.lost(true, true);
-        } else {
-            self.abandon(Outcome::Failed(e));
-        }
     }
 
     /// Leadership is gone: say so at once, then delete the acknowledgement
@@ -782,8 +722,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
         // replaces it.
         self.ack_sent = false;
         self.line.next_guid();
-        self.step = Step::Creating;
-        self.queue_create();
+        self.create();
     }
 
     /// The connection is gone: stop sending until `Connected`, then resume.
@@ -815,16 +754,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
         match self.step {
             Step::Idle => {}
             Step::Creating | Step::Finding | Step::Listing | Step::Watching => {
-                if self.line.has_own() {
-                    self.step = Step::Listing;
-                    self.ops.queue(Op::List);
-                } else if self.line.create_unknown {
-                    self.step = Step::Finding;
-                    self.ops.queue(Op::List);
-                } else {
-                    self.step = Step::Creating;
-                    self.queue_create();
-                }
+                self.regain_place();
             }
             // Whether the acknowledgement landed or not, confirming the own
             // node again and re-creating it (adopting ours on `NodeExists`)
@@ -848,11 +778,8 @@ impl<const N: usize, const D: usize> Election<N, D> {
                     self.ops.queue(Op::CheckOwn);
                 } else if self.line.has_own() {
                     self.ops.queue(Op::Delete);
-                } else if self.line.create_unknown {
-                    self.step = Step::Finding;
-                    self.ops.queue(Op::List);
                 } else {
-                    self.finish();
+                    self.finish_or_find();
                 }
             }
         }
@@ -935,10 +862,8 @@ impl<const N: usize, const D: usize> Election<N, D> {
     }
 
     fn on_error(&mut self, op: Op, e: ZkError) {
-        if e.is_connection_loss() {
-            self.connection_lost();
-        } else if e.is_session_gone() {
-            self.session_ended(SessionEvent::Expired);
+        if e.is_connection_loss() || e.is_session_gone() {
+            self.connection_or_session_lost(e);
         } else {
             match op {
                 Op::Delete => {
@@ -965,53 +890,6 @@ impl<const N: usize, const D: usize> Election<N, D> {
         }
     }
 
-    fn on_created(&mut self, full_path: &str) {
-        if !(self.line.store_own(path::basename(full_path)) && self.name_own()) {
-            self.line.create_unknown = true;
-            return self.fail(Error::BadReply);
-        }
-        self.line.settle();
-        if self.give_up.is_some() {
-            self.start_delete();
-        }
-    }
-
-    fn on_create_error(&mut self, e: ZkError) {
-        match self.line.create_refused(e) {
-            CreateRefusal::NoDirectory => {
-                // Create the ancestors (pipelined, NodeExists ignored),
-                // then the own node and the listing again.
-                self.forget(&[Op::List]);
-                if self.give_up.is_some() {
-                    return self.finish();
-                }
-                self.ops.clear_queued();
-                self.ops.push(Op::Ensure(1));
-                self.ops.push(Op::Create);
-                self.ops.push(Op::List);
-            }
-            CreateRefusal::Lost => self.on_error(Op::Create, e),
-            CreateRefusal::Refused(e) => {
-                self.forget(&[Op::List]);
-                self.give_up.get_or_insert(Outcome::Failed(Error::Zk(e)));
-                self.finish();
-            }
-        }
-    }
-
-    /// Writes the own node's name, just stored, into the acknowledgement;
-    /// forgets the node if it does not fit.
-    fn name_own(&mut self) -> bool {
-        let fits = self
-            .line
-            .own_name()
-            .is_some_and(|name| rename_ack(&mut self.ack, &mut self.name_len, name).is_ok());
-        if !fits {
-            self.line.forget_own();
-        }
-        fits
-    }
-
     /// The own node (of a campaign being left or of an earlier session)
     /// is to be deleted before the next create.
     fn retire_own(&mut self) {
@@ -1021,21 +899,8 @@ impl<const N: usize, const D: usize> Election<N, D> {
     }
 
     fn on_children(&mut self, children: Children<'_>) {
-        if self.step == Step::Finding {
-            let found = self.line.find_own(children.clone()) && self.name_own();
-            self.line.settle();
-            if self.give_up.is_some() {
-                return if found {
-                    self.start_delete()
-                } else {
-                    self.finish()
-                };
-            }
-            if !found {
-                self.step = Step::Creating;
-                return self.queue_create();
-            }
-            self.step = Step::Listing;
+        if self.step == Step::Finding && !self.on_found(children.clone()) {
+            return;
         }
         if !matches!(self.step, Step::Creating | Step::Listing) {
             return;
@@ -1286,6 +1151,136 @@ fn rename_ack<const D: usize>(
     Ok(())
 }
 
+impl<const N: usize, const D: usize> ContentionFlow<N> for Election<N, D> {
+    type Op = Op;
+    const CREATE: Op = Op::Create;
+    const LIST: Op = Op::List;
+
+    fn line(&mut self) -> &mut Contention<N> {
+        &mut self.line
+    }
+
+    fn winding_up(&self) -> bool {
+        self.give_up.is_some()
+    }
+
+    fn finding(&self) -> bool {
+        self.step == Step::Finding
+    }
+
+    fn forget(&mut self, ops: &[Op]) {
+        self.ops.forget(|op| ops.contains(&op));
+    }
+
+    fn fail_with(&mut self, e: Error) {
+        self.give_up.get_or_insert(Outcome::Failed(e));
+    }
+
+    fn fail(&mut self, e: Error) {
+        if self.leading {
+            self.lost(true, true);
+        } else {
+            self.abandon(Outcome::Failed(e));
+        }
+    }
+
+    /// Reports the pending outcome and returns to idle.
+    fn finish(&mut self) {
+        let event = match self.give_up.take() {
+            Some(Outcome::Resign) | None => Some(ElectionEvent::Resigned),
+            Some(Outcome::TimedOut) => Some(ElectionEvent::TimedOut),
+            Some(Outcome::Failed(e)) => Some(ElectionEvent::Failed(e)),
+            Some(Outcome::Quiet) => None,
+        };
+        self.reset();
+        if let Some(event) = event {
+            self.events.emit(event);
+        }
+    }
+
+    fn start_delete(&mut self) {
+        self.step = Step::Deleting;
+        self.forget(&[
+            Op::List,
+            Op::WatchPredecessor,
+            Op::Confirm,
+            Op::ReadAck,
+            Op::ReplaceAck,
+        ]);
+        self.ops.unqueue(|op| op == Op::Ack);
+        if self.clear_ack {
+            // The own node goes once the acknowledgement is settled: while
+            // it exists no other candidate can lead, so an acknowledgement
+            // read naming us is still ours when it is deleted.
+            self.ops.queue(Op::ClearAck);
+            return;
+        }
+        if self.delete_ack {
+            self.ops.queue(Op::DeleteAck);
+        }
+        self.ops.queue(Op::Delete);
+    }
+
+    fn create(&mut self) {
+        self.step = Step::Creating;
+        self.queue_create();
+    }
+
+    fn create_with_ancestors(&mut self) {
+        self.ops.clear_queued();
+        self.ops.push(Op::Ensure(1));
+        self.ops.push(Op::Create);
+        self.ops.push(Op::List);
+    }
+
+    fn find(&mut self) {
+        self.step = Step::Finding;
+        self.ops.queue(Op::List);
+    }
+
+    fn clear_queued(&mut self) {
+        self.ops.clear_queued();
+    }
+
+    fn placed(&mut self) {
+        self.step = Step::Listing;
+    }
+
+    fn queue_listing(&mut self) {
+        self.ops.queue(Op::List);
+    }
+
+    fn await_create(&mut self) {
+        self.step = Step::Creating;
+        self.ops.unqueue(|op| op == Op::Create);
+    }
+
+    fn own_node_vanished(&mut self) {
+        self.volunteer_again();
+    }
+
+    fn connection_or_session_lost(&mut self, e: ZkError) {
+        if e.is_connection_loss() {
+            self.connection_lost();
+        } else {
+            self.session_ended(SessionEvent::Expired);
+        }
+    }
+
+    /// Writes the own node's name, just stored, into the acknowledgement;
+    /// forgets the node if it does not fit.
+    fn accept_own(&mut self) -> bool {
+        let fits = self
+            .line
+            .own_name()
+            .is_some_and(|name| rename_ack(&mut self.ack, &mut self.name_len, name).is_ok());
+        if !fits {
+            self.line.forget_own();
+        }
+        fits
+    }
+}
+
 impl<const N: usize, const D: usize> Recipe for Election<N, D> {
     type Event = ElectionEvent;
 
@@ -1310,31 +1305,13 @@ impl<const N: usize, const D: usize> Recipe for Election<N, D> {
         };
         match (op, reply) {
             (Op::Ensure(_), Reply::Created { .. } | Reply::Error(ZkError::NodeExists)) => {}
-            (Op::Ensure(_), Reply::Error(e)) => {
-                if e.is_connection_loss() || e.is_session_gone() {
-                    self.on_error(op, e);
-                } else {
-                    self.forget(&[Op::Create, Op::List]);
-                    self.give_up.get_or_insert(Outcome::Failed(Error::Zk(e)));
-                    self.finish();
-                }
+            (Op::Ensure(_), Reply::Error(e)) => self.on_ancestor_refused(e),
+            (Op::Create, Reply::Created { path }) => {
+                self.adopt_created(path);
             }
-            (Op::Create, Reply::Created { path }) => self.on_created(path),
-            (Op::Create, Reply::Error(e)) => self.on_create_error(e),
+            (Op::Create, Reply::Error(e)) => self.on_create_refused(e),
             (Op::List, Reply::Children(children)) => self.on_children(children),
-            (Op::List, Reply::Error(ZkError::NoNode)) => {
-                // The directory vanished with our node in it: start over.
-                if self.step == Step::Finding {
-                    self.line.settle();
-                    if self.give_up.is_some() {
-                        return self.finish();
-                    }
-                    self.step = Step::Creating;
-                    self.queue_create();
-                } else if self.line.has_own() && self.give_up.is_none() {
-                    self.volunteer_again();
-                }
-            }
+            (Op::List, Reply::Error(ZkError::NoNode)) => self.on_directory_gone(),
             (Op::WatchPredecessor, Reply::Data { .. }) => {}
             (Op::WatchPredecessor, Reply::Error(ZkError::NoNode)) => {
                 if self.step == Step::Watching {

@@ -1,0 +1,187 @@
+//! The flow around a [`Contention`] that the lock and the election
+//! candidate share: answering a create, a refused create or ancestor, a
+//! search by GUID, a vanished directory, and finding the way back after a
+//! reconnect or when winding up.
+//!
+//! Each recipe keeps its own steps and outcomes and says, through the
+//! required methods, what "create again", "find by GUID" or "finish" mean
+//! for it; the decisions between them are written here, once.
+
+use crate::engine::contention::{Contention, CreateRefusal, Own};
+use crate::{path, Children, Error, ZkError};
+
+/// A recipe whose protocol is built on a [`Contention`].
+pub(crate) trait ContentionFlow<const N: usize> {
+    /// The recipe's kinds of request.
+    type Op: Copy + PartialEq;
+    /// The create of the own node.
+    const CREATE: Self::Op;
+    /// The listing of the directory.
+    const LIST: Self::Op;
+
+    /// The contender's place in the directory.
+    fn line(&mut self) -> &mut Contention<N>;
+    /// An outcome (give-up, release, resignation, failure) is pending: a
+    /// node found or made is to be deleted, not used.
+    fn winding_up(&self) -> bool;
+    /// Searching the directory by GUID for a create in doubt.
+    fn finding(&self) -> bool;
+    /// Forgets requests of these kinds: their answers are ignored.
+    fn forget(&mut self, ops: &[Self::Op]);
+    /// Records `e` as the outcome, unless one is pending already.
+    fn fail_with(&mut self, e: Error);
+    /// Gives up on `e` as the recipe does for any failure.
+    fn fail(&mut self, e: Error);
+    /// Reports the pending outcome and goes idle.
+    fn finish(&mut self);
+    /// Deletes the own node, then finishes.
+    fn start_delete(&mut self);
+    /// Sends the create and the listing (again).
+    fn create(&mut self);
+    /// Creates the directory's ancestors, then the own node and the
+    /// listing.
+    fn create_with_ancestors(&mut self);
+    /// Lists the directory to find the own node by GUID.
+    fn find(&mut self);
+    /// Drops the requests not yet sent.
+    fn clear_queued(&mut self);
+    /// The own node is known: from now on listings say where it stands.
+    fn placed(&mut self);
+    /// Lists the directory.
+    fn queue_listing(&mut self);
+    /// Waits for a create in flight to be answered (then deletes what it
+    /// made).
+    fn await_create(&mut self);
+    /// The own node is gone while contending (an operator, a listing
+    /// without its directory).
+    fn own_node_vanished(&mut self);
+    /// The connection or the session is gone, as the answer `e` says.
+    fn connection_or_session_lost(&mut self, e: ZkError);
+    /// Accepts the own node just stored (say, names it in other state);
+    /// `false` forgets it.
+    fn accept_own(&mut self) -> bool {
+        true
+    }
+
+    /// A create answered with the own node's path. Returns whether the
+    /// contender goes on with it (it is not winding up).
+    fn adopt_created(&mut self, full_path: &str) -> bool {
+        if !(self.line().store_own(path::basename(full_path)) && self.accept_own()) {
+            self.line().doubt_create();
+            self.fail(Error::BadReply);
+            return false;
+        }
+        self.line().settle();
+        if self.winding_up() {
+            self.start_delete();
+            return false;
+        }
+        true
+    }
+
+    /// A create was refused.
+    fn on_create_refused(&mut self, e: ZkError) {
+        match self.line().create_refused(e) {
+            CreateRefusal::NoDirectory => {
+                self.forget(&[Self::LIST]);
+                if self.winding_up() {
+                    return self.finish();
+                }
+                self.create_with_ancestors();
+            }
+            CreateRefusal::Lost => self.connection_or_session_lost(e),
+            CreateRefusal::Refused(e) => {
+                self.forget(&[Self::LIST]);
+                self.fail_with(Error::Zk(e));
+                self.finish();
+            }
+        }
+    }
+
+    /// Creating an ancestor of the directory was refused (other than with
+    /// `NodeExists`, which is success).
+    fn on_ancestor_refused(&mut self, e: ZkError) {
+        if e.is_connection_loss() || e.is_session_gone() {
+            self.connection_or_session_lost(e);
+        } else {
+            self.forget(&[Self::CREATE, Self::LIST]);
+            self.fail_with(Error::Zk(e));
+            self.finish();
+        }
+    }
+
+    /// A listing was answered `NoNode`: the directory vanished, with the
+    /// own node in it.
+    fn on_directory_gone(&mut self) {
+        if self.finding() {
+            self.line().settle();
+            if self.winding_up() {
+                self.finish();
+            } else {
+                self.create();
+            }
+        } else if self.line().has_own() && !self.winding_up() {
+            self.own_node_vanished();
+        }
+    }
+
+    /// While finding, a listing's answer: adopts the own node if it is
+    /// there. Returns whether the listing goes on to say where the node
+    /// stands.
+    fn on_found(&mut self, children: Children<'_>) -> bool {
+        let found = self.line().find_own(children) && self.accept_own();
+        self.line().settle();
+        if self.winding_up() {
+            if found {
+                self.start_delete();
+            } else {
+                self.finish();
+            }
+            return false;
+        }
+        if !found {
+            self.create();
+            return false;
+        }
+        self.placed();
+        true
+    }
+
+    /// After a reconnect, while contending: list with the own node, search
+    /// for one in doubt, or create it.
+    fn regain_place(&mut self) {
+        match self.line().own() {
+            Own::Known(_) => {
+                self.placed();
+                self.queue_listing();
+            }
+            Own::InDoubt => self.find(),
+            Own::Absent => self.create(),
+        }
+    }
+
+    /// Winding up: delete the own node once it is known, found, or made by
+    /// the create in flight; with none, finish.
+    fn wind_up(&mut self, create_in_flight: bool) {
+        if self.line().has_own() {
+            self.start_delete();
+        } else if create_in_flight {
+            self.await_create();
+        } else if self.line().own() == Own::InDoubt {
+            // Nothing queued belongs to the search.
+            self.clear_queued();
+            self.find();
+        } else {
+            self.finish();
+        }
+    }
+
+    /// Finishes, unless a create in doubt must first be found (to delete).
+    fn finish_or_find(&mut self) {
+        if self.line().own() == Own::InDoubt {
+            self.find();
+        } else {
+            self.finish();
+        }
+    }
+}
