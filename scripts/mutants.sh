@@ -33,9 +33,9 @@ declare -A FILES=(
     [queue]="core/src/recipes/queue/*.rs"
     [two_phase]="core/src/recipes/two_phase/*.rs"
     [membership]="core/src/recipes/member.rs core/src/recipes/members.rs"
-    [session_life]="core/src/engine/session_life.rs"
+    [link]="core/src/engine/link.rs"
     [ancestors]="core/src/engine/ancestors.rs"
-    [contention]="core/src/engine/contention.rs"
+    [contention]="core/src/engine/contention.rs core/src/engine/contention_flow.rs"
 )
 declare -A TESTS=(
     [lock]="lock_safety lock_protocol lock_pitfalls lock_sim rwlock_protocol rwlock_pitfalls rwlock_sim wire_lock"
@@ -48,10 +48,10 @@ declare -A TESTS=(
     [two_phase]="two_phase_faults two_phase_sim two_phase_api"
     [membership]="membership_faults membership_sim membership_api"
     [ancestors]="lock_protocol lock_pitfalls election_faults election_pitfalls queue_api queue_faults barrier_faults barrier_double_faults two_phase_faults two_phase_api membership_faults membership_api"
-    [session_life]="lock_protocol election_faults queue_api barrier_double_faults membership_api membership_faults config_faults barrier_faults"
+    [link]="lock_protocol election_faults queue_api barrier_double_faults membership_api membership_faults config_faults barrier_faults"
     [contention]="lock_safety lock_protocol lock_pitfalls lock_sim rwlock_protocol rwlock_sim wire_lock election_api election_faults election_pitfalls election_sim"
 )
-ORDER=(lock revoke election config barrier double_barrier queue two_phase membership session_life ancestors contention)
+ORDER=(lock revoke election config barrier double_barrier queue two_phase membership link ancestors contention)
 
 list=false
 modules=()

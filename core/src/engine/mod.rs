@@ -6,5 +6,5 @@ pub(crate) mod ancestors;
 pub(crate) mod contention;
 pub(crate) mod contention_flow;
 pub(crate) mod event_queue;
+pub(crate) mod link;
 pub(crate) mod pipeline;
-pub(crate) mod session_life;

@@ -19,8 +19,8 @@ use heapless::String;
 
 use crate::engine::ancestors;
 use crate::engine::event_queue::EventQueue;
+use crate::engine::link::{Link, Reconnect};
 use crate::engine::pipeline::Pipeline;
-use crate::engine::session_life::SessionLife;
 use crate::path::{self, PathError};
 use crate::{
     Acl, CreateMode, Instant, Outgoing, Recipe, Reply, Request, RequestId, SessionEvent, Version,
@@ -89,8 +89,7 @@ pub struct Barrier<const N: usize = DEFAULT_PATH_CAPACITY> {
     /// create of the node behind it reports it: that create, answered
     /// `NoNode`, would otherwise start the chain again, for ever.
     ancestor_refused: Option<ZkError>,
-    connected: bool,
-    session: SessionLife,
+    link: Link,
     events: EventQueue<BarrierEvent, 4>,
     scratch: String<N>,
     /// The ACL of every node it creates.
@@ -113,8 +112,7 @@ impl<const N: usize> Barrier<N> {
             waiting: false,
             pending_write: None,
             ancestor_refused: None,
-            connected: true,
-            session: SessionLife::Live,
+            link: Link::Up,
             events: EventQueue::new(),
             scratch: String::new(),
         })
@@ -222,7 +220,7 @@ impl<const N: usize> Barrier<N> {
     }
 
     fn lost(&mut self) {
-        self.connected = false;
+        self.link.lose();
         self.ops.lose();
     }
 
@@ -235,7 +233,7 @@ impl<const N: usize> Recipe for Barrier<N> {
     type Event = BarrierEvent;
 
     fn poll_request(&mut self) -> Option<Outgoing<'_>> {
-        if !self.connected {
+        if !self.link.is_up() {
             return None;
         }
         let depth = self.depth();
@@ -302,7 +300,7 @@ impl<const N: usize> Recipe for Barrier<N> {
             // flight are settled by sending it alone again.
             (_, Reply::Error(e)) if e.is_connection_loss() => self.lost(),
             (_, Reply::Error(e)) if e.is_session_gone() => {
-                self.session.end(SessionEvent::Expired);
+                self.link.end(SessionEvent::Expired);
                 self.lost();
             }
             // Reported by the create queued behind (the deeper ancestors'
@@ -330,7 +328,7 @@ impl<const N: usize> Recipe for Barrier<N> {
         match event.kind {
             WatchKind::NodeDeleted => self.passed(),
             // A data change spends the one-shot watch: arm it again.
-            _ if self.connected => self.ops.queue(Op::Watch),
+            _ if self.link.is_up() => self.ops.queue(Op::Watch),
             _ => {}
         }
     }
@@ -338,9 +336,7 @@ impl<const N: usize> Recipe for Barrier<N> {
     fn handle_session(&mut self, _now: Instant, event: SessionEvent) {
         match event {
             SessionEvent::Connected { .. } => {
-                let new_session = self.session.connected();
-                if !self.connected || new_session {
-                    self.connected = true;
+                if self.link.connected() != Reconnect::Same {
                     self.ops.clear_queued();
                     // Writes whose answer was lost are idempotent: send
                     // again. A wait reads again (its watch may be gone).
@@ -356,7 +352,7 @@ impl<const N: usize> Recipe for Barrier<N> {
             }
             SessionEvent::Suspended => self.lost(),
             SessionEvent::Expired | SessionEvent::Closed => {
-                self.session.end(event);
+                self.link.end(event);
                 self.lost();
             }
         }
@@ -379,7 +375,7 @@ impl<const N: usize> fmt::Debug for Barrier<N> {
             .field("node", &self.node.as_str())
             .field("waiting", &self.waiting)
             .field("pending_write", &self.pending_write)
-            .field("connected", &self.connected)
+            .field("link", &self.link)
             .finish()
     }
 }

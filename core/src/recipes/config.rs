@@ -40,8 +40,8 @@ use core::fmt;
 use heapless::{String, Vec};
 
 use crate::engine::event_queue::EventQueue;
+use crate::engine::link::{Link, Reconnect};
 use crate::engine::pipeline::Pipeline;
-use crate::engine::session_life::SessionLife;
 use crate::path::{self};
 use crate::{
     Acl, CreateMode, Instant, Outgoing, Recipe, Reply, Request, RequestId, SessionEvent, Stat,
@@ -191,8 +191,7 @@ pub struct Config<const D: usize = DEFAULT_VALUE_CAPACITY, const N: usize = DEFA
     /// A read was lost with the connection (or a notification arrived while
     /// disconnected): read again once connected.
     read_lost: bool,
-    connected: bool,
-    session: SessionLife,
+    link: Link,
     events: EventQueue<ConfigEvent, 8>,
     /// The ACL of every node it creates.
     acl: Acl<'static>,
@@ -216,8 +215,7 @@ impl<const D: usize, const N: usize> Config<D, N> {
             write_czxid: None,
             write_unknown: false,
             read_lost: false,
-            connected: true,
-            session: SessionLife::Live,
+            link: Link::Up,
             events: EventQueue::new(),
         })
     }
@@ -436,20 +434,19 @@ impl<const D: usize, const N: usize> Config<D, N> {
     }
 
     fn connection_lost(&mut self, also: Option<Op>) {
-        if !self.connected {
+        if !self.link.lose() {
             return;
         }
-        self.connected = false;
         self.mark_lost(also);
     }
 
     fn session_ended(&mut self, also: Option<Op>, how: SessionEvent) {
-        self.connected = false;
+        self.link.lose();
         self.mark_lost(also);
-        if self.session == SessionLife::Live {
+        if !self.link.is_over() {
             self.events.emit(ConfigEvent::SessionEnded);
         }
-        self.session.end(how);
+        self.link.end(how);
     }
 
     fn resume(&mut self, new_session: bool) {
@@ -486,7 +483,7 @@ impl<const D: usize, const N: usize> Recipe for Config<D, N> {
     type Event = ConfigEvent;
 
     fn poll_request(&mut self) -> Option<Outgoing<'_>> {
-        if !self.connected {
+        if !self.link.is_up() {
             return None;
         }
         let (id, op) = self.ops.next()?;
@@ -563,7 +560,7 @@ impl<const D: usize, const N: usize> Recipe for Config<D, N> {
         if event.kind == WatchKind::NodeChildrenChanged {
             return;
         }
-        if self.connected {
+        if self.link.is_up() {
             self.ops.queue(Op::Read);
         } else {
             self.read_lost = true;
@@ -573,9 +570,9 @@ impl<const D: usize, const N: usize> Recipe for Config<D, N> {
     fn handle_session(&mut self, _now: Instant, event: SessionEvent) {
         match event {
             SessionEvent::Connected { .. } => {
-                let new_session = self.session.connected();
-                if !self.connected || new_session {
-                    self.connected = true;
+                let reconnect = self.link.connected();
+                let new_session = reconnect == Reconnect::New;
+                if reconnect != Reconnect::Same {
                     self.resume(new_session);
                 }
             }
@@ -601,7 +598,7 @@ impl<const D: usize, const N: usize> fmt::Debug for Config<D, N> {
             .field("path", &self.path.as_str())
             .field("version", &self.version())
             .field("writing", &self.is_writing())
-            .field("connected", &self.connected)
+            .field("link", &self.link)
             .finish()
     }
 }

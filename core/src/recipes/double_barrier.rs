@@ -45,8 +45,8 @@ use heapless::String;
 
 use crate::engine::ancestors;
 use crate::engine::event_queue::EventQueue;
+use crate::engine::link::{Link, Reconnect};
 use crate::engine::pipeline::Pipeline;
-use crate::engine::session_life::SessionLife;
 use crate::path::{self, PathError};
 use crate::{
     Acl, Children, CreateMode, Instant, Outgoing, Recipe, Reply, Request, RequestId, SessionEvent,
@@ -149,8 +149,7 @@ pub struct DoubleBarrier<const N: usize = DEFAULT_PATH_CAPACITY> {
     /// own czxid was read: a creation notified since is of this round (a
     /// notification never comes after a reply the server sent later).
     absent_since_own: bool,
-    connected: bool,
-    session: SessionLife,
+    link: Link,
     events: EventQueue<DoubleBarrierEvent, 4>,
     scratch: String<N>,
     /// The ACL of every node it creates.
@@ -183,8 +182,7 @@ impl<const N: usize> DoubleBarrier<N> {
             other: String::new(),
             own_czxid: None,
             absent_since_own: false,
-            connected: true,
-            session: SessionLife::Live,
+            link: Link::Up,
             events: EventQueue::new(),
             scratch: String::new(),
         })
@@ -228,7 +226,7 @@ impl<const N: usize> DoubleBarrier<N> {
     /// Enters, waiting until `count` processes have;
     /// [`DoubleBarrierEvent::Entered`] follows.
     pub fn enter(&mut self, count: u32) -> Result<(), ZkError> {
-        if self.step != Step::Idle || !self.session.accepts_work() {
+        if self.step != Step::Idle || !self.link.accepts_work() {
             return Err(ZkError::BadArguments);
         }
         self.count = count.max(1);
@@ -377,7 +375,7 @@ impl<const N: usize> DoubleBarrier<N> {
     }
 
     fn lost(&mut self) {
-        self.connected = false;
+        self.link.lose();
         // A reconnect may fire the watch for a creation of any time.
         self.absent_since_own = false;
         self.ops.lose();
@@ -404,7 +402,7 @@ impl<const N: usize> Recipe for DoubleBarrier<N> {
     type Event = DoubleBarrierEvent;
 
     fn poll_request(&mut self) -> Option<Outgoing<'_>> {
-        if !self.connected {
+        if !self.link.is_up() {
             return None;
         }
         let (id, op) = self
@@ -541,7 +539,7 @@ impl<const N: usize> Recipe for DoubleBarrier<N> {
             (Op::WatchOther, Reply::Error(ZkError::NoNode)) => self.ops.queue(Op::List),
             (_, Reply::Error(e)) if e.is_connection_loss() => self.lost(),
             (_, Reply::Error(e)) if e.is_session_gone() => {
-                self.session.end(SessionEvent::Expired);
+                self.link.end(SessionEvent::Expired);
                 self.lost();
             }
             (_, Reply::Error(e)) => self.finish(DoubleBarrierEvent::Failed(e)),
@@ -550,7 +548,7 @@ impl<const N: usize> Recipe for DoubleBarrier<N> {
     }
 
     fn handle_watch(&mut self, _now: Instant, event: WatchEvent<'_>) {
-        if !self.connected {
+        if !self.link.is_up() {
             // `Connected` lists again.
             return;
         }
@@ -597,15 +595,13 @@ impl<const N: usize> Recipe for DoubleBarrier<N> {
     fn handle_session(&mut self, _now: Instant, event: SessionEvent) {
         match event {
             SessionEvent::Connected { .. } => {
-                let new_session = self.session.connected();
-                if !self.connected || new_session {
-                    self.connected = true;
+                if self.link.connected() != Reconnect::Same {
                     self.resync();
                 }
             }
             SessionEvent::Suspended => self.lost(),
             SessionEvent::Expired | SessionEvent::Closed => {
-                self.session.end(event);
+                self.link.end(event);
                 self.lost();
                 if self.step != Step::Idle {
                     self.finish(DoubleBarrierEvent::Lost);
@@ -632,7 +628,7 @@ impl<const N: usize> fmt::Debug for DoubleBarrier<N> {
             .field("own", &self.own.as_str())
             .field("step", &self.step)
             .field("waiting_for", &self.waiting_for())
-            .field("connected", &self.connected)
+            .field("link", &self.link)
             .finish()
     }
 }

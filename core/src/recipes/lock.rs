@@ -93,8 +93,8 @@ use crate::engine::ancestors;
 use crate::engine::contention::{Contention, Own};
 use crate::engine::contention_flow::ContentionFlow;
 use crate::engine::event_queue::EventQueue;
+use crate::engine::link::{Link, Reconnect};
 use crate::engine::pipeline::Pipeline;
-use crate::engine::session_life::SessionLife;
 use crate::naming::{contender_sequence, shared_contender, Flavour, Guid, NodeKind};
 use crate::path::{self, PathError};
 use crate::{
@@ -297,8 +297,7 @@ pub struct Lock<const N: usize = DEFAULT_PATH_CAPACITY> {
     give_up: Option<Outcome>,
     try_only: bool,
     deadline: Option<Instant>,
-    connected: bool,
-    session: SessionLife,
+    link: Link,
     /// Held when the connection was lost: waiting for `Resumed` or `Lost`.
     suspended: bool,
     ops: Pipeline<Op, 8, MAX_IN_FLIGHT>,
@@ -384,8 +383,7 @@ impl<const N: usize> Lock<N> {
             give_up: None,
             try_only: false,
             deadline: None,
-            connected: true,
-            session: SessionLife::Live,
+            link: Link::Up,
             suspended: false,
             ops: Pipeline::new(),
             events: EventQueue::new(),
@@ -498,12 +496,12 @@ impl<const N: usize> Lock<N> {
 
     /// Whether the lock is held and the connection is up (not suspended).
     pub fn is_held(&self) -> bool {
-        self.step == Step::Held && !self.suspended && self.connected
+        self.step == Step::Held && !self.suspended && self.link.is_up()
     }
 
     /// Whether the lock is held but the connection was lost.
     pub fn is_suspended(&self) -> bool {
-        self.state() == LockState::Held && (self.suspended || !self.connected)
+        self.state() == LockState::Held && (self.suspended || !self.link.is_up())
     }
 
     /// Starts acquiring; [`LockEvent::Acquired`] follows when held.
@@ -534,7 +532,7 @@ impl<const N: usize> Lock<N> {
         if self.step != Step::Idle {
             return Err(Error::InvalidState);
         }
-        if !self.session.accepts_work() {
+        if !self.link.accepts_work() {
             return Err(Error::SessionEnded);
         }
         // The own node's path must fit before anything is created.
@@ -612,10 +610,9 @@ impl<const N: usize> Lock<N> {
     /// A request's answer says the connection is gone: stop sending until
     /// the driver reports `Connected`, then resume from the current step.
     fn connection_lost(&mut self) {
-        if !self.connected {
+        if !self.link.lose() {
             return;
         }
-        self.connected = false;
         if self.ops.lose().contains(&Op::Create) {
             // Sent, it may have been applied: only the GUID can tell.
             self.line.create_lost();
@@ -651,8 +648,7 @@ impl<const N: usize> Lock<N> {
     /// The session is gone and its ephemeral nodes with it.
     fn session_ended(&mut self, error: ZkError, how: SessionEvent) {
         self.ops.lose();
-        self.connected = false;
-        self.session.end(how);
+        self.link.end(how);
         let event = match (self.step, self.give_up) {
             (Step::Idle, _) => None,
             (_, Some(Outcome::Release)) => Some(LockEvent::Released),
@@ -943,7 +939,7 @@ impl<const N: usize> Recipe for Lock<N> {
     type Event = LockEvent;
 
     fn poll_request(&mut self) -> Option<Outgoing<'_>> {
-        if !self.connected {
+        if !self.link.is_up() {
             return None;
         }
         let (id, op) = self
@@ -992,7 +988,7 @@ impl<const N: usize> Recipe for Lock<N> {
 
     fn handle_watch(&mut self, _now: Instant, event: WatchEvent<'_>) {
         // While disconnected, nothing is acted on: `Connected` re-lists anyway.
-        if !self.connected {
+        if !self.link.is_up() {
             return;
         }
         if self.line.is_own_path(event.path) {
@@ -1015,9 +1011,7 @@ impl<const N: usize> Recipe for Lock<N> {
     fn handle_session(&mut self, _now: Instant, event: SessionEvent) {
         match event {
             SessionEvent::Connected { .. } => {
-                self.session.connected();
-                if !self.connected {
-                    self.connected = true;
+                if self.link.connected() != Reconnect::Same {
                     self.resume();
                 } else if matches!(self.step, Step::Watching | Step::Confirming) {
                     // A reconnect the driver never reported as a loss. The
@@ -1066,7 +1060,7 @@ impl<const N: usize> fmt::Debug for Lock<N> {
             .field("state", &self.state())
             .field("own", &self.own_node())
             .field("predecessor", &self.predecessor())
-            .field("connected", &self.connected)
+            .field("link", &self.link)
             .finish()
     }
 }

@@ -26,8 +26,8 @@ use heapless::{String, Vec};
 
 use crate::engine::ancestors;
 use crate::engine::event_queue::EventQueue;
+use crate::engine::link::{Link, Reconnect};
 use crate::engine::pipeline::Pipeline;
-use crate::engine::session_life::SessionLife;
 use crate::path::{self};
 use crate::{
     Acl, CreateMode, Instant, Outgoing, Recipe, Reply, Request, RequestId, SessionEvent, Stat,
@@ -132,8 +132,7 @@ pub struct Member<const D: usize = DEFAULT_DATA_CAPACITY, const N: usize = DEFAU
     /// only delays the first `Joined`).
     ever_in: bool,
     suspended: bool,
-    connected: bool,
-    session: SessionLife,
+    link: Link,
     session_id: Option<i64>,
     /// The two sessions before the current one, newest first, as reported.
     earlier_sessions: [Option<i64>; 2],
@@ -165,8 +164,7 @@ impl<const D: usize, const N: usize> Member<D, N> {
             was_out: false,
             ever_in: false,
             suspended: false,
-            connected: true,
-            session: SessionLife::Live,
+            link: Link::Up,
             session_id: None,
             earlier_sessions: [None; 2],
             own_owner: None,
@@ -209,7 +207,7 @@ impl<const D: usize, const N: usize> Member<D, N> {
 
     /// Whether the node is known to exist and the connection is up.
     pub fn is_in(&self) -> bool {
-        self.step == Step::In && self.connected && !self.suspended
+        self.step == Step::In && self.link.is_up() && !self.suspended
     }
 
     /// Whether the member is idle (never joined, or left).
@@ -239,7 +237,7 @@ impl<const D: usize, const N: usize> Member<D, N> {
     pub fn leave(&mut self) -> Result<(), Error> {
         match self.step {
             Step::Idle | Step::Leaving | Step::Deleting => Err(Error::InvalidState),
-            Step::Out if self.session.is_over() => {
+            Step::Out if self.link.is_over() => {
                 // Nothing exists on the server: the session took it.
                 self.finish(MemberEvent::Left);
                 Ok(())
@@ -372,10 +370,9 @@ impl<const D: usize, const N: usize> Member<D, N> {
     }
 
     fn connection_lost(&mut self, also: Option<Op>) {
-        if !self.connected {
+        if !self.link.lose() {
             return;
         }
-        self.connected = false;
         // Sent or not, a create may have been applied: only reading the
         // node can tell.
         if self
@@ -394,8 +391,7 @@ impl<const D: usize, const N: usize> Member<D, N> {
     }
 
     fn session_ended(&mut self, how: SessionEvent) {
-        self.connected = false;
-        self.session.end(how);
+        self.link.end(how);
         self.ops.lose();
         self.create_unknown = false;
         self.suspended = false;
@@ -483,7 +479,7 @@ impl<const D: usize, const N: usize> Recipe for Member<D, N> {
     type Event = MemberEvent;
 
     fn poll_request(&mut self) -> Option<Outgoing<'_>> {
-        if !self.connected {
+        if !self.link.is_up() {
             return None;
         }
         let depth = ancestors::depth(&self.node[..self.dir_len]);
@@ -552,7 +548,7 @@ impl<const D: usize, const N: usize> Recipe for Member<D, N> {
     }
 
     fn handle_watch(&mut self, _now: Instant, event: WatchEvent<'_>) {
-        if event.path != self.node.as_str() || !self.connected {
+        if event.path != self.node.as_str() || !self.link.is_up() {
             return;
         }
         if self.step == Step::Waiting {
@@ -581,14 +577,14 @@ impl<const D: usize, const N: usize> Recipe for Member<D, N> {
     fn handle_session(&mut self, _now: Instant, event: SessionEvent) {
         match event {
             SessionEvent::Connected { session_id } => {
-                let new_session =
-                    self.session.connected() || self.session_id.is_some_and(|id| id != session_id);
+                let reconnect = self.link.connected();
+                let new_session = reconnect == Reconnect::New
+                    || self.session_id.is_some_and(|id| id != session_id);
                 if let Some(old) = self.session_id.filter(|id| *id != session_id) {
                     self.earlier_sessions = [Some(old), self.earlier_sessions[0]];
                 }
                 self.session_id = Some(session_id);
-                if !self.connected || new_session {
-                    self.connected = true;
+                if reconnect != Reconnect::Same || new_session {
                     self.resume(new_session);
                 }
             }
@@ -613,7 +609,7 @@ impl<const D: usize, const N: usize> fmt::Debug for Member<D, N> {
         f.debug_struct("Member")
             .field("node", &self.node.as_str())
             .field("step", &self.step)
-            .field("connected", &self.connected)
+            .field("link", &self.link)
             .field("suspended", &self.suspended)
             .finish()
     }

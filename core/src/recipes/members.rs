@@ -12,8 +12,8 @@ use core::fmt;
 use heapless::{String, Vec};
 
 use crate::engine::event_queue::EventQueue;
+use crate::engine::link::{Link, Reconnect};
 use crate::engine::pipeline::Pipeline;
-use crate::engine::session_life::SessionLife;
 use crate::path::{self, PathError};
 use crate::{
     Children, Instant, Outgoing, Recipe, Reply, Request, RequestId, SessionEvent, WatchEvent,
@@ -99,8 +99,7 @@ pub struct Members<
     known: bool,
     stale: bool,
     list_lost: bool,
-    connected: bool,
-    session: SessionLife,
+    link: Link,
     events: EventQueue<MembersEvent, 8>,
 }
 
@@ -119,8 +118,7 @@ impl<const M: usize, const K: usize, const N: usize> Members<M, K, N> {
             known: false,
             stale: false,
             list_lost: false,
-            connected: true,
-            session: SessionLife::Live,
+            link: Link::Up,
             events: EventQueue::new(),
         })
     }
@@ -251,10 +249,9 @@ impl<const M: usize, const K: usize, const N: usize> Members<M, K, N> {
     }
 
     fn connection_lost(&mut self, also: Option<Op>) {
-        if !self.connected {
+        if !self.link.lose() {
             return;
         }
-        self.connected = false;
         if !self.ops.lose().is_empty() || also.is_some() {
             self.list_lost = true;
         }
@@ -269,7 +266,7 @@ impl<const M: usize, const K: usize, const N: usize> Recipe for Members<M, K, N>
     type Event = MembersEvent;
 
     fn poll_request(&mut self) -> Option<Outgoing<'_>> {
-        if !self.connected {
+        if !self.link.is_up() {
             return None;
         }
         let (id, op) = self.ops.next()?;
@@ -295,8 +292,7 @@ impl<const M: usize, const K: usize, const N: usize> Recipe for Members<M, K, N>
             (Op::AwaitGroup, Reply::Error(ZkError::NoNode)) => {}
             (op, Reply::Error(e)) if e.is_connection_loss() => self.connection_lost(Some(op)),
             (_, Reply::Error(e)) if e.is_session_gone() => {
-                self.connected = false;
-                self.session.end(SessionEvent::Expired);
+                self.link.end(SessionEvent::Expired);
                 self.ops.lose();
             }
             (_, Reply::Error(e)) => self.events.emit(MembersEvent::Failed(e)),
@@ -312,7 +308,7 @@ impl<const M: usize, const K: usize, const N: usize> Recipe for Members<M, K, N>
         }
         match event.kind {
             WatchKind::NodeChildrenChanged | WatchKind::NodeCreated | WatchKind::NodeDeleted => {
-                if self.connected {
+                if self.link.is_up() {
                     self.ops.queue(Op::List);
                 } else {
                     self.list_lost = true;
@@ -325,9 +321,9 @@ impl<const M: usize, const K: usize, const N: usize> Recipe for Members<M, K, N>
     fn handle_session(&mut self, _now: Instant, event: SessionEvent) {
         match event {
             SessionEvent::Connected { .. } => {
-                let new_session = self.session.connected();
-                if !self.connected || new_session {
-                    self.connected = true;
+                let reconnect = self.link.connected();
+                let new_session = reconnect == Reconnect::New;
+                if reconnect != Reconnect::Same {
                     self.ops.clear_queued();
                     if self.watching && (new_session || self.list_lost || self.stale) {
                         self.ops.queue(Op::List);
@@ -338,7 +334,7 @@ impl<const M: usize, const K: usize, const N: usize> Recipe for Members<M, K, N>
             SessionEvent::Suspended => self.connection_lost(None),
             SessionEvent::Expired | SessionEvent::Closed => {
                 self.connection_lost(None);
-                self.session.end(event);
+                self.link.end(event);
             }
         }
     }
@@ -360,7 +356,7 @@ impl<const M: usize, const K: usize, const N: usize> fmt::Debug for Members<M, K
             .field("group", &self.dir.as_str())
             .field("members", &self.names)
             .field("complete", &self.complete)
-            .field("connected", &self.connected)
+            .field("link", &self.link)
             .finish()
     }
 }

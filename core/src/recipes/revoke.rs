@@ -56,6 +56,7 @@ use core::fmt;
 use heapless::String;
 
 use crate::engine::event_queue::EventQueue;
+use crate::engine::link::{Link, Reconnect};
 use crate::engine::pipeline::Pipeline;
 use crate::path::{self, PathError};
 use crate::{
@@ -164,7 +165,7 @@ pub struct Revoke<const N: usize = DEFAULT_PATH_CAPACITY> {
     deadline: Option<Instant>,
     /// A delete was sent and its answer lost with the connection.
     delete_lost: bool,
-    connected: bool,
+    link: Link,
     ops: Pipeline<Op, 4, 4>,
     events: EventQueue<RevokeEvent, 4>,
 }
@@ -192,7 +193,7 @@ impl<const N: usize> Revoke<N> {
             forced: false,
             deadline: None,
             delete_lost: false,
-            connected: true,
+            link: Link::Up,
             ops: Pipeline::new(),
             events: EventQueue::new(),
         })
@@ -304,10 +305,9 @@ impl<const N: usize> Revoke<N> {
     }
 
     fn connection_lost(&mut self) {
-        if !self.connected {
+        if !self.link.lose() {
             return;
         }
-        self.connected = false;
         if self.ops.lose().contains(&Op::Delete) {
             self.delete_lost = true;
         }
@@ -344,7 +344,7 @@ impl<const N: usize> Recipe for Revoke<N> {
     type Event = RevokeEvent;
 
     fn poll_request(&mut self) -> Option<Outgoing<'_>> {
-        if !self.connected {
+        if !self.link.is_up() {
             return None;
         }
         let (id, op) = self.ops.next()?;
@@ -408,7 +408,7 @@ impl<const N: usize> Recipe for Revoke<N> {
     }
 
     fn handle_watch(&mut self, _now: Instant, event: WatchEvent<'_>) {
-        if !self.connected || event.path != self.node.as_str() {
+        if !self.link.is_up() || event.path != self.node.as_str() {
             return;
         }
         match (self.step, event.kind) {
@@ -423,8 +423,7 @@ impl<const N: usize> Recipe for Revoke<N> {
     fn handle_session(&mut self, _now: Instant, event: SessionEvent) {
         match event {
             SessionEvent::Connected { .. } => {
-                if !self.connected {
-                    self.connected = true;
+                if self.link.connected() != Reconnect::Same {
                     self.queue_step();
                 }
             }
@@ -465,7 +464,7 @@ impl<const N: usize> fmt::Debug for Revoke<N> {
             .field("step", &self.step)
             .field("forced", &self.forced)
             .field("deadline", &self.deadline)
-            .field("connected", &self.connected)
+            .field("link", &self.link)
             .finish()
     }
 }

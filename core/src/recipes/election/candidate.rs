@@ -9,8 +9,8 @@ use crate::engine::ancestors;
 use crate::engine::contention::Contention;
 use crate::engine::contention_flow::ContentionFlow;
 use crate::engine::event_queue::EventQueue;
+use crate::engine::link::{Link, Reconnect};
 use crate::engine::pipeline::Pipeline;
-use crate::engine::session_life::SessionLife;
 use crate::naming::{contender_sequence, Flavour, Guid, NodeKind};
 use crate::path;
 use crate::{
@@ -184,8 +184,7 @@ pub struct Election<const N: usize = DEFAULT_PATH_CAPACITY, const D: usize = DEF
     leader_seen: Option<Sequence>,
     give_up: Option<Outcome>,
     deadline: Option<Instant>,
-    connected: bool,
-    session: SessionLife,
+    link: Link,
     session_id: Option<i64>,
     /// `Leading` was reported and neither `Lost` nor the end of a
     /// resignation since.
@@ -259,8 +258,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
             leader_seen: None,
             give_up: None,
             deadline: None,
-            connected: true,
-            session: SessionLife::Live,
+            link: Link::Up,
             session_id: None,
             leading: false,
             suspended: false,
@@ -433,7 +431,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
     /// assert!(!election.is_leading());
     /// ```
     pub fn is_leading(&self) -> bool {
-        self.step == Step::Leading && self.connected && !self.suspended
+        self.step == Step::Leading && self.link.is_up() && !self.suspended
     }
 
     /// Whether this candidate led when the connection was lost and does not
@@ -445,7 +443,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
     /// assert!(!election.is_suspended());
     /// ```
     pub fn is_suspended(&self) -> bool {
-        self.state() == ElectionState::Leading && (self.suspended || !self.connected)
+        self.state() == ElectionState::Leading && (self.suspended || !self.link.is_up())
     }
 
     /// Volunteers with `data` (a participant id, an address); events follow.
@@ -490,7 +488,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
         if self.step != Step::Idle {
             return Err(Error::InvalidState);
         }
-        if !self.session.accepts_work() {
+        if !self.link.accepts_work() {
             return Err(Error::SessionEnded);
         }
         // The own node's path and the acknowledgement must fit before
@@ -727,10 +725,9 @@ impl<const N: usize, const D: usize> Election<N, D> {
 
     /// The connection is gone: stop sending until `Connected`, then resume.
     fn connection_lost(&mut self) {
-        if !self.connected {
+        if !self.link.lose() {
             return;
         }
-        self.connected = false;
         if self.ops.lose().contains(&Op::Create) {
             // Sent, it may have been applied: only the GUID can tell.
             self.line.create_lost();
@@ -829,8 +826,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
     /// The session is gone and its ephemeral nodes with it.
     fn session_ended(&mut self, how: SessionEvent) {
         self.ops.lose();
-        self.connected = false;
-        self.session.end(how);
+        self.link.end(how);
         let event = match self.give_up.take() {
             Some(Outcome::Resign) => Some(ElectionEvent::Resigned),
             Some(Outcome::TimedOut) => Some(ElectionEvent::TimedOut),
@@ -1285,7 +1281,7 @@ impl<const N: usize, const D: usize> Recipe for Election<N, D> {
     type Event = ElectionEvent;
 
     fn poll_request(&mut self) -> Option<Outgoing<'_>> {
-        if !self.connected {
+        if !self.link.is_up() {
             return None;
         }
         let (id, op) = self
@@ -1381,7 +1377,7 @@ impl<const N: usize, const D: usize> Recipe for Election<N, D> {
     fn handle_watch(&mut self, now: Instant, event: WatchEvent<'_>) {
         self.now = now;
         // While disconnected, nothing is acted on: `Connected` re-checks.
-        if !self.connected {
+        if !self.link.is_up() {
             return;
         }
         if self.step == Step::Watching && event.path == self.line.predecessor() {
@@ -1417,14 +1413,13 @@ impl<const N: usize, const D: usize> Recipe for Election<N, D> {
         self.now = now;
         match event {
             SessionEvent::Connected { session_id } => {
-                let new_session =
-                    self.session.connected() || self.session_id.is_some_and(|id| id != session_id);
-                let was_connected = self.connected;
+                let reconnect = self.link.connected();
+                let new_session = reconnect == Reconnect::New
+                    || self.session_id.is_some_and(|id| id != session_id);
                 self.session_id = Some(session_id);
-                self.connected = true;
                 if new_session {
                     self.on_new_session();
-                } else if !was_connected {
+                } else if reconnect == Reconnect::Resumed {
                     self.resume();
                 }
             }
@@ -1472,7 +1467,7 @@ impl<const N: usize, const D: usize> fmt::Debug for Election<N, D> {
             .field("own", &self.own_node())
             .field("predecessor", &self.predecessor())
             .field("leading", &self.leading)
-            .field("connected", &self.connected)
+            .field("link", &self.link)
             .field("suspended", &self.suspended)
             .field("session_id", &self.session_id)
             .finish()

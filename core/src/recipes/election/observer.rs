@@ -6,8 +6,8 @@ use heapless::{String, Vec};
 
 use super::{Acknowledgement, ACK_NAME, DEFAULT_DATA_CAPACITY, DEFAULT_PATH_CAPACITY};
 use crate::engine::event_queue::EventQueue;
+use crate::engine::link::{Link, Reconnect};
 use crate::engine::pipeline::Pipeline;
-use crate::engine::session_life::SessionLife;
 use crate::path::{self, PathError};
 use crate::{
     Instant, Outgoing, Recipe, Reply, Request, RequestId, SessionEvent, WatchEvent, ZkError,
@@ -76,8 +76,7 @@ pub struct Observer<const N: usize = DEFAULT_PATH_CAPACITY, const D: usize = DEF
     known: bool,
     stale: bool,
     read_lost: bool,
-    connected: bool,
-    session: SessionLife,
+    link: Link,
     events: EventQueue<ObserverEvent, 8>,
 }
 
@@ -100,8 +99,7 @@ impl<const N: usize, const D: usize> Observer<N, D> {
             known: false,
             stale: false,
             read_lost: false,
-            connected: true,
-            session: SessionLife::Live,
+            link: Link::Up,
             events: EventQueue::new(),
         })
     }
@@ -212,10 +210,9 @@ impl<const N: usize, const D: usize> Observer<N, D> {
     }
 
     fn connection_lost(&mut self, also: Option<Op>) {
-        if !self.connected {
+        if !self.link.lose() {
             return;
         }
-        self.connected = false;
         if !self.ops.lose().is_empty() || also.is_some() {
             self.read_lost = true;
         }
@@ -230,7 +227,7 @@ impl<const N: usize, const D: usize> Recipe for Observer<N, D> {
     type Event = ObserverEvent;
 
     fn poll_request(&mut self) -> Option<Outgoing<'_>> {
-        if !self.connected {
+        if !self.link.is_up() {
             return None;
         }
         let (id, op) = self.ops.next()?;
@@ -260,7 +257,7 @@ impl<const N: usize, const D: usize> Recipe for Observer<N, D> {
             (op, Reply::Error(e)) if e.is_connection_loss() => self.connection_lost(Some(op)),
             (_, Reply::Error(e)) if e.is_session_gone() => {
                 self.connection_lost(None);
-                self.session.end(SessionEvent::Expired);
+                self.link.end(SessionEvent::Expired);
             }
             (_, Reply::Error(e)) => self.events.emit(ObserverEvent::Failed(e)),
             (_, _) => self
@@ -273,7 +270,7 @@ impl<const N: usize, const D: usize> Recipe for Observer<N, D> {
         if !self.watching || event.path != self.ack_path.as_str() {
             return;
         }
-        if self.connected {
+        if self.link.is_up() {
             self.ops.queue(Op::Read);
         } else {
             self.read_lost = true;
@@ -283,9 +280,9 @@ impl<const N: usize, const D: usize> Recipe for Observer<N, D> {
     fn handle_session(&mut self, _now: Instant, event: SessionEvent) {
         match event {
             SessionEvent::Connected { .. } => {
-                let new_session = self.session.connected();
-                if !self.connected || new_session {
-                    self.connected = true;
+                let reconnect = self.link.connected();
+                let new_session = reconnect == Reconnect::New;
+                if reconnect != Reconnect::Same {
                     self.ops.unqueue(|op| op != Op::Read); // watch() asked for it while down
                     if self.watching && (new_session || self.read_lost || self.stale) {
                         self.ops.queue(Op::Read);
@@ -296,7 +293,7 @@ impl<const N: usize, const D: usize> Recipe for Observer<N, D> {
             SessionEvent::Suspended => self.connection_lost(None),
             SessionEvent::Expired | SessionEvent::Closed => {
                 self.connection_lost(None);
-                self.session.end(event);
+                self.link.end(event);
             }
         }
     }
@@ -318,7 +315,7 @@ impl<const N: usize, const D: usize> fmt::Debug for Observer<N, D> {
             .field("ack_path", &self.ack_path.as_str())
             .field("leader", &self.leader())
             .field("stale", &self.stale)
-            .field("connected", &self.connected)
+            .field("link", &self.link)
             .finish()
     }
 }

@@ -7,8 +7,8 @@ use heapless::{String, Vec};
 
 use super::{Error, ItemKey};
 use crate::engine::event_queue::EventQueue;
+use crate::engine::link::{Link, Reconnect};
 use crate::engine::pipeline::Pipeline;
-use crate::engine::session_life::SessionLife;
 use crate::path;
 use crate::{
     Children, Instant, Outgoing, Recipe, Reply, Request, RequestId, SessionEvent, Version,
@@ -96,8 +96,7 @@ pub struct Consumer<const B: usize = 16, const D: usize = 256, const N: usize = 
     stale: bool,
     data: Vec<u8, D>,
     item_name: String<N>,
-    connected: bool,
-    session: SessionLife,
+    link: Link,
     events: EventQueue<ConsumerEvent, 4>,
     scratch: String<N>,
 }
@@ -118,8 +117,7 @@ impl<const B: usize, const D: usize, const N: usize> Consumer<B, D, N> {
             stale: false,
             data: Vec::new(),
             item_name: String::new(),
-            connected: true,
-            session: SessionLife::Live,
+            link: Link::Up,
             events: EventQueue::new(),
             scratch: String::new(),
         })
@@ -180,7 +178,7 @@ impl<const B: usize, const D: usize, const N: usize> Consumer<B, D, N> {
         if self.mode.is_some() {
             return Err(Error::InvalidState);
         }
-        if !self.session.accepts_work() {
+        if !self.link.accepts_work() {
             return Err(Error::SessionEnded);
         }
         self.mode = Some(mode);
@@ -278,10 +276,9 @@ impl<const B: usize, const D: usize, const N: usize> Consumer<B, D, N> {
     }
 
     fn lost(&mut self, also: Option<Op>) {
-        if !self.connected {
+        if !self.link.lose() {
             return;
         }
-        self.connected = false;
         let lost = self.ops.lose();
         let unsure = |op: &Op| matches!(op, Op::Delete | Op::Check);
         if lost.iter().any(unsure) || also.as_ref().is_some_and(unsure) {
@@ -296,7 +293,7 @@ impl<const B: usize, const D: usize, const N: usize> Recipe for Consumer<B, D, N
     type Event = ConsumerEvent;
 
     fn poll_request(&mut self) -> Option<Outgoing<'_>> {
-        if !self.connected {
+        if !self.link.is_up() {
             return None;
         }
         let (id, op) = self.ops.next()?;
@@ -392,8 +389,7 @@ impl<const B: usize, const D: usize, const N: usize> Recipe for Consumer<B, D, N
                 let deleting = matches!(op, Op::Delete | Op::Check)
                     || self.ops.is_in_flight(Op::Delete)
                     || self.ops.is_pending(Op::Check);
-                self.connected = false;
-                self.session.end(SessionEvent::Expired);
+                self.link.end(SessionEvent::Expired);
                 self.ops.lose();
                 if deleting {
                     // As on `Expired`: checked on the next session.
@@ -420,7 +416,7 @@ impl<const B: usize, const D: usize, const N: usize> Recipe for Consumer<B, D, N
         }
         // Any cached batch may now miss a lower item.
         self.stale = true;
-        if self.connected && self.mode.is_some() && !self.on_item() {
+        if self.link.is_up() && self.mode.is_some() && !self.on_item() {
             self.next_item();
         }
     }
@@ -428,15 +424,12 @@ impl<const B: usize, const D: usize, const N: usize> Recipe for Consumer<B, D, N
     fn handle_session(&mut self, _now: Instant, event: SessionEvent) {
         match event {
             SessionEvent::Connected { .. } => {
-                self.session.connected();
-                if !self.connected {
-                    self.connected = true;
-                    if self.mode.is_some() && !self.ops.is_pending(Op::Check) {
-                        // The watch may have fired unseen: start from a
-                        // fresh listing.
-                        self.stale = true;
-                        self.next_item();
-                    }
+                let back = self.link.connected() != Reconnect::Same;
+                if back && self.mode.is_some() && !self.ops.is_pending(Op::Check) {
+                    // The watch may have fired unseen: start from a fresh
+                    // listing.
+                    self.stale = true;
+                    self.next_item();
                 }
             }
             SessionEvent::Suspended => self.lost(None),
@@ -444,8 +437,7 @@ impl<const B: usize, const D: usize, const N: usize> Recipe for Consumer<B, D, N
                 // A delete on its way (or one already lost) may have
                 // landed; one still queued has not.
                 let deleting = self.ops.is_in_flight(Op::Delete) || self.ops.is_pending(Op::Check);
-                self.connected = false;
-                self.session.end(event);
+                self.link.end(event);
                 self.ops.lose();
                 if self.mode.is_some() {
                     if deleting && event == SessionEvent::Expired {
@@ -492,7 +484,7 @@ impl<const B: usize, const D: usize, const N: usize> fmt::Debug for Consumer<B, 
             .field("mode", &self.mode)
             .field("batch", &self.batch.len())
             .field("stale", &self.stale)
-            .field("connected", &self.connected)
+            .field("link", &self.link)
             .finish()
     }
 }

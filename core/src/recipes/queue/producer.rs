@@ -7,8 +7,8 @@ use heapless::{String, Vec};
 use super::{Error, MARKER};
 use crate::engine::ancestors;
 use crate::engine::event_queue::EventQueue;
+use crate::engine::link::{Link, Reconnect};
 use crate::engine::pipeline::Pipeline;
-use crate::engine::session_life::SessionLife;
 use crate::naming::Guid;
 use crate::path;
 use crate::{
@@ -71,8 +71,7 @@ pub struct Producer<const D: usize = 256, const N: usize = 128> {
     mode: CreateMode,
     busy: bool,
     item: String<N>,
-    connected: bool,
-    session: SessionLife,
+    link: Link,
     events: EventQueue<ProducerEvent, 4>,
     scratch: String<N>,
     /// The ACL of every node it creates.
@@ -99,8 +98,7 @@ impl<const D: usize, const N: usize> Producer<D, N> {
             mode: CreateMode::PersistentSequential,
             busy: false,
             item: String::new(),
-            connected: true,
-            session: SessionLife::Live,
+            link: Link::Up,
             events: EventQueue::new(),
             scratch: String::new(),
         })
@@ -145,7 +143,7 @@ impl<const D: usize, const N: usize> Producer<D, N> {
         if self.busy {
             return Err(Error::InvalidState);
         }
-        if !self.session.accepts_work() {
+        if !self.link.accepts_work() {
             return Err(Error::SessionEnded);
         }
         if priority.is_some_and(|p| p > 99) {
@@ -211,8 +209,7 @@ impl<const D: usize, const N: usize> Producer<D, N> {
     /// consumer took it: nothing tells which, so the put fails.
     fn session_ended(&mut self, also: bool, how: SessionEvent) {
         let unsure = also || self.ops.is_in_flight(Op::Create) || self.ops.is_pending(Op::Find);
-        self.connected = false;
-        self.session.end(how);
+        self.link.end(how);
         self.ops.lose();
         if self.busy && unsure && self.mode == CreateMode::PersistentSequential {
             self.ops.queue(Op::Find);
@@ -224,7 +221,7 @@ impl<const D: usize, const N: usize> Recipe for Producer<D, N> {
     type Event = ProducerEvent;
 
     fn poll_request(&mut self) -> Option<Outgoing<'_>> {
-        if !self.connected {
+        if !self.link.is_up() {
             return None;
         }
         let (id, op) = self
@@ -276,7 +273,7 @@ impl<const D: usize, const N: usize> Recipe for Producer<D, N> {
             (Op::Find, Reply::Children(children)) => self.on_children(children),
             (Op::Find, Reply::Error(ZkError::NoNode)) => self.ops.queue(Op::Create),
             (op, Reply::Error(e)) if e.is_connection_loss() => {
-                self.connected = false;
+                self.link.lose();
                 if self
                     .ops
                     .lose()
@@ -305,22 +302,17 @@ impl<const D: usize, const N: usize> Recipe for Producer<D, N> {
     fn handle_session(&mut self, _now: Instant, event: SessionEvent) {
         match event {
             SessionEvent::Connected { .. } => {
-                self.session.connected();
-                if !self.connected {
-                    self.connected = true;
-                    if self.busy && !self.ops.is_pending(Op::Find) {
-                        // Nothing was in flight: the create was never sent,
-                        // or its answer already came.
-                        self.ops.queue(Op::Create);
-                    }
+                let back = self.link.connected() != Reconnect::Same;
+                if back && self.busy && !self.ops.is_pending(Op::Find) {
+                    // Nothing was in flight: the create was never sent, or
+                    // its answer already came.
+                    self.ops.queue(Op::Create);
                 }
             }
             SessionEvent::Suspended => {
-                if self.connected {
-                    self.connected = false;
-                    if self.ops.lose().contains(&Op::Create) {
-                        self.ops.queue(Op::Find);
-                    }
+                // Once per loss: the requests in flight are lost with it.
+                if self.link.lose() && self.ops.lose().contains(&Op::Create) {
+                    self.ops.queue(Op::Find);
                 }
             }
             SessionEvent::Expired => {
@@ -356,7 +348,7 @@ impl<const D: usize, const N: usize> fmt::Debug for Producer<D, N> {
             .field("dir", &self.dir.as_str())
             .field("busy", &self.busy)
             .field("item", &self.item.as_str())
-            .field("connected", &self.connected)
+            .field("link", &self.link)
             .finish()
     }
 }

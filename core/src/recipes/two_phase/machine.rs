@@ -6,8 +6,8 @@ use heapless::{Deque, String, Vec};
 
 use crate::engine::ancestors;
 use crate::engine::event_queue::EventQueue;
+use crate::engine::link::{Link, Reconnect};
 use crate::engine::pipeline::Pipeline;
-use crate::engine::session_life::SessionLife;
 
 use super::{Error, Outcome, TxEvent, Variant, Vote, DECISION};
 use crate::path::{self, PathError};
@@ -131,8 +131,7 @@ pub struct TwoPhase<
     started: bool,
     directory_retries: ancestors::Retries,
     deadline: Option<Instant>,
-    connected: bool,
-    session: SessionLife,
+    link: Link,
     ops: Pipeline<Op, 16, 48>,
     /// Ops that must follow the per-site creates on the wire.
     late: Deque<Op, 2>,
@@ -185,8 +184,7 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> TwoPhase<S,
             started: false,
             directory_retries: ancestors::Retries::default(),
             deadline: None,
-            connected: true,
-            session: SessionLife::Live,
+            link: Link::Up,
             ops: Pipeline::new(),
             late: Deque::new(),
             events: EventQueue::new(),
@@ -514,10 +512,9 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> TwoPhase<S,
     }
 
     fn connection_lost(&mut self, also: Option<Op>) {
-        if !self.connected {
+        if !self.link.lose() {
             return;
         }
-        self.connected = false;
         if self
             .ops
             .lose()
@@ -532,8 +529,7 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> TwoPhase<S,
     }
 
     fn session_ended(&mut self, how: SessionEvent) {
-        self.connected = false;
-        self.session.end(how);
+        self.link.end(how);
         let lost = self.ops.lose();
         if lost.contains(&Op::CreateTx) {
             self.tx_create_unknown = true;
@@ -707,7 +703,7 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> Recipe
     type Event = TxEvent;
 
     fn poll_request(&mut self) -> Option<Outgoing<'_>> {
-        if !self.connected || !self.ops.has_room() || self.role == Role::Idle {
+        if !self.link.is_up() || !self.ops.has_room() || self.role == Role::Idle {
             return None;
         }
         let op = self.next_op()?;
@@ -924,7 +920,7 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> Recipe
         if self.role == Role::Idle || self.decision.is_some() {
             return;
         }
-        if !self.connected {
+        if !self.link.is_up() {
             // `Connected` re-reads everything.
             return;
         }
@@ -970,9 +966,7 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> Recipe
     fn handle_session(&mut self, _now: Instant, event: SessionEvent) {
         match event {
             SessionEvent::Connected { .. } => {
-                let new_session = self.session.connected();
-                if !self.connected || new_session {
-                    self.connected = true;
+                if self.link.connected() != Reconnect::Same {
                     self.resync();
                 }
             }
@@ -1015,7 +1009,7 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> fmt::Debug
             .field("proposal", &self.proposal)
             .field("vote", &self.vote)
             .field("sites", &self.sites)
-            .field("connected", &self.connected)
+            .field("link", &self.link)
             .finish()
     }
 }
