@@ -242,7 +242,11 @@ enum Step {
     /// nothing about it.
     Confirming,
     Held,
-    /// Held, after a reconnect: confirming the own node still exists.
+    /// Held when the connection was lost: waiting for `Connected`, then
+    /// `Resumed` or `Lost`.
+    Suspended,
+    /// Held (still suspended), after a reconnect: confirming the own node
+    /// still exists.
     Verifying,
     /// Deleting the own node (release or give-up).
     Deleting,
@@ -289,22 +293,38 @@ pub struct Lock<const N: usize = DEFAULT_PATH_CAPACITY> {
     /// The own node and the node it waits for.
     line: Contention<N>,
     contender: Contender,
-    /// Watch the own node's data for revocation requests.
-    revocable: bool,
-    /// A revocation request was reported in this acquisition.
-    revocation_requested: bool,
+    revocation: Revocation,
     step: Step,
     give_up: Option<Outcome>,
-    try_only: bool,
-    deadline: Option<Instant>,
+    patience: Patience,
     link: Link,
-    /// Held when the connection was lost: waiting for `Resumed` or `Lost`.
-    suspended: bool,
     ops: Pipeline<Op, 8, MAX_IN_FLIGHT>,
     events: EventQueue<LockEvent, 4>,
     scratch: String<N>,
     /// The ACL of every node it creates.
     acl: Acl<'static>,
+}
+
+/// Whether the lock watches its own node's data for revocation requests.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Revocation {
+    /// Not revocable.
+    Off,
+    /// Revocable; no request reported in this acquisition.
+    Watching,
+    /// Revocable, and a request was reported in this acquisition.
+    Requested,
+}
+
+/// How long an acquisition waits for the lock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Patience {
+    /// Until acquired or cancelled.
+    Forever,
+    /// Not at all: anyone ahead means giving up (`try_acquire`).
+    TryOnly,
+    /// Until this instant (`acquire_until`).
+    Until(Instant),
 }
 
 /// How an acquisition that is being abandoned will be reported.
@@ -377,14 +397,11 @@ impl<const N: usize> Lock<N> {
             acl: Acl::OPEN,
             line: Contention::new(dir, flavour, contender.node_kind())?,
             contender,
-            revocable: false,
-            revocation_requested: false,
+            revocation: Revocation::Off,
             step: Step::Idle,
             give_up: None,
-            try_only: false,
-            deadline: None,
+            patience: Patience::Forever,
             link: Link::Up,
-            suspended: false,
             ops: Pipeline::new(),
             events: EventQueue::new(),
             scratch: String::new(),
@@ -417,13 +434,13 @@ impl<const N: usize> Lock<N> {
     /// assert!(lock.is_revocable());
     /// ```
     pub fn revocable(mut self) -> Self {
-        self.revocable = true;
+        self.revocation = Revocation::Watching;
         self
     }
 
     /// Whether the lock watches its own node for revocation requests.
     pub fn is_revocable(&self) -> bool {
-        self.revocable
+        self.revocation != Revocation::Off
     }
 
     /// Whether a revocation was requested during the current acquisition.
@@ -435,7 +452,7 @@ impl<const N: usize> Lock<N> {
     /// assert!(!lock.revocation_requested());
     /// ```
     pub fn revocation_requested(&self) -> bool {
-        self.revocation_requested
+        self.revocation == Revocation::Requested
     }
 
     /// Which kind of contender this lock is.
@@ -489,46 +506,42 @@ impl<const N: usize> Lock<N> {
             Step::Creating | Step::Finding | Step::Listing | Step::Watching | Step::Confirming => {
                 LockState::Acquiring
             }
-            Step::Held | Step::Verifying => LockState::Held,
+            Step::Held | Step::Suspended | Step::Verifying => LockState::Held,
             Step::Deleting => LockState::Releasing,
         }
     }
 
     /// Whether the lock is held and the connection is up (not suspended).
     pub fn is_held(&self) -> bool {
-        self.step == Step::Held && !self.suspended && self.link.is_up()
+        self.step == Step::Held && self.link.is_up()
     }
 
     /// Whether the lock is held but the connection was lost.
     pub fn is_suspended(&self) -> bool {
-        self.state() == LockState::Held && (self.suspended || !self.link.is_up())
+        matches!(self.step, Step::Suspended | Step::Verifying)
+            || (self.step == Step::Held && !self.link.is_up())
     }
 
     /// Starts acquiring; [`LockEvent::Acquired`] follows when held.
     ///
     /// `guid` must be fresh random bytes for every call.
     pub fn acquire(&mut self, guid: Guid) -> Result<(), Error> {
-        self.start(guid, false, None)
+        self.start(guid, Patience::Forever)
     }
 
     /// Starts acquiring, giving up with [`GiveUp::TimedOut`] at `deadline`.
     pub fn acquire_until(&mut self, guid: Guid, deadline: Instant) -> Result<(), Error> {
-        self.start(guid, false, Some(deadline))
+        self.start(guid, Patience::Until(deadline))
     }
 
     /// Acquires only if nobody holds or waits for the lock (for a reader:
     /// no writer holds or waits ahead of it): otherwise the own node is
     /// removed and [`GiveUp::Busy`] reported.
     pub fn try_acquire(&mut self, guid: Guid) -> Result<(), Error> {
-        self.start(guid, true, None)
+        self.start(guid, Patience::TryOnly)
     }
 
-    fn start(
-        &mut self,
-        guid: Guid,
-        try_only: bool,
-        deadline: Option<Instant>,
-    ) -> Result<(), Error> {
+    fn start(&mut self, guid: Guid, patience: Patience) -> Result<(), Error> {
         if self.step != Step::Idle {
             return Err(Error::InvalidState);
         }
@@ -538,11 +551,11 @@ impl<const N: usize> Lock<N> {
         // The own node's path must fit before anything is created.
         self.line.name_room(&guid)?;
         self.line.begin(guid);
-        self.try_only = try_only;
-        self.deadline = deadline;
+        self.patience = patience;
         self.give_up = None;
-        self.suspended = false;
-        self.revocation_requested = false;
+        if self.revocation == Revocation::Requested {
+            self.revocation = Revocation::Watching;
+        }
         self.create();
         Ok(())
     }
@@ -552,7 +565,7 @@ impl<const N: usize> Lock<N> {
     /// or the session is gone (CURATOR-678).
     pub fn release(&mut self) -> Result<(), Error> {
         match self.step {
-            Step::Held | Step::Verifying => {
+            Step::Held | Step::Suspended | Step::Verifying => {
                 self.give_up = Some(Outcome::Release);
                 self.start_delete();
                 Ok(())
@@ -585,7 +598,7 @@ impl<const N: usize> Lock<N> {
     /// known), then report `outcome`.
     fn abandon(&mut self, outcome: Outcome) {
         self.give_up = Some(outcome);
-        self.deadline = None;
+        self.patience = Patience::Forever;
         self.forget(&[Op::List, Op::WatchPredecessor, Op::Verify, Op::WatchOwn]);
         let create_in_flight = self.ops.is_in_flight(Op::Create);
         self.wind_up(create_in_flight);
@@ -595,14 +608,13 @@ impl<const N: usize> Lock<N> {
         self.step = Step::Idle;
         self.line.forget_own();
         self.line.settle();
-        self.deadline = None;
-        self.suspended = false;
+        self.patience = Patience::Forever;
         self.ops.clear();
     }
 
     fn acquired(&mut self) {
         self.step = Step::Held;
-        self.deadline = None;
+        self.patience = Patience::Forever;
         self.forget(&[Op::List, Op::WatchPredecessor]);
         self.events.emit(LockEvent::Acquired);
     }
@@ -617,8 +629,8 @@ impl<const N: usize> Lock<N> {
             // Sent, it may have been applied: only the GUID can tell.
             self.line.create_lost();
         }
-        if matches!(self.step, Step::Held | Step::Verifying) && !self.suspended {
-            self.suspended = true;
+        if self.step == Step::Held {
+            self.step = Step::Suspended;
             self.events.emit(LockEvent::Suspended);
         }
     }
@@ -631,7 +643,7 @@ impl<const N: usize> Lock<N> {
             Step::Creating | Step::Finding | Step::Listing | Step::Watching | Step::Confirming => {
                 self.regain_place();
             }
-            Step::Held | Step::Verifying => {
+            Step::Held | Step::Suspended | Step::Verifying => {
                 self.step = Step::Verifying;
                 self.ops.queue(Op::Verify);
                 // A request written while disconnected is read here.
@@ -654,7 +666,7 @@ impl<const N: usize> Lock<N> {
             (_, Some(Outcome::Release)) => Some(LockEvent::Released),
             (_, Some(Outcome::GiveUp(reason))) => Some(LockEvent::NotAcquired(reason)),
             (_, Some(Outcome::Failed(e))) => Some(LockEvent::Failed(e)),
-            (_, Some(Outcome::Lost)) | (Step::Held | Step::Verifying, None) => {
+            (_, Some(Outcome::Lost)) | (Step::Held | Step::Suspended | Step::Verifying, None) => {
                 Some(LockEvent::Lost)
             }
             (_, None) => Some(LockEvent::Failed(Error::Zk(error))),
@@ -704,12 +716,11 @@ impl<const N: usize> Lock<N> {
 
     /// The own node's data, read with a watch.
     fn on_own_data(&mut self, data: &[u8]) {
-        if self.revocable
+        if self.revocation == Revocation::Watching
             && crate::revoke::is_request(data)
-            && !self.revocation_requested
             && matches!(self.state(), LockState::Acquiring | LockState::Held)
         {
-            self.revocation_requested = true;
+            self.revocation = Revocation::Requested;
             self.events.emit(LockEvent::RevocationRequested);
         }
     }
@@ -725,7 +736,7 @@ impl<const N: usize> Lock<N> {
         if self.state() == LockState::Held {
             self.give_up = Some(Outcome::Lost);
             self.finish();
-        } else if self.revocable {
+        } else if self.is_revocable() {
             // Deleting a revocable lock's node is how revocation is forced.
             self.give_up = Some(Outcome::GiveUp(GiveUp::Revoked));
             self.finish();
@@ -758,7 +769,9 @@ impl<const N: usize> Lock<N> {
         }
         match standing.predecessor {
             None => self.acquired(),
-            Some(_) if self.try_only => self.abandon(Outcome::GiveUp(GiveUp::Busy)),
+            Some(_) if self.patience == Patience::TryOnly => {
+                self.abandon(Outcome::GiveUp(GiveUp::Busy))
+            }
             Some((name, only_lower)) => {
                 if let Err(e) = self.line.wait_for(name, only_lower) {
                     return self.fail(Error::Path(e));
@@ -965,7 +978,6 @@ impl<const N: usize> Recipe for Lock<N> {
             (Op::Delete, Reply::Deleted | Reply::Error(ZkError::NoNode)) => self.finish(),
             (Op::Verify, Reply::Exists { .. }) => {
                 self.step = Step::Held;
-                self.suspended = false;
                 self.events.emit(LockEvent::Resumed);
             }
             (Op::Verify, Reply::Error(ZkError::NoNode)) => {
@@ -1031,7 +1043,7 @@ impl<const N: usize> Recipe for Lock<N> {
     }
 
     fn handle_timeout(&mut self, now: Instant) {
-        if let Some(deadline) = self.deadline {
+        if let Patience::Until(deadline) = self.patience {
             if now >= deadline && self.state() == LockState::Acquiring {
                 self.abandon(Outcome::GiveUp(GiveUp::TimedOut));
             }
@@ -1039,10 +1051,9 @@ impl<const N: usize> Recipe for Lock<N> {
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
-        if self.state() == LockState::Acquiring {
-            self.deadline
-        } else {
-            None
+        match self.patience {
+            Patience::Until(deadline) if self.state() == LockState::Acquiring => Some(deadline),
+            _ => None,
         }
     }
 
@@ -1056,7 +1067,7 @@ impl<const N: usize> fmt::Debug for Lock<N> {
         f.debug_struct("Lock")
             .field("dir", &self.dir())
             .field("contender", &self.contender)
-            .field("revocable", &self.revocable)
+            .field("revocable", &self.is_revocable())
             .field("state", &self.state())
             .field("own", &self.own_node())
             .field("predecessor", &self.predecessor())
