@@ -132,6 +132,33 @@ pub(crate) enum Op {
 
 ancestors::ancestor_op!(Op);
 
+/// What the application was told of leadership.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Leadership {
+    /// Not leading: `Leading` was never reported, or `Lost` or the end of
+    /// a resignation was reported since.
+    None,
+    /// `Leading` was reported (or `Resumed` since a suspension).
+    Leading,
+    /// Leading when the connection was lost: waiting for `Resumed` or
+    /// `Lost`. `since` is when, while it counts towards `lost_after` (not
+    /// after a reconnect).
+    Suspended { since: Option<Instant> },
+}
+
+/// What becomes of the acknowledgement when the candidate winds up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum AckCleanup {
+    /// Nothing: it is not this candidate's, or it is dealt with.
+    None,
+    /// It may be ours, written in this session with the own node still
+    /// there: delete it before the own node.
+    Delete,
+    /// Leadership was lost while an acknowledgement naming this candidate
+    /// may exist: read it and delete it if it still names us.
+    Clear,
+}
+
 /// How a campaign that is being wound up will be reported.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Outcome {
@@ -186,27 +213,19 @@ pub struct Election<const N: usize = DEFAULT_PATH_CAPACITY, const D: usize = DEF
     deadline: Option<Instant>,
     link: Link,
     session_id: Option<i64>,
-    /// `Leading` was reported and neither `Lost` nor the end of a
-    /// resignation since.
-    leading: bool,
-    /// Leading when the connection was lost: waiting for `Resumed` or `Lost`.
-    suspended: bool,
-    /// The acknowledgement must be deleted before the own node.
-    delete_ack: bool,
+    leadership: Leadership,
+    /// What to do with the acknowledgement when winding up.
+    ack_cleanup: AckCleanup,
     /// An acknowledgement naming the current own node was sent: it may
     /// exist even if no answer said so.
     ack_sent: bool,
     /// Version of a foreign acknowledgement being replaced.
     foreign_ack_version: i32,
-    /// Leadership was lost while an acknowledgement naming this candidate
-    /// may exist: read it and delete it if it still names us.
-    clear_ack: bool,
     /// Version of the acknowledgement `ClearAck` found naming us.
     clear_ack_version: i32,
     ack_replacements: u8,
     /// Report `Lost` once suspended this long (ms).
     lost_after: Option<u64>,
-    suspended_at: Option<Instant>,
     /// The time of the latest input: when a suspension starts.
     now: Instant,
     ops: Pipeline<Op, 12, MAX_IN_FLIGHT>,
@@ -260,16 +279,13 @@ impl<const N: usize, const D: usize> Election<N, D> {
             deadline: None,
             link: Link::Up,
             session_id: None,
-            leading: false,
-            suspended: false,
-            delete_ack: false,
+            leadership: Leadership::None,
+            ack_cleanup: AckCleanup::None,
             ack_sent: false,
             foreign_ack_version: 0,
-            clear_ack: false,
             clear_ack_version: 0,
             ack_replacements: 0,
             lost_after: None,
-            suspended_at: None,
             now: Instant::ZERO,
             ops: Pipeline::new(),
             events: EventQueue::new(),
@@ -431,7 +447,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
     /// assert!(!election.is_leading());
     /// ```
     pub fn is_leading(&self) -> bool {
-        self.step == Step::Leading && self.link.is_up() && !self.suspended
+        self.step == Step::Leading && self.link.is_up() && self.leadership == Leadership::Leading
     }
 
     /// Whether this candidate led when the connection was lost and does not
@@ -443,7 +459,8 @@ impl<const N: usize, const D: usize> Election<N, D> {
     /// assert!(!election.is_suspended());
     /// ```
     pub fn is_suspended(&self) -> bool {
-        self.state() == ElectionState::Leading && (self.suspended || !self.link.is_up())
+        self.state() == ElectionState::Leading
+            && (matches!(self.leadership, Leadership::Suspended { .. }) || !self.link.is_up())
     }
 
     /// Volunteers with `data` (a participant id, an address); events follow.
@@ -510,9 +527,8 @@ impl<const N: usize, const D: usize> Election<N, D> {
         self.stale.clear();
         self.leader_seen = None;
         self.give_up = None;
-        self.leading = false;
-        self.suspended = false;
-        self.delete_ack = false;
+        self.leadership = Leadership::None;
+        self.ack_cleanup = AckCleanup::None;
         self.ack_replacements = 0;
         self.create();
         Ok(())
@@ -568,6 +584,22 @@ impl<const N: usize, const D: usize> Election<N, D> {
         )
     }
 
+    /// A reconnect stops counting the suspension towards `lost_after`: the
+    /// checks after it decide.
+    fn stop_suspension_clock(&mut self) {
+        if let Leadership::Suspended { since } = &mut self.leadership {
+            *since = None;
+        }
+    }
+
+    /// When a suspension that is being counted turns into `Lost`.
+    fn suspension_deadline(&self) -> Option<Instant> {
+        match (self.leadership, self.lost_after) {
+            (Leadership::Suspended { since: Some(at) }, Some(limit)) => Some(at + limit),
+            _ => None,
+        }
+    }
+
     /// Winds the campaign up: delete the acknowledgement (if it may be
     /// ours) and the own node (once its name is known), then report
     /// `outcome`.
@@ -587,10 +619,10 @@ impl<const N: usize, const D: usize> Election<N, D> {
             if pending.iter().any(|op| self.ops.is_pending(*op)) {
                 return;
             }
-            if self.clear_ack {
+            if self.ack_cleanup == AckCleanup::Clear {
                 self.ops.queue(Op::ClearAck);
             } else if self.line.has_own() {
-                self.ops.queue(if self.delete_ack {
+                self.ops.queue(if self.ack_cleanup == AckCleanup::Delete {
                     Op::CheckOwn
                 } else {
                     Op::Delete
@@ -601,11 +633,10 @@ impl<const N: usize, const D: usize> Election<N, D> {
             return;
         }
         if self.may_hold_ack() || self.ack_sent {
-            self.delete_ack = true;
+            self.ack_cleanup = AckCleanup::Delete;
         }
         // Whatever happens next, the outcome asked for is what is reported.
-        self.leading = false;
-        self.suspended = false;
+        self.leadership = Leadership::None;
         self.give_up = Some(outcome);
         self.deadline = None;
         self.forget(&[
@@ -638,7 +669,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
     /// No acknowledgement names this candidate any more (or trying to
     /// delete it failed): go on with the own node.
     fn ack_cleared(&mut self) {
-        self.clear_ack = false;
+        self.ack_cleanup = AckCleanup::None;
         if self.step != Step::Deleting {
             return;
         }
@@ -655,12 +686,9 @@ impl<const N: usize, const D: usize> Election<N, D> {
         self.stale.clear();
         self.line.settle();
         self.deadline = None;
-        self.leading = false;
-        self.suspended = false;
-        self.delete_ack = false;
-        self.clear_ack = false;
+        self.leadership = Leadership::None;
+        self.ack_cleanup = AckCleanup::None;
         self.ack_sent = false;
-        self.suspended_at = None;
         self.ops.clear();
     }
 
@@ -670,12 +698,10 @@ impl<const N: usize, const D: usize> Election<N, D> {
     /// (`node_may_exist`), and leave the election.
     fn lost(&mut self, node_may_exist: bool, same_session: bool) {
         let ack_may_be_ours = same_session && (self.may_hold_ack() || self.ack_sent);
-        if self.leading {
+        if self.leadership != Leadership::None {
             self.events.emit(ElectionEvent::Lost);
         }
-        self.leading = false;
-        self.suspended = false;
-        self.suspended_at = None;
+        self.leadership = Leadership::None;
         self.deadline = None;
         // An acknowledgement naming us would tell observers we lead until
         // the session dies (forever, without another candidate): read it
@@ -686,12 +712,15 @@ impl<const N: usize, const D: usize> Election<N, D> {
         // acknowledgements have version 0: the delete may then remove the
         // successor's, whose watch makes it write it again at once; it
         // never makes anyone believe a candidate leads that does not.
-        self.delete_ack = false;
-        self.clear_ack = ack_may_be_ours && self.name_len > 0;
+        self.ack_cleanup = if ack_may_be_ours && self.name_len > 0 {
+            AckCleanup::Clear
+        } else {
+            AckCleanup::None
+        };
         self.give_up = Some(Outcome::Quiet);
         if node_may_exist && self.line.has_own() {
             self.start_delete();
-        } else if self.clear_ack {
+        } else if self.ack_cleanup == AckCleanup::Clear {
             // No node to delete: nothing queued or acknowledging matters
             // any more, only the acknowledgement.
             self.ops.clear_queued();
@@ -732,19 +761,18 @@ impl<const N: usize, const D: usize> Election<N, D> {
             // Sent, it may have been applied: only the GUID can tell.
             self.line.create_lost();
         }
-        if self.leading && !self.suspended {
-            self.suspended = true;
+        if self.leadership == Leadership::Leading {
+            self.leadership = Leadership::Suspended {
+                since: self.lost_after.map(|_| self.now),
+            };
             self.events.emit(ElectionEvent::Suspended);
-            if self.lost_after.is_some() {
-                self.suspended_at = Some(self.now);
-            }
         }
     }
 
     /// The same session is usable again: rebuild what to send from the step.
     fn resume(&mut self) {
         self.ops.clear_queued();
-        self.suspended_at = None;
+        self.stop_suspension_clock();
         if !self.stale.is_empty() {
             self.ops.queue(Op::DeleteStale);
         }
@@ -765,9 +793,9 @@ impl<const N: usize, const D: usize> Election<N, D> {
                 self.ops.queue(Op::Confirm);
             }
             Step::Deleting => {
-                if self.clear_ack {
+                if self.ack_cleanup == AckCleanup::Clear {
                     self.ops.queue(Op::ClearAck);
-                } else if self.line.has_own() && self.delete_ack {
+                } else if self.line.has_own() && self.ack_cleanup == AckCleanup::Delete {
                     // The acknowledgement's delete always leaves before the
                     // node's, so if the node is gone, so is our
                     // acknowledgement, and the one there now is the next
@@ -788,12 +816,11 @@ impl<const N: usize, const D: usize> Election<N, D> {
     /// (CURATOR-696, CURATOR-498).
     fn on_new_session(&mut self) {
         self.ops.lose();
-        self.suspended_at = None;
+        self.stop_suspension_clock();
         // A create of the old session dies with it.
         self.line.settle();
         // The acknowledgement belonged to the old session.
-        self.delete_ack = false;
-        self.clear_ack = false;
+        self.ack_cleanup = AckCleanup::None;
         self.ack_sent = false;
         match self.step {
             Step::Idle => {}
@@ -833,7 +860,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
             Some(Outcome::Failed(e)) => Some(ElectionEvent::Failed(e)),
             Some(Outcome::Quiet) => None,
             None if self.step == Step::Idle => None,
-            None if self.leading => Some(ElectionEvent::Lost),
+            None if self.leadership != Leadership::None => Some(ElectionEvent::Lost),
             None => Some(ElectionEvent::Failed(Error::SessionEnded)),
         };
         self.reset();
@@ -846,13 +873,11 @@ impl<const N: usize, const D: usize> Election<N, D> {
     /// expired whether or not the client hears so.
     fn suspended_too_long(&mut self) {
         self.events.emit(ElectionEvent::Lost);
-        self.leading = false;
-        self.suspended = false;
-        self.suspended_at = None;
+        self.leadership = Leadership::None;
         self.give_up = Some(Outcome::Quiet);
         // Should the same session come back after all, the node and the
         // acknowledgement are still ours: delete both.
-        self.delete_ack = true;
+        self.ack_cleanup = AckCleanup::Delete;
         self.step = Step::Deleting;
         self.ops.clear_queued();
     }
@@ -871,10 +896,10 @@ impl<const N: usize, const D: usize> Election<N, D> {
                     self.finish();
                 }
                 // Best effort: the acknowledgement dies with the session.
-                Op::DeleteAck => self.delete_ack = false,
+                Op::DeleteAck => self.ack_cleanup = AckCleanup::None,
                 Op::ClearAck | Op::DropAck => self.ack_cleared(),
                 Op::CheckOwn => {
-                    self.delete_ack = false;
+                    self.ack_cleanup = AckCleanup::None;
                     self.ops.queue(Op::Delete);
                 }
                 Op::DeleteStale => self.stale.clear(),
@@ -991,7 +1016,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
                 self.volunteer_again();
             }
             Step::Leading | Step::Verifying | Step::Acknowledging if !ours => {
-                if self.leading {
+                if self.leadership != Leadership::None {
                     self.lost(true, true);
                 } else {
                     self.retire_own();
@@ -1021,13 +1046,13 @@ impl<const N: usize, const D: usize> Election<N, D> {
         match self.step {
             Step::Acknowledging => {
                 self.step = Step::Leading;
-                self.leading = true;
+                self.leadership = Leadership::Leading;
                 self.deadline = None;
                 self.events.emit(ElectionEvent::Leading);
             }
             Step::Verifying => {
                 self.step = Step::Leading;
-                self.suspended = false;
+                self.leadership = Leadership::Leading;
                 self.events.emit(ElectionEvent::Resumed);
             }
             _ => {}
@@ -1173,7 +1198,7 @@ impl<const N: usize, const D: usize> ContentionFlow<N> for Election<N, D> {
     }
 
     fn fail(&mut self, e: Error) {
-        if self.leading {
+        if self.leadership != Leadership::None {
             self.lost(true, true);
         } else {
             self.abandon(Outcome::Failed(e));
@@ -1204,14 +1229,14 @@ impl<const N: usize, const D: usize> ContentionFlow<N> for Election<N, D> {
             Op::ReplaceAck,
         ]);
         self.ops.unqueue(|op| op == Op::Ack);
-        if self.clear_ack {
+        if self.ack_cleanup == AckCleanup::Clear {
             // The own node goes once the acknowledgement is settled: while
             // it exists no other candidate can lead, so an acknowledgement
             // read naming us is still ours when it is deleted.
             self.ops.queue(Op::ClearAck);
             return;
         }
-        if self.delete_ack {
+        if self.ack_cleanup == AckCleanup::Delete {
             self.ops.queue(Op::DeleteAck);
         }
         self.ops.queue(Op::Delete);
@@ -1345,7 +1370,7 @@ impl<const N: usize, const D: usize> Recipe for Election<N, D> {
                 Reply::Deleted | Reply::Error(ZkError::NoNode | ZkError::BadVersion),
             ) => {}
             (Op::DeleteAck, Reply::Deleted | Reply::Error(ZkError::NoNode)) => {
-                self.delete_ack = false;
+                self.ack_cleanup = AckCleanup::None;
             }
             (Op::ClearAck, Reply::Data { data, stat }) => self.on_clear_ack_read(data, stat),
             (Op::ClearAck, Reply::Error(ZkError::NoNode))
@@ -1359,7 +1384,7 @@ impl<const N: usize, const D: usize> Recipe for Election<N, D> {
                 self.ops.queue(Op::Delete);
             }
             (Op::CheckOwn, Reply::Error(ZkError::NoNode)) => {
-                self.delete_ack = false;
+                self.ack_cleanup = AckCleanup::None;
                 self.finish();
             }
             (Op::Delete, Reply::Deleted | Reply::Error(ZkError::NoNode)) => self.finish(),
@@ -1430,9 +1455,8 @@ impl<const N: usize, const D: usize> Recipe for Election<N, D> {
 
     fn handle_timeout(&mut self, now: Instant) {
         self.now = now;
-        if let (true, Some(at), Some(limit)) = (self.suspended, self.suspended_at, self.lost_after)
-        {
-            if now >= at + limit {
+        if let Some(at) = self.suspension_deadline() {
+            if now >= at {
                 self.suspended_too_long();
             }
         }
@@ -1444,10 +1468,7 @@ impl<const N: usize, const D: usize> Recipe for Election<N, D> {
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
-        let suspension = match (self.suspended, self.suspended_at, self.lost_after) {
-            (true, Some(at), Some(limit)) => Some(at + limit),
-            _ => None,
-        };
+        let suspension = self.suspension_deadline();
         let deadline = self
             .deadline
             .filter(|_| self.state() == ElectionState::Campaigning);
@@ -1466,9 +1487,8 @@ impl<const N: usize, const D: usize> fmt::Debug for Election<N, D> {
             .field("step", &self.step)
             .field("own", &self.own_node())
             .field("predecessor", &self.predecessor())
-            .field("leading", &self.leading)
+            .field("leadership", &self.leadership)
             .field("link", &self.link)
-            .field("suspended", &self.suspended)
             .field("session_id", &self.session_id)
             .finish()
     }
