@@ -85,14 +85,14 @@ impl<R: 'static, S: Standing> Hold<R, S> {
     pub(crate) fn give_up(&mut self) -> bool {
         self.handle
             .take()
-            .is_some_and(|handle| handle.command(self.give_up))
+            .is_some_and(|handle| handle.command(self.give_up).is_ok())
     }
 }
 
 impl<R: 'static, S> Drop for Hold<R, S> {
     fn drop(&mut self) {
         if let Some(handle) = self.handle.take() {
-            handle.command(self.give_up);
+            let _ = handle.command(self.give_up);
         }
     }
 }

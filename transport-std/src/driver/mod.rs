@@ -26,11 +26,12 @@ use futures::future::BoxFuture;
 use futures::stream::{FuturesOrdered, FuturesUnordered};
 use futures::StreamExt;
 use herdless_core::{Outgoing, Recipe, Request, RequestId, SessionEvent, WatchEvent, ZkError};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant as TokioInstant;
 use tracing::{debug, trace, warn};
 use zookeeper_client as zk;
 
+use crate::Error;
 use herdless_core::owned::OwnedReply;
 use watch_loss::{Armed, Heard, Rearmed, Seen, WatchSet};
 
@@ -66,9 +67,25 @@ impl<R> DriverHandle<R> {
         millis_up(self.origin.elapsed() + after)
     }
 
-    /// Runs `f` on the recipe in its task. Returns `false` if the task is gone.
-    pub(crate) fn command(&self, f: impl FnOnce(&mut R) + Send + 'static) -> bool {
-        self.commands.send(Box::new(f)).is_ok()
+    /// Runs `f` on the recipe in its task, without waiting for it.
+    pub(crate) fn command(&self, f: impl FnOnce(&mut R) + Send + 'static) -> Result<(), Error> {
+        self.commands
+            .send(Box::new(f))
+            .map_err(|_| Error::DriverGone)
+    }
+
+    /// Runs `f` on the recipe in its task and returns what it returned:
+    /// the one way an API call starts work in its recipe and hears whether
+    /// the recipe took it.
+    pub(crate) async fn call<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut R) -> T + Send + 'static,
+    ) -> Result<T, Error> {
+        let (answer_tx, answer_rx) = oneshot::channel();
+        self.command(move |recipe| {
+            let _ = answer_tx.send(f(recipe));
+        })?;
+        answer_rx.await.map_err(|_| Error::DriverGone)
     }
 }
 

@@ -31,7 +31,8 @@ impl<'a, R: 'static> Undo<'a, R> {
 impl<R: 'static> Drop for Undo<'_, R> {
     fn drop(&mut self) {
         if let Some(undo) = self.undo.take() {
-            self.handle.command(undo);
+            // Gone already: the recipe went with it.
+            let _ = self.handle.command(undo);
         }
     }
 }

@@ -77,9 +77,7 @@ impl Barrier {
         until: BarrierEvent,
     ) -> Result<(), Error> {
         let mut events = self.events.lock().await;
-        if !self.handle.command(start) {
-            return Err(Error::DriverGone);
-        }
+        self.handle.command(start)?;
         loop {
             match events.recv().await.ok_or(Error::DriverGone)? {
                 event if event == until => return Ok(()),
@@ -171,15 +169,9 @@ impl DoubleBarrier {
         until: DoubleBarrierEvent,
     ) -> Result<(), Error> {
         let mut events = self.events.lock().await;
-        let (started_tx, started_rx) = tokio::sync::oneshot::channel();
-        if !self.handle.command(move |d: &mut CoreD| {
-            let _ = started_tx.send(start(d));
-        }) {
-            return Err(Error::DriverGone);
-        }
-        started_rx
-            .await
-            .map_err(|_| Error::DriverGone)?
+        self.handle
+            .call(start)
+            .await?
             .map_err(|_| Error::InvalidState)?;
         loop {
             match events.recv().await.ok_or(Error::DriverGone)? {

@@ -231,13 +231,7 @@ impl Config {
         let mut writes = self.writes.lock().await;
         // Outcomes of writes whose futures were dropped are stale.
         while writes.try_recv().is_ok() {}
-        let (started_tx, started_rx) = tokio::sync::oneshot::channel();
-        if !self.handle.command(move |c: &mut Core| {
-            let _ = started_tx.send(start(c));
-        }) {
-            return Err(Error::DriverGone);
-        }
-        started_rx.await.map_err(|_| Error::DriverGone)??;
+        self.handle.call(start).await??;
         writes.recv().await.ok_or(Error::DriverGone)?
     }
 }

@@ -195,11 +195,9 @@ impl GroupMember {
         let Some(handle) = self.handle.take() else {
             return Ok(());
         };
-        if !handle.command(|m: &mut Core| {
+        handle.command(|m: &mut Core| {
             let _ = m.leave();
-        }) {
-            return Err(Error::DriverGone);
-        }
+        })?;
         drop(handle);
         self.left.recv().await.unwrap_or(Ok(()))
     }
@@ -208,7 +206,7 @@ impl GroupMember {
 impl Drop for GroupMember {
     fn drop(&mut self) {
         if let Some(handle) = self.handle.take() {
-            handle.command(|m: &mut Core| {
+            let _ = handle.command(|m: &mut Core| {
                 let _ = m.leave();
             });
         }

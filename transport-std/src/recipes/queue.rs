@@ -189,13 +189,9 @@ impl Queue {
         while produced.try_recv().is_ok() {}
         let guid = Guid::from_random_bytes(uuid::Uuid::new_v4().into_bytes());
         let data = data.to_vec();
-        let (started_tx, started_rx) = tokio::sync::oneshot::channel();
-        if !self.producer.command(move |p: &mut CoreProducer| {
-            let _ = started_tx.send(p.put(guid, &data, priority, ephemeral));
-        }) {
-            return Err(Error::DriverGone);
-        }
-        started_rx.await.map_err(|_| Error::DriverGone)??;
+        self.producer
+            .call(move |p: &mut CoreProducer| p.put(guid, &data, priority, ephemeral))
+            .await??;
         match produced.recv().await.ok_or(Error::DriverGone)? {
             Outcome::Put(node) => Ok(node),
             Outcome::Failed(e) => Err(e),
@@ -243,21 +239,16 @@ impl Queue {
         let mut consumed = self.consumed.lock().await;
         // Outcomes of operations whose futures were dropped are stale.
         while consumed.try_recv().is_ok() {}
-        let (started_tx, started_rx) = tokio::sync::oneshot::channel();
         let deadline = match op {
             Op::Take(Some(timeout)) => Some(self.consumer.deadline_in(timeout)),
             _ => None,
         };
-        if !self.consumer.command(move |c: &mut CoreConsumer| {
-            let result = match op {
+        self.consumer
+            .call(move |c: &mut CoreConsumer| match op {
                 Op::Peek => c.peek(),
                 Op::Take(_) => c.take(deadline),
-            };
-            let _ = started_tx.send(result);
-        }) {
-            return Err(Error::DriverGone);
-        }
-        started_rx.await.map_err(|_| Error::DriverGone)??;
+            })
+            .await??;
         let undo = Undo::new(&self.consumer, |c: &mut CoreConsumer| {
             c.cancel();
         });

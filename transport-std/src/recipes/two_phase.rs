@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use herdless_core::two_phase::TwoPhase;
 pub use herdless_core::two_phase::{Outcome, TxEvent, Variant, Vote};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 use tracing::info;
 
 use crate::driver::{self, Counters, DriverHandle};
@@ -218,13 +218,7 @@ impl Site {
     /// meanwhile). Fails with [`Error::InvalidState`] after the decision or a
     /// second vote.
     pub async fn vote(&self, vote: Vote) -> Result<(), Error> {
-        let (result_tx, mut result_rx) = mpsc::unbounded_channel();
-        if !self.handle.command(move |t: &mut Core| {
-            let _ = result_tx.send(t.vote(vote));
-        }) {
-            return Err(Error::DriverGone);
-        }
-        result_rx.recv().await.ok_or(Error::DriverGone)??;
+        self.handle.call(move |t: &mut Core| t.vote(vote)).await??;
         let mut progress = self.progress.clone();
         wait(&mut progress, |p| p.voted || p.decided.is_some()).await?;
         Ok(())
