@@ -9,9 +9,10 @@ mod conn_loss;
 use conn_loss::Driver;
 use herdless_core::double_barrier::{DoubleBarrier, DoubleBarrierEvent, READY};
 use herdless_core::owned::OwnedReply;
+use herdless_core::path::PathError;
 use herdless_core::sim::{DriverOrder, SimZk};
 use herdless_core::Instant;
-use herdless_core::{Recipe, Reply, SessionEvent, WatchEvent, WatchKind, ZkError};
+use herdless_core::{Error, Recipe, Reply, SessionEvent, WatchEvent, WatchKind, ZkError};
 
 const DIR: &str = "/app/double";
 
@@ -372,7 +373,7 @@ fn enter_waits_for_the_next_session_after_an_expiry_and_is_refused_in_a_round_or
     let mut zk = SimZk::new(12);
     let mut p = process(&mut zk, "a");
     p.act(&mut zk, |p| p.enter(2)).unwrap();
-    assert_eq!(p.recipe.enter(2), Err(ZkError::BadArguments), "entering");
+    assert_eq!(p.recipe.enter(2), Err(Error::InvalidState), "entering");
     p.run(&mut zk);
     zk.expire(p.session);
     p.deliver_all(&mut zk);
@@ -394,11 +395,11 @@ fn enter_waits_for_the_next_session_after_an_expiry_and_is_refused_in_a_round_or
     p.run(&mut zk);
     assert_eq!(p.take_events(), [DoubleBarrierEvent::Entered]);
     assert_eq!(process_nodes(&zk), ["a"], "entered in the new session");
-    assert_eq!(p.recipe.enter(1), Err(ZkError::BadArguments), "inside");
+    assert_eq!(p.recipe.enter(1), Err(Error::InvalidState), "inside");
     zk.close(p.session);
     p.deliver_all(&mut zk);
     assert_eq!(p.take_events(), [DoubleBarrierEvent::Lost]);
-    assert_eq!(p.recipe.enter(1), Err(ZkError::BadArguments), "closed");
+    assert_eq!(p.recipe.enter(1), Err(Error::SessionEnded), "closed");
 }
 
 /// A node another client put in the directory whose path does not fit the
@@ -420,7 +421,12 @@ fn a_foreign_name_too_long_to_wait_on_fails_the_leave() {
     p.run(&mut zk);
     assert_eq!(
         p.take_events(),
-        [DoubleBarrierEvent::Failed(ZkError::BadArguments)]
+        [DoubleBarrierEvent::Failed(Error::Path(
+            PathError::TooLong {
+                needed: DIR.len() + 1 + long.len(),
+                capacity: CAP
+            }
+        ))]
     );
     assert!(p.sent_of("getData").is_empty(), "waited on a cut name");
     assert!(p.recipe.is_idle());
@@ -492,7 +498,7 @@ fn a_refused_own_create_fails_the_enter() {
     p.handle_reply(Instant::ZERO, create, Reply::Error(ZkError::NoAuth));
     assert_eq!(
         p.poll_event(),
-        Some(DoubleBarrierEvent::Failed(ZkError::NoAuth))
+        Some(DoubleBarrierEvent::Failed(Error::Zk(ZkError::NoAuth)))
     );
     assert!(p.is_idle());
     assert!(p.poll_request().is_none());

@@ -260,7 +260,12 @@ fn other_errors_fail_the_operation_without_retry() {
     b.set();
     let create = b.poll_request().unwrap().id;
     b.handle_reply(Instant::ZERO, create, Reply::Error(ZkError::NoAuth));
-    assert_eq!(b.poll_event(), Some(BarrierEvent::Failed(ZkError::NoAuth)));
+    assert_eq!(
+        b.poll_event(),
+        Some(BarrierEvent::Failed(herdless_core::Error::Zk(
+            ZkError::NoAuth
+        )))
+    );
     assert!(b.is_idle());
     b.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 1 });
     assert!(
@@ -273,7 +278,9 @@ fn other_errors_fail_the_operation_without_retry() {
     b.handle_reply(Instant::ZERO, delete, Reply::Error(ZkError::NotEmpty));
     assert_eq!(
         b.poll_event(),
-        Some(BarrierEvent::Failed(ZkError::NotEmpty))
+        Some(BarrierEvent::Failed(herdless_core::Error::Zk(
+            ZkError::NotEmpty
+        )))
     );
     assert!(b.is_idle());
 
@@ -283,7 +290,12 @@ fn other_errors_fail_the_operation_without_retry() {
     let (sync, read) = (sent[0].0, sent[1].0);
     b.handle_reply(Instant::ZERO, sync, Reply::Synced);
     b.handle_reply(Instant::ZERO, read, Reply::Error(ZkError::NoAuth));
-    assert_eq!(b.poll_event(), Some(BarrierEvent::Failed(ZkError::NoAuth)));
+    assert_eq!(
+        b.poll_event(),
+        Some(BarrierEvent::Failed(herdless_core::Error::Zk(
+            ZkError::NoAuth
+        )))
+    );
     assert!(!b.is_waiting());
     assert!(b.poll_request().is_none());
 }
@@ -422,7 +434,12 @@ fn a_top_level_create_answered_no_node_fails_without_creating_the_root() {
     owner.act(&mut zk, |b| b.set());
     assert!(owner.answer_intercepted(&mut zk, OwnedReply::Error(ZkError::NoNode)));
     owner.run(&mut zk);
-    assert_eq!(owner.take_events(), [BarrierEvent::Failed(ZkError::NoNode)]);
+    assert_eq!(
+        owner.take_events(),
+        [BarrierEvent::Failed(herdless_core::Error::Zk(
+            ZkError::NoNode
+        ))]
+    );
     assert_eq!(owner.sent_of("create"), ["/gate"]);
     assert!(owner.recipe.is_idle());
 }
@@ -448,7 +465,12 @@ fn a_refused_ancestor_fails_the_set_once_without_retrying() {
     b.handle_reply(Instant::ZERO, chain[2].0, Reply::Error(ZkError::NoNode));
     b.handle_reply(Instant::ZERO, chain[3].0, Reply::Error(ZkError::NoNode));
     let events: Vec<_> = core::iter::from_fn(|| b.poll_event()).collect();
-    assert_eq!(events, [BarrierEvent::Failed(ZkError::NoAuth)]);
+    assert_eq!(
+        events,
+        [BarrierEvent::Failed(herdless_core::Error::Zk(
+            ZkError::NoAuth
+        ))]
+    );
     assert_eq!(sent_now(&mut b), [], "the refused path is created again");
     assert!(b.is_idle());
 }
@@ -465,7 +487,12 @@ fn a_set_after_a_refused_ancestor_tries_the_ancestors_again() {
     assert_eq!(chain.len(), 2);
     b.handle_reply(Instant::ZERO, chain[0].0, Reply::Error(ZkError::NoAuth));
     b.handle_reply(Instant::ZERO, chain[1].0, Reply::Error(ZkError::NoNode));
-    assert_eq!(b.poll_event(), Some(BarrierEvent::Failed(ZkError::NoAuth)));
+    assert_eq!(
+        b.poll_event(),
+        Some(BarrierEvent::Failed(herdless_core::Error::Zk(
+            ZkError::NoAuth
+        )))
+    );
     // Another client created the parent meanwhile.
     b.set();
     let again = sent_now(&mut b);

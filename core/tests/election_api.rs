@@ -379,7 +379,12 @@ fn an_observer_reports_a_refused_read_and_rides_out_an_expired_session() {
     o.watch();
     let read = sent(&mut o);
     answer(&mut o, read[0].0, OwnedReply::Error(ZkError::NoAuth));
-    assert_eq!(events(&mut o), [ObserverEvent::Failed(ZkError::NoAuth)]);
+    assert_eq!(
+        events(&mut o),
+        [ObserverEvent::Failed(herdless_core::Error::Zk(
+            ZkError::NoAuth
+        ))]
+    );
     assert!(!o.is_stale());
     // Still connected: the next notification is read at once.
     notify(&mut o, herdless_core::WatchKind::NodeDataChanged);

@@ -262,7 +262,12 @@ fn a_refused_listing_is_reported() {
     o.intercept = Some(("getChildren", "/g".to_owned()));
     o.act(&mut zk, |o| o.watch());
     assert!(o.answer_intercepted(&mut zk, OwnedReply::Error(ZkError::NoAuth)));
-    assert_eq!(o.take_events(), [MembersEvent::Failed(ZkError::NoAuth)]);
+    assert_eq!(
+        o.take_events(),
+        [MembersEvent::Failed(herdless_core::Error::Zk(
+            ZkError::NoAuth
+        ))]
+    );
     // Still connected: the next notification lists again.
     o.intercept = None;
     o.act(&mut zk, |o| {

@@ -36,7 +36,7 @@ impl<T: Transport, const K: usize, const N: usize> Handle<'_, '_, T, Barrier<N>,
     async fn until(&mut self, done: BarrierEvent) -> Result<(), Error> {
         loop {
             match self.next_event().await? {
-                BarrierEvent::Failed(e) => return Err(Error::Zk(e)),
+                BarrierEvent::Failed(e) => return Err(e.into()),
                 event if event == done => return Ok(()),
                 _ => continue,
             }
@@ -51,13 +51,13 @@ impl<T: Transport, const K: usize, const N: usize> Handle<'_, '_, T, DoubleBarri
     /// Not cancel-safe: a dropped call leaves this process's node until its
     /// session ends.
     pub async fn enter(&mut self, count: u32) -> Result<(), Error> {
-        self.recipe()?.enter(count).map_err(Error::Zk)?;
+        self.recipe()?.enter(count).map_err(Error::Recipe)?;
         self.until(DoubleBarrierEvent::Entered).await
     }
 
     /// Leaves, and waits until every process has left.
     pub async fn leave(&mut self) -> Result<(), Error> {
-        self.recipe()?.leave().map_err(Error::Zk)?;
+        self.recipe()?.leave().map_err(Error::Recipe)?;
         self.until(DoubleBarrierEvent::Left).await
     }
 
@@ -65,7 +65,7 @@ impl<T: Transport, const K: usize, const N: usize> Handle<'_, '_, T, DoubleBarri
         loop {
             match self.next_event().await? {
                 DoubleBarrierEvent::Lost => return Err(Error::Lost),
-                DoubleBarrierEvent::Failed(e) => return Err(Error::Zk(e)),
+                DoubleBarrierEvent::Failed(e) => return Err(e.into()),
                 event if event == done => return Ok(()),
                 _ => continue,
             }

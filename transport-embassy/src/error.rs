@@ -20,9 +20,6 @@ pub enum Error {
     UnknownRecipe,
     /// A recipe refused the call or failed: the core's error, unchanged.
     Recipe(herdless_core::Error),
-    /// ZooKeeper refused a request of a recipe whose failures are plain
-    /// ZooKeeper errors (barriers, the group observer).
-    Zk(herdless_core::ZkError),
     /// The lock was not acquired (busy, timed out or cancelled).
     NotAcquired,
     /// The lock, leadership or a place inside a double barrier was lost
@@ -42,7 +39,6 @@ impl fmt::Display for Error {
             Error::TooManyRecipes => f.write_str("the driver's recipe table is full"),
             Error::UnknownRecipe => f.write_str("no such recipe on this driver"),
             Error::Recipe(e) => write!(f, "{e}"),
-            Error::Zk(e) => write!(f, "ZooKeeper: {e}"),
             Error::NotAcquired => f.write_str("not acquired"),
             Error::Lost => f.write_str("lost while waiting"),
             Error::RevocationRequested => f.write_str("revocation requested"),

@@ -66,7 +66,7 @@ impl<T: Transport, const K: usize, const M: usize, const L: usize, const N: usiz
             match self.next_event().await? {
                 MembersEvent::Changed { joined, left } => return Ok((joined, left)),
                 MembersEvent::NoGroup => return Ok((0, 0)),
-                MembersEvent::Failed(e) => return Err(Error::Zk(e)),
+                MembersEvent::Failed(e) => return Err(e.into()),
                 _ => continue,
             }
         }

@@ -23,8 +23,8 @@ use crate::engine::link::{Link, Reconnect};
 use crate::engine::pipeline::Pipeline;
 use crate::path::{self, PathError};
 use crate::{
-    Acl, CreateMode, Instant, Outgoing, Recipe, Reply, Request, RequestId, SessionEvent, Version,
-    WatchEvent, WatchKind, ZkError,
+    Acl, CreateMode, Error, Instant, Outgoing, Recipe, Reply, Request, RequestId, SessionEvent,
+    Version, WatchEvent, WatchKind, ZkError,
 };
 
 /// Default capacity, in bytes, of the barrier node's path.
@@ -42,7 +42,7 @@ pub enum BarrierEvent {
     /// A wait ended: the barrier is down.
     Passed,
     /// An operation failed.
-    Failed(ZkError),
+    Failed(Error),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -283,7 +283,7 @@ impl<const N: usize> Recipe for Barrier<N> {
             // created after a later remove).
             (Op::Create, Reply::Error(ZkError::NoNode)) if self.depth() > 0 => {
                 if let Some(e) = refused {
-                    self.write_done(BarrierEvent::Failed(e));
+                    self.write_done(BarrierEvent::Failed(Error::Zk(e)));
                 } else if !self.writing() {
                     self.ops.queue(Op::Ensure(1));
                     self.ops.push(Op::Create);
@@ -308,16 +308,16 @@ impl<const N: usize> Recipe for Barrier<N> {
             (Op::Ensure(_), Reply::Error(e)) => {
                 self.ancestor_refused.get_or_insert(e);
             }
-            (Op::Create | Op::Delete, Reply::Error(e)) => self.write_done(BarrierEvent::Failed(e)),
+            (Op::Create | Op::Delete, Reply::Error(e)) => {
+                self.write_done(BarrierEvent::Failed(Error::Zk(e)))
+            }
             // The read queued behind it answers for the wait.
             (Op::Sync, Reply::Error(_)) => {}
             (Op::Watch, Reply::Error(e)) => {
                 self.waiting = false;
-                self.events.emit(BarrierEvent::Failed(e));
+                self.events.emit(BarrierEvent::Failed(Error::Zk(e)));
             }
-            (_, _) => self
-                .events
-                .emit(BarrierEvent::Failed(ZkError::MarshallingError)),
+            (_, _) => self.events.emit(BarrierEvent::Failed(Error::BadReply)),
         }
     }
 

@@ -49,8 +49,8 @@ use crate::engine::link::{Link, Reconnect};
 use crate::engine::pipeline::Pipeline;
 use crate::path::{self, PathError};
 use crate::{
-    Acl, Children, CreateMode, Instant, Outgoing, Recipe, Reply, Request, RequestId, SessionEvent,
-    Version, WatchEvent, WatchKind, ZkError,
+    Acl, Children, CreateMode, Error, Instant, Outgoing, Recipe, Reply, Request, RequestId,
+    SessionEvent, Version, WatchEvent, WatchKind, ZkError,
 };
 
 /// Default capacity, in bytes, of the paths a [`DoubleBarrier`] keeps.
@@ -72,7 +72,7 @@ pub enum DoubleBarrierEvent {
     /// others no longer wait for it.
     Lost,
     /// An operation failed.
-    Failed(ZkError),
+    Failed(Error),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -225,9 +225,12 @@ impl<const N: usize> DoubleBarrier<N> {
 
     /// Enters, waiting until `count` processes have;
     /// [`DoubleBarrierEvent::Entered`] follows.
-    pub fn enter(&mut self, count: u32) -> Result<(), ZkError> {
-        if self.step != Step::Idle || !self.link.accepts_work() {
-            return Err(ZkError::BadArguments);
+    pub fn enter(&mut self, count: u32) -> Result<(), Error> {
+        if self.step != Step::Idle {
+            return Err(Error::InvalidState);
+        }
+        if !self.link.accepts_work() {
+            return Err(Error::SessionEnded);
         }
         self.count = count.max(1);
         self.step = Step::Entering;
@@ -239,9 +242,9 @@ impl<const N: usize> DoubleBarrier<N> {
 
     /// Leaves, waiting until every process has;
     /// [`DoubleBarrierEvent::Left`] follows.
-    pub fn leave(&mut self) -> Result<(), ZkError> {
+    pub fn leave(&mut self) -> Result<(), Error> {
         if self.step != Step::Inside {
-            return Err(ZkError::BadArguments);
+            return Err(Error::InvalidState);
         }
         self.step = Step::Leaving;
         self.other.clear();
@@ -353,12 +356,11 @@ impl<const N: usize> DoubleBarrier<N> {
                 self.other.clear();
                 // A name written by another client may not fit our paths:
                 // say so rather than wait on a truncated name.
-                if self.other.push_str(target).is_err()
-                    || path::join::<N>(&self.dir, target).is_err()
-                {
-                    self.other.clear();
-                    return self.finish(DoubleBarrierEvent::Failed(ZkError::BadArguments));
+                if let Err(e) = path::join::<N>(&self.dir, target) {
+                    return self.finish(DoubleBarrierEvent::Failed(Error::Path(e)));
                 }
+                // Its full path fits in `N`, so the name alone does.
+                let _ = self.other.push_str(target);
                 self.ops.queue(Op::WatchOther);
             }
             _ => {}
@@ -542,8 +544,8 @@ impl<const N: usize> Recipe for DoubleBarrier<N> {
                 self.link.end(SessionEvent::Expired);
                 self.lost();
             }
-            (_, Reply::Error(e)) => self.finish(DoubleBarrierEvent::Failed(e)),
-            (_, _) => self.finish(DoubleBarrierEvent::Failed(ZkError::MarshallingError)),
+            (_, Reply::Error(e)) => self.finish(DoubleBarrierEvent::Failed(Error::Zk(e))),
+            (_, _) => self.finish(DoubleBarrierEvent::Failed(Error::BadReply)),
         }
     }
 

@@ -16,8 +16,8 @@ use crate::engine::link::{Link, Reconnect};
 use crate::engine::pipeline::Pipeline;
 use crate::path::{self, PathError};
 use crate::{
-    Children, Instant, Outgoing, Recipe, Reply, Request, RequestId, SessionEvent, WatchEvent,
-    WatchKind, ZkError,
+    Children, Error, Instant, Outgoing, Recipe, Reply, Request, RequestId, SessionEvent,
+    WatchEvent, WatchKind, ZkError,
 };
 
 /// Default number of member names an observer keeps.
@@ -57,7 +57,7 @@ pub enum MembersEvent {
     /// change.
     Current,
     /// Listing failed for another reason.
-    Failed(ZkError),
+    Failed(Error),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -295,10 +295,8 @@ impl<const M: usize, const K: usize, const N: usize> Recipe for Members<M, K, N>
                 self.link.end(SessionEvent::Expired);
                 self.ops.lose();
             }
-            (_, Reply::Error(e)) => self.events.emit(MembersEvent::Failed(e)),
-            (_, _) => self
-                .events
-                .emit(MembersEvent::Failed(ZkError::MarshallingError)),
+            (_, Reply::Error(e)) => self.events.emit(MembersEvent::Failed(Error::Zk(e))),
+            (_, _) => self.events.emit(MembersEvent::Failed(Error::BadReply)),
         }
     }
 

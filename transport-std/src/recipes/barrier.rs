@@ -15,14 +15,6 @@ use crate::{Connection, Error};
 type CoreB = CoreBarrier<512>;
 type CoreD = CoreDouble<512>;
 
-fn zk_error(e: herdless_core::ZkError) -> Error {
-    if e.is_session_gone() {
-        Error::SessionEnded
-    } else {
-        Error::Zk(e)
-    }
-}
-
 /// A barrier: a node that processes wait on until it is removed.
 ///
 /// Operations on one handle run one at a time: a process that waits and
@@ -81,7 +73,7 @@ impl Barrier {
         loop {
             match events.recv().await.ok_or(Error::DriverGone)? {
                 event if event == until => return Ok(()),
-                BarrierEvent::Failed(e) => return Err(zk_error(e)),
+                BarrierEvent::Failed(e) => return Err(e.into()),
                 _ => {}
             }
         }
@@ -165,19 +157,16 @@ impl DoubleBarrier {
 
     async fn run(
         &self,
-        start: impl FnOnce(&mut CoreD) -> Result<(), herdless_core::ZkError> + Send + 'static,
+        start: impl FnOnce(&mut CoreD) -> Result<(), herdless_core::Error> + Send + 'static,
         until: DoubleBarrierEvent,
     ) -> Result<(), Error> {
         let mut events = self.events.lock().await;
-        self.handle
-            .call(start)
-            .await?
-            .map_err(|_| Error::InvalidState)?;
+        self.handle.call(start).await??;
         loop {
             match events.recv().await.ok_or(Error::DriverGone)? {
                 event if event == until => return Ok(()),
                 DoubleBarrierEvent::Lost => return Err(Error::SessionEnded),
-                DoubleBarrierEvent::Failed(e) => return Err(zk_error(e)),
+                DoubleBarrierEvent::Failed(e) => return Err(e.into()),
                 _ => {}
             }
         }

@@ -10,7 +10,7 @@ use crate::engine::link::{Link, Reconnect};
 use crate::engine::pipeline::Pipeline;
 use crate::path::{self, PathError};
 use crate::{
-    Instant, Outgoing, Recipe, Reply, Request, RequestId, SessionEvent, WatchEvent, ZkError,
+    Error, Instant, Outgoing, Recipe, Reply, Request, RequestId, SessionEvent, WatchEvent, ZkError,
 };
 
 /// What an observer reports.
@@ -36,7 +36,7 @@ pub enum ObserverEvent {
         len: usize,
     },
     /// Reading failed for another reason.
-    Failed(ZkError),
+    Failed(Error),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -77,7 +77,8 @@ pub struct Observer<const N: usize = DEFAULT_PATH_CAPACITY, const D: usize = DEF
     stale: bool,
     read_lost: bool,
     link: Link,
-    events: EventQueue<ObserverEvent, 8>,
+    // One input reports one change at most; the newest describe the state.
+    events: EventQueue<ObserverEvent, 4>,
 }
 
 impl<const N: usize, const D: usize> Observer<N, D> {
@@ -259,10 +260,8 @@ impl<const N: usize, const D: usize> Recipe for Observer<N, D> {
                 self.connection_lost(None);
                 self.link.end(SessionEvent::Expired);
             }
-            (_, Reply::Error(e)) => self.events.emit(ObserverEvent::Failed(e)),
-            (_, _) => self
-                .events
-                .emit(ObserverEvent::Failed(ZkError::MarshallingError)),
+            (_, Reply::Error(e)) => self.events.emit(ObserverEvent::Failed(Error::Zk(e))),
+            (_, _) => self.events.emit(ObserverEvent::Failed(Error::BadReply)),
         }
     }
 
