@@ -70,13 +70,13 @@
 mod barrier;
 mod config;
 mod election;
+mod erased;
 mod error;
 mod handle;
 mod lock;
 mod log;
 mod member;
 mod queue;
-mod slot;
 #[cfg(feature = "embassy-net")]
 mod tcp;
 mod transport;

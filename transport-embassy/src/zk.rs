@@ -15,9 +15,9 @@ use herdless_core::wire::{
 };
 use herdless_core::{Instant, Recipe, Reply, RequestId, ZkError};
 
+use crate::erased::ErasedRecipe;
 use crate::error::{Error, Fault};
 use crate::log::{log_debug, log_warn};
-use crate::slot::Slot;
 use crate::transport::Transport;
 
 /// A request's tag in the session: which recipe sent it, and its id there.
@@ -85,7 +85,7 @@ impl<R> core::fmt::Debug for RecipeId<R> {
 pub struct Zk<'a, T: Transport, const K: usize = 4> {
     transport: T,
     session: Session<Tag>,
-    slots: Vec<&'a mut dyn Slot, K>,
+    recipes: Vec<&'a mut dyn ErasedRecipe, K>,
     rx: &'a mut [u8],
     filled: usize,
     tx: &'a mut [u8],
@@ -120,7 +120,7 @@ impl<'a, T: Transport, const K: usize> Zk<'a, T, K> {
         Zk {
             transport,
             session: Session::new(config, Instant::from_millis(0)),
-            slots: Vec::new(),
+            recipes: Vec::new(),
             rx: buffers.rx,
             filled: 0,
             tx: buffers.tx,
@@ -137,8 +137,10 @@ impl<'a, T: Transport, const K: usize> Zk<'a, T, K> {
     /// Adds a recipe; it hears every session change and watch notification
     /// from now on and sends its requests as the driver runs.
     pub fn add<R: Recipe + 'static>(&mut self, recipe: &'a mut R) -> Result<RecipeId<R>, Error> {
-        let index = u8::try_from(self.slots.len()).map_err(|_| Error::TooManyRecipes)?;
-        self.slots.push(recipe).map_err(|_| Error::TooManyRecipes)?;
+        let index = u8::try_from(self.recipes.len()).map_err(|_| Error::TooManyRecipes)?;
+        self.recipes
+            .push(recipe)
+            .map_err(|_| Error::TooManyRecipes)?;
         Ok(RecipeId {
             index,
             _recipe: PhantomData,
@@ -147,9 +149,9 @@ impl<'a, T: Transport, const K: usize> Zk<'a, T, K> {
 
     /// The recipe `id` names, to call its own methods or read its state.
     pub fn recipe<R: Recipe + 'static>(&mut self, id: RecipeId<R>) -> Result<&mut R, Error> {
-        self.slots
+        self.recipes
             .get_mut(usize::from(id.index))
-            .and_then(|slot| slot.as_any().downcast_mut::<R>())
+            .and_then(|recipe| recipe.as_any().downcast_mut::<R>())
             .ok_or(Error::UnknownRecipe)
     }
 
@@ -299,8 +301,8 @@ impl<'a, T: Transport, const K: usize> Zk<'a, T, K> {
                 if let Event::Session(event) = event {
                     log_debug!("session: {:?}", event);
                     let now = self.now();
-                    for slot in self.slots.iter_mut() {
-                        slot.handle_session(now, event);
+                    for recipe in self.recipes.iter_mut() {
+                        recipe.handle_session(now, event);
                     }
                 }
                 // `Event::Lost` needs nothing: the recipes hear `Suspended`,
@@ -343,16 +345,16 @@ impl<'a, T: Transport, const K: usize> Zk<'a, T, K> {
     /// Sends what the recipes want sent, while the session can take it.
     async fn send_requests(&mut self) -> bool {
         let mut progressed = false;
-        for index in 0..self.slots.len() {
+        for index in 0..self.recipes.len() {
             while self.session.can_send() {
                 let Some(conn) = self.conn else {
                     return progressed;
                 };
                 let now = self.now();
-                let Some(slot) = self.slots.get_mut(index) else {
+                let Some(recipe) = self.recipes.get_mut(index) else {
                     break;
                 };
-                let Some(out) = slot.poll_request() else {
+                let Some(out) = recipe.poll_request() else {
                     break;
                 };
                 progressed = true;
@@ -371,8 +373,8 @@ impl<'a, T: Transport, const K: usize> Zk<'a, T, K> {
                             SendError::NotConnected | SendError::Busy => ZkError::ConnectionLoss,
                             _ => ZkError::MarshallingError,
                         };
-                        if let Some(slot) = self.slots.get_mut(index) {
-                            slot.handle_reply(now, id, Reply::Error(error));
+                        if let Some(recipe) = self.recipes.get_mut(index) {
+                            recipe.handle_reply(now, id, Reply::Error(error));
                         }
                     }
                 }
@@ -515,14 +517,14 @@ impl<'a, T: Transport, const K: usize> Zk<'a, T, K> {
                 Ok(Incoming::Reply { tag, response }) => {
                     let (index, id) = tag;
                     if let Some(reply) = response.into_reply() {
-                        if let Some(slot) = self.slots.get_mut(usize::from(index)) {
-                            slot.handle_reply(now, id, reply);
+                        if let Some(recipe) = self.recipes.get_mut(usize::from(index)) {
+                            recipe.handle_reply(now, id, reply);
                         }
                     }
                 }
                 Ok(Incoming::Watch(event)) => {
-                    for slot in self.slots.iter_mut() {
-                        slot.handle_watch(now, event);
+                    for recipe in self.recipes.iter_mut() {
+                        recipe.handle_watch(now, event);
                     }
                 }
                 Ok(_) => {}
@@ -569,17 +571,17 @@ impl<'a, T: Transport, const K: usize> Zk<'a, T, K> {
         if self.session.poll_timeout().is_some_and(|at| at <= now) {
             self.session.handle_timeout(now);
         }
-        for slot in self.slots.iter_mut() {
-            if slot.poll_timeout().is_some_and(|at| at <= now) {
-                slot.handle_timeout(now);
+        for recipe in self.recipes.iter_mut() {
+            if recipe.poll_timeout().is_some_and(|at| at <= now) {
+                recipe.handle_timeout(now);
             }
         }
     }
 
     fn next_wake(&self) -> Option<Instant> {
-        self.slots
+        self.recipes
             .iter()
-            .filter_map(|slot| slot.poll_timeout())
+            .filter_map(|recipe| recipe.poll_timeout())
             .chain(self.session.poll_timeout())
             .min()
     }

@@ -6,9 +6,11 @@ pub mod barrier;
 pub mod config;
 pub mod double_barrier;
 pub mod election;
+pub mod group;
 pub mod lock;
-pub mod member;
-pub mod members;
 pub mod queue;
 pub mod revoke;
 pub mod two_phase;
+
+pub use group::member;
+pub use group::observer as members;

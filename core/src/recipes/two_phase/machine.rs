@@ -35,7 +35,7 @@ enum SiteState {
 }
 
 #[derive(Clone, Debug)]
-struct Slot<const K: usize> {
+struct Site<const K: usize> {
     name: String<K>,
     state: SiteState,
     /// The coordinator's create of this vote node is not confirmed yet.
@@ -109,7 +109,7 @@ pub struct TwoPhase<
     /// A `sync` answered: this session's reads are at least as recent as
     /// the quorum was then, so a missing transaction node is really gone.
     synced: bool,
-    sites: Vec<Slot<K>, S>,
+    sites: Vec<Site<K>, S>,
     /// Whether this participant decides (coordinator, or an all-watch site).
     decider: bool,
     /// A vote node whose name does not fit `K` was listed: its vote cannot
@@ -259,14 +259,14 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> TwoPhase<S,
         if sites.is_empty() {
             return Err(Error::TooManySites);
         }
-        let mut slots: Vec<Slot<K>, S> = Vec::new();
+        let mut table: Vec<Site<K>, S> = Vec::new();
         for (i, name) in sites.iter().enumerate() {
             let name = site_name::<K>(name)?;
             if sites[..i].iter().any(|other| *other == name.as_str()) {
                 return Err(Error::Path(PathError::BadName));
             }
-            slots
-                .push(Slot {
+            table
+                .push(Site {
                     name,
                     state: SiteState::Unknown,
                     need_create: variant.coordinator_creates_votes(),
@@ -274,14 +274,14 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> TwoPhase<S,
                 })
                 .map_err(|_| Error::TooManySites)?;
         }
-        if u16::try_from(slots.len()).is_err() {
+        if u16::try_from(table.len()).is_err() {
             return Err(Error::TooManySites);
         }
         self.body = Vec::from_slice(body).map_err(|_| Error::TooLarge {
             len: body.len(),
             capacity: B,
         })?;
-        self.sites = slots;
+        self.sites = table;
         self.role = Role::Coordinator;
         self.variant = variant;
         self.decider = true;
@@ -355,8 +355,8 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> TwoPhase<S,
         // land, which is harmless, and the answers in flight still finish
         // the coordinator's start.
         self.ops.unqueue(|op| op != Op::WriteVote);
-        for slot in self.sites.iter_mut() {
-            slot.need_read = false;
+        for site in self.sites.iter_mut() {
+            site.need_read = false;
         }
         self.events.emit(TxEvent::Decided(outcome));
     }
@@ -402,7 +402,7 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> TwoPhase<S,
         }
     }
 
-    fn slot_of(&self, name: &str) -> Option<usize> {
+    fn site_of(&self, name: &str) -> Option<usize> {
         self.sites.iter().position(|s| s.name.as_str() == name)
     }
 
@@ -414,7 +414,7 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> TwoPhase<S,
                 self.ops.queue(Op::ReadDecision);
                 continue;
             }
-            let index = match self.slot_of(name) {
+            let index = match self.site_of(name) {
                 Some(i) => i,
                 // An all-watch site learns the sites from the listing (every
                 // vote node exists once the body is written).
@@ -423,13 +423,13 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> TwoPhase<S,
                         self.unreadable = true;
                         continue;
                     };
-                    let slot = Slot {
+                    let site = Site {
                         name,
                         state: SiteState::Unknown,
                         need_create: false,
                         need_read: false,
                     };
-                    if self.sites.push(slot).is_err() {
+                    if self.sites.push(site).is_err() {
                         return self.fail(Error::TooManySites);
                     }
                     self.sites.len() - 1
@@ -439,30 +439,30 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> TwoPhase<S,
             if let Some(flag) = present.get_mut(index) {
                 *flag = true;
             }
-            if let Some(slot) = self.sites.get_mut(index) {
-                if slot.state == SiteState::Unknown {
-                    slot.state = SiteState::Present;
-                    slot.need_read = true;
+            if let Some(site) = self.sites.get_mut(index) {
+                if site.state == SiteState::Unknown {
+                    site.state = SiteState::Present;
+                    site.need_read = true;
                 }
             }
         }
-        for (i, slot) in self.sites.iter_mut().enumerate() {
-            let seen_before = matches!(slot.state, SiteState::Present | SiteState::Voted(_));
-            if seen_before && !present.get(i).copied().unwrap_or(true) && !slot.need_create {
-                slot.state = SiteState::Gone;
-                slot.need_read = false;
+        for (i, site) in self.sites.iter_mut().enumerate() {
+            let seen_before = matches!(site.state, SiteState::Present | SiteState::Voted(_));
+            if seen_before && !present.get(i).copied().unwrap_or(true) && !site.need_create {
+                site.state = SiteState::Gone;
+                site.need_read = false;
             }
         }
         self.evaluate();
     }
 
     fn on_vote(&mut self, index: usize, reply: Reply<'_>) {
-        let Some(slot) = self.sites.get_mut(index) else {
+        let Some(site) = self.sites.get_mut(index) else {
             return;
         };
         match reply {
             Reply::Data { data, .. } => {
-                slot.state = if data.is_empty() {
+                site.state = if data.is_empty() {
                     SiteState::Present
                 } else if data == Vote::Commit.as_bytes() {
                     SiteState::Voted(Vote::Commit)
@@ -472,8 +472,8 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> TwoPhase<S,
                 };
             }
             Reply::Error(ZkError::NoNode) => {
-                if slot.state != SiteState::Unknown {
-                    slot.state = SiteState::Gone;
+                if site.state != SiteState::Unknown {
+                    site.state = SiteState::Gone;
                 }
             }
             Reply::Error(e) => return self.on_error(Op::ReadVote(index as u16), e),
@@ -586,9 +586,9 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> TwoPhase<S,
         }
         if self.tallying && self.decision.is_none() {
             self.ops.queue(Op::List);
-            for slot in self.sites.iter_mut() {
-                if slot.state != SiteState::Unknown && slot.state != SiteState::Gone {
-                    slot.need_read = true;
+            for site in self.sites.iter_mut() {
+                if site.state != SiteState::Unknown && site.state != SiteState::Gone {
+                    site.need_read = true;
                 }
             }
         }
@@ -654,17 +654,17 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> TwoPhase<S,
             self.ops.follow_ancestor(op, depth);
             return Some(op);
         }
-        for (i, slot) in self.sites.iter_mut().enumerate() {
+        for (i, site) in self.sites.iter_mut().enumerate() {
             let index = u16::try_from(i).ok()?;
-            if slot.need_create {
+            if site.need_create {
                 // Cleared when the create is confirmed.
                 let op = Op::CreateVote(index);
                 if !self.ops.is_in_flight(op) {
                     return Some(op);
                 }
             }
-            if slot.need_read {
-                slot.need_read = false;
+            if site.need_read {
+                site.need_read = false;
                 return Some(Op::ReadVote(index));
             }
         }
@@ -805,8 +805,8 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> Recipe
             }
             (Op::CreateTx, reply) => self.on_create_tx(reply),
             (Op::CreateVote(i), Reply::Created { .. } | Reply::Error(ZkError::NodeExists)) => {
-                if let Some(slot) = self.sites.get_mut(usize::from(i)) {
-                    slot.need_create = false;
+                if let Some(site) = self.sites.get_mut(usize::from(i)) {
+                    site.need_create = false;
                 }
                 self.check_started();
             }
@@ -948,16 +948,16 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> Recipe
         if !self.tallying {
             return;
         }
-        let Some(index) = self.slot_of(name) else {
+        let Some(index) = self.site_of(name) else {
             return;
         };
-        if let Some(slot) = self.sites.get_mut(index) {
+        if let Some(site) = self.sites.get_mut(index) {
             match event.kind {
                 WatchKind::NodeDeleted => {
-                    slot.state = SiteState::Gone;
-                    slot.need_read = false;
+                    site.state = SiteState::Gone;
+                    site.need_read = false;
                 }
-                _ => slot.need_read = true,
+                _ => site.need_read = true,
             }
         }
         self.evaluate();

@@ -11,7 +11,7 @@ use herdless_core::{Instant, Outgoing, Recipe, Reply, RequestId, SessionEvent, W
 
 /// The object-safe part of [`Recipe`] (everything but `poll_event`, whose
 /// type differs per recipe), plus a way back to the concrete type.
-pub(crate) trait Slot {
+pub(crate) trait ErasedRecipe {
     fn poll_request(&mut self) -> Option<Outgoing<'_>>;
     fn handle_reply(&mut self, now: Instant, id: RequestId, reply: Reply<'_>);
     fn handle_watch(&mut self, now: Instant, event: WatchEvent<'_>);
@@ -21,7 +21,7 @@ pub(crate) trait Slot {
     fn as_any(&mut self) -> &mut dyn Any;
 }
 
-impl<R: Recipe + 'static> Slot for R {
+impl<R: Recipe + 'static> ErasedRecipe for R {
     fn poll_request(&mut self) -> Option<Outgoing<'_>> {
         Recipe::poll_request(self)
     }
