@@ -4,6 +4,9 @@
 #   ./scripts/mutants.sh                 every recipe module (hours on 2 cores)
 #   ./scripts/mutants.sh lock barrier    some of them
 #   ./scripts/mutants.sh --list          how many mutants each module has
+#   ./scripts/mutants.sh --in-diff REV lock
+#                                        only the mutants on lines changed
+#                                        since REV (a quick check of a change)
 #
 # Each module is mutated on its own and checked against the tests that
 # concern it (its unit tests and its test files), with fewer seeded
@@ -55,9 +58,19 @@ ORDER=(lock revoke election config barrier double_barrier queue two_phase member
 
 list=false
 modules=()
-for arg in "$@"; do
+diff_args=()
+while [ $# -gt 0 ]; do
+    arg="$1"
+    shift
     case "$arg" in
         --list) list=true ;;
+        --in-diff)
+            [ $# -gt 0 ] || { echo "--in-diff needs a revision" >&2; exit 2; }
+            mkdir -p mutants.out
+            git diff "$1" -- core/src >mutants.out/since.diff
+            diff_args=(--in-diff mutants.out/since.diff)
+            shift
+            ;;
         *)
             [ -n "${FILES[$arg]+x}" ] || { echo "unknown module: $arg (one of: ${ORDER[*]})" >&2; exit 2; }
             modules+=("$arg")
@@ -74,7 +87,7 @@ for m in "${modules[@]}"; do
     file_args=()
     for f in ${FILES[$m]}; do file_args+=(--file "$f"); done
     if $list; then
-        printf '%-15s %4d mutants\n' "$m" "$(cargo mutants -p herdless-core "${file_args[@]}" --list | wc -l)"
+        printf '%-15s %4d mutants\n' "$m" "$(cargo mutants -p herdless-core "${file_args[@]}" ${diff_args[@]+"${diff_args[@]}"} --list | wc -l)"
         continue
     fi
     test_args=(--lib)
@@ -84,7 +97,7 @@ for m in "${modules[@]}"; do
     mkdir -p "$out"
     echo "==> $m: mutating ${FILES[$m]} against ${TESTS[$m]} (HERDLESS_SCHEDULES=$HERDLESS_SCHEDULES)"
     # Exit 2 means mutants were missed: judged below against the list.
-    cargo mutants -p herdless-core "${file_args[@]}" --output "$out" --profile mutants \
+    cargo mutants -p herdless-core "${file_args[@]}" ${diff_args[@]+"${diff_args[@]}"} --output "$out" --profile mutants \
         --minimum-test-timeout 60 -- "${test_args[@]}" || true
     dir="$out/mutants.out"
     count() { if [ -f "$dir/$1" ]; then grep -c . "$dir/$1" || true; else echo 0; fi; }
