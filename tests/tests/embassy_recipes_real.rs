@@ -241,7 +241,7 @@ async fn embassy_config_watcher_sees_every_std_version_and_its_compare_and_set_c
 async fn embassy_member_is_seen_by_std_and_embassy_observer_follows_std_members() {
     let server = ZkServer::start();
     let client = std_client(&server).await;
-    let mut group = herdless_std::group::GroupWatch::start(&client, "/plant/devices").unwrap();
+    let mut group = herdless_std::group::GroupObserver::start(&client, "/plant/devices").unwrap();
 
     let (mut rx, mut tx) = ([0u8; 4096], [0u8; 1024]);
     let mut member: Member = Member::new("/plant/devices", "dev-7").unwrap();
@@ -279,7 +279,7 @@ async fn embassy_member_is_seen_by_std_and_embassy_observer_follows_std_members(
         .unwrap();
     assert_eq!(change.joined, ["dev-7"]);
     println!(
-        "embassy member joined, std GroupWatch saw it {:?} after the join started",
+        "embassy member joined, std GroupObserver saw it {:?} after the join started",
         started.elapsed()
     );
 
@@ -339,7 +339,7 @@ async fn embassy_member_is_seen_by_std_and_embassy_observer_follows_std_members(
         assert!(only_plc(&change.left), "unexpected change {change:?}");
     }
     println!(
-        "embassy member left, std GroupWatch saw it {:?} after the leave started",
+        "embassy member left, std GroupObserver saw it {:?} after the leave started",
         started.elapsed()
     );
     assert!(herdless_std::group::members(&client, "/plant/devices")
@@ -765,7 +765,7 @@ async fn one_embassy_session_runs_a_member_an_observer_a_config_watcher_and_a_co
     let queue = herdless_std::queue::Queue::new(&client, "/plant/jobs")
         .await
         .unwrap();
-    let mut group = herdless_std::group::GroupWatch::start(&client, "/plant/devices").unwrap();
+    let mut group = herdless_std::group::GroupObserver::start(&client, "/plant/devices").unwrap();
     let controller =
         herdless_std::GroupMember::join(&client, "/plant/devices", "controller", b"ctl")
             .await

@@ -2,7 +2,7 @@
 
 use std::time::{Duration, Instant};
 
-use herdless_std::group::{self, GroupWatch};
+use herdless_std::group::{self, GroupObserver};
 use herdless_std::{Client, Error, GroupMember, MembershipEvent, Presence, Session};
 use herdless_tests::{Proxy, ZkServer};
 
@@ -26,7 +26,7 @@ async fn expire_behind(proxy: &Proxy) {
 async fn a_crashed_member_disappears_and_a_member_whose_session_expired_rejoins_by_itself() {
     let server = ZkServer::start();
     let observer_client = client(&server).await;
-    let mut watch = GroupWatch::start(&observer_client, "/fleet/edge").unwrap();
+    let mut watch = GroupObserver::start(&observer_client, "/fleet/edge").unwrap();
 
     // A member on a self-renewing session, behind a proxy we can cut.
     let proxy = Proxy::start(server.port());

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use herdless_core::member::{Member, MemberEvent};
 use herdless_core::members::{Members, MembersEvent};
 use herdless_core::sim::{Either, World};
-use herdless_std::group::GroupWatch;
+use herdless_std::group::GroupObserver;
 use herdless_std::{GroupMember, Session};
 
 use super::title;
@@ -82,7 +82,7 @@ fn report(world: &mut World<Node>) {
 pub async fn real(addr: &str) -> Result<(), herdless_std::Error> {
     title("group membership: devices join and leave, an observer follows");
     let observer = herdless_std::connect(addr, Duration::from_secs(10)).await?;
-    let mut watch = GroupWatch::start(&observer, FLEET)?;
+    let mut watch = GroupObserver::start(&observer, FLEET)?;
     let start = Instant::now();
     let mut members = Vec::new();
     for i in 1..=3 {

@@ -543,16 +543,20 @@ struct Snapshot {
 /// Follows who leads an election: one watch on its acknowledgement node,
 /// one notification per change of leader, however many candidates there
 /// are. Start it with [`watch_leader`].
-pub struct LeaderWatch {
+pub struct LeaderObserver {
     _handle: DriverHandle<CoreWatch>,
     snapshot: watch::Receiver<Snapshot>,
     seen: Option<Option<Leader>>,
     dir: String,
 }
 
-impl fmt::Debug for LeaderWatch {
+/// The observer's name before the observer roles were named alike.
+#[deprecated(note = "renamed `LeaderObserver`")]
+pub type LeaderWatch = LeaderObserver;
+
+impl fmt::Debug for LeaderObserver {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("LeaderWatch")
+        f.debug_struct("LeaderObserver")
             .field("dir", &self.dir)
             .field("leader", &self.snapshot.borrow().leader)
             .finish()
@@ -573,7 +577,7 @@ impl fmt::Debug for LeaderWatch {
 /// }
 /// # }
 /// ```
-pub fn watch_leader(conn: &impl Connection, dir: &str) -> Result<LeaderWatch, Error> {
+pub fn watch_leader(conn: &impl Connection, dir: &str) -> Result<LeaderObserver, Error> {
     let mut core = CoreWatch::new(dir)?;
     core.watch();
     let (tx, rx) = watch::channel(Snapshot::default());
@@ -603,7 +607,7 @@ pub fn watch_leader(conn: &impl Connection, dir: &str) -> Result<LeaderWatch, Er
         on_event,
         |_: &CoreWatch| true,
     );
-    Ok(LeaderWatch {
+    Ok(LeaderObserver {
         _handle: handle,
         snapshot: rx,
         seen: None,
@@ -611,7 +615,7 @@ pub fn watch_leader(conn: &impl Connection, dir: &str) -> Result<LeaderWatch, Er
     })
 }
 
-impl LeaderWatch {
+impl LeaderObserver {
     /// The leader as last read (`None`: nobody leads, or not read yet).
     ///
     /// ```no_run

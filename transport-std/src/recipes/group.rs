@@ -13,10 +13,10 @@ use crate::driver::{self, Counters, DriverHandle};
 use crate::driver::{convert, retry};
 use crate::{Connection, Error, GroupMember};
 
-/// Most members a [`GroupWatch`] follows.
+/// Most members a [`GroupObserver`] follows.
 pub const MAX_MEMBERS: usize = 1024;
 
-/// Longest member name, in bytes, a [`GroupWatch`] follows.
+/// Longest member name, in bytes, a [`GroupObserver`] follows.
 pub const MAX_NAME: usize = 128;
 
 type Core = CoreMembers<MAX_MEMBERS, MAX_NAME, 256>;
@@ -61,34 +61,38 @@ struct Snapshot {
 ///
 /// ```no_run
 /// # async fn run(client: herdless_std::Client) -> Result<(), herdless_std::Error> {
-/// use herdless_std::group::GroupWatch;
+/// use herdless_std::group::GroupObserver;
 ///
-/// let mut group = GroupWatch::start(&client, "/fleet/gateways")?;
+/// let mut group = GroupObserver::start(&client, "/fleet/gateways")?;
 /// loop {
 ///     let change = group.changed().await?;
 ///     println!("joined {:?}, left {:?}; now {:?}", change.joined, change.left, group.members());
 /// }
 /// # }
 /// ```
-pub struct GroupWatch {
+pub struct GroupObserver {
     _handle: DriverHandle<Core>,
     snapshot: watch::Receiver<Snapshot>,
     seen: BTreeSet<String>,
     group: String,
 }
 
-impl fmt::Debug for GroupWatch {
+/// The observer's name before the observer roles were named alike.
+#[deprecated(note = "renamed `GroupObserver`")]
+pub type GroupWatch = GroupObserver;
+
+impl fmt::Debug for GroupObserver {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("GroupWatch")
+        f.debug_struct("GroupObserver")
             .field("group", &self.group)
             .field("members", &self.snapshot.borrow().members)
             .finish()
     }
 }
 
-impl GroupWatch {
+impl GroupObserver {
     /// Starts following `group` (which may not exist yet).
-    pub fn start(conn: &impl Connection, group: &str) -> Result<GroupWatch, Error> {
+    pub fn start(conn: &impl Connection, group: &str) -> Result<GroupObserver, Error> {
         let mut core = Core::new(group)?;
         core.watch();
         let (tx, rx) = watch::channel(Snapshot::default());
@@ -114,7 +118,7 @@ impl GroupWatch {
             on_event,
             |_: &Core| true,
         );
-        Ok(GroupWatch {
+        Ok(GroupObserver {
             _handle: handle,
             snapshot: rx,
             seen: BTreeSet::new(),
