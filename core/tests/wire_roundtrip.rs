@@ -7,7 +7,7 @@ use herdless_core::wire::{
     decode, encode, frame, ConnectRequest, EncodeError, Expect, MultiOp, MultiResult, Op, Response,
     Session, SessionConfig,
 };
-use herdless_core::{Acl, AclEntry, CreateMode, Instant, Stat, Version, ZkError};
+use herdless_core::{Acl, AclEntry, CreateMode, Instant, Request, Stat, Version, ZkError};
 use proptest::prelude::*;
 
 // ---- an independent jute writer and reader ----
@@ -194,50 +194,50 @@ fn with_op<T>(req: &Req, f: impl FnOnce(&Op<'_>) -> T) -> T {
                     mode,
                 }
             } else {
-                Op::Create {
+                Op::Request(Request::Create {
                     path,
                     data,
                     acl,
                     mode,
-                }
+                })
             })
         }
-        Req::Delete { path, version: v } => f(&Op::Delete {
+        Req::Delete { path, version: v } => f(&Op::Request(Request::Delete {
             path,
             version: version(*v),
-        }),
+        })),
         Req::Read {
             opcode,
             path,
             watch,
         } => f(&match opcode {
-            3 => Op::Exists {
+            3 => Op::Request(Request::Exists {
                 path,
                 watch: *watch,
-            },
-            4 => Op::GetData {
+            }),
+            4 => Op::Request(Request::GetData {
                 path,
                 watch: *watch,
-            },
-            _ => Op::GetChildren {
+            }),
+            _ => Op::Request(Request::GetChildren {
                 path,
                 watch: *watch,
-            },
+            }),
         }),
         Req::SetData {
             path,
             data,
             version: v,
-        } => f(&Op::SetData {
+        } => f(&Op::Request(Request::SetData {
             path,
             data,
             version: version(*v),
-        }),
-        Req::Check { path, version: v } => f(&Op::Check {
+        })),
+        Req::Check { path, version: v } => f(&Op::Request(Request::Check {
             path,
             version: version(*v),
-        }),
-        Req::Sync { path } => f(&Op::Sync { path }),
+        })),
+        Req::Sync { path } => f(&Op::Request(Request::Sync { path })),
         Req::Multi(subs) => {
             let acls: Vec<Vec<AclEntry<'_>>> = subs
                 .iter()
@@ -814,7 +814,7 @@ proptest! {
                 2 => { let _ = s.handle_frame(c, &bytes, at); }
                 3 => { now += u64::from(bytes.first().copied().unwrap_or(1)) * 40; s.handle_timeout(Instant::from_millis(now)); }
                 4 => s.handle_disconnected(c, at),
-                _ => { let _ = s.send(bytes.len() as u8, &Op::GetChildren { path: "/a", watch: true }, &mut tx, at); }
+                _ => { let _ = s.send(bytes.len() as u8, &Op::Request(Request::GetChildren { path: "/a", watch: true }), &mut tx, at); }
             }
             while let Ok(Some(n)) = s.poll_transmit(&mut tx, at) {
                 prop_assert!(n <= tx.len());

@@ -5,7 +5,7 @@
 #![no_main]
 
 use herdless_core::wire::{frame, Action, Event, Op, Session, SessionConfig, State};
-use herdless_core::{Acl, CreateMode, Instant, Version};
+use herdless_core::{Acl, CreateMode, Instant, Request, Version};
 use libfuzzer_sys::fuzz_target;
 
 const PENDING: usize = 4;
@@ -68,7 +68,9 @@ fuzz_target!(|data: &[u8]| {
         match command % 8 {
             // A frame: a 1-byte length, then that many payload bytes.
             0 | 1 => {
-                let Some((&len, tail)) = rest.split_first() else { break };
+                let Some((&len, tail)) = rest.split_first() else {
+                    break;
+                };
                 let len = usize::from(len).min(tail.len());
                 let (payload, tail) = tail.split_at(len);
                 rest = tail;
@@ -93,7 +95,9 @@ fuzz_target!(|data: &[u8]| {
                 }
             }
             3 => {
-                let Some((&step, tail)) = rest.split_first() else { break };
+                let Some((&step, tail)) = rest.split_first() else {
+                    break;
+                };
                 rest = tail;
                 d.now += u64::from(step) * 50;
                 d.session.handle_timeout(Instant::from_millis(d.now));
@@ -109,26 +113,45 @@ fuzz_target!(|data: &[u8]| {
                 }
             }
             6 => {
-                let Some((&which, tail)) = rest.split_first() else { break };
+                let Some((&which, tail)) = rest.split_first() else {
+                    break;
+                };
                 rest = tail;
                 let op = match which % 6 {
-                    0 => Op::GetChildren { path: "/a", watch: true },
-                    1 => Op::Exists { path: "/b", watch: true },
-                    2 => Op::GetData { path: "/c", watch: which > 128 },
-                    3 => Op::Create {
+                    0 => Op::Request(Request::GetChildren {
+                        path: "/a",
+                        watch: true,
+                    }),
+                    1 => Op::Request(Request::Exists {
+                        path: "/b",
+                        watch: true,
+                    }),
+                    2 => Op::Request(Request::GetData {
+                        path: "/c",
+                        watch: which > 128,
+                    }),
+                    3 => Op::Request(Request::Create {
                         path: "/d",
                         data: b"x",
                         acl: Acl::OPEN,
                         mode: CreateMode::EphemeralSequential,
-                    },
-                    4 => Op::Check { path: "/e", version: Version::Exactly(1) },
-                    _ => Op::Delete { path: "/f", version: Version::Any },
+                    }),
+                    4 => Op::Request(Request::Check {
+                        path: "/e",
+                        version: Version::Exactly(1),
+                    }),
+                    _ => Op::Request(Request::Delete {
+                        path: "/f",
+                        version: Version::Any,
+                    }),
                 };
                 let mut buf = [0u8; 128];
                 let _ = d.session.send(which % 16, &op, &mut buf, at);
             }
             _ => {
-                let Some((&which, tail)) = rest.split_first() else { break };
+                let Some((&which, tail)) = rest.split_first() else {
+                    break;
+                };
                 rest = tail;
                 if which % 4 == 0 {
                     d.session.close(at);

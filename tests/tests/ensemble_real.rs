@@ -1469,8 +1469,9 @@ async fn group_members_and_their_observers_follow_joins_and_leaves_while_servers
         let (r, dropped) = (run.clone(), dropped.clone());
         clients.push(std_client(&connect, async move |client| {
             let mut view = herdless_std::group::GroupObserver::start(&client, DIR).unwrap();
-            let sees =
-                |view: &herdless_std::group::GroupObserver| view.members().iter().any(|m| m == name);
+            let sees = |view: &herdless_std::group::GroupObserver| {
+                view.members().iter().any(|m| m == name)
+            };
             let mut round = 0u32;
             while r.carry_on(k, client.session_id().0) {
                 r.doing(k, format!("join {round}"));

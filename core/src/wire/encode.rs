@@ -12,6 +12,7 @@ use super::jute::{frame, Writer, DEFAULT_MAX_FRAME};
 use super::op::{MultiOp, Op, WatchClass};
 use super::opcode::{op, xid};
 use super::records::ConnectRequest;
+use crate::Request;
 use crate::{Acl, CreateMode, Version};
 
 /// The `ConnectRequest` that opens (or resumes) a session, followed by the
@@ -163,33 +164,35 @@ fn header(w: &mut Writer<'_>, xid: i32, opcode: i32) {
 
 fn body(w: &mut Writer<'_>, op: &Op<'_>) -> Result<(), EncodeError> {
     match *op {
-        Op::Create {
+        Op::Request(Request::Create {
             path,
             data,
             acl,
             mode,
-        }
+        })
         | Op::Create2 {
             path,
             data,
             acl,
             mode,
         } => create(w, path, data, acl, mode),
-        Op::Delete { path, version } => path_version(w, path, version),
-        Op::Exists { path, watch }
-        | Op::GetData { path, watch }
-        | Op::GetChildren { path, watch } => {
+        Op::Request(Request::Delete { path, version }) => path_version(w, path, version),
+        Op::Request(Request::Exists { path, watch })
+        | Op::Request(Request::GetData { path, watch })
+        | Op::Request(Request::GetChildren { path, watch }) => {
             w.ustring(path)?;
             w.boolean(watch);
             Ok(())
         }
-        Op::SetData {
+        Op::Request(Request::SetData {
             path,
             data,
             version,
-        } => set_data(w, path, data, version),
-        Op::Sync { path } => w.ustring(path),
-        Op::Check { path, version } => multi(w, &[MultiOp::Check { path, version }]),
+        }) => set_data(w, path, data, version),
+        Op::Request(Request::Sync { path }) => w.ustring(path),
+        Op::Request(Request::Check { path, version }) => {
+            multi(w, &[MultiOp::Check { path, version }])
+        }
         Op::Multi(ops) => multi(w, ops),
     }
 }

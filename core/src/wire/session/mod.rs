@@ -63,6 +63,7 @@ pub use config::SessionConfig;
 pub use error::{AuthError, SendError, SessionError};
 pub use output::{Action, ConnectionId, Event, Incoming, State};
 
+use crate::Request;
 use heapless::{Deque, Vec};
 
 use self::auth::AuthList;
@@ -412,8 +413,12 @@ impl<T: Copy, const PENDING: usize, const WATCHES: usize, const PATH: usize>
         let xid = self.next_xid;
         let watch = op.watch();
         if let Some((class, path)) = watch {
-            self.watches
-                .reserve(class, path, xid, matches!(op, Op::Exists { .. }))?;
+            self.watches.reserve(
+                class,
+                path,
+                xid,
+                matches!(op, Op::Request(Request::Exists { .. })),
+            )?;
         }
         let recorded = encode::request(xid, op, buf)
             .map_err(SendError::Encode)

@@ -171,7 +171,12 @@ fn handshake_asks_for_a_new_session_and_waits_for_the_answer() {
     assert_eq!(t.s.state(), State::Connecting);
     let mut buf = [0u8; 64];
     assert_eq!(
-        t.s.send(1, &Op::Sync { path: "/" }, &mut buf, t.at()),
+        t.s.send(
+            1,
+            &Op::Request(Request::Sync { path: "/" }),
+            &mut buf,
+            t.at()
+        ),
         Err(SendError::NotConnected)
     );
     let sent = t.open();
@@ -207,19 +212,19 @@ fn replies_come_back_in_fifo_order_with_their_tags_and_decoded_by_kind() {
     t.establish(9000);
     let a = t.send(
         10,
-        Op::Create {
+        Op::Request(Request::Create {
             path: "/a",
             data: b"",
             acl: Acl::OPEN,
             mode: CreateMode::Persistent,
-        },
+        }),
     );
     let b = t.send(
         11,
-        Op::GetChildren {
+        Op::Request(Request::GetChildren {
             path: "/a",
             watch: false,
-        },
+        }),
     );
     assert_eq!((a, b), (1, 2));
     assert_eq!(t.s.pending(), 2);
@@ -258,7 +263,7 @@ fn replies_come_back_in_fifo_order_with_their_tags_and_decoded_by_kind() {
 fn a_reply_out_of_order_drops_the_connection() {
     let mut t = Script::three();
     t.establish(9000);
-    t.send(1, Op::Sync { path: "/" });
+    t.send(1, Op::Request(Request::Sync { path: "/" }));
     let old = t.conn;
     assert_eq!(
         t.frame(&empty_reply(7, 1, 0)).err(),
@@ -294,10 +299,10 @@ fn a_malformed_reply_is_a_typed_error_and_its_request_is_lost() {
     t.events();
     t.send(
         5,
-        Op::GetData {
+        Op::Request(Request::GetData {
             path: "/a",
             watch: false,
-        },
+        }),
     );
     let truncated = reply(1, 1, 0, |w| w.buffer(b"abc"));
     assert_eq!(
@@ -338,7 +343,7 @@ fn a_request_sent_puts_the_ping_off() {
     let mut t = Script::three();
     t.establish(9000);
     t.now = 2000;
-    t.send(1, Op::Sync { path: "/" });
+    t.send(1, Op::Request(Request::Sync { path: "/" }));
     assert_eq!(t.s.poll_timeout(), Some(Instant::from_millis(5000)));
     t.advance(4000);
     assert!(t.transmit().is_empty());
@@ -363,7 +368,7 @@ fn silence_for_two_thirds_of_the_timeout_kills_the_connection() {
 fn resumes_on_the_next_server_with_id_password_and_last_zxid() {
     let mut t = Script::three();
     t.establish(9000);
-    t.send(1, Op::Sync { path: "/" });
+    t.send(1, Op::Request(Request::Sync { path: "/" }));
     t.frame(&reply(1, 0x42, 0, |w| w.ustring("/"))).unwrap();
     t.now = 100;
     assert_eq!(t.drop_connection(), 1);
@@ -429,7 +434,7 @@ fn a_connection_attempt_that_hangs_is_given_up() {
 fn the_server_saying_expired_ends_the_session_and_a_new_one_starts() {
     let mut t = Script::three();
     t.establish(9000);
-    t.send(3, Op::Sync { path: "/" });
+    t.send(3, Op::Request(Request::Sync { path: "/" }));
     t.drop_connection();
     t.open();
     let old = t.conn;
@@ -530,24 +535,24 @@ fn local_expiry_is_exact_at_the_deadline() {
 fn three_watches(t: &mut Script) {
     let d = t.send(
         1,
-        Op::GetData {
+        Op::Request(Request::GetData {
             path: "/d",
             watch: true,
-        },
+        }),
     );
     let e = t.send(
         2,
-        Op::Exists {
+        Op::Request(Request::Exists {
             path: "/e",
             watch: true,
-        },
+        }),
     );
     let c = t.send(
         3,
-        Op::GetChildren {
+        Op::Request(Request::GetChildren {
             path: "/c",
             watch: true,
-        },
+        }),
     );
     t.frame(&reply(d, 50, 0, |w| {
         w.buffer(b"v")?;
@@ -585,7 +590,12 @@ fn watches_are_re_armed_after_a_resume_relative_to_the_last_zxid() {
         .unwrap();
     let mut buf = [0u8; 256];
     assert_eq!(
-        t.s.send(9, &Op::Sync { path: "/" }, &mut buf, t.at()),
+        t.s.send(
+            9,
+            &Op::Request(Request::Sync { path: "/" }),
+            &mut buf,
+            t.at()
+        ),
         Err(SendError::Busy)
     );
     let frames = t.transmit();
@@ -628,20 +638,20 @@ fn a_failed_watching_read_sets_no_watch_and_duplicates_count_once() {
     t.establish(9000);
     let a = t.send(
         1,
-        Op::GetData {
+        Op::Request(Request::GetData {
             path: "/gone",
             watch: true,
-        },
+        }),
     );
     t.frame(&empty_reply(a, 5, ZkError::NoNode.code())).unwrap();
     assert_eq!(t.s.watches().count(), 0);
     for _ in 0..2 {
         let x = t.send(
             2,
-            Op::Exists {
+            Op::Request(Request::Exists {
                 path: "/x",
                 watch: true,
-            },
+            }),
         );
         t.frame(&reply(x, 6, 0, |w| {
             w.stat(&sample_stat());
@@ -715,7 +725,12 @@ fn credentials_are_sent_first_on_every_connection() {
     t.establish(9000);
     let mut buf = [0u8; 64];
     assert_eq!(
-        t.s.send(9, &Op::Sync { path: "/" }, &mut buf, t.at()),
+        t.s.send(
+            9,
+            &Op::Request(Request::Sync { path: "/" }),
+            &mut buf,
+            t.at()
+        ),
         Err(SendError::Busy)
     );
     assert_eq!(header(&t.transmit()[0]), (-4, 100));
@@ -750,7 +765,7 @@ fn refused_credentials_end_the_session() {
     t.s.add_auth("nosuch", b"x").unwrap();
     t.establish(9000);
     t.transmit();
-    t.send(4, Op::Sync { path: "/" });
+    t.send(4, Op::Request(Request::Sync { path: "/" }));
     assert_eq!(
         t.frame(&empty_reply(-4, 0, ZkError::AuthFailed.code()))
             .err(),
@@ -775,16 +790,21 @@ fn close_sends_close_session_and_waits_for_its_reply() {
     t.events();
     let a = t.send(
         1,
-        Op::Delete {
+        Op::Request(Request::Delete {
             path: "/a",
             version: Version::Any,
-        },
+        }),
     );
     t.s.close(t.at());
     assert_eq!(t.s.state(), State::Closing);
     let mut buf = [0u8; 64];
     assert_eq!(
-        t.s.send(2, &Op::Sync { path: "/" }, &mut buf, t.at()),
+        t.s.send(
+            2,
+            &Op::Request(Request::Sync { path: "/" }),
+            &mut buf,
+            t.at()
+        ),
         Err(SendError::NotConnected)
     );
     let frames = t.transmit();
@@ -836,10 +856,10 @@ fn bounded_tables_refuse_with_typed_errors_and_consume_nothing() {
     for i in 0..4 {
         t.s.send(
             i,
-            &Op::GetData {
+            &Op::Request(Request::GetData {
                 path: "/w",
                 watch: true,
-            },
+            }),
             &mut buf,
             t.at(),
         )
@@ -847,7 +867,12 @@ fn bounded_tables_refuse_with_typed_errors_and_consume_nothing() {
     }
     assert!(!t.s.can_send());
     assert_eq!(
-        t.s.send(9, &Op::Sync { path: "/" }, &mut buf, t.at()),
+        t.s.send(
+            9,
+            &Op::Request(Request::Sync { path: "/" }),
+            &mut buf,
+            t.at()
+        ),
         Err(SendError::TooManyPending)
     );
     for xid in 1..=4 {
@@ -863,10 +888,10 @@ fn bounded_tables_refuse_with_typed_errors_and_consume_nothing() {
     assert_eq!(
         t.s.send(
             9,
-            &Op::Exists {
+            &Op::Request(Request::Exists {
                 path: long,
                 watch: true
-            },
+            }),
             &mut buf,
             t.at()
         ),
@@ -875,7 +900,7 @@ fn bounded_tables_refuse_with_typed_errors_and_consume_nothing() {
     for (i, path) in ["/x", "/y", "/z"].into_iter().enumerate() {
         t.s.send(
             i as u32,
-            &Op::GetChildren { path, watch: true },
+            &Op::Request(Request::GetChildren { path, watch: true }),
             &mut buf,
             t.at(),
         )
@@ -884,10 +909,10 @@ fn bounded_tables_refuse_with_typed_errors_and_consume_nothing() {
     assert_eq!(
         t.s.send(
             9,
-            &Op::Exists {
+            &Op::Request(Request::Exists {
                 path: "/v",
                 watch: true
-            },
+            }),
             &mut buf,
             t.at()
         ),
@@ -896,10 +921,10 @@ fn bounded_tables_refuse_with_typed_errors_and_consume_nothing() {
     assert_eq!(
         t.s.send(
             9,
-            &Op::Exists {
+            &Op::Request(Request::Exists {
                 path: long,
                 watch: false
-            },
+            }),
             &mut [0u8; 8],
             t.at()
         ),
@@ -917,10 +942,10 @@ fn bounded_tables_refuse_with_typed_errors_and_consume_nothing() {
     assert_eq!(
         t.send(
             9,
-            Op::Exists {
+            Op::Request(Request::Exists {
                 path: long,
                 watch: false
-            }
+            })
         ),
         8
     );
@@ -931,16 +956,19 @@ fn xids_wrap_to_one_and_never_go_non_positive() {
     let mut t = Script::three();
     t.establish(9000);
     t.s.next_xid = i32::MAX;
-    assert_eq!(t.send(1, Op::Sync { path: "/" }), i32::MAX);
-    assert_eq!(t.send(2, Op::Sync { path: "/" }), 1);
+    assert_eq!(
+        t.send(1, Op::Request(Request::Sync { path: "/" })),
+        i32::MAX
+    );
+    assert_eq!(t.send(2, Op::Request(Request::Sync { path: "/" })), 1);
 }
 
 #[test]
 fn lost_requests_drain_before_the_event_that_lost_them() {
     let mut t = Script::three();
     t.establish(9000);
-    t.send(1, Op::Sync { path: "/" });
-    t.send(2, Op::Sync { path: "/" });
+    t.send(1, Op::Request(Request::Sync { path: "/" }));
+    t.send(2, Op::Request(Request::Sync { path: "/" }));
     t.drop_connection();
     assert_eq!(
         t.events(),

@@ -88,35 +88,35 @@ fn reads_with_and_without_watches() {
     assert_eq!(
         request(
             1,
-            Op::GetData {
+            Op::Request(Request::GetData {
                 path: "/a",
                 watch: false
-            }
+            })
         ),
         hex("00 00 00 0f 00 00 00 01 00 00 00 04 00 00 00 02 2f 61 00")
     );
     assert_eq!(
         request(
             4,
-            Op::Exists {
+            Op::Request(Request::Exists {
                 path: "/a",
                 watch: true
-            }
+            })
         ),
         hex("00 00 00 0f 00 00 00 04 00 00 00 03 00 00 00 02 2f 61 01")
     );
     assert_eq!(
         request(
             6,
-            Op::GetChildren {
+            Op::Request(Request::GetChildren {
                 path: "/",
                 watch: true
-            }
+            })
         ),
         hex("00 00 00 0e 00 00 00 06 00 00 00 08 00 00 00 01 2f 01")
     );
     assert_eq!(
-        request(8, Op::Sync { path: "/a" }),
+        request(8, Op::Request(Request::Sync { path: "/a" })),
         hex("00 00 00 0e 00 00 00 08 00 00 00 09 00 00 00 02 2f 61")
     );
 }
@@ -126,12 +126,12 @@ fn create_and_create2() {
     assert_eq!(
         request(
             2,
-            Op::Create {
+            Op::Request(Request::Create {
                 path: "/a",
                 data: b"hi",
                 acl: Acl::OPEN,
                 mode: CreateMode::Persistent
-            }
+            })
         ),
         hex(
             "00 00 00 33 00 00 00 02 00 00 00 01 00 00 00 02 2f 61 00 00 00 02 68 69
@@ -161,31 +161,31 @@ fn writes_with_versions() {
     assert_eq!(
         request(
             7,
-            Op::Delete {
+            Op::Request(Request::Delete {
                 path: "/a",
                 version: Version::Exactly(5)
-            }
+            })
         ),
         hex("00 00 00 12 00 00 00 07 00 00 00 02 00 00 00 02 2f 61 00 00 00 05")
     );
     assert_eq!(
         request(
             7,
-            Op::Delete {
+            Op::Request(Request::Delete {
                 path: "/a",
                 version: Version::Any
-            }
+            })
         ),
         hex("00 00 00 12 00 00 00 07 00 00 00 02 00 00 00 02 2f 61 ff ff ff ff")
     );
     assert_eq!(
         request(
             5,
-            Op::SetData {
+            Op::Request(Request::SetData {
                 path: "/a",
                 data: b"x",
                 version: Version::Exactly(3)
-            }
+            })
         ),
         hex("00 00 00 17 00 00 00 05 00 00 00 05 00 00 00 02 2f 61 00 00 00 01 78 00 00 00 03")
     );
@@ -196,10 +196,10 @@ fn check_goes_out_as_a_multi_of_one() {
     assert_eq!(
         request(
             10,
-            Op::Check {
+            Op::Request(Request::Check {
                 path: "/a",
                 version: Version::Exactly(2)
-            }
+            })
         ),
         hex("00 00 00 24 00 00 00 0a 00 00 00 0e
              00 00 00 0d 00 ff ff ff ff  00 00 00 02 2f 61 00 00 00 02
@@ -328,10 +328,10 @@ fn every_recipe_request_converts() {
 #[test]
 fn oversize_fields_are_refused_not_truncated() {
     let big = std::vec![0u8; crate::wire::DEFAULT_MAX_FRAME];
-    let op = Op::SetData {
+    let op = Op::Request(Request::SetData {
         path: "/a",
         data: &big,
         version: Version::Any,
-    };
+    });
     assert_eq!(encode::request_len(&op), Err(EncodeError::TooLong));
 }
