@@ -12,26 +12,7 @@ cd "$(dirname "$0")/.."
 
 step() { printf '\n==> %s\n' "$*"; }
 
-as_root() {
-    if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
-}
-
-missing=()
-[ -f /usr/share/java/zookeeper.jar ] || missing+=(zookeeper)
-command -v java >/dev/null 2>&1 || missing+=(default-jre-headless)
-# keytool makes the TLS tests' key stores (security_real); it comes with the JRE.
-command -v keytool >/dev/null 2>&1 || missing+=(default-jre-headless)
-/usr/bin/python3 -c 'import kazoo' >/dev/null 2>&1 || missing+=(python3-kazoo)
-[ -f /usr/share/java/curator-recipes.jar ] || missing+=(libcurator-recipes-java)
-# The Curator contender of ensemble_real runs in java's source-file mode,
-# which needs the compiler of a JDK.
-command -v javac >/dev/null 2>&1 || missing+=(default-jdk-headless)
-command -v ip >/dev/null 2>&1 || missing+=(iproute2)
-if [ "${#missing[@]}" -gt 0 ]; then
-    step "installing ${missing[*]}"
-    as_root apt-get update -qq
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+. "$(dirname "$0")/deps.sh"
 
 if ! rustup target list --installed | grep -qx thumbv7em-none-eabihf; then
     step "adding the thumbv7em-none-eabihf target"

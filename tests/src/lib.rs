@@ -29,8 +29,22 @@ use tempfile::TempDir;
 pub mod chaos;
 pub mod netns;
 mod proxy;
+pub mod tokio_transport;
 pub use netns::Netns;
 pub use proxy::Proxy;
+
+/// The class path of a Curator 5.4 program, from Debian's
+/// `libcurator-recipes-java` and its dependencies.
+pub const CURATOR_CLASSPATH: [&str; 8] = [
+    "/usr/share/java/curator-client.jar",
+    "/usr/share/java/curator-framework.jar",
+    "/usr/share/java/curator-recipes.jar",
+    "/usr/share/java/zookeeper.jar",
+    "/usr/share/java/zookeeper-jute.jar",
+    "/usr/share/java/guava.jar",
+    "/usr/share/java/slf4j-api.jar",
+    "/usr/share/java/slf4j-nop.jar",
+];
 
 /// The server jar of Debian's `zookeeper` package.
 pub const ZOOKEEPER_JAR: &str = "/usr/share/java/zookeeper.jar";

@@ -3,9 +3,6 @@
 //! session state machine and wire codec a microcontroller runs, with a
 //! loopback network that the tests can cut.
 
-#[path = "embassy/tokio_transport.rs"]
-mod tokio_transport;
-
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, TcpListener};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -16,8 +13,8 @@ use herdless_core::lock::{Lock, LockEvent};
 use herdless_core::naming::Guid;
 use herdless_embassy::wire::{SessionConfig, SessionError, State};
 use herdless_embassy::{Buffers, Error, Fault, Zk};
+use herdless_tests::tokio_transport::TokioTransport;
 use herdless_tests::{Proxy, ZkServer};
-use tokio_transport::TokioTransport;
 
 fn guid() -> Guid {
     Guid::from_random_bytes(uuid::Uuid::new_v4().into_bytes())

@@ -3,12 +3,9 @@
 //! configuration value, group membership (member and observer), the
 //! barrier and double barrier, the queue and priority queue, and two-phase
 //! commit; and several of them at once on one embedded session. The
-//! driver runs over tokio's `TcpStream` (see `embassy/tokio_transport.rs`),
+//! driver runs over tokio's `TcpStream` (see `herdless_tests::tokio_transport`),
 //! with the same session state machine and wire codec a microcontroller
 //! runs.
-
-#[path = "embassy/tokio_transport.rs"]
-mod tokio_transport;
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
@@ -26,8 +23,8 @@ use herdless_core::Version;
 use herdless_embassy::wire::SessionConfig;
 use herdless_embassy::{Buffers, Written, Zk};
 use herdless_std::config::Written as StdWritten;
+use herdless_tests::tokio_transport::TokioTransport;
 use herdless_tests::ZkServer;
-use tokio_transport::TokioTransport;
 
 /// How long any one step may take before the test fails instead of hanging.
 const STEP: Duration = Duration::from_secs(10);

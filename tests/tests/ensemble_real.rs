@@ -11,9 +11,6 @@
 //! soak mode runs the same tests for longer). The tests of this file run one
 //! at a time: each has three servers of its own.
 
-#[path = "embassy/tokio_transport.rs"]
-mod tokio_transport;
-
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -24,8 +21,8 @@ use herdless_core::naming::Guid;
 use herdless_embassy::wire::SessionConfig;
 use herdless_embassy::{Buffers, RecipeId, Zk};
 use herdless_tests::chaos::{self, Kill, Progress};
-use herdless_tests::ZkEnsemble;
-use tokio_transport::TokioTransport;
+use herdless_tests::tokio_transport::TokioTransport;
+use herdless_tests::{ZkEnsemble, CURATOR_CLASSPATH};
 
 /// The clients' session timeout.
 const SESSION: Duration = Duration::from_secs(8);
@@ -1756,18 +1753,6 @@ fn unix_ms(t: std::time::SystemTime) -> u64 {
     t.duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64)
 }
-
-/// The jars a Curator client needs, from Debian's packages.
-const CURATOR_CLASSPATH: [&str; 8] = [
-    "/usr/share/java/curator-client.jar",
-    "/usr/share/java/curator-framework.jar",
-    "/usr/share/java/curator-recipes.jar",
-    "/usr/share/java/zookeeper.jar",
-    "/usr/share/java/zookeeper-jute.jar",
-    "/usr/share/java/guava.jar",
-    "/usr/share/java/slf4j-api.jar",
-    "/usr/share/java/slf4j-nop.jar",
-];
 
 /// The scenario, side by side with Curator: two herdless-std and
 /// two herdless-embassy contenders and a Curator `InterProcessMutex` in

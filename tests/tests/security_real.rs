@@ -11,9 +11,6 @@
 //! The TLS tests start a server whose key store is made at run time with
 //! `keytool`, and run a lock over TLS.
 
-#[path = "embassy/tokio_transport.rs"]
-mod tokio_transport;
-
 use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -427,7 +424,7 @@ async fn embassy_digest_auth_is_sent_again_after_a_reconnect() {
     let mut lock: CoreLock = CoreLock::new("/embedded/lock")
         .unwrap()
         .with_acl(Acl::CREATOR_ALL);
-    let transport = tokio_transport::TokioTransport::new(vec![proxy.addr()]);
+    let transport = herdless_tests::tokio_transport::TokioTransport::new(vec![proxy.addr()]);
     let mut zk: Zk<'_, _> = Zk::new(
         transport,
         Buffers::new(&mut rx, &mut tx),

@@ -12,6 +12,7 @@ use tokio::net::TcpStream;
 pub struct TokioTransport {
     addrs: Vec<String>,
     stream: Option<FromTokio<TcpStream>>,
+    /// Connections opened so far.
     pub connects: usize,
     /// Write one byte per call, after a millisecond: frames take long
     /// enough to be cut by a driver call that ends half-way.
@@ -21,6 +22,7 @@ pub struct TokioTransport {
 }
 
 impl TokioTransport {
+    /// A transport to the servers at `addrs` (`host:port`), unconnected.
     pub fn new(addrs: Vec<String>) -> Self {
         TokioTransport {
             addrs,

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# herdless side by side with Curator 5.4, Kazoo 2.8 and a raw pipelined
+# client (the floor), on one warm ZooKeeper 3.8 server of its own.
+#
+#   ./scripts/bench.sh            the full run (about 5 minutes)
+#   ./scripts/bench.sh --quick    a smoke run: few cycles, figures meaningless
+#
+# Installs what is missing (scripts/deps.sh), builds the benchmark in
+# release, then runs tests/src/bin/bench.rs, which starts the server on a
+# free loopback port, warms it with 30,000 requests and runs every client in
+# turn on it (the peers as programs of ours: tests/bench/). Prints progress on
+# stderr and a markdown table with ratios on stdout. Benchmarks print
+# figures: nothing here asserts a time.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n==> %s\n' "$*" >&2; }
+
+. "$(dirname "$0")/deps.sh"
+
+step "building the benchmark (release)"
+cargo build --release -p herdless-tests --bin bench >&2
+
+step "running it on $(nproc) cores, $(uname -m), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+exec ./target/release/bench "$@"

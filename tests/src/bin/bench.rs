@@ -1,0 +1,500 @@
+//! The engine of `scripts/bench.sh`: herdless against Curator, Kazoo and a
+//! raw client, side by side on one warm ZooKeeper server.
+//!
+//! Starts its own server on a free loopback port, warms it, then runs every
+//! client in turn on that server, one mode at a time: herdless-std,
+//! herdless-embassy over tokio, a Curator 5.4 program (`tests/bench/
+//! CuratorBench.java`), a Kazoo 2.8 program (`tests/bench/kazoo_bench.py`)
+//! and the floor, a raw pipelined client with no recipe logic. Prints the
+//! figures as a markdown table with ratios. Nothing here asserts a time.
+//!
+//! `bench [--quick]`: `--quick` runs few cycles (a smoke run, not figures).
+
+use std::collections::BTreeMap;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use herdless_core::naming::Guid;
+use herdless_embassy::wire::SessionConfig;
+use herdless_embassy::{Buffers, Zk};
+use herdless_tests::tokio_transport::TokioTransport;
+use herdless_tests::{ZkServer, CURATOR_CLASSPATH};
+use zookeeper_client as zk;
+
+/// Requests sent to a fresh server before measuring: its round trips
+/// shrink by ~40 % over its first ~50k requests.
+const WARM_UP_REQUESTS: usize = 30_000;
+
+/// The clients, in the table's column order.
+const CLIENTS: [&str; 5] = [
+    "herdless-std",
+    "herdless-embassy",
+    "Curator",
+    "Kazoo",
+    "floor",
+];
+
+/// How much of each mode to run.
+struct Plan {
+    warmup: usize,
+    cycles: usize,
+    seconds: u64,
+    rounds: usize,
+    sessions: &'static [usize],
+}
+
+/// One client's figures for one mode, by name (`median_us`, `per_s`, ...).
+type Figures = BTreeMap<String, f64>;
+
+fn main() {
+    let quick = std::env::args().any(|a| a == "--quick");
+    let plan = if quick {
+        Plan {
+            warmup: 100,
+            cycles: 300,
+            seconds: 1,
+            rounds: 10,
+            sessions: &[4],
+        }
+    } else {
+        Plan {
+            warmup: 2_000,
+            cycles: 10_000,
+            seconds: 10,
+            rounds: 200,
+            sessions: &[4, 8, 32],
+        }
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    let server = ZkServer::start();
+    let addr = server.addr();
+    eprintln!("bench: ZooKeeper at {addr}, warming it with {WARM_UP_REQUESTS} requests");
+    runtime.block_on(warm_up(&addr));
+
+    let mut results: BTreeMap<(String, &str), Figures> = BTreeMap::new();
+    let mut record = |mode: String, client: &'static str, figures: Option<Figures>| match figures {
+        Some(f) => {
+            eprintln!("bench: {mode:<14} {client:<17} {f:?}");
+            results.insert((mode, client), f);
+        }
+        None => eprintln!("bench: {mode:<14} {client:<17} not run"),
+    };
+
+    for client in CLIENTS {
+        let path = format!("/bench/uncontended-{}", slug(client));
+        let before = server.packets_received();
+        let figures = match client {
+            "herdless-std" => Some(runtime.block_on(std_uncontended(&addr, &path, &plan))),
+            "herdless-embassy" => Some(runtime.block_on(embassy_uncontended(&addr, &path, &plan))),
+            "floor" => Some(runtime.block_on(floor_uncontended(&addr, &path, &plan))),
+            peer => run_peer(
+                peer,
+                &[
+                    "uncontended",
+                    &addr,
+                    &path,
+                    &plan.warmup.to_string(),
+                    &plan.cycles.to_string(),
+                ],
+            ),
+        };
+        let figures = figures.map(|mut f| {
+            // Everything the client sent (handshake, pings and close
+            // included) over the cycles it ran.
+            let sent = server.packets_received() - before;
+            f.insert(
+                "requests".into(),
+                sent as f64 / (plan.warmup + plan.cycles) as f64,
+            );
+            f
+        });
+        record("uncontended".into(), client, figures);
+    }
+
+    for &sessions in plan.sessions {
+        for client in CLIENTS {
+            let path = format!("/bench/contended-{sessions}-{}", slug(client));
+            let args = [
+                "contended".to_string(),
+                addr.clone(),
+                path.clone(),
+                sessions.to_string(),
+                plan.seconds.to_string(),
+            ];
+            let figures = match client {
+                "herdless-std" => {
+                    Some(runtime.block_on(std_contended(&addr, &path, sessions, plan.seconds)))
+                }
+                // One embedded driver is one device: contention is the
+                // herdless-std column's.
+                "herdless-embassy" | "floor" => None,
+                peer => run_peer(peer, &args.each_ref().map(String::as_str)),
+            };
+            record(format!("contended {sessions}"), client, figures);
+        }
+    }
+
+    for mode in ["handoff", "failover"] {
+        for client in CLIENTS {
+            let path = format!("/bench/{mode}-{}", slug(client));
+            let figures = match client {
+                "herdless-std" if mode == "handoff" => {
+                    Some(runtime.block_on(std_handoff(&addr, &path, plan.rounds)))
+                }
+                // herdless-std cannot close a leader's session from outside
+                // yet (dropping a leadership resigns it): not measured.
+                "herdless-std" | "herdless-embassy" | "floor" => None,
+                peer => run_peer(peer, &[mode, &addr, &path, &plan.rounds.to_string()]),
+            };
+            record(mode.into(), client, figures);
+        }
+    }
+
+    print_table(&results, &plan);
+}
+
+fn slug(client: &str) -> String {
+    client.to_lowercase().replace('-', "")
+}
+
+/// Creates and deletes nodes, 100 in flight, until the server has seen
+/// [`WARM_UP_REQUESTS`] of them.
+async fn warm_up(addr: &str) {
+    let client = connect(addr).await;
+    let options = zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all());
+    let _ = client.create("/warm", b"", &options).await;
+    let names: Vec<String> = (0..100).map(|i| format!("/warm/n{i}")).collect();
+    let mut sent = 0;
+    while sent < WARM_UP_REQUESTS {
+        let creates: Vec<_> = names
+            .iter()
+            .map(|name| client.create(name, b"", &options))
+            .collect();
+        for create in creates {
+            create.await.expect("a warm-up create");
+        }
+        let deletes: Vec<_> = names.iter().map(|name| client.delete(name, None)).collect();
+        for delete in deletes {
+            delete.await.expect("a warm-up delete");
+        }
+        sent += 200;
+    }
+}
+
+async fn connect(addr: &str) -> zk::Client {
+    herdless_std::connect(addr, Duration::from_secs(30))
+        .await
+        .expect("connect to the benchmark's server")
+}
+
+/// Median and 99th percentile of `samples`, in microseconds.
+fn latencies(mut samples: Vec<Duration>) -> Figures {
+    samples.sort();
+    let at = |q: f64| {
+        let i = ((samples.len() as f64 * q).ceil() as usize).clamp(1, samples.len()) - 1;
+        samples[i].as_secs_f64() * 1e6
+    };
+    Figures::from([("median_us".into(), at(0.5)), ("p99_us".into(), at(0.99))])
+}
+
+/// Runs `cycle` `plan.warmup + plan.cycles` times, timing the last
+/// `plan.cycles`.
+async fn timed_cycles(plan: &Plan, mut cycle: impl AsyncFnMut()) -> Figures {
+    for _ in 0..plan.warmup {
+        cycle().await;
+    }
+    let mut samples = Vec::with_capacity(plan.cycles);
+    let started = Instant::now();
+    for _ in 0..plan.cycles {
+        let t = Instant::now();
+        cycle().await;
+        samples.push(t.elapsed());
+    }
+    let per_s = plan.cycles as f64 / started.elapsed().as_secs_f64();
+    let mut figures = latencies(samples);
+    figures.insert("per_s".into(), per_s);
+    figures
+}
+
+async fn std_uncontended(addr: &str, path: &str, plan: &Plan) -> Figures {
+    let client = connect(addr).await;
+    let lock = herdless_std::Lock::new(&client, path).expect("a lock");
+    timed_cycles(plan, async || {
+        let guard = lock.acquire().await.expect("acquire");
+        guard.release().await.expect("release");
+    })
+    .await
+}
+
+async fn embassy_uncontended(addr: &str, path: &str, plan: &Plan) -> Figures {
+    let (mut rx, mut tx) = (vec![0u8; 4096], vec![0u8; 1024]);
+    let mut lock: herdless_core::lock::Lock = herdless_core::lock::Lock::new(path).expect("a lock");
+    let transport = TokioTransport::new(vec![addr.to_string()]);
+    let mut zk: Zk<'_, _> = Zk::new(
+        transport,
+        Buffers::new(&mut rx, &mut tx),
+        SessionConfig::new(1, 30_000),
+    );
+    let id = zk.add(&mut lock).expect("room for the lock");
+    zk.connect().await.expect("connect the embedded driver");
+    let figures = timed_cycles(plan, async || {
+        let mut lock = zk.handle(id);
+        lock.acquire(guid()).await.expect("acquire");
+        lock.release().await.expect("release");
+    })
+    .await;
+    let _ = zk.close().await;
+    figures
+}
+
+/// What every recipe's acquire+release must send at the least: the create
+/// and the listing in one flight, then the delete.
+async fn floor_uncontended(addr: &str, path: &str, plan: &Plan) -> Figures {
+    let client = connect(addr).await;
+    let persistent = zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all());
+    let _ = client.create("/bench", b"", &persistent).await;
+    let _ = client.create(path, b"", &persistent).await;
+    let ephemeral = zk::CreateMode::EphemeralSequential.with_acls(zk::Acls::anyone_all());
+    let prefix = format!("{path}/lock-");
+    timed_cycles(plan, async || {
+        let (created, listed) = tokio::join!(
+            client.create(&prefix, b"", &ephemeral),
+            client.list_children(path)
+        );
+        let (_, sequence) = created.expect("create");
+        listed.expect("list");
+        client
+            .delete(&format!("{prefix}{sequence}"), None)
+            .await
+            .expect("delete");
+    })
+    .await
+}
+
+async fn std_contended(addr: &str, path: &str, sessions: usize, seconds: u64) -> Figures {
+    let mut clients = Vec::new();
+    for _ in 0..sessions {
+        clients.push(connect(addr).await);
+    }
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(seconds);
+    let tasks: Vec<_> = clients
+        .into_iter()
+        .map(|client| {
+            let path = path.to_string();
+            tokio::spawn(async move {
+                let lock = herdless_std::Lock::new(&client, &path).expect("a lock");
+                let mut count = 0u64;
+                while tokio::time::Instant::now() < deadline {
+                    let guard = lock.acquire().await.expect("acquire");
+                    count += 1;
+                    guard.release().await.expect("release");
+                }
+                count
+            })
+        })
+        .collect();
+    let mut counts = Vec::new();
+    for task in tasks {
+        counts.push(task.await.expect("a contender"));
+    }
+    spread(&counts, seconds)
+}
+
+fn spread(counts: &[u64], seconds: u64) -> Figures {
+    let total: u64 = counts.iter().sum();
+    Figures::from([
+        ("per_s".into(), total as f64 / seconds as f64),
+        (
+            "min".into(),
+            counts.iter().copied().min().unwrap_or(0) as f64,
+        ),
+        (
+            "max".into(),
+            counts.iter().copied().max().unwrap_or(0) as f64,
+        ),
+    ])
+}
+
+/// Two candidates on their own sessions; the leader resigns and the time
+/// until the other leads is one sample.
+async fn std_handoff(addr: &str, path: &str, rounds: usize) -> Figures {
+    let clients = [connect(addr).await, connect(addr).await];
+    let observer = connect(addr).await;
+    let first = herdless_std::Election::new(&clients[0], path).expect("an election");
+    let mut leadership = Some(first.campaign().await.expect("the first leads"));
+    let mut leader = 0;
+    let mut samples = Vec::with_capacity(rounds);
+    for _ in 0..rounds {
+        let next = 1 - leader;
+        let election = herdless_std::Election::new(&clients[next], path).expect("an election");
+        let waiting = tokio::spawn(async move {
+            let leads = election.campaign().await.expect("the next leads");
+            (leads, Instant::now())
+        });
+        while observer.list_children(path).await.map_or(0, |c| c.len()) < 2 {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        let t0 = Instant::now();
+        let old = leadership.take().expect("a leader");
+        old.resign().await.expect("resign");
+        let (leads, at) = waiting.await.expect("the next candidate");
+        samples.push(at - t0);
+        leadership = Some(leads);
+        leader = next;
+    }
+    if let Some(leads) = leadership {
+        let _ = leads.resign().await;
+    }
+    latencies(samples)
+}
+
+fn guid() -> Guid {
+    Guid::from_random_bytes(uuid::Uuid::new_v4().into_bytes())
+}
+
+/// Runs the Curator or Kazoo program for one mode and reads its `result`
+/// line; `None` (with the reason on stderr) if it did not run.
+fn run_peer(peer: &str, args: &[&str]) -> Option<Figures> {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let mut command = match peer {
+        "Curator" => {
+            let mut c = Command::new("java");
+            c.arg("-cp")
+                .arg(CURATOR_CLASSPATH.join(":"))
+                .arg(format!("{root}/bench/CuratorBench.java"));
+            c
+        }
+        _ => {
+            // Debian's python3-kazoo is for the system interpreter.
+            let mut c = Command::new("/usr/bin/python3");
+            c.arg(format!("{root}/bench/kazoo_bench.py"));
+            c
+        }
+    };
+    let output = match command.args(args).output() {
+        Ok(output) => output,
+        Err(e) => {
+            eprintln!("bench: {peer} did not start: {e}");
+            return None;
+        }
+    };
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let Some(line) = stdout.lines().rev().find(|l| l.starts_with("result ")) else {
+        eprintln!(
+            "bench: {peer} {args:?} gave no result ({}): {}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        );
+        return None;
+    };
+    Some(
+        line.split_whitespace()
+            .skip(1)
+            .filter_map(|kv| {
+                let (k, v) = kv.split_once('=')?;
+                Some((k.to_string(), v.parse().ok()?))
+            })
+            .collect(),
+    )
+}
+
+/// One row: a measure of one mode for every client, and herdless-std's
+/// ratio to each other client (`lower_is_better` says which way is ahead).
+fn print_table(results: &BTreeMap<(String, &str), Figures>, plan: &Plan) {
+    let mut rows: Vec<(String, String, &str, bool)> = vec![
+        (
+            "uncontended".into(),
+            "acquire+release, median (µs)".into(),
+            "median_us",
+            true,
+        ),
+        (
+            "uncontended".into(),
+            "acquire+release, p99 (µs)".into(),
+            "p99_us",
+            true,
+        ),
+        (
+            "uncontended".into(),
+            "acquire+release cycles/s".into(),
+            "per_s",
+            false,
+        ),
+        (
+            "uncontended".into(),
+            "requests per acquire+release".into(),
+            "requests",
+            true,
+        ),
+    ];
+    for s in plan.sessions {
+        rows.push((
+            format!("contended {s}"),
+            format!("contended, {s} sessions (acq/s)"),
+            "per_s",
+            false,
+        ));
+    }
+    for (mode, what) in [
+        ("handoff", "election hand-off"),
+        ("failover", "election failover"),
+    ] {
+        rows.push((
+            mode.into(),
+            format!("{what}, median (µs)"),
+            "median_us",
+            true,
+        ));
+        rows.push((mode.into(), format!("{what}, p99 (µs)"), "p99_us", true));
+    }
+    println!();
+    println!(
+        "| measure | {} | std ÷ Curator | std ÷ Kazoo | std ÷ floor |",
+        CLIENTS.join(" | ")
+    );
+    println!("|---|{}---|---|---|", "---|".repeat(CLIENTS.len()));
+    for (mode, what, key, _lower_is_better) in rows {
+        let value = |client: &str| {
+            results
+                .get(&(mode.clone(), client))
+                .and_then(|f| f.get(key))
+                .copied()
+        };
+        let cell = |client: &str| {
+            let v = value(client);
+            let spread = results
+                .get(&(mode.clone(), client))
+                .and_then(|f| Some((f.get("min")?, f.get("max")?)));
+            match (v, spread) {
+                (Some(v), Some((lo, hi))) if key == "per_s" => {
+                    format!("{v:.0} ({lo:.0}–{hi:.0} per session)")
+                }
+                (Some(v), _) if key == "requests" => format!("{v:.2}"),
+                (Some(v), _) => format!("{v:.0}"),
+                (None, _) => "–".into(),
+            }
+        };
+        let ratio = |other: &str| match (value("herdless-std"), value(other)) {
+            (Some(a), Some(b)) if b > 0.0 => format!("{:.2}×", a / b),
+            _ => "–".into(),
+        };
+        let cells: Vec<String> = CLIENTS.iter().map(|c| cell(c)).collect();
+        println!(
+            "| {what} | {} | {} | {} | {} |",
+            cells.join(" | "),
+            ratio("Curator"),
+            ratio("Kazoo"),
+            ratio("floor")
+        );
+    }
+    println!();
+    println!(
+        "Ratios are herdless-std's figure over the other's: below 1× is faster for times and \
+         requests, above 1× is more for rates. Contended per-session spread is acquisitions \
+         per session over the whole run."
+    );
+}
