@@ -509,3 +509,39 @@ fn a_lost_create_whose_directory_is_gone_is_made_again() {
     assert!(events(&mut e).is_empty());
     assert_eq!(e.state(), ElectionState::Campaigning);
 }
+
+/// The own node and its directory are gone (an operator clearing the
+/// election) between the create's answer and the listing's: the listing's
+/// `NoNode` sends the candidate back in line with a new node, instead of
+/// leaving it waiting on nothing.
+#[test]
+fn a_listing_without_its_directory_after_the_create_volunteers_again() {
+    let mut e: Election = Election::new("/e").unwrap();
+    e.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 7 });
+    e.campaign(Guid([4; 16]), b"data").unwrap();
+    let first = sent(&mut e);
+    assert_eq!(first.len(), 2, "{first:?}");
+    let mut name = String::new();
+    Flavour::Recipes
+        .write_prefix(NodeKind::Candidate, &Guid([4; 16]), &mut name)
+        .unwrap();
+    name.push_str("0000000000");
+    answer(
+        &mut e,
+        first[0].0,
+        OwnedReply::Created(format!("/e/{name}")),
+    );
+    answer(&mut e, first[1].0, OwnedReply::Error(ZkError::NoNode));
+    let again = sent(&mut e);
+    assert_eq!(
+        again.iter().map(|(_, k, _)| *k).collect::<Vec<_>>(),
+        ["create", "getChildren"],
+        "{again:?}"
+    );
+    assert!(
+        !again[0].2.contains(&name[..name.len() - 10]),
+        "a new node, under a new GUID"
+    );
+    assert!(events(&mut e).is_empty());
+    assert_eq!(e.state(), ElectionState::Campaigning);
+}

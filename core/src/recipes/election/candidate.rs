@@ -447,7 +447,9 @@ impl<const N: usize, const D: usize> Election<N, D> {
     /// assert!(!election.is_leading());
     /// ```
     pub fn is_leading(&self) -> bool {
-        self.step == Step::Leading && self.link.is_up() && self.leadership == Leadership::Leading
+        // `Leading` is reported only at the step of that name, and a lost
+        // connection (or anything that leaves the step) moves it on.
+        self.leadership == Leadership::Leading
     }
 
     /// Whether this candidate led when the connection was lost and does not
