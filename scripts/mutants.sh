@@ -41,18 +41,18 @@ declare -A FILES=(
     [contention]="core/src/engine/contention.rs core/src/engine/contention_flow.rs"
 )
 declare -A TESTS=(
-    [lock]="lock_safety lock_protocol lock_pitfalls lock_sim rwlock_protocol rwlock_pitfalls rwlock_sim wire_lock"
+    [lock]="lock_safety lock_protocol lock_pitfalls lock_sim rwlock_protocol rwlock_pitfalls rwlock_sim wire_lock acl"
     [revoke]="rwlock_protocol rwlock_sim"
-    [election]="election_api election_faults election_pitfalls election_sim"
+    [election]="election_api election_faults election_pitfalls election_sim acl"
     [config]="config_faults config_sim config_api"
     [barrier]="barrier_faults barrier_sim"
     [double_barrier]="barrier_double_faults barrier_sim"
     [queue]="queue_faults queue_sim queue_api"
     [two_phase]="two_phase_faults two_phase_sim two_phase_api"
     [membership]="membership_faults membership_sim membership_api"
-    [ancestors]="lock_protocol lock_pitfalls election_faults election_pitfalls queue_api queue_faults barrier_faults barrier_double_faults two_phase_faults two_phase_api membership_faults membership_api"
+    [ancestors]="lock_protocol lock_pitfalls election_faults election_pitfalls queue_api queue_faults barrier_faults barrier_double_faults two_phase_faults two_phase_api membership_faults membership_api acl"
     [link]="lock_protocol election_faults queue_api barrier_double_faults membership_api membership_faults config_faults barrier_faults"
-    [contention]="lock_safety lock_protocol lock_pitfalls lock_sim rwlock_protocol rwlock_sim wire_lock election_api election_faults election_pitfalls election_sim"
+    [contention]="lock_safety lock_protocol lock_pitfalls lock_sim rwlock_protocol rwlock_sim wire_lock election_api election_faults election_pitfalls election_sim acl"
 )
 ORDER=(lock revoke election config barrier double_barrier queue two_phase membership link ancestors contention)
 

@@ -7,7 +7,7 @@ mod conn_loss;
 
 use conn_loss::Driver;
 use herdless_core::member::{Error, Member};
-use herdless_core::members::{Members, MembersEvent};
+use herdless_core::members::{self, ObserverEvent};
 use herdless_core::owned::OwnedReply;
 use herdless_core::sim::SimZk;
 use herdless_core::Instant;
@@ -42,10 +42,10 @@ fn member_errors_say_what_went_wrong() {
     assert!(state.to_string().contains("state"), "{state}");
 }
 
-type Observer = Driver<Members<4>>;
+type Observer = Driver<members::Observer<4>>;
 
 fn observer(zk: &mut SimZk, group: &str) -> Observer {
-    let mut o: Observer = Driver::open(zk, Members::new(group).unwrap());
+    let mut o: Observer = Driver::open(zk, members::Observer::new(group).unwrap());
     o.act(zk, |o| o.watch());
     o.run(zk);
     o
@@ -63,7 +63,7 @@ fn an_empty_group_is_reported_once_read() {
     assert_eq!(o.recipe.group(), "/g");
     assert_eq!(
         o.take_events(),
-        [MembersEvent::Changed { joined: 0, left: 0 }]
+        [ObserverEvent::Changed { joined: 0, left: 0 }]
     );
     assert!(o.recipe.is_empty());
     assert_eq!(o.recipe.len(), 0);
@@ -79,7 +79,7 @@ fn joins_and_departures_are_counted_and_held() {
     let mut o = observer(&mut zk, "/g");
     assert_eq!(
         o.take_events(),
-        [MembersEvent::Changed { joined: 3, left: 0 }]
+        [ObserverEvent::Changed { joined: 3, left: 0 }]
     );
     assert_eq!(held(&o), ["a", "b", "c"]);
     assert_eq!(o.recipe.len(), 3);
@@ -94,7 +94,7 @@ fn joins_and_departures_are_counted_and_held() {
     o.run(&mut zk);
     assert_eq!(
         o.take_events(),
-        [MembersEvent::Changed { joined: 1, left: 1 }]
+        [ObserverEvent::Changed { joined: 1, left: 1 }]
     );
     assert_eq!(held(&o), ["a", "c", "d"]);
     assert!(!o.recipe.contains("b"));
@@ -105,7 +105,7 @@ fn joins_and_departures_are_counted_and_held() {
     o.run(&mut zk);
     assert_eq!(
         o.take_events(),
-        [MembersEvent::Changed { joined: 0, left: 1 }]
+        [ObserverEvent::Changed { joined: 0, left: 1 }]
     );
     assert_eq!(held(&o), ["c", "d"]);
     assert_eq!(o.recipe.len(), 2);
@@ -115,7 +115,7 @@ fn joins_and_departures_are_counted_and_held() {
     o.run(&mut zk);
     assert_eq!(
         o.take_events(),
-        [MembersEvent::Changed { joined: 1, left: 0 }]
+        [ObserverEvent::Changed { joined: 1, left: 0 }]
     );
     assert_eq!(held(&o), ["c", "d", "e"]);
 }
@@ -129,7 +129,7 @@ fn a_smaller_name_pushing_an_old_one_out_of_a_full_buffer_counts_it_as_left() {
     let mut o = observer(&mut zk, "/g");
     assert_eq!(
         o.take_events(),
-        [MembersEvent::Changed { joined: 4, left: 0 }]
+        [ObserverEvent::Changed { joined: 4, left: 0 }]
     );
     assert!(o.recipe.is_complete());
     // A fifth does not fit: the four smallest names are held, so "a" is
@@ -139,8 +139,8 @@ fn a_smaller_name_pushing_an_old_one_out_of_a_full_buffer_counts_it_as_left() {
     assert_eq!(
         o.take_events(),
         [
-            MembersEvent::Overflow { count: 5 },
-            MembersEvent::Changed { joined: 1, left: 1 }
+            ObserverEvent::Overflow { count: 5 },
+            ObserverEvent::Changed { joined: 1, left: 1 }
         ]
     );
     assert_eq!(held(&o), ["a", "b", "c", "d"]);
@@ -152,14 +152,14 @@ fn a_group_that_goes_away_takes_its_members_with_it() {
     let mut zk = SimZk::new(4);
     zk.create_persistent("/top", b"").unwrap();
     let mut o = observer(&mut zk, "/top/g");
-    assert_eq!(o.take_events(), [MembersEvent::NoGroup]);
+    assert_eq!(o.take_events(), [ObserverEvent::NoGroup]);
     zk.create_persistent("/top/g/a", b"").unwrap();
     zk.create_persistent("/top/g/b", b"").unwrap();
     o.run(&mut zk);
     let events = o.take_events();
     assert_eq!(
         events.last(),
-        Some(&MembersEvent::Changed { joined: 2, left: 0 }),
+        Some(&ObserverEvent::Changed { joined: 2, left: 0 }),
         "{events:?}"
     );
     assert_eq!(held(&o), ["a", "b"]);
@@ -169,8 +169,8 @@ fn a_group_that_goes_away_takes_its_members_with_it() {
     assert_eq!(
         o.take_events(),
         [
-            MembersEvent::Changed { joined: 0, left: 2 },
-            MembersEvent::NoGroup
+            ObserverEvent::Changed { joined: 0, left: 2 },
+            ObserverEvent::NoGroup
         ]
     );
     assert!(o.recipe.is_empty());
@@ -183,13 +183,13 @@ fn a_list_read_again_after_a_break_without_change_is_current() {
     let mut o = observer(&mut zk, "/g");
     assert_eq!(
         o.take_events(),
-        [MembersEvent::Changed { joined: 1, left: 0 }]
+        [ObserverEvent::Changed { joined: 1, left: 0 }]
     );
     o.break_connection(&mut zk);
-    assert_eq!(o.take_events(), [MembersEvent::Stale]);
+    assert_eq!(o.take_events(), [ObserverEvent::Stale]);
     o.restore(&mut zk);
     o.run(&mut zk);
-    assert_eq!(o.take_events(), [MembersEvent::Current]);
+    assert_eq!(o.take_events(), [ObserverEvent::Current]);
     assert_eq!(held(&o), ["a"]);
 }
 
@@ -197,7 +197,7 @@ fn a_list_read_again_after_a_break_without_change_is_current() {
 fn an_observer_that_does_not_watch_stays_silent_across_a_break() {
     let mut zk = SimZk::new(6);
     zk.create_persistent("/g/a", b"").unwrap();
-    let mut o: Observer = Driver::open(&mut zk, Members::new("/g").unwrap());
+    let mut o: Observer = Driver::open(&mut zk, members::Observer::new("/g").unwrap());
     o.break_connection(&mut zk);
     o.restore(&mut zk);
     o.run(&mut zk);
@@ -237,7 +237,7 @@ fn notifications_that_are_not_its_own_are_ignored() {
     o.run(&mut zk);
     assert_eq!(o.sent_of("getChildren").len(), lists);
 
-    let mut idle: Observer = Driver::open(&mut zk, Members::new("/g").unwrap());
+    let mut idle: Observer = Driver::open(&mut zk, members::Observer::new("/g").unwrap());
     idle.act(&mut zk, |o| {
         o.handle_watch(
             Instant::ZERO,
@@ -258,13 +258,13 @@ fn notifications_that_are_not_its_own_are_ignored() {
 fn a_refused_listing_is_reported() {
     let mut zk = SimZk::new(8);
     zk.create_persistent("/g/a", b"").unwrap();
-    let mut o: Observer = Driver::open(&mut zk, Members::new("/g").unwrap());
+    let mut o: Observer = Driver::open(&mut zk, members::Observer::new("/g").unwrap());
     o.intercept = Some(("getChildren", "/g".to_owned()));
     o.act(&mut zk, |o| o.watch());
     assert!(o.answer_intercepted(&mut zk, OwnedReply::Error(ZkError::NoAuth)));
     assert_eq!(
         o.take_events(),
-        [MembersEvent::Failed(herdless_core::Error::Zk(
+        [ObserverEvent::Failed(herdless_core::Error::Zk(
             ZkError::NoAuth
         ))]
     );
@@ -282,7 +282,7 @@ fn a_refused_listing_is_reported() {
     o.run(&mut zk);
     assert_eq!(
         o.take_events(),
-        [MembersEvent::Changed { joined: 1, left: 0 }]
+        [ObserverEvent::Changed { joined: 1, left: 0 }]
     );
 }
 
@@ -295,7 +295,7 @@ fn a_listing_lost_with_the_session_is_read_again_on_the_next() {
     let mut o = observer(&mut zk, "/g");
     assert_eq!(
         o.take_events(),
-        [MembersEvent::Changed { joined: 1, left: 0 }]
+        [ObserverEvent::Changed { joined: 1, left: 0 }]
     );
     o.intercept = Some(("getChildren", "/g".to_owned()));
     zk.create_persistent("/g/b", b"").unwrap();
@@ -311,7 +311,7 @@ fn a_listing_lost_with_the_session_is_read_again_on_the_next() {
     o.run(&mut zk);
     assert_eq!(
         o.take_events(),
-        [MembersEvent::Changed { joined: 1, left: 0 }]
+        [ObserverEvent::Changed { joined: 1, left: 0 }]
     );
     assert_eq!(held(&o), ["a", "b"]);
 }
@@ -325,7 +325,7 @@ fn debug_names_the_group_and_the_member() {
         text.contains("/fleet/gateways") && text.contains("edge-7"),
         "{text}"
     );
-    let members: Members = Members::new("/fleet/gateways").unwrap();
-    let text = format!("{members:?}");
+    let observer: members::Observer = members::Observer::new("/fleet/gateways").unwrap();
+    let text = format!("{observer:?}");
     assert!(text.contains("/fleet/gateways"), "{text}");
 }

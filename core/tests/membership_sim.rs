@@ -17,7 +17,7 @@ mod support;
 use std::collections::BTreeSet;
 
 use herdless_core::member::{Member, MemberEvent};
-use herdless_core::members::{Members, MembersEvent};
+use herdless_core::members::{self, ObserverEvent};
 use herdless_core::sim::{Either, Faults, World};
 use herdless_core::Instant;
 use herdless_core::{Recipe, Request, RequestId, SessionEvent, Version};
@@ -27,7 +27,7 @@ const GROUP: &str = "/fleet/members";
 const DEFAULT_SCHEDULES: u64 = 5_000;
 
 /// A member or an observer, so one world runs both.
-type Role = Either<Member, Members>;
+type Role = Either<Member, members::Observer>;
 
 struct Run {
     world: World<Role>,
@@ -58,7 +58,9 @@ impl Run {
             });
         }
         for _ in 0..observers {
-            let p = world.add_peer(Either::B(Members::new(GROUP).expect("valid path")));
+            let p = world.add_peer(Either::B(
+                members::Observer::new(GROUP).expect("valid path"),
+            ));
             world.act(p, |r| {
                 if let Either::B(o) = r {
                     o.watch();
@@ -103,10 +105,10 @@ impl Run {
                         other => return Err(format!("member {i}: unexpected {other:?}")),
                     },
                     Either::B(e) => match e {
-                        MembersEvent::Changed { .. }
-                        | MembersEvent::NoGroup
-                        | MembersEvent::Stale
-                        | MembersEvent::Current => {}
+                        ObserverEvent::Changed { .. }
+                        | ObserverEvent::NoGroup
+                        | ObserverEvent::Stale
+                        | ObserverEvent::Current => {}
                         other => return Err(format!("observer {i}: unexpected {other:?}")),
                     },
                 }
@@ -344,18 +346,18 @@ fn world_session(peer: usize) -> i64 {
 
 #[test]
 fn an_observer_reports_overflow_instead_of_cutting_silently() {
-    let mut world: World<Members<2>> = World::new(5);
+    let mut world: World<members::Observer<2>> = World::new(5);
     for n in ["c", "a", "b"] {
         world.zk.create_persistent(&format!("/g/{n}"), b"").unwrap();
     }
-    let o = world.add_peer(Members::new("/g").unwrap());
+    let o = world.add_peer(members::Observer::new("/g").unwrap());
     world.act(o, |o| o.watch());
     assert!(world.run_until_quiet(1_000));
     assert_eq!(
         world.peers[o].take_events(),
         vec![
-            MembersEvent::Overflow { count: 3 },
-            MembersEvent::Changed { joined: 2, left: 0 }
+            ObserverEvent::Overflow { count: 3 },
+            ObserverEvent::Changed { joined: 2, left: 0 }
         ]
     );
     assert!(!world.peers[o].recipe.is_complete());

@@ -15,7 +15,7 @@ use herdless_core::barrier::Barrier;
 use herdless_core::config::Config;
 use herdless_core::double_barrier::DoubleBarrier;
 use herdless_core::member::Member;
-use herdless_core::members::Members;
+use herdless_core::members;
 use herdless_core::naming::Guid;
 use herdless_core::queue::{Consumer, Producer};
 use herdless_core::two_phase::{Outcome, TwoPhase, Variant, Vote};
@@ -242,7 +242,7 @@ async fn embassy_member_is_seen_by_std_and_embassy_observer_follows_std_members(
 
     let (mut rx, mut tx) = ([0u8; 4096], [0u8; 1024]);
     let mut member: Member = Member::new("/plant/devices", "dev-7").unwrap();
-    let mut observer: Members = Members::new("/plant/devices").unwrap();
+    let mut observer: members::Observer = members::Observer::new("/plant/devices").unwrap();
     let mut zk: Zk<'_, _> = Zk::new(
         transport(&server),
         Buffers::new(&mut rx, &mut tx),
@@ -770,7 +770,7 @@ async fn one_embassy_session_runs_a_member_an_observer_a_config_watcher_and_a_co
 
     let (mut rx, mut tx) = ([0u8; 4096], [0u8; 1024]);
     let mut member: Member = Member::new("/plant/devices", "dev-1").unwrap();
-    let mut peers: Members = Members::new("/plant/devices").unwrap();
+    let mut peers: members::Observer = members::Observer::new("/plant/devices").unwrap();
     let mut settings: Config<64> = Config::new("/plant/config").unwrap();
     let mut jobs: Consumer<4, 64> = Consumer::new("/plant/jobs").unwrap();
     let mut zk: Zk<'_, _, 8> = Zk::new(

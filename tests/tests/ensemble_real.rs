@@ -1534,8 +1534,8 @@ async fn group_members_and_their_observers_follow_joins_and_leaves_while_servers
             let (mut rx, mut tx) = ([0u8; 4096], [0u8; 1024]);
             let mut member: herdless_core::member::Member =
                 herdless_core::member::Member::new(DIR, name).unwrap();
-            let mut view: herdless_core::members::Members =
-                herdless_core::members::Members::new(DIR).unwrap();
+            let mut view: herdless_core::members::Observer =
+                herdless_core::members::Observer::new(DIR).unwrap();
             let mut zk = embassy_zk(addrs, &mut rx, &mut tx);
             let me = zk.add(&mut member).unwrap();
             let seen = zk.add(&mut view).unwrap();

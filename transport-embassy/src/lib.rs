@@ -41,7 +41,7 @@
 //! | `election::Election` | `campaign`, `campaign_timeout`, `lead_while`, `resumed`, `resign` |
 //! | `config::Config` | `changed`, `value`, `version`, `set`, `create` |
 //! | `member::Member` | `join`, `is_in`, `leave` |
-//! | `members::Members` | `changed`, `contains` |
+//! | `members::Observer` | `changed`, `contains` |
 //! | `barrier::Barrier` | `set`, `remove`, `wait` |
 //! | `double_barrier::DoubleBarrier` | `enter`, `leave` |
 //! | `queue::Producer` | `put` |

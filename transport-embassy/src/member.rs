@@ -2,7 +2,7 @@
 //! observer of who is in a group.
 
 use herdless_core::member::{Member, MemberEvent};
-use herdless_core::members::{Members, MembersEvent};
+use herdless_core::members;
 
 use crate::error::Error;
 use crate::handle::Handle;
@@ -49,7 +49,7 @@ impl<T: Transport, const K: usize, const D: usize, const N: usize>
 }
 
 impl<T: Transport, const K: usize, const M: usize, const L: usize, const N: usize>
-    Handle<'_, '_, T, Members<M, L, N>, K>
+    Handle<'_, '_, T, members::Observer<M, L, N>, K>
 {
     /// Waits until the group's member list changes and returns how many
     /// joined and left since the last report (the first call starts the
@@ -64,9 +64,9 @@ impl<T: Transport, const K: usize, const M: usize, const L: usize, const N: usiz
         self.recipe()?.watch();
         loop {
             match self.next_event().await? {
-                MembersEvent::Changed { joined, left } => return Ok((joined, left)),
-                MembersEvent::NoGroup => return Ok((0, 0)),
-                MembersEvent::Failed(e) => return Err(e.into()),
+                members::ObserverEvent::Changed { joined, left } => return Ok((joined, left)),
+                members::ObserverEvent::NoGroup => return Ok((0, 0)),
+                members::ObserverEvent::Failed(e) => return Err(e.into()),
                 _ => continue,
             }
         }

@@ -7,12 +7,12 @@ use crate::{Instant, Outgoing, Recipe, Reply, RequestId, SessionEvent, WatchEven
 ///
 /// ```
 /// use herdless_core::member::Member;
-/// use herdless_core::members::Members;
+/// use herdless_core::members;
 /// use herdless_core::sim::{Either, World};
 ///
-/// let mut world: World<Either<Member, Members>> = World::new(1);
+/// let mut world: World<Either<Member, members::Observer>> = World::new(1);
 /// let member = world.add_peer(Either::A(Member::new("/g", "m1").unwrap()));
-/// let observer = world.add_peer(Either::B(Members::new("/g").unwrap()));
+/// let observer = world.add_peer(Either::B(members::Observer::new("/g").unwrap()));
 /// # let _ = (member, observer);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

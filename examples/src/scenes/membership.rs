@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use herdless_core::member::{Member, MemberEvent};
-use herdless_core::members::{Members, MembersEvent};
+use herdless_core::members;
 use herdless_core::sim::{Either, World};
 use herdless_std::group::GroupObserver;
 use herdless_std::{GroupMember, Session};
@@ -13,13 +13,15 @@ use super::title;
 
 const FLEET: &str = "/herdless-demo/fleet";
 
-type Node = Either<Member, Members>;
+type Node = Either<Member, members::Observer>;
 
 /// The scene on the in-memory ZooKeeper.
 pub fn simulated(seed: u64) {
     title("group membership: a device whose session expires comes back by itself");
     let mut world: World<Node> = World::new(seed);
-    let observer = world.add_peer(Either::B(Members::new(FLEET).expect("a valid path")));
+    let observer = world.add_peer(Either::B(
+        members::Observer::new(FLEET).expect("a valid path"),
+    ));
     world.act(observer, |n| {
         if let Either::B(o) = n {
             o.watch();
@@ -62,13 +64,13 @@ fn report(world: &mut World<Node>) {
                         other => println!("  {who}: {other:?}"),
                     }
                 }
-                Either::B(MembersEvent::Changed { joined, left }) => {
+                Either::B(members::ObserverEvent::Changed { joined, left }) => {
                     if let Either::B(o) = &world.peers[i].recipe {
                         let members: Vec<&str> = o.members().collect();
                         println!("  observer: +{joined} -{left}, members now {members:?}");
                     }
                 }
-                Either::B(MembersEvent::NoGroup) => {
+                Either::B(members::ObserverEvent::NoGroup) => {
                     println!("  observer: the fleet directory does not exist yet")
                 }
                 Either::B(other) => println!("  observer: {other:?}"),

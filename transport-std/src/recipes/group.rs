@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use std::fmt;
 use std::sync::Arc;
 
-use herdless_core::members::{Members as CoreMembers, MembersEvent};
+use herdless_core::members::{Observer as CoreObserver, ObserverEvent};
 use tokio::sync::watch;
 use tracing::warn;
 
@@ -19,7 +19,7 @@ pub const MAX_MEMBERS: usize = 1024;
 /// Longest member name, in bytes, a [`GroupObserver`] follows.
 pub const MAX_NAME: usize = 128;
 
-type Core = CoreMembers<MAX_MEMBERS, MAX_NAME, 256>;
+type Core = CoreObserver<MAX_MEMBERS, MAX_NAME, 256>;
 
 /// The members of `group` now, in name order (empty if the group does not
 /// exist). One round trip.
@@ -97,18 +97,18 @@ impl GroupObserver {
         core.watch();
         let (tx, rx) = watch::channel(Snapshot::default());
         let name = group.to_owned();
-        let on_event = move |core: &Core, event: MembersEvent| match event {
-            MembersEvent::Changed { .. } | MembersEvent::NoGroup | MembersEvent::Current => {
+        let on_event = move |core: &Core, event: ObserverEvent| match event {
+            ObserverEvent::Changed { .. } | ObserverEvent::NoGroup | ObserverEvent::Current => {
                 tx.send_modify(|s| {
                     s.members = core.members().map(str::to_owned).collect();
                     s.known = true;
                     s.overflow = !core.is_complete();
                 });
             }
-            MembersEvent::Overflow { count } => {
+            ObserverEvent::Overflow { count } => {
                 warn!(group = %name, count, "group larger than the watch follows");
             }
-            MembersEvent::Failed(e) => warn!(group = %name, error = %e, "listing failed"),
+            ObserverEvent::Failed(e) => warn!(group = %name, error = %e, "listing failed"),
             _ => {}
         };
         let handle = driver::spawn_on(

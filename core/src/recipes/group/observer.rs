@@ -33,9 +33,9 @@ pub const DEFAULT_PATH_CAPACITY: usize = 128;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[non_exhaustive]
-pub enum MembersEvent {
+pub enum ObserverEvent {
     /// The member list changed (or was read for the first time): read it
-    /// with [`Members::members`].
+    /// with [`Observer::members`].
     Changed {
         /// Members that joined since the last report.
         joined: u32,
@@ -43,7 +43,7 @@ pub enum MembersEvent {
         left: u32,
     },
     /// The group has more members, or longer names, than the buffer holds:
-    /// [`Members::members`] holds the first that fit, in name order.
+    /// [`Observer::members`] holds the first that fit, in name order.
     Overflow {
         /// Members in the group.
         count: u32,
@@ -51,9 +51,9 @@ pub enum MembersEvent {
     /// The group directory does not exist (yet); the observer waits for it.
     NoGroup,
     /// The connection dropped: the list may be out of date until
-    /// [`MembersEvent::Changed`] or [`MembersEvent::Current`].
+    /// [`ObserverEvent::Changed`] or [`ObserverEvent::Current`].
     Stale,
-    /// After [`MembersEvent::Stale`], the list was read again and did not
+    /// After [`ObserverEvent::Stale`], the list was read again and did not
     /// change.
     Current,
     /// Listing failed for another reason.
@@ -71,19 +71,19 @@ enum Op {
 /// Watches a group directory's members.
 ///
 /// ```
-/// use herdless_core::members::{Members, MembersEvent};
+/// use herdless_core::members::{Observer, ObserverEvent};
 /// use herdless_core::{Children, Recipe, Reply};
 /// let now = herdless_core::Instant::ZERO; // the driver's clock
 ///
-/// let mut group: Members = Members::new("/fleet/gateways").unwrap();
+/// let mut group: Observer = Observer::new("/fleet/gateways").unwrap();
 /// group.watch();
 /// let list = group.poll_request().unwrap().id;
 /// let names = ["edge-2", "edge-1"];
 /// group.handle_reply(now, list, Reply::Children(Children::new(&&names[..])));
-/// assert_eq!(group.poll_event(), Some(MembersEvent::Changed { joined: 2, left: 0 }));
+/// assert_eq!(group.poll_event(), Some(ObserverEvent::Changed { joined: 2, left: 0 }));
 /// assert_eq!(group.members().collect::<Vec<_>>(), ["edge-1", "edge-2"]);
 /// ```
-pub struct Members<
+pub struct Observer<
     const M: usize = DEFAULT_MAX_MEMBERS,
     const K: usize = DEFAULT_NAME_CAPACITY,
     const N: usize = DEFAULT_PATH_CAPACITY,
@@ -100,16 +100,28 @@ pub struct Members<
     stale: bool,
     list_lost: bool,
     link: Link,
-    events: EventQueue<MembersEvent, 8>,
+    events: EventQueue<ObserverEvent, 8>,
 }
 
-impl<const M: usize, const K: usize, const N: usize> Members<M, K, N> {
+/// The observer's name before the observer roles were named alike.
+#[deprecated(note = "renamed `members::Observer`")]
+pub type Members<
+    const M: usize = DEFAULT_MAX_MEMBERS,
+    const K: usize = DEFAULT_NAME_CAPACITY,
+    const N: usize = DEFAULT_PATH_CAPACITY,
+> = Observer<M, K, N>;
+
+/// The observer's events' name before the observer roles were named alike.
+#[deprecated(note = "renamed `members::ObserverEvent`")]
+pub type MembersEvent = ObserverEvent;
+
+impl<const M: usize, const K: usize, const N: usize> Observer<M, K, N> {
     /// An observer of the group directory `group`.
     pub fn new(group: &str) -> Result<Self, PathError> {
         path::validate(group)?;
         let mut dir = String::new();
         path::concat_into(&mut dir, &[group])?;
-        Ok(Members {
+        Ok(Observer {
             dir,
             ops: Pipeline::new(),
             watching: false,
@@ -128,8 +140,8 @@ impl<const M: usize, const K: usize, const N: usize> Members<M, K, N> {
         &self.dir
     }
 
-    /// Starts watching; [`MembersEvent::Changed`] (or
-    /// [`MembersEvent::NoGroup`]) follows with the first list.
+    /// Starts watching; [`ObserverEvent::Changed`] (or
+    /// [`ObserverEvent::NoGroup`]) follows with the first list.
     pub fn watch(&mut self) {
         if !self.watching {
             self.watching = true;
@@ -142,7 +154,7 @@ impl<const M: usize, const K: usize, const N: usize> Members<M, K, N> {
         self.names.iter().map(|n| n.as_str())
     }
 
-    /// Number of members held (all of them unless [`Members::is_complete`]
+    /// Number of members held (all of them unless [`Observer::is_complete`]
     /// is false).
     pub fn len(&self) -> usize {
         self.names.len()
@@ -226,12 +238,12 @@ impl<const M: usize, const K: usize, const N: usize> Members<M, K, N> {
         let was_stale = self.stale;
         self.stale = false;
         if !fits {
-            self.events.emit(MembersEvent::Overflow { count });
+            self.events.emit(ObserverEvent::Overflow { count });
         }
         if joined > 0 || left > 0 || first {
-            self.events.emit(MembersEvent::Changed { joined, left });
+            self.events.emit(ObserverEvent::Changed { joined, left });
         } else if was_stale {
-            self.events.emit(MembersEvent::Current);
+            self.events.emit(ObserverEvent::Current);
         }
     }
 
@@ -242,9 +254,9 @@ impl<const M: usize, const K: usize, const N: usize> Members<M, K, N> {
         self.known = true;
         self.stale = false;
         if left > 0 {
-            self.events.emit(MembersEvent::Changed { joined: 0, left });
+            self.events.emit(ObserverEvent::Changed { joined: 0, left });
         }
-        self.events.emit(MembersEvent::NoGroup);
+        self.events.emit(ObserverEvent::NoGroup);
         self.ops.queue(Op::AwaitGroup);
     }
 
@@ -257,13 +269,13 @@ impl<const M: usize, const K: usize, const N: usize> Members<M, K, N> {
         }
         if self.watching && !self.stale {
             self.stale = true;
-            self.events.emit(MembersEvent::Stale);
+            self.events.emit(ObserverEvent::Stale);
         }
     }
 }
 
-impl<const M: usize, const K: usize, const N: usize> Recipe for Members<M, K, N> {
-    type Event = MembersEvent;
+impl<const M: usize, const K: usize, const N: usize> Recipe for Observer<M, K, N> {
+    type Event = ObserverEvent;
 
     fn poll_request(&mut self) -> Option<Outgoing<'_>> {
         if !self.link.is_up() {
@@ -295,8 +307,8 @@ impl<const M: usize, const K: usize, const N: usize> Recipe for Members<M, K, N>
                 self.link.end(SessionEvent::Expired);
                 self.ops.lose();
             }
-            (_, Reply::Error(e)) => self.events.emit(MembersEvent::Failed(Error::Zk(e))),
-            (_, _) => self.events.emit(MembersEvent::Failed(Error::BadReply)),
+            (_, Reply::Error(e)) => self.events.emit(ObserverEvent::Failed(Error::Zk(e))),
+            (_, _) => self.events.emit(ObserverEvent::Failed(Error::BadReply)),
         }
     }
 
@@ -343,14 +355,14 @@ impl<const M: usize, const K: usize, const N: usize> Recipe for Members<M, K, N>
         None
     }
 
-    fn poll_event(&mut self) -> Option<MembersEvent> {
+    fn poll_event(&mut self) -> Option<ObserverEvent> {
         self.events.pop()
     }
 }
 
-impl<const M: usize, const K: usize, const N: usize> fmt::Debug for Members<M, K, N> {
+impl<const M: usize, const K: usize, const N: usize> fmt::Debug for Observer<M, K, N> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Members")
+        f.debug_struct("members::Observer")
             .field("group", &self.dir.as_str())
             .field("members", &self.names)
             .field("complete", &self.complete)
