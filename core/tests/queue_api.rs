@@ -764,3 +764,25 @@ fn a_waiting_take_ignores_notifications_about_other_nodes_and_data() {
     );
     assert_eq!(texts(&sent(&mut c)), [format!("list {QUEUE} watch=false")]);
 }
+
+/// A put whose create was still queued (not sent) when the connection
+/// dropped: the loss empties the queue, so the reconnect must send the
+/// create again; a `Connected` that reports no loss sends nothing twice.
+#[test]
+fn a_put_queued_when_the_connection_dropped_is_sent_on_reconnect_once() {
+    let mut p: Prod = Producer::new(QUEUE).unwrap();
+    connected(&mut p);
+    p.put(Guid::from_random_bytes([3; 16]), b"x", None, false)
+        .unwrap();
+    p.handle_session(Instant::ZERO, SessionEvent::Suspended);
+    assert!(sent(&mut p).is_empty(), "nothing is sent while down");
+    connected(&mut p);
+    let again = sent(&mut p);
+    assert_eq!(
+        texts(&again),
+        [format!("create {QUEUE}/{}-queue-", guid_text(3)).as_str()]
+    );
+    connected(&mut p);
+    assert!(sent(&mut p).is_empty(), "the create went once");
+    assert!(p.is_busy());
+}
