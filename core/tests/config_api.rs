@@ -166,3 +166,16 @@ fn debug_names_the_path() {
     let text = format!("{config:?}");
     assert!(text.contains("/app/config"), "{text}");
 }
+
+/// The end of a session is reported when it happens, once: a second end
+/// (an expiry answer after the expiry itself) says nothing more.
+#[test]
+fn an_ended_session_is_reported_once_when_it_ends() {
+    let mut c = Cfg::new(PATH).unwrap();
+    c.watch();
+    let drain = |c: &mut Cfg| std::iter::from_fn(|| c.poll_event()).collect::<Vec<_>>();
+    c.handle_session(Instant::ZERO, herdless_core::SessionEvent::Expired);
+    assert_eq!(drain(&mut c), [ConfigEvent::SessionEnded]);
+    c.handle_session(Instant::ZERO, herdless_core::SessionEvent::Expired);
+    assert_eq!(drain(&mut c), []);
+}
