@@ -819,3 +819,55 @@ fn a_lost_create_whose_directory_is_gone_is_made_again() {
     assert!(events(&mut lock).is_empty());
     assert_eq!(lock.state(), LockState::Acquiring);
 }
+
+/// The own node and its directory are gone (an operator clearing the lock)
+/// between the create's answer and the listing's: the listing's `NoNode`
+/// puts the waiter back in line with a new node, forgetting the old one.
+#[test]
+fn a_listing_without_its_directory_after_the_create_queues_again() {
+    let mut lock: Lock = Lock::new("/locks/a").unwrap();
+    lock.acquire(GUID).unwrap();
+    let sent = drain(&mut lock);
+    created(&mut lock, sent[0].0, OWN);
+    let own_read = drain(&mut lock);
+    assert_eq!(
+        texts(&own_read),
+        [format!("getData /locks/a/{OWN} watch=true")]
+    );
+    lock.handle_reply(Instant::ZERO, sent[1].0, Reply::Error(ZkError::NoNode));
+    assert_eq!(lock.own_node(), None, "the old node is forgotten");
+    assert_eq!(
+        texts(&drain(&mut lock)),
+        [
+            "create /locks/a/11111111-1111-1111-1111-111111111111-lock- EphemeralSequential",
+            "children /locks/a watch=false",
+        ]
+    );
+    assert!(events(&mut lock).is_empty());
+    assert_eq!(lock.state(), LockState::Acquiring);
+}
+
+/// Creating a missing ancestor is refused (an ACL on `/locks`): the
+/// acquisition fails with that error, and the own create and the listing
+/// queued behind it are forgotten, their answers ignored.
+#[test]
+fn a_refused_ancestor_fails_the_acquisition() {
+    let mut lock: Lock = Lock::new("/locks/a").unwrap();
+    lock.acquire(GUID).unwrap();
+    let sent = drain(&mut lock);
+    lock.handle_reply(Instant::ZERO, sent[0].0, Reply::Error(ZkError::NoNode));
+    lock.handle_reply(Instant::ZERO, sent[1].0, Reply::Error(ZkError::NoNode));
+    let sent = drain(&mut lock);
+    assert_eq!(sent.len(), 4, "{:?}", texts(&sent));
+    lock.handle_reply(Instant::ZERO, sent[0].0, Reply::Error(ZkError::NoAuth));
+    assert_eq!(
+        events(&mut lock),
+        vec![LockEvent::Failed(herdless_core::Error::Zk(ZkError::NoAuth))]
+    );
+    assert_eq!(lock.state(), LockState::Idle);
+    lock.handle_reply(Instant::ZERO, sent[1].0, Reply::Error(ZkError::NoNode));
+    created(&mut lock, sent[2].0, OWN);
+    children(&mut lock, sent[3].0, &[OWN]);
+    assert!(events(&mut lock).is_empty(), "answers of forgotten requests");
+    assert!(drain(&mut lock).is_empty());
+}

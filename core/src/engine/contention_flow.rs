@@ -43,15 +43,10 @@ pub(crate) trait ContentionFlow<const N: usize> {
     fn create_with_ancestors(&mut self);
     /// Lists the directory to find the own node by GUID.
     fn find(&mut self);
-    /// Drops the requests not yet sent.
-    fn clear_queued(&mut self);
     /// The own node is known: from now on listings say where it stands.
     fn placed(&mut self);
     /// Lists the directory.
     fn queue_listing(&mut self);
-    /// Waits for a create in flight to be answered (then deletes what it
-    /// made).
-    fn await_create(&mut self);
     /// The own node is gone while contending (an operator, a listing
     /// without its directory).
     fn own_node_vanished(&mut self);
@@ -166,10 +161,9 @@ pub(crate) trait ContentionFlow<const N: usize> {
         if self.line().has_own() {
             self.start_delete();
         } else if create_in_flight {
-            self.await_create();
+            // Its answer sees the outcome pending and deletes what it made
+            // (the step is Creating whenever a create is in flight).
         } else if self.line().own() == Own::InDoubt {
-            // Nothing queued belongs to the search.
-            self.clear_queued();
             self.find();
         } else {
             self.finish();

@@ -917,10 +917,6 @@ impl<const N: usize> ContentionFlow<N> for Lock<N> {
         self.ops.queue(Op::List);
     }
 
-    fn clear_queued(&mut self) {
-        self.ops.clear_queued();
-    }
-
     fn placed(&mut self) {
         self.step = Step::Listing;
         self.watch_own();
@@ -928,11 +924,6 @@ impl<const N: usize> ContentionFlow<N> for Lock<N> {
 
     fn queue_listing(&mut self) {
         self.ops.queue(Op::List);
-    }
-
-    fn await_create(&mut self) {
-        self.step = Step::Creating;
-        self.ops.unqueue(|op| op == Op::Create);
     }
 
     fn own_node_vanished(&mut self) {
@@ -1051,8 +1042,10 @@ impl<const N: usize> Recipe for Lock<N> {
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
+        // A deadline is kept only while acquiring (acquired, abandoned
+        // and idle forget it).
         match self.patience {
-            Patience::Until(deadline) if self.state() == LockState::Acquiring => Some(deadline),
+            Patience::Until(deadline) => Some(deadline),
             _ => None,
         }
     }

@@ -1261,21 +1261,12 @@ impl<const N: usize, const D: usize> ContentionFlow<N> for Election<N, D> {
         self.ops.queue(Op::List);
     }
 
-    fn clear_queued(&mut self) {
-        self.ops.clear_queued();
-    }
-
     fn placed(&mut self) {
         self.step = Step::Listing;
     }
 
     fn queue_listing(&mut self) {
         self.ops.queue(Op::List);
-    }
-
-    fn await_create(&mut self) {
-        self.step = Step::Creating;
-        self.ops.unqueue(|op| op == Op::Create);
     }
 
     fn own_node_vanished(&mut self) {
