@@ -868,6 +868,9 @@ fn a_refused_ancestor_fails_the_acquisition() {
     lock.handle_reply(Instant::ZERO, sent[1].0, Reply::Error(ZkError::NoNode));
     created(&mut lock, sent[2].0, OWN);
     children(&mut lock, sent[3].0, &[OWN]);
-    assert!(events(&mut lock).is_empty(), "answers of forgotten requests");
+    assert!(
+        events(&mut lock).is_empty(),
+        "answers of forgotten requests"
+    );
     assert!(drain(&mut lock).is_empty());
 }

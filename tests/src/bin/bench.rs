@@ -471,7 +471,8 @@ fn print_table(results: &BTreeMap<(String, &str), Figures>, plan: &Plan) {
                 .and_then(|f| Some((f.get("min")?, f.get("max")?)));
             match (v, spread) {
                 (Some(v), Some((lo, hi))) if key == "per_s" => {
-                    format!("{v:.0} ({lo:.0}–{hi:.0} per session)")
+                    let secs = plan.seconds as f64;
+                    format!("{v:.0} ({:.0}–{:.0} per session)", lo / secs, hi / secs)
                 }
                 (Some(v), _) if key == "requests" => format!("{v:.2}"),
                 (Some(v), _) => format!("{v:.0}"),
@@ -494,7 +495,9 @@ fn print_table(results: &BTreeMap<(String, &str), Figures>, plan: &Plan) {
     println!();
     println!(
         "Ratios are herdless-std's figure over the other's: below 1× is faster for times and \
-         requests, above 1× is more for rates. Contended per-session spread is acquisitions \
-         per session over the whole run."
+         requests, above 1× is more for rates. Contended runs give the total and, in \
+         brackets, the slowest and the fastest session's own rate. The floor is \
+         zookeeper-client with no recipe logic (create and listing in one flight, \
+         then the delete)."
     );
 }
