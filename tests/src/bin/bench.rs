@@ -5,8 +5,10 @@
 //! client in turn on that server, one mode at a time: herdless-std,
 //! herdless-embassy over tokio, a Curator 5.4 program (`tests/bench/
 //! CuratorBench.java`), a Kazoo 2.8 program (`tests/bench/kazoo_bench.py`)
-//! and the floor, a raw pipelined client with no recipe logic. Prints the
-//! figures as a markdown table with ratios. Nothing here asserts a time.
+//! and the floor: no client library at all, the core's sans-IO wire session
+//! over a `TcpStream`, sending the create and the listing in one flight,
+//! then the delete. Prints the figures as a markdown table with ratios.
+//! Nothing here asserts a time.
 //!
 //! `bench [--quick]`: `--quick` runs few cycles (a smoke run, not figures).
 
@@ -15,10 +17,14 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use herdless_core::naming::Guid;
+use herdless_core::wire::session::{Action, ConnectionId, Incoming, Session, State};
+use herdless_core::wire::{frame, Op, Response, DEFAULT_MAX_FRAME};
+use herdless_core::{Acl, CreateMode, Request, Version};
 use herdless_embassy::wire::SessionConfig;
 use herdless_embassy::{Buffers, Zk};
 use herdless_tests::tokio_transport::TokioTransport;
 use herdless_tests::{ZkServer, CURATOR_CLASSPATH};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use zookeeper_client as zk;
 
 /// Requests sent to a fresh server before measuring: its round trips
@@ -251,28 +257,156 @@ async fn embassy_uncontended(addr: &str, path: &str, plan: &Plan) -> Figures {
     figures
 }
 
-/// What every recipe's acquire+release must send at the least: the create
-/// and the listing in one flight, then the delete.
+/// The floor: what every acquire+release must send at the least (the
+/// create and the listing in one flight, then the delete) with no client
+/// library, only the core's sans-IO wire session over a `TcpStream`.
 async fn floor_uncontended(addr: &str, path: &str, plan: &Plan) -> Figures {
-    let client = connect(addr).await;
+    let setup = connect(addr).await;
     let persistent = zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all());
-    let _ = client.create("/bench", b"", &persistent).await;
-    let _ = client.create(path, b"", &persistent).await;
-    let ephemeral = zk::CreateMode::EphemeralSequential.with_acls(zk::Acls::anyone_all());
+    let _ = setup.create("/bench", b"", &persistent).await;
+    let _ = setup.create(path, b"", &persistent).await;
     let prefix = format!("{path}/lock-");
+    let raw = tokio::sync::Mutex::new(RawWire::connect(addr).await);
     timed_cycles(plan, async || {
-        let (created, listed) = tokio::join!(
-            client.create(&prefix, b"", &ephemeral),
-            client.list_children(path)
-        );
-        let (_, sequence) = created.expect("create");
-        listed.expect("list");
-        client
-            .delete(&format!("{prefix}{sequence}"), None)
-            .await
-            .expect("delete");
+        let mut raw = raw.lock().await;
+        let create = Request::Create {
+            path: &prefix,
+            data: &[],
+            acl: Acl::OPEN,
+            mode: CreateMode::EphemeralSequential,
+        };
+        let list = Request::GetChildren { path, watch: false };
+        raw.send(&[create, list]).await;
+        let created = raw.reply().await.expect("create");
+        raw.reply().await;
+        let delete = Request::Delete {
+            path: &created,
+            version: Version::Any,
+        };
+        raw.send(&[delete]).await;
+        raw.reply().await;
     })
     .await
+}
+
+/// A ZooKeeper session with no client library: the core's wire session
+/// over one `TcpStream`, driven by hand.
+struct RawWire {
+    session: Session<u32>,
+    conn: ConnectionId,
+    stream: tokio::net::TcpStream,
+    origin: Instant,
+    rx: Vec<u8>,
+    filled: usize,
+    tx: Vec<u8>,
+}
+
+impl RawWire {
+    async fn connect(addr: &str) -> RawWire {
+        let mut session = Session::new(SessionConfig::new(1, 30_000), herdless_core::Instant::ZERO);
+        let Some(Action::Connect { conn, .. }) = session.poll_action() else {
+            panic!("a new session opens a connection first");
+        };
+        let stream = tokio::net::TcpStream::connect(addr)
+            .await
+            .expect("connect the raw client");
+        stream.set_nodelay(true).expect("TCP_NODELAY");
+        let mut raw = RawWire {
+            session,
+            conn,
+            stream,
+            origin: Instant::now(),
+            rx: vec![0; 1 << 20],
+            filled: 0,
+            tx: vec![0; 1 << 16],
+        };
+        let now = raw.now();
+        raw.session.handle_connected(conn, now);
+        raw.flush_own().await;
+        while !matches!(raw.session.state(), State::Connected { .. }) {
+            raw.next_frame().await;
+        }
+        raw
+    }
+
+    fn now(&self) -> herdless_core::Instant {
+        herdless_core::Instant::from_millis(self.origin.elapsed().as_millis() as u64)
+    }
+
+    /// Writes the session's own frames (handshake, pings).
+    async fn flush_own(&mut self) {
+        let now = self.now();
+        while let Some(n) = self
+            .session
+            .poll_transmit(&mut self.tx, now)
+            .expect("room for the session's frames")
+        {
+            self.stream
+                .write_all(&self.tx[..n])
+                .await
+                .expect("write to the server");
+        }
+    }
+
+    /// Sends `requests` in one write: one flight.
+    async fn send(&mut self, requests: &[Request<'_>]) {
+        self.flush_own().await;
+        let now = self.now();
+        let mut end = 0;
+        for request in requests {
+            end += self
+                .session
+                .send(0, &Op::from(*request), &mut self.tx[end..], now)
+                .expect("send a request");
+        }
+        self.stream
+            .write_all(&self.tx[..end])
+            .await
+            .expect("write to the server");
+    }
+
+    /// The next reply: the created path for a create.
+    async fn reply(&mut self) -> Option<String> {
+        loop {
+            if let Some(reply) = self.next_frame().await {
+                return reply;
+            }
+        }
+    }
+
+    /// Reads one frame; `Some` if it was a reply (with a create's path).
+    async fn next_frame(&mut self) -> Option<Option<String>> {
+        loop {
+            if let Some(frame) = frame::split(&self.rx[..self.filled], DEFAULT_MAX_FRAME)
+                .expect("a well-formed frame")
+            {
+                let consumed = frame.consumed;
+                let now = self.now();
+                let incoming = self
+                    .session
+                    .handle_frame(self.conn, frame.payload, now)
+                    .expect("a reply the session understands");
+                let out = match incoming {
+                    Incoming::Reply { response, .. } => Some(match response {
+                        Response::Created { path } => Some(path.to_string()),
+                        Response::Error(e) => panic!("the floor's request failed: {e}"),
+                        _ => None,
+                    }),
+                    _ => None,
+                };
+                self.rx.copy_within(consumed..self.filled, 0);
+                self.filled -= consumed;
+                return out;
+            }
+            let n = self
+                .stream
+                .read(&mut self.rx[self.filled..])
+                .await
+                .expect("read from the server");
+            assert!(n > 0, "the server closed the connection");
+            self.filled += n;
+        }
+    }
 }
 
 async fn std_contended(addr: &str, path: &str, sessions: usize, seconds: u64) -> Figures {
@@ -496,8 +630,8 @@ fn print_table(results: &BTreeMap<(String, &str), Figures>, plan: &Plan) {
     println!(
         "Ratios are herdless-std's figure over the other's: below 1× is faster for times and \
          requests, above 1× is more for rates. Contended runs give the total and, in \
-         brackets, the slowest and the fastest session's own rate. The floor is \
-         zookeeper-client with no recipe logic (create and listing in one flight, \
-         then the delete)."
+         brackets, the slowest and the fastest session's own rate. The floor is the \
+         core's wire session over a TcpStream, no client library: create and listing \
+         in one flight, then the delete."
     );
 }
