@@ -23,6 +23,20 @@ fn created(lock: &mut Lock, id: RequestId, name: &str) {
     lock.handle_reply(Instant::ZERO, id, Reply::Created { path: &path });
 }
 
+/// The lock sends a new create and listing, reporting nothing: it is back
+/// in line.
+fn assert_back_in_line(lock: &mut Lock) {
+    assert_eq!(
+        texts(&drain(lock)),
+        [
+            "create /locks/a/11111111-1111-1111-1111-111111111111-lock- EphemeralSequential",
+            "children /locks/a watch=false",
+        ]
+    );
+    assert!(events(lock).is_empty());
+    assert_eq!(lock.state(), LockState::Acquiring);
+}
+
 /// A lock that holds after one round trip, with its requests drained.
 fn held() -> Lock {
     let mut lock: Lock = Lock::new("/locks/a").unwrap();
@@ -809,15 +823,7 @@ fn a_lost_create_whose_directory_is_gone_is_made_again() {
     let find = drain(&mut lock);
     assert_eq!(texts(&find), ["children /locks/a watch=false"]);
     lock.handle_reply(Instant::ZERO, find[0].0, Reply::Error(ZkError::NoNode));
-    assert_eq!(
-        texts(&drain(&mut lock)),
-        [
-            "create /locks/a/11111111-1111-1111-1111-111111111111-lock- EphemeralSequential",
-            "children /locks/a watch=false",
-        ]
-    );
-    assert!(events(&mut lock).is_empty());
-    assert_eq!(lock.state(), LockState::Acquiring);
+    assert_back_in_line(&mut lock);
 }
 
 /// The own node and its directory are gone (an operator clearing the lock)
@@ -836,15 +842,7 @@ fn a_listing_without_its_directory_after_the_create_queues_again() {
     );
     lock.handle_reply(Instant::ZERO, sent[1].0, Reply::Error(ZkError::NoNode));
     assert_eq!(lock.own_node(), None, "the old node is forgotten");
-    assert_eq!(
-        texts(&drain(&mut lock)),
-        [
-            "create /locks/a/11111111-1111-1111-1111-111111111111-lock- EphemeralSequential",
-            "children /locks/a watch=false",
-        ]
-    );
-    assert!(events(&mut lock).is_empty());
-    assert_eq!(lock.state(), LockState::Acquiring);
+    assert_back_in_line(&mut lock);
 }
 
 /// Creating a missing ancestor is refused (an ACL on `/locks`): the

@@ -268,6 +268,10 @@ pub(crate) enum Op {
 
 ancestors::ancestor_op!(Op);
 
+/// The reads of an acquisition or a holding: nothing to act on once the
+/// own node is being deleted or replaced.
+const ACQUISITION_READS: [Op; 4] = [Op::List, Op::WatchPredecessor, Op::Verify, Op::WatchOwn];
+
 /// A lock on one directory: exclusive, or one side of a shared lock (see
 /// [`Contender`]), optionally [`revocable`](Lock::revocable).
 ///
@@ -599,7 +603,7 @@ impl<const N: usize> Lock<N> {
     fn abandon(&mut self, outcome: Outcome) {
         self.give_up = Some(outcome);
         self.patience = Patience::Forever;
-        self.forget(&[Op::List, Op::WatchPredecessor, Op::Verify, Op::WatchOwn]);
+        self.forget(&ACQUISITION_READS);
         let create_in_flight = self.ops.is_in_flight(Op::Create);
         self.wind_up(create_in_flight);
     }
@@ -743,7 +747,7 @@ impl<const N: usize> Lock<N> {
         } else {
             // A waiter queues again at the back, with a new node; what it
             // waited for before is of no concern any more.
-            self.forget(&[Op::List, Op::WatchPredecessor, Op::WatchOwn, Op::Verify]);
+            self.forget(&ACQUISITION_READS);
             self.create();
         }
     }
@@ -896,7 +900,7 @@ impl<const N: usize> ContentionFlow<N> for Lock<N> {
 
     fn start_delete(&mut self) {
         self.step = Step::Deleting;
-        self.forget(&[Op::List, Op::WatchPredecessor, Op::Verify, Op::WatchOwn]);
+        self.forget(&ACQUISITION_READS);
         self.ops.queue(Op::Delete);
     }
 

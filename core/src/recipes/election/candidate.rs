@@ -132,6 +132,15 @@ pub(crate) enum Op {
 
 ancestors::ancestor_op!(Op);
 
+/// The reads of a campaign under way: nothing to act on once it winds up.
+const CAMPAIGN_READS: [Op; 5] = [
+    Op::List,
+    Op::WatchPredecessor,
+    Op::Confirm,
+    Op::ReadAck,
+    Op::ReplaceAck,
+];
+
 /// What the application was told of leadership.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Leadership {
@@ -641,13 +650,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
         self.leadership = Leadership::None;
         self.give_up = Some(outcome);
         self.deadline = None;
-        self.forget(&[
-            Op::List,
-            Op::WatchPredecessor,
-            Op::Confirm,
-            Op::ReadAck,
-            Op::ReplaceAck,
-        ]);
+        self.forget(&CAMPAIGN_READS);
         let create_in_flight = self.ops.is_in_flight(Op::Create);
         self.wind_up(create_in_flight);
     }
@@ -1223,13 +1226,7 @@ impl<const N: usize, const D: usize> ContentionFlow<N> for Election<N, D> {
 
     fn start_delete(&mut self) {
         self.step = Step::Deleting;
-        self.forget(&[
-            Op::List,
-            Op::WatchPredecessor,
-            Op::Confirm,
-            Op::ReadAck,
-            Op::ReplaceAck,
-        ]);
+        self.forget(&CAMPAIGN_READS);
         self.ops.unqueue(|op| op == Op::Ack);
         if self.ack_cleanup == AckCleanup::Clear {
             // The own node goes once the acknowledgement is settled: while
