@@ -3,7 +3,7 @@
 //! report of changes, staleness and unreadable acknowledgements.
 
 use herdless_core::election::{
-    Acknowledgement, Election, ElectionState, Error, Observer, ObserverEvent,
+    Acknowledgement, Election, ElectionEvent, ElectionState, Error, Observer, ObserverEvent,
 };
 use herdless_core::naming::{Flavour, Guid, NodeKind};
 use herdless_core::owned::OwnedReply;
@@ -544,4 +544,118 @@ fn a_listing_without_its_directory_after_the_create_volunteers_again() {
     );
     assert!(events(&mut e).is_empty());
     assert_eq!(e.state(), ElectionState::Campaigning);
+}
+
+fn candidate_name(guid: Guid, seq: u32) -> String {
+    let mut name = String::new();
+    Flavour::Recipes
+        .write_prefix(NodeKind::Candidate, &guid, &mut name)
+        .unwrap();
+    name.push_str(&format!("{seq:010}"));
+    name
+}
+
+/// A candidate second in line, its requests in flight: the create and the
+/// listing answered, then waiting on its predecessor with its own node read
+/// in the same flight. Returns the ids of the predecessor's and the own
+/// node's reads.
+fn second_in_line(e: &mut Election) -> (herdless_core::RequestId, herdless_core::RequestId) {
+    e.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 7 });
+    e.campaign(Guid([4; 16]), b"data").unwrap();
+    let first = sent(e);
+    let own = candidate_name(Guid([4; 16]), 1);
+    let ahead = candidate_name(Guid([9; 16]), 0);
+    answer(e, first[0].0, OwnedReply::Created(format!("/e/{own}")));
+    answer(
+        e,
+        first[1].0,
+        OwnedReply::Children(vec![ahead, own.clone()]),
+    );
+    let waiting = sent(e);
+    assert_eq!(
+        waiting.iter().map(|(_, k, _)| *k).collect::<Vec<_>>(),
+        ["getData", "getData"],
+        "the predecessor and the own node, in one flight: {waiting:?}"
+    );
+    assert_eq!(waiting[1].2, format!("/e/{own}"));
+    (waiting[0].0, waiting[1].0)
+}
+
+/// The hand-off takes one round trip: the own node was read (owned by this
+/// session, watched) while waiting, with no loss since, so the predecessor's
+/// deletion leads straight to the acknowledgement, and its answer to
+/// `Leading`.
+#[test]
+fn a_confirmed_waiter_writes_the_acknowledgement_on_its_predecessors_deletion() {
+    let mut e: Election = Election::new("/e").unwrap();
+    let (predecessor, own) = second_in_line(&mut e);
+    let stat = Stat {
+        ephemeral_owner: 7,
+        ..Stat::default()
+    };
+    answer(
+        &mut e,
+        predecessor,
+        OwnedReply::Data(Vec::new(), Stat::default()),
+    );
+    answer(&mut e, own, OwnedReply::Data(b"data".to_vec(), stat));
+    assert!(matches!(
+        events(&mut e)[..],
+        [ElectionEvent::Following { .. }]
+    ));
+    let ahead = format!("/e/{}", candidate_name(Guid([9; 16]), 0));
+    e.handle_watch(
+        Instant::ZERO,
+        herdless_core::WatchEvent {
+            kind: herdless_core::WatchKind::NodeDeleted,
+            path: &ahead,
+        },
+    );
+    let ack = sent(&mut e);
+    assert_eq!(
+        ack.iter()
+            .map(|(_, k, p)| (*k, p.as_str()))
+            .collect::<Vec<_>>(),
+        [("create", "/e/leader")]
+    );
+    answer(&mut e, ack[0].0, OwnedReply::Created("/e/leader".into()));
+    assert_eq!(events(&mut e), [ElectionEvent::Leading]);
+}
+
+/// The same deletion before the own node's read was answered: the owner is
+/// not known yet, so the candidate waits for that read (already in flight,
+/// not sent twice) before it acknowledges.
+#[test]
+fn an_unconfirmed_waiter_waits_for_its_nodes_read_before_acknowledging() {
+    let mut e: Election = Election::new("/e").unwrap();
+    let (predecessor, own) = second_in_line(&mut e);
+    answer(
+        &mut e,
+        predecessor,
+        OwnedReply::Data(Vec::new(), Stat::default()),
+    );
+    let ahead = format!("/e/{}", candidate_name(Guid([9; 16]), 0));
+    e.handle_watch(
+        Instant::ZERO,
+        herdless_core::WatchEvent {
+            kind: herdless_core::WatchKind::NodeDeleted,
+            path: &ahead,
+        },
+    );
+    assert!(sent(&mut e).is_empty(), "the own node's read is in flight");
+    let stat = Stat {
+        ephemeral_owner: 7,
+        ..Stat::default()
+    };
+    answer(&mut e, own, OwnedReply::Data(b"data".to_vec(), stat));
+    let ack = sent(&mut e);
+    assert_eq!(
+        ack.iter()
+            .map(|(_, k, p)| (*k, p.as_str()))
+            .collect::<Vec<_>>(),
+        [("create", "/e/leader")]
+    );
+    assert!(events(&mut e)
+        .iter()
+        .all(|ev| *ev != ElectionEvent::Leading));
 }

@@ -126,6 +126,8 @@ public class CuratorBench {
             while (clients[next].getChildren().forPath(path).size() < 2) {
                 Thread.sleep(1);
             }
+            // A moment for it to set its watches, as in every client's program.
+            Thread.sleep(10);
             long t0 = System.nanoTime();
             if (failover) {
                 clients[leader].close();

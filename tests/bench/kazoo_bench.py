@@ -110,6 +110,8 @@ def handoff(connect, path, rounds, failover):
         start(nxt)
         while len(clients[nxt].get_children(path)) < 2:
             time.sleep(0.001)
+        # A moment for it to set its watches, as in every client's program.
+        time.sleep(0.010)
         t0 = time.perf_counter_ns()
         if failover:
             clients[leader].stop()

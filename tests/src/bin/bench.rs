@@ -31,6 +31,10 @@ use zookeeper_client as zk;
 /// shrink by ~40 % over its first ~50k requests.
 const WARM_UP_REQUESTS: usize = 30_000;
 
+/// How long a hand-off waits, once the next candidate's node is there, for
+/// it to set its watches (the same in every client's program).
+const SETTLE: Duration = Duration::from_millis(10);
+
 /// The clients, in the table's column order.
 const CLIENTS: [&str; 5] = [
     "herdless-std",
@@ -469,9 +473,18 @@ async fn std_handoff(addr: &str, path: &str, rounds: usize) -> Figures {
             let leads = election.campaign().await.expect("the next leads");
             (leads, Instant::now())
         });
-        while observer.list_children(path).await.map_or(0, |c| c.len()) < 2 {
+        // Two candidates' nodes (the acknowledgement, `leader`, lives in
+        // the same directory), then a moment for the next one to set its
+        // watches: the hand-off of a candidate already waiting.
+        while observer
+            .list_children(path)
+            .await
+            .map_or(0, |c| c.iter().filter(|n| *n != "leader").count())
+            < 2
+        {
             tokio::time::sleep(Duration::from_millis(1)).await;
         }
+        tokio::time::sleep(SETTLE).await;
         let t0 = Instant::now();
         let old = leadership.take().expect("a leader");
         old.resign().await.expect("resign");

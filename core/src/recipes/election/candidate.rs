@@ -979,11 +979,25 @@ impl<const N: usize, const D: usize> Election<N, D> {
         }
     }
 
-    /// The own node is the lowest: confirm it is ours on this session.
+    /// The own node is the lowest: confirm it is ours on this session, or,
+    /// when that is already known, write the acknowledgement at once.
     fn now_lowest(&mut self) {
-        self.step = Step::Confirming;
+        // While watching, the own node was read (with a watch) in the same
+        // flight as the predecessor, and found owned by this session: a
+        // node of another session would have sent the candidate back in
+        // line. Since then no connection was lost (a loss leaves Watching)
+        // and no notification came for it (one queues a new read): nothing
+        // about it can have changed, so reading it again would only cost a
+        // round trip of the hand-off.
+        let confirmed = self.step == Step::Watching && !self.ops.is_pending(Op::Confirm);
         self.forget(&[Op::List, Op::WatchPredecessor]);
-        self.ops.queue(Op::Confirm);
+        if confirmed {
+            self.step = Step::Acknowledging;
+            self.ops.queue(Op::Ack);
+        } else {
+            self.step = Step::Confirming;
+            self.ops.queue(Op::Confirm);
+        }
     }
 
     /// Whether a node with this stat belongs to the current session. With

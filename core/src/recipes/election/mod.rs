@@ -6,13 +6,16 @@
 //! 1. create `<dir>/<guid>-n_` ephemeral and sequential (the candidate's data
 //!    as its data) and, in the same flight, list `<dir>`;
 //! 2. if another candidate has a lower sequence number, watch only the
-//!    next-lower one (no herd) and report [`ElectionEvent::Following`];
-//!    when it goes, list again (or, if it was the lowest, go straight on:
-//!    sequence numbers only grow);
-//! 3. once the own node is the lowest, read it (`getData`, which also
-//!    watches it) and check that its `ephemeralOwner` is the *current*
-//!    session: a node left by an earlier session of the same process is not
-//!    a claim to lead (CURATOR-696);
+//!    next-lower one (no herd), read the own node with a watch in the same
+//!    flight, and report [`ElectionEvent::Following`]; when the watched one
+//!    goes, list again (or, if it was the lowest, go straight on: sequence
+//!    numbers only grow);
+//! 3. once the own node is the lowest, make sure its `ephemeralOwner` is the
+//!    *current* session: a node left by an earlier session of the same
+//!    process is not a claim to lead (CURATOR-696). The read of step 2
+//!    answers that when it came back before the predecessor went, with no
+//!    connection lost since; otherwise the own node is read now (`getData`,
+//!    which also watches it);
 //! 4. write the **acknowledgement node** `<dir>/leader`, ephemeral, whose
 //!    data is `<own node name>\n<candidate data>` (the recipes page's note:
 //!    "the znode having no preceding znode … does not imply that the creator
