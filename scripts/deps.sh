@@ -3,7 +3,7 @@
 # is missing: ZooKeeper 3.8 and a JDK from apt (the servers, and Curator
 # programs in java's source-file mode), the peers Curator 5.4 and Kazoo 2.8,
 # iproute2 for the network-namespace tests. Sourced by scripts/test.sh and
-# scripts/bench.sh.
+# scripts/bench.sh, which define `step` (a progress line) first.
 
 as_root() {
     if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi

@@ -174,6 +174,17 @@ fn answer<R: Recipe>(r: &mut R, id: herdless_core::RequestId, reply: OwnedReply)
     reply.with_reply(|reply| r.handle_reply(Instant::ZERO, id, reply));
 }
 
+/// The name a server gives a Recipes-flavour candidate of `guid`: the
+/// requested prefix, which carries the GUID, and the sequence.
+fn candidate_name(guid: Guid, seq: u32) -> String {
+    let mut name = String::new();
+    Flavour::Recipes
+        .write_prefix(NodeKind::Candidate, &guid, &mut name)
+        .unwrap();
+    name.push_str(&format!("{seq:010}"));
+    name
+}
+
 /// Every request the recipe wants sent now, as `(id, kind, path)`.
 fn sent<R: Recipe>(r: &mut R) -> Vec<(herdless_core::RequestId, &'static str, String)> {
     let mut out = Vec::new();
@@ -284,13 +295,7 @@ fn confirmed(e: &mut Election) -> String {
     e.campaign(Guid([4; 16]), b"data").unwrap();
     let first = sent(e);
     assert_eq!(first.len(), 2, "{first:?}");
-    // The name the server gives the node: the requested prefix, which
-    // carries the GUID, and the sequence.
-    let mut name = String::new();
-    Flavour::Recipes
-        .write_prefix(NodeKind::Candidate, &Guid([4; 16]), &mut name)
-        .unwrap();
-    name.push_str("0000000000");
+    let name = candidate_name(Guid([4; 16]), 0);
     let own = format!("/e/{name}");
     answer(e, first[0].0, OwnedReply::Created(own.clone()));
     answer(e, first[1].0, OwnedReply::Children(vec![name.to_owned()]));
@@ -521,11 +526,7 @@ fn a_listing_without_its_directory_after_the_create_volunteers_again() {
     e.campaign(Guid([4; 16]), b"data").unwrap();
     let first = sent(&mut e);
     assert_eq!(first.len(), 2, "{first:?}");
-    let mut name = String::new();
-    Flavour::Recipes
-        .write_prefix(NodeKind::Candidate, &Guid([4; 16]), &mut name)
-        .unwrap();
-    name.push_str("0000000000");
+    let name = candidate_name(Guid([4; 16]), 0);
     answer(
         &mut e,
         first[0].0,
@@ -544,15 +545,6 @@ fn a_listing_without_its_directory_after_the_create_volunteers_again() {
     );
     assert!(events(&mut e).is_empty());
     assert_eq!(e.state(), ElectionState::Campaigning);
-}
-
-fn candidate_name(guid: Guid, seq: u32) -> String {
-    let mut name = String::new();
-    Flavour::Recipes
-        .write_prefix(NodeKind::Candidate, &guid, &mut name)
-        .unwrap();
-    name.push_str(&format!("{seq:010}"));
-    name
 }
 
 /// A candidate second in line, its requests in flight: the create and the
