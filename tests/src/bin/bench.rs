@@ -270,9 +270,8 @@ async fn floor_uncontended(addr: &str, path: &str, plan: &Plan) -> Figures {
     let _ = setup.create("/bench", b"", &persistent).await;
     let _ = setup.create(path, b"", &persistent).await;
     let prefix = format!("{path}/lock-");
-    let raw = tokio::sync::Mutex::new(RawWire::connect(addr).await);
+    let mut raw = RawWire::connect(addr).await;
     timed_cycles(plan, async || {
-        let mut raw = raw.lock().await;
         let create = Request::Create {
             path: &prefix,
             data: &[],
