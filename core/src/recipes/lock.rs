@@ -592,12 +592,6 @@ impl<const N: usize> Lock<N> {
         }
     }
 
-    fn queue_create(&mut self) {
-        self.ops.clear_queued();
-        self.ops.push(Op::Create);
-        self.ops.push(Op::List);
-    }
-
     /// Abandons the acquisition: delete the own node (once its name is
     /// known), then report `outcome`.
     fn abandon(&mut self, outcome: Outcome) {
@@ -906,7 +900,9 @@ impl<const N: usize> ContentionFlow<N> for Lock<N> {
 
     fn create(&mut self) {
         self.step = Step::Creating;
-        self.queue_create();
+        self.ops.clear_queued();
+        self.ops.push(Op::Create);
+        self.ops.push(Op::List);
     }
 
     fn create_with_ancestors(&mut self) {

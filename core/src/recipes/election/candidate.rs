@@ -578,15 +578,6 @@ impl<const N: usize, const D: usize> Election<N, D> {
         }
     }
 
-    fn queue_create(&mut self) {
-        self.ops.clear_queued();
-        if !self.stale.is_empty() {
-            self.ops.push(Op::DeleteStale);
-        }
-        self.ops.push(Op::Create);
-        self.ops.push(Op::List);
-    }
-
     /// Whether the acknowledgement may exist and be this candidate's.
     fn may_hold_ack(&self) -> bool {
         matches!(
@@ -1257,7 +1248,13 @@ impl<const N: usize, const D: usize> ContentionFlow<N> for Election<N, D> {
 
     fn create(&mut self) {
         self.step = Step::Creating;
-        self.queue_create();
+        self.ops.clear_queued();
+        // A node of an earlier session goes first.
+        if !self.stale.is_empty() {
+            self.ops.push(Op::DeleteStale);
+        }
+        self.ops.push(Op::Create);
+        self.ops.push(Op::List);
     }
 
     fn create_with_ancestors(&mut self) {
