@@ -15,7 +15,7 @@ use heapless::String;
 use crate::engine::ancestors;
 use crate::naming::{Flavour, Guid, NodeKind};
 use crate::path::{self, PathError};
-use crate::{Children, Error, Sequence, ZkError};
+use crate::{Acl, Children, CreateMode, Error, Request, Sequence, Version, ZkError};
 
 /// The widest sequence suffix a server writes: `-2147483648` after the
 /// counter wrapped.
@@ -302,14 +302,70 @@ impl<const N: usize> Contention<N> {
         }
     }
 
-    /// Writes the path to create (`<dir>/<prefix>`, the server appends the
-    /// sequence) into `out`. Cannot fail once [`name_room`](Self::name_room)
-    /// accepted the GUID.
-    pub(crate) fn write_create_path(&self, out: &mut String<N>) {
-        out.clear();
+    /// The create of the own node, holding `data`: its path
+    /// (`<dir>/<prefix>`, the server appends the sequence) is written into
+    /// `scratch`. Cannot fail once [`name_room`](Self::name_room) accepted
+    /// the GUID.
+    pub(crate) fn create_request<'a>(
+        &self,
+        scratch: &'a mut String<N>,
+        data: &'a [u8],
+        acl: Acl<'a>,
+    ) -> Request<'a> {
+        scratch.clear();
         // heapless' `String` refuses a write that does not fit whole.
-        let _ = write!(out, "{}/", self.dir);
-        let _ = self.flavour.write_prefix(self.kind, &self.guid, out);
+        let _ = write!(scratch, "{}/", self.dir);
+        let _ = self.flavour.write_prefix(self.kind, &self.guid, scratch);
+        Request::Create {
+            path: scratch,
+            data,
+            acl,
+            mode: CreateMode::EphemeralSequential,
+        }
+    }
+
+    /// The listing of the directory, without a watch: a waiter watches its
+    /// predecessor alone.
+    pub(crate) fn list_request(&self) -> Request<'_> {
+        Request::GetChildren {
+            path: &self.dir,
+            watch: false,
+        }
+    }
+
+    /// The watch on the node waited for: `getData`, not `exists`. On a node
+    /// that is already gone `getData` registers nothing, while `exists`
+    /// would leave a creation watch behind on a name that will never be
+    /// created again (CURATOR-107).
+    pub(crate) fn predecessor_watch(&self) -> Request<'_> {
+        Request::GetData {
+            path: &self.predecessor,
+            watch: true,
+        }
+    }
+
+    /// A read of the own node with a watch: its deletion by anyone is heard.
+    pub(crate) fn own_watch(&self) -> Request<'_> {
+        Request::GetData {
+            path: self.own_path().unwrap_or(""),
+            watch: true,
+        }
+    }
+
+    /// Whether the own node still exists (no watch).
+    pub(crate) fn own_exists(&self) -> Request<'_> {
+        Request::Exists {
+            path: self.own_path().unwrap_or(""),
+            watch: false,
+        }
+    }
+
+    /// The delete of the own node, whatever its version.
+    pub(crate) fn own_delete(&self) -> Request<'_> {
+        Request::Delete {
+            path: self.own_path().unwrap_or(""),
+            version: Version::Any,
+        }
     }
 }
 

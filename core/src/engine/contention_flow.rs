@@ -7,13 +7,19 @@
 //! required methods, what "create again", "find by GUID" or "finish" mean
 //! for it; the decisions between them are written here, once.
 
+use crate::engine::ancestors::AncestorOp;
 use crate::engine::contention::{Contention, CreateRefusal, Own};
-use crate::{path, Children, Error, ZkError};
+use crate::engine::pipeline::Pipeline;
+use crate::{path, Children, Error, Reply, ZkError};
 
-/// A recipe whose protocol is built on a [`Contention`].
-pub(crate) trait ContentionFlow<const N: usize> {
+/// Requests a contender may have in flight at once.
+pub(crate) const MAX_IN_FLIGHT: usize = 8;
+
+/// A recipe whose protocol is built on a [`Contention`], queueing up to `Q`
+/// requests.
+pub(crate) trait ContentionFlow<const N: usize, const Q: usize> {
     /// The recipe's kinds of request.
-    type Op: Copy + PartialEq;
+    type Op: AncestorOp;
     /// The create of the own node.
     const CREATE: Self::Op;
     /// The listing of the directory.
@@ -21,13 +27,13 @@ pub(crate) trait ContentionFlow<const N: usize> {
 
     /// The contender's place in the directory.
     fn line(&mut self) -> &mut Contention<N>;
+    /// The recipe's requests.
+    fn ops(&mut self) -> &mut Pipeline<Self::Op, Q, MAX_IN_FLIGHT>;
     /// An outcome (give-up, release, resignation, failure) is pending: a
     /// node found or made is to be deleted, not used.
     fn winding_up(&self) -> bool;
     /// Searching the directory by GUID for a create in doubt.
     fn finding(&self) -> bool;
-    /// Forgets requests of these kinds: their answers are ignored.
-    fn forget(&mut self, ops: &[Self::Op]);
     /// Records `e` as the outcome, unless one is pending already.
     fn fail_with(&mut self, e: Error);
     /// Gives up on `e` as the recipe does for any failure.
@@ -38,24 +44,71 @@ pub(crate) trait ContentionFlow<const N: usize> {
     fn start_delete(&mut self);
     /// Sends the create and the listing (again).
     fn create(&mut self);
-    /// Creates the directory's ancestors, then the own node and the
-    /// listing.
-    fn create_with_ancestors(&mut self);
     /// Lists the directory to find the own node by GUID.
     fn find(&mut self);
     /// The own node is known: from now on listings say where it stands.
     fn placed(&mut self);
-    /// Lists the directory.
-    fn queue_listing(&mut self);
     /// The own node is gone while contending (an operator, a listing
     /// without its directory).
     fn own_node_vanished(&mut self);
     /// The connection or the session is gone, as the answer `e` says.
     fn connection_or_session_lost(&mut self, e: ZkError);
+    /// The create answered with the own node's path.
+    fn on_created(&mut self, full_path: &str);
+    /// A listing of the directory.
+    fn on_children(&mut self, children: Children<'_>);
     /// Accepts the own node just stored (say, names it in other state);
     /// `false` forgets it.
     fn accept_own(&mut self) -> bool {
         true
+    }
+
+    /// Forgets requests of these kinds: their answers are ignored.
+    fn forget(&mut self, ops: &[Self::Op]) {
+        self.ops().forget(|op| ops.contains(&op));
+    }
+
+    /// Lists the directory.
+    fn queue_listing(&mut self) {
+        self.ops().queue(Self::LIST);
+    }
+
+    /// Creates the directory's ancestors, then the own node and the
+    /// listing.
+    fn create_with_ancestors(&mut self) {
+        let ops = self.ops();
+        ops.clear_queued();
+        ops.push(Self::Op::ancestor(1));
+        ops.push(Self::CREATE);
+        ops.push(Self::LIST);
+    }
+
+    /// Answers a reply to a request every contender sends: an ancestor's
+    /// create, the own node's create, the listing. Hands back any other
+    /// reply, and a listing's refusal other than `NoNode`.
+    fn on_line_reply<'r>(&mut self, op: Self::Op, reply: Reply<'r>) -> Option<Reply<'r>> {
+        if op.ancestor_level().is_some() {
+            match reply {
+                Reply::Created { .. } | Reply::Error(ZkError::NodeExists) => {}
+                Reply::Error(e) => self.on_ancestor_refused(e),
+                _ => self.fail(Error::BadReply),
+            }
+        } else if op == Self::CREATE {
+            match reply {
+                Reply::Created { path } => self.on_created(path),
+                Reply::Error(e) => self.on_create_refused(e),
+                _ => self.fail(Error::BadReply),
+            }
+        } else if op == Self::LIST {
+            match reply {
+                Reply::Children(children) => self.on_children(children),
+                Reply::Error(ZkError::NoNode) => self.on_directory_gone(),
+                other => return Some(other),
+            }
+        } else {
+            return Some(reply);
+        }
+        None
     }
 
     /// A create answered with the own node's path. Returns whether the

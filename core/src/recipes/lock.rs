@@ -91,22 +91,22 @@ use heapless::String;
 
 use crate::engine::ancestors;
 use crate::engine::contention::{Contention, Own};
-use crate::engine::contention_flow::ContentionFlow;
+use crate::engine::contention_flow::{ContentionFlow, MAX_IN_FLIGHT};
 use crate::engine::event_queue::EventQueue;
 use crate::engine::link::{Link, Reconnect};
 use crate::engine::pipeline::Pipeline;
 use crate::naming::{contender_sequence, shared_contender, Flavour, Guid, NodeKind};
 use crate::path::{self, PathError};
 use crate::{
-    Acl, CreateMode, Instant, Outgoing, Recipe, Reply, Request, RequestId, Sequence, SessionEvent,
-    Version, WatchEvent, WatchKind, ZkError,
+    Acl, Children, Instant, Outgoing, Recipe, Reply, Request, RequestId, Sequence, SessionEvent,
+    WatchEvent, WatchKind, ZkError,
 };
 
 /// Default capacity, in bytes, of the paths a [`Lock`] stores.
 pub const DEFAULT_PATH_CAPACITY: usize = 128;
 
-/// How many requests a lock keeps in flight at most.
-const MAX_IN_FLIGHT: usize = 8;
+/// How many requests a lock queues to send at most.
+const QUEUED: usize = 8;
 
 /// What the lock tells the application.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -302,7 +302,7 @@ pub struct Lock<const N: usize = DEFAULT_PATH_CAPACITY> {
     give_up: Option<Outcome>,
     patience: Patience,
     link: Link,
-    ops: Pipeline<Op, 8, MAX_IN_FLIGHT>,
+    ops: Pipeline<Op, QUEUED, MAX_IN_FLIGHT>,
     events: EventQueue<LockEvent, 4>,
     scratch: String<N>,
     /// The ACL of every node it creates.
@@ -698,12 +698,6 @@ impl<const N: usize> Lock<N> {
         }
     }
 
-    fn on_created(&mut self, full_path: &str) {
-        if self.adopt_created(full_path) {
-            self.watch_own();
-        }
-    }
-
     /// Reads the own node with a watch: its deletion by anyone ends the
     /// holding (or the wait), and its data carries revocation requests.
     fn watch_own(&mut self) {
@@ -746,40 +740,6 @@ impl<const N: usize> Lock<N> {
         }
     }
 
-    fn on_children(&mut self, children: crate::Children<'_>) {
-        if self.step == Step::Finding && !self.on_found(children.clone()) {
-            return;
-        }
-        if !matches!(self.step, Step::Creating | Step::Listing) {
-            return;
-        }
-        // One pass: is the own node there, and which of the nodes this
-        // contender waits for immediately precedes it (for a reader: only
-        // writers count).
-        let contender = self.contender;
-        let Some(standing) = self.line.stand(children, |name| contender.waits_for(name)) else {
-            // A listing without a known own node (its create failed): the
-            // create's handler has already decided what comes next.
-            return;
-        };
-        if !standing.present {
-            return self.own_node_deleted();
-        }
-        match standing.predecessor {
-            None => self.acquired(),
-            Some(_) if self.patience == Patience::TryOnly => {
-                self.abandon(Outcome::GiveUp(GiveUp::Busy))
-            }
-            Some((name, only_lower)) => {
-                if let Err(e) = self.line.wait_for(name, only_lower) {
-                    return self.fail(Error::Path(e));
-                }
-                self.step = Step::Watching;
-                self.ops.queue(Op::WatchPredecessor);
-            }
-        }
-    }
-
     /// Lists the directory afresh: the listing decides where the own node
     /// stands.
     fn list_again(&mut self) {
@@ -815,42 +775,17 @@ impl<const N: usize> Lock<N> {
             Op::Ensure(level) => {
                 ancestors::create(self.line.dir(), level, &mut self.scratch, self.acl)
             }
-            Op::Create => {
-                self.line.write_create_path(&mut self.scratch);
-                Request::Create {
-                    path: &self.scratch,
-                    data: &[],
-                    acl: self.acl,
-                    mode: CreateMode::EphemeralSequential,
-                }
-            }
-            Op::List => Request::GetChildren {
-                path: self.line.dir(),
-                watch: false,
-            },
-            // getData, not exists: on a node that is already gone, getData
-            // registers nothing, while exists would leave a creation watch
-            // behind on a name that will never be created again (CURATOR-107).
-            Op::WatchPredecessor => Request::GetData {
-                path: self.line.predecessor(),
-                watch: true,
-            },
-            Op::Delete | Op::Verify | Op::WatchOwn => {
-                let path = self.line.own_path().unwrap_or("");
-                match op {
-                    Op::Delete => Request::Delete {
-                        path,
-                        version: Version::Any,
-                    },
-                    Op::Verify => Request::Exists { path, watch: false },
-                    _ => Request::GetData { path, watch: true },
-                }
-            }
+            Op::Create => self.line.create_request(&mut self.scratch, &[], self.acl),
+            Op::List => self.line.list_request(),
+            Op::WatchPredecessor => self.line.predecessor_watch(),
+            Op::Delete => self.line.own_delete(),
+            Op::Verify => self.line.own_exists(),
+            Op::WatchOwn => self.line.own_watch(),
         }
     }
 }
 
-impl<const N: usize> ContentionFlow<N> for Lock<N> {
+impl<const N: usize> ContentionFlow<N, QUEUED> for Lock<N> {
     type Op = Op;
     const CREATE: Op = Op::Create;
     const LIST: Op = Op::List;
@@ -859,16 +794,16 @@ impl<const N: usize> ContentionFlow<N> for Lock<N> {
         &mut self.line
     }
 
+    fn ops(&mut self) -> &mut Pipeline<Op, QUEUED, MAX_IN_FLIGHT> {
+        &mut self.ops
+    }
+
     fn winding_up(&self) -> bool {
         self.give_up.is_some()
     }
 
     fn finding(&self) -> bool {
         self.step == Step::Finding
-    }
-
-    fn forget(&mut self, ops: &[Op]) {
-        self.ops.forget(|op| ops.contains(&op));
     }
 
     fn fail_with(&mut self, e: Error) {
@@ -905,13 +840,6 @@ impl<const N: usize> ContentionFlow<N> for Lock<N> {
         self.ops.push(Op::List);
     }
 
-    fn create_with_ancestors(&mut self) {
-        self.ops.clear_queued();
-        self.ops.push(Op::Ensure(1));
-        self.ops.push(Op::Create);
-        self.ops.push(Op::List);
-    }
-
     fn find(&mut self) {
         self.step = Step::Finding;
         self.ops.queue(Op::List);
@@ -920,10 +848,6 @@ impl<const N: usize> ContentionFlow<N> for Lock<N> {
     fn placed(&mut self) {
         self.step = Step::Listing;
         self.watch_own();
-    }
-
-    fn queue_listing(&mut self) {
-        self.ops.queue(Op::List);
     }
 
     fn own_node_vanished(&mut self) {
@@ -935,6 +859,46 @@ impl<const N: usize> ContentionFlow<N> for Lock<N> {
             self.connection_lost();
         } else {
             self.session_ended(e, SessionEvent::Expired);
+        }
+    }
+
+    fn on_created(&mut self, full_path: &str) {
+        if self.adopt_created(full_path) {
+            self.watch_own();
+        }
+    }
+
+    fn on_children(&mut self, children: Children<'_>) {
+        if self.step == Step::Finding && !self.on_found(children.clone()) {
+            return;
+        }
+        if !matches!(self.step, Step::Creating | Step::Listing) {
+            return;
+        }
+        // One pass: is the own node there, and which of the nodes this
+        // contender waits for immediately precedes it (for a reader: only
+        // writers count).
+        let contender = self.contender;
+        let Some(standing) = self.line.stand(children, |name| contender.waits_for(name)) else {
+            // A listing without a known own node (its create failed): the
+            // create's handler has already decided what comes next.
+            return;
+        };
+        if !standing.present {
+            return self.own_node_deleted();
+        }
+        match standing.predecessor {
+            None => self.acquired(),
+            Some(_) if self.patience == Patience::TryOnly => {
+                self.abandon(Outcome::GiveUp(GiveUp::Busy))
+            }
+            Some((name, only_lower)) => {
+                if let Err(e) = self.line.wait_for(name, only_lower) {
+                    return self.fail(Error::Path(e));
+                }
+                self.step = Step::Watching;
+                self.ops.queue(Op::WatchPredecessor);
+            }
         }
     }
 }
@@ -957,13 +921,10 @@ impl<const N: usize> Recipe for Lock<N> {
         let Some(op) = self.ops.take(id) else {
             return;
         };
+        let Some(reply) = self.on_line_reply(op, reply) else {
+            return;
+        };
         match (op, reply) {
-            (Op::Ensure(_), Reply::Created { .. } | Reply::Error(ZkError::NodeExists)) => {}
-            (Op::Ensure(_), Reply::Error(e)) => self.on_ancestor_refused(e),
-            (Op::Create, Reply::Created { path }) => self.on_created(path),
-            (Op::Create, Reply::Error(e)) => self.on_create_refused(e),
-            (Op::List, Reply::Children(children)) => self.on_children(children),
-            (Op::List, Reply::Error(ZkError::NoNode)) => self.on_directory_gone(),
             (Op::WatchPredecessor, Reply::Data { .. }) => {}
             (Op::WatchPredecessor, Reply::Error(ZkError::NoNode)) => self.predecessor_gone(),
             (Op::Delete, Reply::Deleted | Reply::Error(ZkError::NoNode)) => self.finish(),

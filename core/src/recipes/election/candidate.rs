@@ -7,7 +7,7 @@ use heapless::{String, Vec};
 use super::{Acknowledgement, Error, ACK_NAME, DEFAULT_DATA_CAPACITY, DEFAULT_PATH_CAPACITY};
 use crate::engine::ancestors;
 use crate::engine::contention::Contention;
-use crate::engine::contention_flow::ContentionFlow;
+use crate::engine::contention_flow::{ContentionFlow, MAX_IN_FLIGHT};
 use crate::engine::event_queue::EventQueue;
 use crate::engine::link::{Link, Reconnect};
 use crate::engine::pipeline::Pipeline;
@@ -18,8 +18,8 @@ use crate::{
     SessionEvent, Stat, Version, WatchEvent, WatchKind, ZkError,
 };
 
-/// How many requests a candidate keeps in flight at most.
-const MAX_IN_FLIGHT: usize = 8;
+/// How many requests a candidate queues to send at most.
+const QUEUED: usize = 12;
 
 /// How often in a row a foreign acknowledgement is replaced before giving up.
 const MAX_ACK_REPLACEMENTS: u8 = 8;
@@ -237,7 +237,7 @@ pub struct Election<const N: usize = DEFAULT_PATH_CAPACITY, const D: usize = DEF
     lost_after: Option<u64>,
     /// The time of the latest input: when a suspension starts.
     now: Instant,
-    ops: Pipeline<Op, 12, MAX_IN_FLIGHT>,
+    ops: Pipeline<Op, QUEUED, MAX_IN_FLIGHT>,
     events: EventQueue<ElectionEvent, 8>,
     scratch: String<N>,
     /// `<own name>\n<data>`; before the own node is named, `\n<data>`.
@@ -915,49 +915,6 @@ impl<const N: usize, const D: usize> Election<N, D> {
         }
     }
 
-    fn on_children(&mut self, children: Children<'_>) {
-        if self.step == Step::Finding && !self.on_found(children.clone()) {
-            return;
-        }
-        if !matches!(self.step, Step::Creating | Step::Listing) {
-            return;
-        }
-        // One pass: is the own node there, which candidate is the lowest,
-        // and which one immediately precedes the own node.
-        let waits_for = |name: &str| contender_sequence(NodeKind::Candidate, name);
-        let Some(standing) = self.line.stand(children, waits_for) else {
-            // A listing without a known own node (its create failed): the
-            // create's handler has already decided what comes next.
-            return;
-        };
-        if !standing.present {
-            // The own node vanished (deleted by an operator): volunteer
-            // again with a new node.
-            return self.volunteer_again();
-        }
-        let lowest = standing.lowest;
-        match standing.predecessor {
-            None => self.now_lowest(),
-            Some((name, only_lower)) => {
-                if let Err(e) = self.line.wait_for(name, only_lower) {
-                    return self.fail(Error::Path(e));
-                }
-                self.step = Step::Watching;
-                self.ops.queue(Op::WatchPredecessor);
-                // In the same flight, watch the own node: if an operator
-                // deletes it, that notification comes before the
-                // predecessor's (one session's notifications are ordered),
-                // and the candidate volunteers again at once.
-                self.ops.queue(Op::Confirm);
-                if self.leader_seen != Some(lowest) {
-                    self.leader_seen = Some(lowest);
-                    self.events
-                        .emit(ElectionEvent::Following { leader: lowest });
-                }
-            }
-        }
-    }
-
     fn predecessor_gone(&mut self) {
         self.forget(&[Op::WatchPredecessor]);
         if self.line.predecessor_is_lowest() {
@@ -1100,29 +1057,14 @@ impl<const N: usize, const D: usize> Election<N, D> {
             Op::Ensure(level) => {
                 ancestors::create(self.line.dir(), level, &mut self.scratch, self.acl)
             }
-            Op::Create => {
-                self.line.write_create_path(&mut self.scratch);
-                Request::Create {
-                    path: &self.scratch,
-                    data: self.ack.get(self.name_len + 1..).unwrap_or(&[]),
-                    acl: self.acl,
-                    mode: CreateMode::EphemeralSequential,
-                }
-            }
-            Op::List => Request::GetChildren {
-                path: self.line.dir(),
-                watch: false,
-            },
-            // getData, not exists: on a node that is already gone, getData
-            // registers nothing (CURATOR-107).
-            Op::WatchPredecessor => Request::GetData {
-                path: self.line.predecessor(),
-                watch: true,
-            },
-            Op::Confirm => Request::GetData {
-                path: self.line.own_path().unwrap_or(""),
-                watch: true,
-            },
+            Op::Create => self.line.create_request(
+                &mut self.scratch,
+                self.ack.get(self.name_len + 1..).unwrap_or(&[]),
+                self.acl,
+            ),
+            Op::List => self.line.list_request(),
+            Op::WatchPredecessor => self.line.predecessor_watch(),
+            Op::Confirm => self.line.own_watch(),
             Op::Ack => Request::Create {
                 path: &self.ack_path,
                 data: &self.ack,
@@ -1149,14 +1091,8 @@ impl<const N: usize, const D: usize> Election<N, D> {
                 path: &self.ack_path,
                 version: Version::Exactly(self.clear_ack_version),
             },
-            Op::CheckOwn => Request::Exists {
-                path: self.line.own_path().unwrap_or(""),
-                watch: false,
-            },
-            Op::Delete => Request::Delete {
-                path: self.line.own_path().unwrap_or(""),
-                version: Version::Any,
-            },
+            Op::CheckOwn => self.line.own_exists(),
+            Op::Delete => self.line.own_delete(),
             Op::DeleteStale => Request::Delete {
                 path: &self.stale,
                 version: Version::Any,
@@ -1182,7 +1118,7 @@ fn rename_ack<const D: usize>(
     Ok(())
 }
 
-impl<const N: usize, const D: usize> ContentionFlow<N> for Election<N, D> {
+impl<const N: usize, const D: usize> ContentionFlow<N, QUEUED> for Election<N, D> {
     type Op = Op;
     const CREATE: Op = Op::Create;
     const LIST: Op = Op::List;
@@ -1191,16 +1127,16 @@ impl<const N: usize, const D: usize> ContentionFlow<N> for Election<N, D> {
         &mut self.line
     }
 
+    fn ops(&mut self) -> &mut Pipeline<Op, QUEUED, MAX_IN_FLIGHT> {
+        &mut self.ops
+    }
+
     fn winding_up(&self) -> bool {
         self.give_up.is_some()
     }
 
     fn finding(&self) -> bool {
         self.step == Step::Finding
-    }
-
-    fn forget(&mut self, ops: &[Op]) {
-        self.ops.forget(|op| ops.contains(&op));
     }
 
     fn fail_with(&mut self, e: Error) {
@@ -1257,13 +1193,6 @@ impl<const N: usize, const D: usize> ContentionFlow<N> for Election<N, D> {
         self.ops.push(Op::List);
     }
 
-    fn create_with_ancestors(&mut self) {
-        self.ops.clear_queued();
-        self.ops.push(Op::Ensure(1));
-        self.ops.push(Op::Create);
-        self.ops.push(Op::List);
-    }
-
     fn find(&mut self) {
         self.step = Step::Finding;
         self.ops.queue(Op::List);
@@ -1271,10 +1200,6 @@ impl<const N: usize, const D: usize> ContentionFlow<N> for Election<N, D> {
 
     fn placed(&mut self) {
         self.step = Step::Listing;
-    }
-
-    fn queue_listing(&mut self) {
-        self.ops.queue(Op::List);
     }
 
     fn own_node_vanished(&mut self) {
@@ -1286,6 +1211,53 @@ impl<const N: usize, const D: usize> ContentionFlow<N> for Election<N, D> {
             self.connection_lost();
         } else {
             self.session_ended(SessionEvent::Expired);
+        }
+    }
+
+    fn on_created(&mut self, full_path: &str) {
+        self.adopt_created(full_path);
+    }
+
+    fn on_children(&mut self, children: Children<'_>) {
+        if self.step == Step::Finding && !self.on_found(children.clone()) {
+            return;
+        }
+        if !matches!(self.step, Step::Creating | Step::Listing) {
+            return;
+        }
+        // One pass: is the own node there, which candidate is the lowest,
+        // and which one immediately precedes the own node.
+        let waits_for = |name: &str| contender_sequence(NodeKind::Candidate, name);
+        let Some(standing) = self.line.stand(children, waits_for) else {
+            // A listing without a known own node (its create failed): the
+            // create's handler has already decided what comes next.
+            return;
+        };
+        if !standing.present {
+            // The own node vanished (deleted by an operator): volunteer
+            // again with a new node.
+            return self.volunteer_again();
+        }
+        let lowest = standing.lowest;
+        match standing.predecessor {
+            None => self.now_lowest(),
+            Some((name, only_lower)) => {
+                if let Err(e) = self.line.wait_for(name, only_lower) {
+                    return self.fail(Error::Path(e));
+                }
+                self.step = Step::Watching;
+                self.ops.queue(Op::WatchPredecessor);
+                // In the same flight, watch the own node: if an operator
+                // deletes it, that notification comes before the
+                // predecessor's (one session's notifications are ordered),
+                // and the candidate volunteers again at once.
+                self.ops.queue(Op::Confirm);
+                if self.leader_seen != Some(lowest) {
+                    self.leader_seen = Some(lowest);
+                    self.events
+                        .emit(ElectionEvent::Following { leader: lowest });
+                }
+            }
         }
     }
 
@@ -1325,15 +1297,10 @@ impl<const N: usize, const D: usize> Recipe for Election<N, D> {
         let Some(op) = self.ops.take(id) else {
             return;
         };
+        let Some(reply) = self.on_line_reply(op, reply) else {
+            return;
+        };
         match (op, reply) {
-            (Op::Ensure(_), Reply::Created { .. } | Reply::Error(ZkError::NodeExists)) => {}
-            (Op::Ensure(_), Reply::Error(e)) => self.on_ancestor_refused(e),
-            (Op::Create, Reply::Created { path }) => {
-                self.adopt_created(path);
-            }
-            (Op::Create, Reply::Error(e)) => self.on_create_refused(e),
-            (Op::List, Reply::Children(children)) => self.on_children(children),
-            (Op::List, Reply::Error(ZkError::NoNode)) => self.on_directory_gone(),
             (Op::WatchPredecessor, Reply::Data { .. }) => {}
             (Op::WatchPredecessor, Reply::Error(ZkError::NoNode)) => {
                 if self.step == Step::Watching {
