@@ -43,6 +43,57 @@ struct Site<const K: usize> {
     need_read: bool,
 }
 
+/// A site's vote.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ballot {
+    /// Not cast yet.
+    Blank,
+    /// Cast, its write not confirmed.
+    Cast(Vote),
+    /// Written to the vote node.
+    Written(Vote),
+}
+
+impl Ballot {
+    fn vote(self) -> Option<Vote> {
+        match self {
+            Ballot::Blank => None,
+            Ballot::Cast(vote) | Ballot::Written(vote) => Some(vote),
+        }
+    }
+}
+
+/// A site's own ephemeral vote node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum OwnVote {
+    /// Not (known to be) made.
+    Absent,
+    Made,
+    /// Died with a session: never made again, the coordinator may already
+    /// have counted the site as gone.
+    Lost,
+}
+
+/// The coordinator's transaction node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum TxNode {
+    Unmade,
+    /// Its create's answer was lost: applied or not, only the next answer
+    /// can tell.
+    InDoubt,
+    Made,
+}
+
+/// The coordinator's way to [`TxEvent::Started`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Setup {
+    /// The body is not confirmed written yet.
+    BodyPending,
+    BodySet,
+    /// The body and every vote node are made: `Started` was reported.
+    Started,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Op {
     /// Create the `level`-th ancestor of the transaction node.
@@ -119,16 +170,14 @@ pub struct TwoPhase<
     tallying: bool,
     decision: Option<Outcome>,
     proposal: Option<Outcome>,
-    vote: Option<Vote>,
-    vote_written: bool,
-    own_created: bool,
-    /// The own ephemeral vote node died with a session: never re-create it,
-    /// the coordinator may already have counted the site as gone.
-    own_lost: bool,
-    tx_created: bool,
-    tx_create_unknown: bool,
-    body_set: bool,
-    started: bool,
+    /// The site's vote, and whether it is written.
+    ballot: Ballot,
+    /// The site's own ephemeral vote node (when sites create theirs).
+    own_vote: OwnVote,
+    /// The coordinator's transaction node.
+    tx_node: TxNode,
+    /// The coordinator's progress to `Started`.
+    setup: Setup,
     directory_retries: ancestors::Retries,
     deadline: Option<Instant>,
     link: Link,
@@ -174,14 +223,10 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> TwoPhase<S,
             tallying: false,
             decision: None,
             proposal: None,
-            vote: None,
-            vote_written: false,
-            own_created: false,
-            own_lost: false,
-            tx_created: false,
-            tx_create_unknown: false,
-            body_set: false,
-            started: false,
+            ballot: Ballot::Blank,
+            own_vote: OwnVote::Absent,
+            tx_node: TxNode::Unmade,
+            setup: Setup::BodyPending,
             directory_retries: ancestors::Retries::default(),
             deadline: None,
             link: Link::Up,
@@ -321,16 +366,16 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> TwoPhase<S,
     pub fn vote(&mut self, vote: Vote) -> Result<(), Error> {
         if self.role != Role::Site
             || !self.body_known
-            || self.vote.is_some()
+            || self.ballot != Ballot::Blank
             || self.decision.is_some()
         {
             return Err(Error::InvalidState);
         }
-        if self.own_lost {
+        if self.own_vote == OwnVote::Lost {
             return Err(Error::SessionEnded);
         }
-        self.vote = Some(vote);
-        if self.variant.coordinator_creates_votes() || self.own_created {
+        self.ballot = Ballot::Cast(vote);
+        if self.variant.coordinator_creates_votes() || self.own_vote == OwnVote::Made {
             self.ops.queue(Op::WriteVote);
         }
         Ok(())
@@ -391,13 +436,20 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> TwoPhase<S,
         }
     }
 
+    /// The body is written (or found to be ours).
+    fn body_set(&mut self) {
+        if self.setup == Setup::BodyPending {
+            self.setup = Setup::BodySet;
+        }
+        self.check_started();
+    }
+
     fn check_started(&mut self) {
         if self.role == Role::Coordinator
-            && !self.started
-            && self.body_set
+            && self.setup == Setup::BodySet
             && self.sites.iter().all(|s| !s.need_create)
         {
-            self.started = true;
+            self.setup = Setup::Started;
             self.events.emit(TxEvent::Started);
         }
     }
@@ -522,8 +574,7 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> TwoPhase<S,
             .chain(also)
             .any(|op| op == Op::CreateTx)
         {
-            // Applied or not, only the next answer can tell.
-            self.tx_create_unknown = true;
+            self.tx_in_doubt();
         }
         self.late.clear();
     }
@@ -532,15 +583,21 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> TwoPhase<S,
         self.link.end(how);
         let lost = self.ops.lose();
         if lost.contains(&Op::CreateTx) {
-            self.tx_create_unknown = true;
+            self.tx_in_doubt();
         }
-        let own_may_exist = self.own_created || lost.contains(&Op::CreateOwn);
+        let own_may_exist = self.own_vote == OwnVote::Made || lost.contains(&Op::CreateOwn);
         self.late.clear();
         if self.role == Role::Site && !self.variant.coordinator_creates_votes() && own_may_exist {
             // The ephemeral vote node died with the session, and the
             // coordinator may already have counted the site as gone.
-            self.own_lost = true;
-            self.own_created = false;
+            self.own_vote = OwnVote::Lost;
+        }
+    }
+
+    /// The transaction node's create was lost in flight.
+    fn tx_in_doubt(&mut self) {
+        if self.tx_node != TxNode::Made {
+            self.tx_node = TxNode::InDoubt;
         }
     }
 
@@ -552,10 +609,10 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> TwoPhase<S,
         if self.role == Role::Idle {
             return;
         }
-        if self.role == Role::Coordinator && !self.tx_created {
+        if self.role == Role::Coordinator && self.tx_node != TxNode::Made {
             self.ops.queue(Op::CreateTx);
         }
-        if self.role == Role::Coordinator && !self.body_set {
+        if self.role == Role::Coordinator && self.setup == Setup::BodyPending {
             let _ = self.late.push_back(Op::SetBody);
         }
         if self.decision.is_none() {
@@ -564,7 +621,7 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> TwoPhase<S,
                 self.ops.queue(Op::CreateDecision);
             }
         }
-        if self.role == Role::Site && self.own_lost && self.decision.is_none() {
+        if self.role == Role::Site && self.own_vote == OwnVote::Lost && self.decision.is_none() {
             // Our ephemeral vote node died with a session: we can never
             // vote, and the coordinator may never have seen us. Abort is
             // always a valid outcome until a decision is recorded, so record
@@ -576,11 +633,13 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> TwoPhase<S,
             if !self.body_known {
                 self.ops.queue(Op::ReadBody);
             }
-            if !self.variant.coordinator_creates_votes() && !self.own_created && !self.own_lost {
+            if !self.variant.coordinator_creates_votes() && self.own_vote == OwnVote::Absent {
                 self.ops.queue(Op::CreateOwn);
             }
-            let can_write = self.variant.coordinator_creates_votes() || self.own_created;
-            if self.vote.is_some() && !self.vote_written && can_write && !self.own_lost {
+            let can_write =
+                self.variant.coordinator_creates_votes() || self.own_vote == OwnVote::Made;
+            if matches!(self.ballot, Ballot::Cast(_)) && can_write && self.own_vote != OwnVote::Lost
+            {
                 self.ops.queue(Op::WriteVote);
             }
         }
@@ -620,14 +679,10 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> TwoPhase<S,
 
     fn on_create_tx(&mut self, reply: Reply<'_>) {
         match reply {
-            Reply::Created { .. } => {
-                self.tx_created = true;
-                self.tx_create_unknown = false;
-            }
+            Reply::Created { .. } => self.tx_node = TxNode::Made,
             // Our own create, applied before its reply was lost.
-            Reply::Error(ZkError::NodeExists) if self.tx_create_unknown => {
-                self.tx_created = true;
-                self.tx_create_unknown = false;
+            Reply::Error(ZkError::NodeExists) if self.tx_node == TxNode::InDoubt => {
+                self.tx_node = TxNode::Made;
             }
             Reply::Error(ZkError::NodeExists) => self.fail(Error::TransactionExists),
             Reply::Error(ZkError::NoNode) if self.directory_retries.take() => {
@@ -781,7 +836,7 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> Recipe
                 } else {
                     Request::SetData {
                         path: &self.scratch,
-                        data: self.vote.unwrap_or(Vote::Abort).as_bytes(),
+                        data: self.ballot.vote().unwrap_or(Vote::Abort).as_bytes(),
                         version: Version::Any,
                     }
                 }
@@ -812,16 +867,12 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> Recipe
             }
             // The transaction node was not there yet: sent again after it.
             (Op::CreateVote(_), Reply::Error(ZkError::NoNode)) => {}
-            (Op::SetBody, Reply::DataSet { .. }) => {
-                self.body_set = true;
-                self.check_started();
-            }
+            (Op::SetBody, Reply::DataSet { .. }) => self.body_set(),
             // Applied before, its reply lost: the body is ours.
-            (Op::SetBody, Reply::Error(ZkError::BadVersion)) if self.tx_created => {
-                self.body_set = true;
-                self.check_started();
+            (Op::SetBody, Reply::Error(ZkError::BadVersion)) if self.tx_node == TxNode::Made => {
+                self.body_set();
             }
-            (Op::SetBody, Reply::Error(ZkError::NoNode)) if !self.tx_created => {
+            (Op::SetBody, Reply::Error(ZkError::NoNode)) if self.tx_node != TxNode::Made => {
                 let _ = self.late.push_back(Op::SetBody);
             }
             (Op::SetBody, Reply::Error(ZkError::BadVersion)) => {
@@ -834,7 +885,7 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> Recipe
                 }
             }
             (Op::List, Reply::Error(ZkError::NoNode)) => {
-                if self.role == Role::Coordinator && !self.tx_created {
+                if self.role == Role::Coordinator && self.tx_node != TxNode::Made {
                     // Pipelined behind a create that found no parent: list
                     // again behind the create that follows the ancestors.
                     self.ops.queue(Op::List);
@@ -869,7 +920,7 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> Recipe
             // Decided (by the deadline) before the transaction node was
             // created: record it behind the create.
             (Op::CreateDecision, Reply::Error(ZkError::NoNode))
-                if self.role == Role::Coordinator && !self.tx_created =>
+                if self.role == Role::Coordinator && self.tx_node != TxNode::Made =>
             {
                 self.ops.queue(Op::CreateDecision)
             }
@@ -887,8 +938,8 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> Recipe
             }
             (Op::CreateOwn, Reply::Created { .. })
             | (Op::CreateOwn, Reply::Error(ZkError::NodeExists)) => {
-                self.own_created = true;
-                if self.vote.is_some() && !self.vote_written {
+                self.own_vote = OwnVote::Made;
+                if matches!(self.ballot, Ballot::Cast(_)) {
                     self.ops.queue(Op::WriteVote);
                 }
             }
@@ -898,8 +949,8 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> Recipe
                 }
             }
             (Op::WriteVote, Reply::DataSet { .. }) => {
-                if !self.vote_written {
-                    self.vote_written = true;
+                if let Ballot::Cast(vote) = self.ballot {
+                    self.ballot = Ballot::Written(vote);
                     self.events.emit(TxEvent::Voted);
                 }
             }
@@ -1007,7 +1058,7 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> fmt::Debug
             .field("own", &self.own.as_str())
             .field("decision", &self.decision)
             .field("proposal", &self.proposal)
-            .field("vote", &self.vote)
+            .field("ballot", &self.ballot)
             .field("sites", &self.sites)
             .field("link", &self.link)
             .finish()
