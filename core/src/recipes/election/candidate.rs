@@ -618,19 +618,8 @@ impl<const N: usize, const D: usize> Election<N, D> {
                 Op::ClearAck,
                 Op::DropAck,
             ];
-            if pending.iter().any(|op| self.ops.is_pending(*op)) {
-                return;
-            }
-            if self.ack_cleanup == AckCleanup::Clear {
-                self.ops.queue(Op::ClearAck);
-            } else if self.line.has_own() {
-                self.ops.queue(if self.ack_cleanup == AckCleanup::Delete {
-                    Op::CheckOwn
-                } else {
-                    Op::Delete
-                });
-            } else {
-                self.finish();
+            if !pending.iter().any(|op| self.ops.is_pending(*op)) {
+                self.delete_again();
             }
             return;
         }
@@ -788,21 +777,26 @@ impl<const N: usize, const D: usize> Election<N, D> {
                 self.step = Step::Verifying;
                 self.ops.queue(Op::Confirm);
             }
-            Step::Deleting => {
-                if self.ack_cleanup == AckCleanup::Clear {
-                    self.ops.queue(Op::ClearAck);
-                } else if self.line.has_own() && self.ack_cleanup == AckCleanup::Delete {
-                    // The acknowledgement's delete always leaves before the
-                    // node's, so if the node is gone, so is our
-                    // acknowledgement, and the one there now is the next
-                    // leader's: look before deleting it again.
-                    self.ops.queue(Op::CheckOwn);
-                } else if self.line.has_own() {
-                    self.ops.queue(Op::Delete);
-                } else {
-                    self.finish_or_find();
-                }
-            }
+            Step::Deleting => self.delete_again(),
+        }
+    }
+
+    /// Deleting, after a reconnect or a failure: the deletes in flight may
+    /// or may not have landed. Settle the acknowledgement, then the own
+    /// node, as far as they are left.
+    fn delete_again(&mut self) {
+        if self.ack_cleanup == AckCleanup::Clear {
+            self.ops.queue(Op::ClearAck);
+        } else if self.line.has_own() && self.ack_cleanup == AckCleanup::Delete {
+            // The acknowledgement's delete always leaves before the
+            // node's, so if the node is gone, so is our acknowledgement,
+            // and the one there now is the next leader's: look before
+            // deleting it again.
+            self.ops.queue(Op::CheckOwn);
+        } else if self.line.has_own() {
+            self.ops.queue(Op::Delete);
+        } else {
+            self.finish_or_find();
         }
     }
 
