@@ -80,10 +80,16 @@ pub trait Recipe {
     fn handle_session(&mut self, now: Instant, event: SessionEvent);
 
     /// The current time, at or after what [`poll_timeout`](Recipe::poll_timeout) asked for.
-    fn handle_timeout(&mut self, now: Instant);
+    /// A recipe without timers keeps the default, which does nothing.
+    fn handle_timeout(&mut self, now: Instant) {
+        let _ = now;
+    }
 
-    /// When the recipe wants [`handle_timeout`](Recipe::handle_timeout) called.
-    fn poll_timeout(&self) -> Option<Instant>;
+    /// When the recipe wants [`handle_timeout`](Recipe::handle_timeout)
+    /// called. A recipe without timers keeps the default, `None`.
+    fn poll_timeout(&self) -> Option<Instant> {
+        None
+    }
 
     /// The next event for the application, if any.
     fn poll_event(&mut self) -> Option<Self::Event>;

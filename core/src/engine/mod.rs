@@ -1,7 +1,9 @@
 //! The machinery recipes are built on, private to the crate: a contender's
 //! place in a directory of sequential nodes, creating a recipe's
-//! ancestors, the request pipeline, the event queue and the session's life.
+//! ancestors, the request pipeline, the event queue, the session's life
+//! and the ACL option.
 
+pub(crate) mod acl_option;
 pub(crate) mod ancestors;
 pub(crate) mod contention;
 pub(crate) mod contention_flow;

@@ -412,20 +412,7 @@ impl<const N: usize> Lock<N> {
         })
     }
 
-    /// Creates every node of the recipe (its own nodes, its directory and
-    /// the ancestors it creates) with `acl` instead of [`Acl::OPEN`]: see
-    /// [`Acl`] for what guards a recipe's nodes and how a refused create
-    /// is reported.
-    pub fn with_acl(mut self, acl: Acl<'static>) -> Self {
-        self.acl = acl;
-        self
-    }
-
-    /// The ACL of the nodes the recipe creates ([`Acl::OPEN`] unless set
-    /// with [`with_acl`](Self::with_acl)).
-    pub fn acl(&self) -> Acl<'static> {
-        self.acl
-    }
+    crate::engine::acl_option::acl_option!();
 
     /// Makes the lock revocable: from its next acquisition on, it reports
     /// [`LockEvent::RevocationRequested`] when someone writes `unlock` to it

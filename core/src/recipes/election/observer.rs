@@ -297,12 +297,6 @@ impl<const N: usize, const D: usize> Recipe for Observer<N, D> {
         }
     }
 
-    fn handle_timeout(&mut self, _now: Instant) {}
-
-    fn poll_timeout(&self) -> Option<Instant> {
-        None
-    }
-
     fn poll_event(&mut self) -> Option<ObserverEvent> {
         self.events.pop()
     }

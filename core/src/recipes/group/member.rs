@@ -175,20 +175,7 @@ impl<const D: usize, const N: usize> Member<D, N> {
         })
     }
 
-    /// Creates every node of the recipe (its own nodes, its directory and
-    /// the ancestors it creates) with `acl` instead of [`Acl::OPEN`]: see
-    /// [`Acl`] for what guards a recipe's nodes and how a refused create
-    /// is reported.
-    pub fn with_acl(mut self, acl: Acl<'static>) -> Self {
-        self.acl = acl;
-        self
-    }
-
-    /// The ACL of the nodes the recipe creates ([`Acl::OPEN`] unless set
-    /// with [`with_acl`](Self::with_acl)).
-    pub fn acl(&self) -> Acl<'static> {
-        self.acl
-    }
+    crate::engine::acl_option::acl_option!();
 
     /// The member node's full path.
     pub fn node_path(&self) -> &str {
@@ -591,12 +578,6 @@ impl<const D: usize, const N: usize> Recipe for Member<D, N> {
             SessionEvent::Suspended => self.connection_lost(None),
             SessionEvent::Expired | SessionEvent::Closed => self.session_ended(event),
         }
-    }
-
-    fn handle_timeout(&mut self, _now: Instant) {}
-
-    fn poll_timeout(&self) -> Option<Instant> {
-        None
     }
 
     fn poll_event(&mut self) -> Option<MemberEvent> {

@@ -349,12 +349,6 @@ impl<const M: usize, const K: usize, const N: usize> Recipe for Observer<M, K, N
         }
     }
 
-    fn handle_timeout(&mut self, _now: Instant) {}
-
-    fn poll_timeout(&self) -> Option<Instant> {
-        None
-    }
-
     fn poll_event(&mut self) -> Option<ObserverEvent> {
         self.events.pop()
     }
