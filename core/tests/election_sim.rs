@@ -36,6 +36,7 @@ use herdless_core::sim::{Either, Faults, World};
 use herdless_core::Instant;
 use herdless_core::{Recipe, SessionEvent};
 use rand::Rng;
+use support::stuck;
 
 const DIR: &str = "/election/sim";
 const ACK: &str = "/election/sim/leader";
@@ -366,31 +367,17 @@ impl Run {
                 return self.check_observers(None);
             }
         }
-        let stuck: Vec<String> = (0..self.candidates)
-            .filter(|&i| self.app[i] != App::Idle)
-            .map(|i| {
-                let p = &self.world.peers[i];
-                format!(
-                    "candidate {i} ({:?}): {:?}, session {:?}, watches {:?}",
-                    self.app[i],
-                    p.recipe,
-                    self.world.zk.status(p.session()),
-                    self.world.zk.watches_of(p.session())
-                )
-            })
-            .collect();
-        Err(format!(
-            "not every campaign ended once faults stopped: {stuck:?}; nodes {:?}",
-            self.world.zk.children(DIR)
-        ))
+        stuck::not_recovered(
+            &self.world,
+            DIR,
+            "not every campaign ended",
+            |i| self.app.get(i).is_some_and(|a| *a != App::Idle),
+            |i| self.app.get(i),
+        )
     }
 
     fn check_nothing_left(&self) -> Result<(), String> {
-        let left = self.world.zk.children(DIR).unwrap_or_default();
-        if !left.is_empty() {
-            return Err(format!("nodes left after everyone resigned: {left:?}"));
-        }
-        Ok(())
+        stuck::nothing_left(&self.world, DIR, "nodes left after everyone resigned")
     }
 
     /// Every observer names `leader` (a node name), or nobody.

@@ -26,6 +26,7 @@ use herdless_core::naming::{contender_sequence, Guid, NodeKind};
 use herdless_core::sim::{Faults, World};
 use herdless_core::{Instant, Recipe};
 use rand::Rng;
+use support::stuck;
 
 const DIR: &str = "/locks/sim";
 const DEFAULT_SCHEDULES: u64 = 10_000;
@@ -211,31 +212,17 @@ impl Run {
                 return self.check_no_orphans();
             }
         }
-        let stuck: Vec<String> = (0..self.n())
-            .filter(|&i| self.app[i] != App::Idle)
-            .map(|i| {
-                let p = &self.world.peers[i];
-                format!(
-                    "contender {i} ({:?}): {:?}, session {:?}, watches {:?}",
-                    self.app[i],
-                    p.recipe,
-                    self.world.zk.status(p.session()),
-                    self.world.zk.watches_of(p.session())
-                )
-            })
-            .collect();
-        Err(format!(
-            "not every waiter was served once faults stopped: {stuck:?}; nodes {:?}",
-            self.world.zk.children(DIR)
-        ))
+        stuck::not_recovered(
+            &self.world,
+            DIR,
+            "not every waiter was served",
+            |i| self.app.get(i) != Some(&App::Idle),
+            |i| self.app.get(i),
+        )
     }
 
     fn check_no_orphans(&self) -> Result<(), String> {
-        let left = self.world.zk.children(DIR).unwrap_or_default();
-        if !left.is_empty() {
-            return Err(format!("orphaned lock nodes after recovery: {left:?}"));
-        }
-        Ok(())
+        stuck::nothing_left(&self.world, DIR, "orphaned lock nodes after recovery")
     }
 
     /// Fault-free chain: all queue up, then each release wakes exactly one.

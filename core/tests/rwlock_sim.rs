@@ -51,6 +51,7 @@ use herdless_core::sim::{Either, Faults, SessionStatus, World};
 use herdless_core::Instant;
 use rand::Rng;
 use support::oracle::{self, created_before, Kind};
+use support::stuck;
 
 const DIR: &str = "/locks/rw";
 const DEFAULT_SCHEDULES: u64 = 3_000;
@@ -542,31 +543,17 @@ impl Run {
                 return self.check_no_orphans();
             }
         }
-        let stuck: Vec<String> = (0..self.world.peers.len())
-            .filter(|&i| i >= self.contenders || self.app[i] != App::Idle)
-            .map(|i| {
-                let p = &self.world.peers[i];
-                format!(
-                    "peer {i} ({:?}): {:?}, session {:?}, watches {:?}",
-                    self.app.get(i),
-                    p.recipe,
-                    self.world.zk.status(p.session()),
-                    self.world.zk.watches_of(p.session())
-                )
-            })
-            .collect();
-        Err(format!(
-            "not everyone was served once faults stopped: {stuck:?}; nodes {:?}",
-            self.world.zk.children(DIR)
-        ))
+        stuck::not_recovered(
+            &self.world,
+            DIR,
+            "not everyone was served",
+            |i| i >= self.contenders || self.app[i] != App::Idle,
+            |i| self.app.get(i),
+        )
     }
 
     fn check_no_orphans(&self) -> Result<(), String> {
-        let left = self.world.zk.children(DIR).unwrap_or_default();
-        if !left.is_empty() {
-            return Err(format!("orphaned lock nodes after recovery: {left:?}"));
-        }
-        Ok(())
+        stuck::nothing_left(&self.world, DIR, "orphaned lock nodes after recovery")
     }
 
     fn acquire_quietly(&mut self, i: usize) -> Result<(), String> {

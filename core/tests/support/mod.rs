@@ -4,6 +4,7 @@
 
 pub mod by_hand;
 pub mod oracle;
+pub mod stuck;
 pub mod trace;
 
 use std::time::Instant;
