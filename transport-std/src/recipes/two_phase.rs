@@ -159,7 +159,7 @@ impl Coordinator {
 /// let variant = Variant::Coordinated { ephemeral_votes: true };
 /// let site = Site::join(&client, "/tx/transfer-42", "bank-a", variant).await?;
 /// if site.decided().is_none() {
-///     let can_commit = !site.body().is_empty(); // process the body
+///     let can_commit = site.body().is_some_and(|body| !body.is_empty()); // process the body
 ///     site.vote(if can_commit { Vote::Commit } else { Vote::Abort }).await?;
 /// }
 /// let outcome = site.outcome().await?;
@@ -168,7 +168,7 @@ impl Coordinator {
 pub struct Site {
     handle: DriverHandle<Core>,
     progress: watch::Receiver<Progress>,
-    body: Vec<u8>,
+    body: Option<Vec<u8>>,
     name: String,
 }
 
@@ -198,15 +198,15 @@ impl Site {
         Ok(Site {
             handle,
             progress,
-            body: p.body.unwrap_or_default(),
+            body: p.body,
             name: name.to_owned(),
         })
     }
 
-    /// The transaction body (empty if the site joined after the decision
-    /// without reading it).
-    pub fn body(&self) -> &[u8] {
-        &self.body
+    /// The transaction body, or `None` if the site joined after the
+    /// decision without reading it.
+    pub fn body(&self) -> Option<&[u8]> {
+        self.body.as_deref()
     }
 
     /// The outcome, if decided.
