@@ -418,6 +418,25 @@ fn a_refused_delete_of_the_acknowledgement_still_resigns() {
     assert!(ds[1].recipe.is_leading(), "the next candidate leads");
 }
 
+/// A garbled answer to the acknowledgement's delete while the leader
+/// resigns, its own node's delete still in flight: the resignation goes on
+/// with what is in flight, sending nothing more (no check of the own node,
+/// no second delete), and completes as a resignation.
+#[test]
+fn a_garbled_answer_while_resigning_adds_no_request() {
+    let mut zk = SimZk::new(15);
+    let mut ds = election(&mut zk, 1);
+    let own = own_path(&ds[0]);
+    ds[0].intercept = Some(("delete", ACK.to_owned()));
+    ds[0].act(&mut zk, |e| e.resign()).unwrap();
+    let sent = ds[0].sent.len();
+    assert!(ds[0].answer_intercepted(&mut zk, OwnedReply::Created("/garbled".into())));
+    assert_eq!(ds[0].sent[sent..], [], "{:?}", ds[0].recipe);
+    settle(&mut zk, &mut ds);
+    assert!(zk.node(&own).is_none());
+    assert_eq!(ds[0].events.last(), Some(&ElectionEvent::Resigned));
+}
+
 /// Resigning leader, connection lost during the deletes, the check of the
 /// own node after the reconnect refused: the node is deleted anyway.
 #[test]
