@@ -37,38 +37,30 @@ pub struct Trace<R: Recipe, C> {
     pub events: Vec<R::Event>,
 }
 
-/// The lock's commands.
+/// A contender's two commands: go in line (`acquire`, `campaign`) with a
+/// GUID, and leave it (`release`, `resign`).
 #[derive(Clone, Copy, Debug)]
-pub enum LockCommand {
-    /// `acquire` with this GUID.
-    Acquire(Guid),
-    /// `release`.
-    Release,
+pub enum Turn {
+    /// Contend with this GUID.
+    Contend(Guid),
+    /// Leave.
+    Leave,
 }
 
-impl Command<Lock> for LockCommand {
+impl Command<Lock> for Turn {
     fn apply(&self, lock: &mut Lock) {
         let _ = match *self {
-            LockCommand::Acquire(guid) => lock.acquire(guid),
-            LockCommand::Release => lock.release(),
+            Turn::Contend(guid) => lock.acquire(guid),
+            Turn::Leave => lock.release(),
         };
     }
 }
 
-/// The election candidate's commands.
-#[derive(Clone, Copy, Debug)]
-pub enum ElectionCommand {
-    /// `campaign` with this GUID.
-    Campaign(Guid),
-    /// `resign`.
-    Resign,
-}
-
-impl Command<Election> for ElectionCommand {
+impl Command<Election> for Turn {
     fn apply(&self, candidate: &mut Election) {
         let _ = match *self {
-            ElectionCommand::Campaign(guid) => candidate.campaign(guid, b"bench"),
-            ElectionCommand::Resign => candidate.resign(),
+            Turn::Contend(guid) => candidate.campaign(guid, b"bench"),
+            Turn::Leave => candidate.resign(),
         };
     }
 }
@@ -249,15 +241,15 @@ pub fn new_candidate() -> Election {
 
 /// `rounds` acquisitions and releases of one lock among `contenders`
 /// contenders that do the same.
-pub fn lock_trace(contenders: usize, rounds: usize) -> Trace<Lock, LockCommand> {
+pub fn lock_trace(contenders: usize, rounds: usize) -> Trace<Lock, Turn> {
     record(
         new_lock,
         contenders,
         rounds,
-        |n| LockCommand::Acquire(guid(n)),
+        |n| Turn::Contend(guid(n)),
         |event, n| match event {
-            LockEvent::Acquired => Some(LockCommand::Release),
-            LockEvent::Released => Some(LockCommand::Acquire(guid(n))),
+            LockEvent::Acquired => Some(Turn::Leave),
+            LockEvent::Released => Some(Turn::Contend(guid(n))),
             _ => None,
         },
     )
@@ -265,15 +257,15 @@ pub fn lock_trace(contenders: usize, rounds: usize) -> Trace<Lock, LockCommand> 
 
 /// `rounds` campaigns and resignations of one candidate among
 /// `contenders` candidates that do the same.
-pub fn election_trace(contenders: usize, rounds: usize) -> Trace<Election, ElectionCommand> {
+pub fn election_trace(contenders: usize, rounds: usize) -> Trace<Election, Turn> {
     record(
         new_candidate,
         contenders,
         rounds,
-        |n| ElectionCommand::Campaign(guid(n)),
+        |n| Turn::Contend(guid(n)),
         |event, n| match event {
-            ElectionEvent::Leading => Some(ElectionCommand::Resign),
-            ElectionEvent::Resigned => Some(ElectionCommand::Campaign(guid(n))),
+            ElectionEvent::Leading => Some(Turn::Leave),
+            ElectionEvent::Resigned => Some(Turn::Contend(guid(n))),
             _ => None,
         },
     )
