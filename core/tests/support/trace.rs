@@ -79,6 +79,14 @@ pub fn handle<R: Recipe>(recipe: &mut R, delivery: &Delivery) {
     }
 }
 
+/// Hands one recorded input to `recipe`.
+fn apply<R: Recipe, C: Command<R>>(recipe: &mut R, input: &Input<C>) {
+    match input {
+        Input::Command(command) => command.apply(recipe),
+        Input::Delivery(delivery) => handle(recipe, delivery),
+    }
+}
+
 /// Replays `inputs` into `recipe`, draining it after each as a driver does:
 /// requests, then events (into `events`, which must have room to spare for
 /// a replay without allocating), then the timer. Returns the ids of the
@@ -90,10 +98,7 @@ pub fn replay<R: Recipe, C: Command<R>>(
     events: &mut Vec<R::Event>,
 ) {
     for input in inputs {
-        match input {
-            Input::Command(command) => command.apply(recipe),
-            Input::Delivery(delivery) => handle(recipe, delivery),
-        }
+        apply(recipe, input);
         while let Some(out) = recipe.poll_request() {
             if sent.len() < sent.capacity() {
                 sent.push(out.id);
@@ -148,12 +153,13 @@ fn record<R: Recipe, C: Command<R> + Clone>(
         let mut progressed = false;
         for (i, (recipe, session)) in peers.iter_mut().enumerate() {
             let mut inputs: Vec<Input<C>> = Vec::new();
-            if let Some(command) = pending[i].take() {
-                command.apply(recipe);
-                inputs.push(Input::Command(command));
+            let command = pending[i].take();
+            // Each input is drained at once, as the replay drains it.
+            let mut feed = |recipe: &mut R, zk: &mut SimZk, input: Input<C>| {
+                apply(recipe, &input);
                 drain_into(
                     recipe,
-                    &mut zk,
+                    zk,
                     *session,
                     i,
                     &mut trace,
@@ -161,21 +167,14 @@ fn record<R: Recipe, C: Command<R> + Clone>(
                     &mut next_guid,
                     &turn,
                 );
+                inputs.push(input);
+            };
+            if let Some(command) = command {
+                feed(recipe, &mut zk, Input::Command(command));
             }
             while zk.apply_next(*session) {}
             while let Some(delivery) = zk.next_delivery(*session) {
-                handle(recipe, &delivery);
-                inputs.push(Input::Delivery(delivery));
-                drain_into(
-                    recipe,
-                    &mut zk,
-                    *session,
-                    i,
-                    &mut trace,
-                    &mut pending,
-                    &mut next_guid,
-                    &turn,
-                );
+                feed(recipe, &mut zk, Input::Delivery(delivery));
             }
             progressed |= !inputs.is_empty();
             if i == 0 {
