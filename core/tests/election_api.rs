@@ -573,10 +573,10 @@ fn second_in_line(e: &mut Election) -> (herdless_core::RequestId, herdless_core:
     (waiting[0].0, waiting[1].0)
 }
 
-/// The hand-off takes one round trip: the own node was read (owned by this
+/// The hand-off takes no round trip: the own node was read (owned by this
 /// session, watched) while waiting, with no loss since, so the predecessor's
-/// deletion leads straight to the acknowledgement, and its answer to
-/// `Leading`.
+/// deletion is `Leading` at once, with the acknowledgement sent in the same
+/// instant (its answer changes nothing).
 #[test]
 fn a_confirmed_waiter_writes_the_acknowledgement_on_its_predecessors_deletion() {
     let mut e: Election = Election::new("/e").unwrap();
@@ -610,15 +610,17 @@ fn a_confirmed_waiter_writes_the_acknowledgement_on_its_predecessors_deletion() 
             .collect::<Vec<_>>(),
         [("create", "/e/leader")]
     );
-    answer(&mut e, ack[0].0, OwnedReply::Created("/e/leader".into()));
     assert_eq!(events(&mut e), [ElectionEvent::Leading]);
+    answer(&mut e, ack[0].0, OwnedReply::Created("/e/leader".into()));
+    assert_eq!(events(&mut e), []);
+    assert!(e.is_leading());
 }
 
 /// The same deletion before the own node's read was answered: the owner is
 /// not known yet, so the candidate waits for that read (already in flight,
-/// not sent twice) before it acknowledges.
+/// not sent twice) before it leads and acknowledges.
 #[test]
-fn an_unconfirmed_waiter_waits_for_its_nodes_read_before_acknowledging() {
+fn an_unconfirmed_waiter_waits_for_its_nodes_read_before_leading() {
     let mut e: Election = Election::new("/e").unwrap();
     let (predecessor, own) = second_in_line(&mut e);
     answer(
@@ -635,6 +637,7 @@ fn an_unconfirmed_waiter_waits_for_its_nodes_read_before_acknowledging() {
         },
     );
     assert!(sent(&mut e).is_empty(), "the own node's read is in flight");
+    assert!(!events(&mut e).contains(&ElectionEvent::Leading));
     let stat = Stat {
         ephemeral_owner: 7,
         ..Stat::default()
@@ -647,7 +650,5 @@ fn an_unconfirmed_waiter_waits_for_its_nodes_read_before_acknowledging() {
             .collect::<Vec<_>>(),
         [("create", "/e/leader")]
     );
-    assert!(events(&mut e)
-        .iter()
-        .all(|ev| *ev != ElectionEvent::Leading));
+    assert_eq!(events(&mut e), [ElectionEvent::Leading]);
 }

@@ -175,7 +175,8 @@ impl Run {
         Ok(())
     }
 
-    /// At most one leader, and it is the one the server says.
+    /// At most one leader, and it is the one the server says; once its
+    /// session is quiet, the acknowledgement names it.
     fn check_leadership(&self) -> Result<(), String> {
         let zk = &self.world.zk;
         let mut leader = None;
@@ -211,7 +212,12 @@ impl Run {
                 .as_deref()
                 .and_then(Acknowledgement::parse)
                 .map(|a| a.node.to_owned());
-            if named != own {
+            // `Leading` is reported as the acknowledgement is sent: it may
+            // lag while the leader's requests or their answers are on the
+            // way, never once its session is quiet.
+            let quiet =
+                zk.pending_requests(p.session()) == 0 && zk.pending_deliveries(p.session()) == 0;
+            if named != own && quiet {
                 return Err(format!(
                     "step {}: candidate {i} leads with {own:?} but the acknowledgement names {named:?}",
                     self.step

@@ -211,8 +211,10 @@ impl Election {
     }
 
     /// Volunteers and waits until this candidate leads: its node is the
-    /// lowest, belongs to the current session, and the acknowledgement node
-    /// names it.
+    /// lowest and belongs to the current session. The acknowledgement
+    /// naming it is sent as it returns, not waited for: [`current_leader`]
+    /// on another session may name the previous leader (or none) for a
+    /// round trip.
     ///
     /// Cancel-safe: if the future is dropped (say under
     /// `tokio::time::timeout`), the candidate resigns in the background and

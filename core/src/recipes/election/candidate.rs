@@ -38,8 +38,9 @@ pub enum ElectionEvent {
         /// Sequence number of the lowest candidate seen.
         leader: Sequence,
     },
-    /// This candidate leads: its node is the lowest, it belongs to the
-    /// current session, and the acknowledgement node names it.
+    /// This candidate leads: its node is the lowest and belongs to the
+    /// current session. The acknowledgement naming it is written in the
+    /// same instant (other sessions see it once the server applied it).
     Leading,
     /// Leading when the connection was lost: not sure it still leads. Stop
     /// work that needs leadership until [`ElectionEvent::Resumed`].
@@ -90,8 +91,6 @@ enum Step {
     Watching,
     /// Lowest: checking the own node's owner.
     Confirming,
-    /// Lowest and confirmed: writing the acknowledgement.
-    Acknowledging,
     Leading,
     /// Leading, after a reconnect: checking the own node and the
     /// acknowledgement again.
@@ -153,6 +152,17 @@ enum Leadership {
     /// `Lost`. `since` is when, while it counts towards `lost_after` (not
     /// after a reconnect).
     Suspended { since: Option<Instant> },
+}
+
+/// How far the acknowledgement naming the current own node got.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum AckWrite {
+    /// Not sent since the own node was made (or the campaign moved on).
+    Unsent,
+    /// Sent: it may exist even if no answer said so.
+    Sent,
+    /// An answer showed it naming the own node.
+    Named,
 }
 
 /// What becomes of the acknowledgement when the candidate winds up.
@@ -225,9 +235,8 @@ pub struct Election<const N: usize = DEFAULT_PATH_CAPACITY, const D: usize = DEF
     leadership: Leadership,
     /// What to do with the acknowledgement when winding up.
     ack_cleanup: AckCleanup,
-    /// An acknowledgement naming the current own node was sent: it may
-    /// exist even if no answer said so.
-    ack_sent: bool,
+    /// How far the acknowledgement naming the current own node got.
+    ack_write: AckWrite,
     /// Version of a foreign acknowledgement being replaced.
     foreign_ack_version: i32,
     /// Version of the acknowledgement `ClearAck` found naming us.
@@ -290,7 +299,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
             session_id: None,
             leadership: Leadership::None,
             ack_cleanup: AckCleanup::None,
-            ack_sent: false,
+            ack_write: AckWrite::Unsent,
             foreign_ack_version: 0,
             clear_ack_version: 0,
             ack_replacements: 0,
@@ -423,12 +432,9 @@ impl<const N: usize, const D: usize> Election<N, D> {
     pub fn state(&self) -> ElectionState {
         match self.step {
             Step::Idle => ElectionState::Idle,
-            Step::Creating
-            | Step::Finding
-            | Step::Listing
-            | Step::Watching
-            | Step::Confirming
-            | Step::Acknowledging => ElectionState::Campaigning,
+            Step::Creating | Step::Finding | Step::Listing | Step::Watching | Step::Confirming => {
+                ElectionState::Campaigning
+            }
             Step::Leading | Step::Verifying => ElectionState::Leading,
             Step::Deleting => ElectionState::Resigning,
         }
@@ -567,10 +573,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
 
     /// Whether the acknowledgement may exist and be this candidate's.
     fn may_hold_ack(&self) -> bool {
-        matches!(
-            self.step,
-            Step::Acknowledging | Step::Leading | Step::Verifying
-        )
+        matches!(self.step, Step::Leading | Step::Verifying)
     }
 
     /// A reconnect stops counting the suspension towards `lost_after`: the
@@ -610,7 +613,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
             }
             return;
         }
-        if self.may_hold_ack() || self.ack_sent {
+        if self.may_hold_ack() || self.ack_write != AckWrite::Unsent {
             self.ack_cleanup = AckCleanup::Delete;
         }
         // Whatever happens next, the outcome asked for is what is reported.
@@ -660,7 +663,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
         self.deadline = None;
         self.leadership = Leadership::None;
         self.ack_cleanup = AckCleanup::None;
-        self.ack_sent = false;
+        self.ack_write = AckWrite::Unsent;
         self.ops.clear();
     }
 
@@ -669,7 +672,8 @@ impl<const N: usize, const D: usize> Election<N, D> {
     /// (`same_session`), and the own node if it may still exist
     /// (`node_may_exist`), and leave the election.
     fn lost(&mut self, node_may_exist: bool, same_session: bool) {
-        let ack_may_be_ours = same_session && (self.may_hold_ack() || self.ack_sent);
+        let ack_may_be_ours =
+            same_session && (self.may_hold_ack() || self.ack_write != AckWrite::Unsent);
         if self.leadership != Leadership::None {
             self.events.emit(ElectionEvent::Lost);
         }
@@ -719,7 +723,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
         self.line.settle();
         // An acknowledgement naming the old node is stale: the next leader
         // replaces it.
-        self.ack_sent = false;
+        self.ack_write = AckWrite::Unsent;
         self.line.next_guid();
         self.create();
     }
@@ -756,10 +760,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
             // Whether the acknowledgement landed or not, confirming the own
             // node again and re-creating it (adopting ours on `NodeExists`)
             // settles it.
-            Step::Confirming | Step::Acknowledging => {
-                self.step = Step::Confirming;
-                self.ops.queue(Op::Confirm);
-            }
+            Step::Confirming => self.ops.queue(Op::Confirm),
             Step::Leading | Step::Verifying => {
                 self.step = Step::Verifying;
                 self.ops.queue(Op::Confirm);
@@ -798,7 +799,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
         self.line.settle();
         // The acknowledgement belonged to the old session.
         self.ack_cleanup = AckCleanup::None;
-        self.ack_sent = false;
+        self.ack_write = AckWrite::Unsent;
         match self.step {
             Step::Idle => {}
             Step::Deleting => {
@@ -815,12 +816,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
             // name, so a delete of "ours" could land after the old session
             // ended and a successor wrote its own.
             Step::Leading | Step::Verifying => self.lost(true, false),
-            Step::Creating
-            | Step::Finding
-            | Step::Listing
-            | Step::Watching
-            | Step::Confirming
-            | Step::Acknowledging => {
+            Step::Creating | Step::Finding | Step::Listing | Step::Watching | Step::Confirming => {
                 self.retire_own();
                 self.volunteer_again();
             }
@@ -882,7 +878,10 @@ impl<const N: usize, const D: usize> Election<N, D> {
                 Op::DeleteStale => self.stale.clear(),
                 // The create that follows settles it.
                 Op::ReplaceAck => {}
-                Op::Ack | Op::ReadAck if self.step == Step::Leading => {}
+                // Once written, keeping it is best effort: who leads does
+                // not depend on it.
+                Op::Ack | Op::ReadAck
+                    if self.step == Step::Leading && self.ack_write == AckWrite::Named => {}
                 _ => self.fail(Error::Zk(e)),
             }
         }
@@ -921,8 +920,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
         let confirmed = self.step == Step::Watching && !self.ops.is_pending(Op::Confirm);
         self.forget(&[Op::List, Op::WatchPredecessor]);
         if confirmed {
-            self.step = Step::Acknowledging;
-            self.ops.queue(Op::Ack);
+            self.lead();
         } else {
             self.step = Step::Confirming;
             self.ops.queue(Op::Confirm);
@@ -946,10 +944,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
     fn on_confirm(&mut self, stat: Stat) {
         let ours = self.owned_by_session(&stat);
         match self.step {
-            Step::Confirming if ours => {
-                self.step = Step::Acknowledging;
-                self.ops.queue(Op::Ack);
-            }
+            Step::Confirming if ours => self.lead(),
             Step::Confirming => {
                 // A node of an earlier session: it is about to die with it.
                 // Delete it and volunteer again on this session.
@@ -963,7 +958,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
                 self.retire_own();
                 self.volunteer_again();
             }
-            Step::Leading | Step::Verifying | Step::Acknowledging if !ours => {
+            Step::Leading | Step::Verifying if !ours => {
                 if self.leadership != Leadership::None {
                     self.lost(true, true);
                 } else {
@@ -977,9 +972,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
 
     fn on_own_node_gone(&mut self) {
         match self.step {
-            Step::Listing | Step::Watching | Step::Confirming | Step::Acknowledging => {
-                self.volunteer_again()
-            }
+            Step::Listing | Step::Watching | Step::Confirming => self.volunteer_again(),
             Step::Leading | Step::Verifying => {
                 self.line.forget_own();
                 self.lost(false, true);
@@ -988,22 +981,29 @@ impl<const N: usize, const D: usize> Election<N, D> {
         }
     }
 
+    /// The own node is the lowest and belongs to this session: lead, and
+    /// write the acknowledgement in the same instant. Nothing learnt from
+    /// its answer could change who leads (the lowest node does; the
+    /// acknowledgement only tells observers, and only ever names a
+    /// candidate that already knows it leads), so waiting for it would only
+    /// add a round trip to every hand-off. Should the write be refused,
+    /// leadership is given up (`on_error`).
+    fn lead(&mut self) {
+        self.step = Step::Leading;
+        self.leadership = Leadership::Leading;
+        self.deadline = None;
+        self.ops.queue(Op::Ack);
+        self.events.emit(ElectionEvent::Leading);
+    }
+
     /// The acknowledgement names the own node.
     fn acknowledged(&mut self) {
         self.ack_replacements = 0;
-        match self.step {
-            Step::Acknowledging => {
-                self.step = Step::Leading;
-                self.leadership = Leadership::Leading;
-                self.deadline = None;
-                self.events.emit(ElectionEvent::Leading);
-            }
-            Step::Verifying => {
-                self.step = Step::Leading;
-                self.leadership = Leadership::Leading;
-                self.events.emit(ElectionEvent::Resumed);
-            }
-            _ => {}
+        self.ack_write = AckWrite::Named;
+        if self.step == Step::Verifying {
+            self.step = Step::Leading;
+            self.leadership = Leadership::Leading;
+            self.events.emit(ElectionEvent::Resumed);
         }
     }
 
@@ -1267,7 +1267,7 @@ impl<const N: usize, const D: usize> Recipe for Election<N, D> {
             .ops
             .next_creating_ancestors(ancestors::depth(self.line.dir()))?;
         if op == Op::Ack {
-            self.ack_sent = true;
+            self.ack_write = AckWrite::Sent;
         }
         let request = self.materialise(op);
         Some(Outgoing { id, request })
@@ -1363,12 +1363,7 @@ impl<const N: usize, const D: usize> Recipe for Election<N, D> {
         } else if self.own_path() == Some(event.path) {
             let watched = matches!(
                 self.step,
-                Step::Listing
-                    | Step::Watching
-                    | Step::Confirming
-                    | Step::Acknowledging
-                    | Step::Leading
-                    | Step::Verifying
+                Step::Listing | Step::Watching | Step::Confirming | Step::Leading | Step::Verifying
             );
             match event.kind {
                 _ if !watched => {}

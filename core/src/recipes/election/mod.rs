@@ -16,15 +16,20 @@
 //!    answers that when it came back before the predecessor went, with no
 //!    connection lost since; otherwise the own node is read now (`getData`,
 //!    which also watches it);
-//! 4. write the **acknowledgement node** `<dir>/leader`, ephemeral, whose
-//!    data is `<own node name>\n<candidate data>` (the recipes page's note:
-//!    "the znode having no preceding znode … does not imply that the creator
-//!    … is aware that it is the current leader"); only then report
-//!    [`ElectionEvent::Leading`]. So "who leads now" has one answer that
-//!    observers and operators can read, and it only ever names a candidate
-//!    that knows it leads. An acknowledgement left by an earlier leader (one
-//!    that names another node) is replaced; one naming the own node (a
-//!    create whose reply was lost) is adopted.
+//! 4. report [`ElectionEvent::Leading`] and, in the same instant, write the
+//!    **acknowledgement node** `<dir>/leader`, ephemeral, whose data is
+//!    `<own node name>\n<candidate data>` (the recipes page's note: "the
+//!    znode having no preceding znode … does not imply that the creator …
+//!    is aware that it is the current leader"). So "who leads now" has one
+//!    answer that observers and operators can read, and it only ever names
+//!    a candidate that knows it leads. Its answer is not waited for: who
+//!    leads is settled by the lowest node, not by the acknowledgement, and
+//!    waiting would add a round trip to every hand-off. Other sessions see
+//!    it once the server has applied it. An acknowledgement left by an
+//!    earlier leader (one that names another node) is replaced; one naming
+//!    the own node (a create whose reply was lost) is adopted; should the
+//!    write be refused (an ACL) or be taken over again and again, leadership
+//!    is given up with [`ElectionEvent::Lost`].
 //!
 //! While leading, a connection loss is reported at once as
 //! [`ElectionEvent::Suspended`] ("not sure I lead any more"; CURATOR-460),
