@@ -94,6 +94,74 @@ public class CuratorBench {
         System.out.println(String.format("result per_s=%.1f min=%d max=%d", total / (double) seconds, min, max));
     }
 
+    /** Uncontended election turns: a latch starts, leads, and is closed. */
+    static void turns(String connect, String path, int warmup, int cycles) throws Exception {
+        CuratorFramework c = client(connect);
+        List<Long> samples = new ArrayList<>();
+        for (int i = 0; i < warmup + cycles; i++) {
+            long t = System.nanoTime();
+            LeaderLatch l = new LeaderLatch(c, path);
+            l.start();
+            l.await();
+            l.close();
+            if (i >= warmup) {
+                samples.add(System.nanoTime() - t);
+            }
+        }
+        System.out.println("result " + latencies(samples));
+        c.close();
+    }
+
+    /**
+     * n contenders, spread over `sessions` sessions, wait on one lock behind a
+     * holder; once all wait, the holder releases, and each acquires and
+     * releases once in turn: the time until every one acquired.
+     */
+    static void waiters(String connect, String path, int n, int sessions) throws Exception {
+        CuratorFramework holderClient = client(connect);
+        InterProcessMutex holder = new InterProcessMutex(holderClient, path);
+        holder.acquire();
+        CuratorFramework[] clients = new CuratorFramework[sessions];
+        for (int s = 0; s < sessions; s++) {
+            clients[s] = client(connect);
+        }
+        long[] acquiredAt = new long[n];
+        List<Thread> threads = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            final int me = i;
+            Thread t = new Thread(() -> {
+                try {
+                    InterProcessMutex m = new InterProcessMutex(clients[me % sessions], path);
+                    m.acquire();
+                    acquiredAt[me] = System.nanoTime();
+                    m.release();
+                } catch (Exception e) {
+                    throw new RuntimeException(e);
+                }
+            });
+            t.start();
+            threads.add(t);
+        }
+        while (holderClient.getChildren().forPath(path).size() < n + 1) {
+            Thread.sleep(5);
+        }
+        Thread.sleep(10);
+        long t0 = System.nanoTime();
+        holder.release();
+        for (Thread t : threads) {
+            t.join();
+        }
+        long last = 0;
+        for (long at : acquiredAt) {
+            last = Math.max(last, at);
+        }
+        System.out.println(String.format("result all_ms=%.1f", (last - t0) / 1e6));
+        for (CuratorFramework c : clients) {
+            c.close();
+        }
+        holderClient.close();
+    }
+
     /** A latch that records when it is told it leads. */
     static LeaderLatch latch(CuratorFramework c, String path, AtomicLong ledAt, CountDownLatch[] leads) throws Exception {
         LeaderLatch l = new LeaderLatch(c, path);
@@ -152,6 +220,8 @@ public class CuratorBench {
         switch (mode) {
             case "uncontended" -> uncontended(connect, path, Integer.parseInt(args[3]), Integer.parseInt(args[4]));
             case "contended" -> contended(connect, path, Integer.parseInt(args[3]), Integer.parseInt(args[4]));
+            case "turns" -> turns(connect, path, Integer.parseInt(args[3]), Integer.parseInt(args[4]));
+            case "waiters" -> waiters(connect, path, Integer.parseInt(args[3]), Integer.parseInt(args[4]));
             case "handoff" -> handoff(connect, path, Integer.parseInt(args[3]), false);
             case "failover" -> handoff(connect, path, Integer.parseInt(args[3]), true);
             default -> throw new IllegalArgumentException("unknown mode " + mode);

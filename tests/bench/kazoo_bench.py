@@ -75,6 +75,54 @@ def contended(connect, path, sessions, seconds):
     print("result per_s=%.1f min=%d max=%d" % (sum(counts) / seconds, min(counts), max(counts)))
 
 
+def turns(connect, path, warmup, cycles):
+    """Uncontended election turns: run an election whose function returns
+    at once (Kazoo's Election resigns when it returns)."""
+    c = client(connect)
+    election = c.Election(path, "bench")
+    samples = []
+    for i in range(warmup + cycles):
+        t = time.perf_counter_ns()
+        election.run(lambda: None)
+        if i >= warmup:
+            samples.append(time.perf_counter_ns() - t)
+    print("result " + latencies(samples))
+    c.stop()
+    c.close()
+
+
+def waiters(connect, path, n, sessions):
+    """n contenders, spread over `sessions` sessions, wait on one lock behind
+    a holder; once all wait, the holder releases, and each acquires and
+    releases once in turn: the time until every one acquired."""
+    holder_client = client(connect)
+    holder = holder_client.Lock(path, "holder")
+    holder.acquire()
+    clients = [client(connect) for _ in range(sessions)]
+    acquired_at = [0] * n
+
+    def run(me):
+        lock = clients[me % sessions].Lock(path, "waiter-%d" % me)
+        lock.acquire()
+        acquired_at[me] = time.perf_counter_ns()
+        lock.release()
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    while len(holder_client.get_children(path)) < n + 1:
+        time.sleep(0.005)
+    time.sleep(0.010)
+    t0 = time.perf_counter_ns()
+    holder.release()
+    for t in threads:
+        t.join()
+    print("result all_ms=%.1f" % ((max(acquired_at) - t0) / 1e6))
+    for c in clients + [holder_client]:
+        c.stop()
+        c.close()
+
+
 def handoff(connect, path, rounds, failover):
     """Two candidates; the leader resigns (its function returns) or, for
     failover, its session closes; the time until the other leads is one
@@ -137,6 +185,10 @@ def main():
         uncontended(connect, path, args[0], args[1])
     elif mode == "contended":
         contended(connect, path, args[0], args[1])
+    elif mode == "turns":
+        turns(connect, path, args[0], args[1])
+    elif mode == "waiters":
+        waiters(connect, path, args[0], args[1])
     elif mode == "handoff":
         handoff(connect, path, args[0], False)
     elif mode == "failover":

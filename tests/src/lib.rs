@@ -492,6 +492,22 @@ impl ZkServer {
         self.counter("zk_packets_sent")
     }
 
+    /// Watch notifications the server has sent: the sums of its four
+    /// `zk_sum_node_*_watch_count` counters (watchers triggered by a
+    /// create, delete, data change and children change).
+    pub fn notifications_sent(&self) -> i64 {
+        let mntr = self.mntr();
+        ["created", "deleted", "changed", "children"]
+            .iter()
+            .map(|kind| {
+                let key = format!("zk_sum_node_{kind}_watch_count");
+                mntr.get(&key)
+                    .and_then(|v| v.parse::<i64>().ok())
+                    .unwrap_or_else(|| panic!("mntr on {} has no {key}", self.addr()))
+            })
+            .sum()
+    }
+
     /// `zk_watch_count`: registered watches.
     pub fn watch_count(&self) -> i64 {
         self.counter("zk_watch_count")

@@ -12,10 +12,13 @@
 //!
 //! `bench [--quick]`: `--quick` runs few cycles (a smoke run, not figures).
 
+use std::alloc::System;
 use std::collections::BTreeMap;
 use std::process::Command;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use cap::Cap;
 use herdless_core::naming::Guid;
 use herdless_core::wire::session::{Action, ConnectionId, Incoming, Session, State};
 use herdless_core::wire::{frame, Op, Response, DEFAULT_MAX_FRAME};
@@ -35,6 +38,15 @@ const WARM_UP_REQUESTS: usize = 30_000;
 /// it to set its watches (the same in every client's program).
 const SETTLE: Duration = Duration::from_millis(10);
 
+/// Sessions the waiters of the `waiters` mode are spread over, in every
+/// client's program.
+const WAITER_SESSIONS: usize = 10;
+
+/// Counts the bytes the benchmark holds on the heap, to tell the memory of
+/// a waiting herdless-std contender.
+#[global_allocator]
+static ALLOCATOR: Cap<System> = Cap::new(System, usize::MAX);
+
 /// The clients, in the table's column order.
 const CLIENTS: [&str; 5] = [
     "herdless-std",
@@ -45,12 +57,15 @@ const CLIENTS: [&str; 5] = [
 ];
 
 /// How much of each mode to run.
+#[derive(Clone, Copy)]
 struct Plan {
     warmup: usize,
     cycles: usize,
     seconds: u64,
     rounds: usize,
     sessions: &'static [usize],
+    turns: usize,
+    waiters: &'static [usize],
 }
 
 /// One client's figures for one mode, by name (`median_us`, `per_s`, ...).
@@ -65,6 +80,8 @@ fn main() {
             seconds: 1,
             rounds: 10,
             sessions: &[4],
+            turns: 50,
+            waiters: &[100],
         }
     } else {
         Plan {
@@ -73,6 +90,8 @@ fn main() {
             seconds: 10,
             rounds: 200,
             sessions: &[4, 8, 32],
+            turns: 2_000,
+            waiters: &[100, 1_000],
         }
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -148,6 +167,33 @@ fn main() {
         }
     }
 
+    for client in CLIENTS {
+        let path = format!("/bench/turns-{}", slug(client));
+        let before = server.packets_received();
+        let figures = match client {
+            "herdless-std" => Some(runtime.block_on(std_turns(&addr, &path, &plan))),
+            "herdless-embassy" => Some(runtime.block_on(embassy_turns(&addr, &path, &plan))),
+            "floor" => None,
+            peer => run_peer(
+                peer,
+                &[
+                    "turns",
+                    &addr,
+                    &path,
+                    &plan.warmup.min(plan.turns).to_string(),
+                    &plan.turns.to_string(),
+                ],
+            ),
+        };
+        let figures = figures.map(|mut f| {
+            let sent = server.packets_received() - before;
+            let turns = plan.warmup.min(plan.turns) + plan.turns;
+            f.insert("requests".into(), sent as f64 / turns as f64);
+            f
+        });
+        record("turns".into(), client, figures);
+    }
+
     for mode in ["handoff", "failover"] {
         for client in CLIENTS {
             let path = format!("/bench/{mode}-{}", slug(client));
@@ -155,12 +201,39 @@ fn main() {
                 "herdless-std" if mode == "handoff" => {
                     Some(runtime.block_on(std_handoff(&addr, &path, plan.rounds)))
                 }
-                // herdless-std cannot close a leader's session from outside
-                // yet (dropping a leadership resigns it): not measured.
-                "herdless-std" | "herdless-embassy" | "floor" => None,
+                "herdless-std" => Some(runtime.block_on(std_failover(&addr, &path, plan.rounds))),
+                "herdless-embassy" | "floor" => None,
                 peer => run_peer(peer, &[mode, &addr, &path, &plan.rounds.to_string()]),
             };
             record(mode.into(), client, figures);
+        }
+    }
+
+    for &n in plan.waiters {
+        for client in CLIENTS {
+            let path = format!("/bench/waiters-{n}-{}", slug(client));
+            let before = server.notifications_sent();
+            let figures = match client {
+                "herdless-std" => Some(runtime.block_on(std_waiters(&addr, &path, n))),
+                "herdless-embassy" | "floor" => None,
+                peer => run_peer(
+                    peer,
+                    &[
+                        "waiters",
+                        &addr,
+                        &path,
+                        &n.to_string(),
+                        &WAITER_SESSIONS.to_string(),
+                    ],
+                ),
+            };
+            let figures = figures.map(|mut f| {
+                // The holder's release and every waiter's.
+                let notified = server.notifications_sent() - before;
+                f.insert("notes".into(), notified as f64 / (n + 1) as f64);
+                f
+            });
+            record(format!("waiters {n}"), client, figures);
         }
     }
 
@@ -472,18 +545,8 @@ async fn std_handoff(addr: &str, path: &str, rounds: usize) -> Figures {
             let leads = election.campaign().await.expect("the next leads");
             (leads, Instant::now())
         });
-        // Two candidates' nodes (the acknowledgement, `leader`, lives in
-        // the same directory), then a moment for the next one to set its
-        // watches: the hand-off of a candidate already waiting.
-        while observer
-            .list_children(path)
-            .await
-            .map_or(0, |c| c.iter().filter(|n| *n != "leader").count())
-            < 2
-        {
-            tokio::time::sleep(Duration::from_millis(1)).await;
-        }
-        tokio::time::sleep(SETTLE).await;
+        // The hand-off of a candidate already waiting.
+        wait_for_candidates(&observer, path, 2).await;
         let t0 = Instant::now();
         let old = leadership.take().expect("a leader");
         old.resign().await.expect("resign");
@@ -496,6 +559,160 @@ async fn std_handoff(addr: &str, path: &str, rounds: usize) -> Figures {
         let _ = leads.resign().await;
     }
     latencies(samples)
+}
+
+/// One uncontended election turn: campaign, lead, resign.
+async fn std_turns(addr: &str, path: &str, plan: &Plan) -> Figures {
+    let client = connect(addr).await;
+    let election = herdless_std::Election::new(&client, path).expect("an election");
+    let plan = Plan {
+        warmup: plan.warmup.min(plan.turns),
+        cycles: plan.turns,
+        ..*plan
+    };
+    timed_cycles(&plan, async || {
+        let leads = election.campaign().await.expect("campaign");
+        leads.resign().await.expect("resign");
+    })
+    .await
+}
+
+async fn embassy_turns(addr: &str, path: &str, plan: &Plan) -> Figures {
+    let (mut rx, mut tx) = (vec![0u8; 4096], vec![0u8; 1024]);
+    let mut election: herdless_core::election::Election =
+        herdless_core::election::Election::new(path).expect("an election");
+    let transport = TokioTransport::new(vec![addr.to_string()]);
+    let mut zk: Zk<'_, _> = Zk::new(
+        transport,
+        Buffers::new(&mut rx, &mut tx),
+        SessionConfig::new(1, 30_000),
+    );
+    let id = zk.add(&mut election).expect("room for the candidate");
+    zk.connect().await.expect("connect the embedded driver");
+    let plan = Plan {
+        warmup: plan.warmup.min(plan.turns),
+        cycles: plan.turns,
+        ..*plan
+    };
+    let figures = timed_cycles(&plan, async || {
+        let mut candidate = zk.handle(id);
+        candidate.campaign(guid(), b"").await.expect("campaign");
+        candidate.resign().await.expect("resign");
+    })
+    .await;
+    let _ = zk.close().await;
+    figures
+}
+
+/// Failover: the leader's session is closed, and the time until the next
+/// candidate (herdless-std) leads is one sample. herdless-std cannot close
+/// a session under a live recipe (dropping a leadership resigns it), so
+/// the leader is a herdless candidate on the embedded driver, whose
+/// session closes with `close`: its node and acknowledgement go at once.
+async fn std_failover(addr: &str, path: &str, rounds: usize) -> Figures {
+    let client = connect(addr).await;
+    let mut samples = Vec::with_capacity(rounds);
+    for _ in 0..rounds {
+        let (mut rx, mut tx) = (vec![0u8; 4096], vec![0u8; 1024]);
+        let mut leader: herdless_core::election::Election =
+            herdless_core::election::Election::new(path).expect("an election");
+        let mut zk: Zk<'_, _> = Zk::new(
+            TokioTransport::new(vec![addr.to_string()]),
+            Buffers::new(&mut rx, &mut tx),
+            SessionConfig::new(1, 30_000),
+        );
+        let id = zk.add(&mut leader).expect("room for the candidate");
+        zk.connect().await.expect("connect the leader");
+        zk.handle(id)
+            .campaign(guid(), b"")
+            .await
+            .expect("the leader leads");
+        let election = herdless_std::Election::new(&client, path).expect("an election");
+        let waiting = tokio::spawn(async move {
+            let leads = election.campaign().await.expect("the next leads");
+            (leads, Instant::now())
+        });
+        wait_for_candidates(&client, path, 2).await;
+        let t0 = Instant::now();
+        zk.close().await.expect("close the leader's session");
+        let (leads, at) = waiting.await.expect("the next candidate");
+        samples.push(at - t0);
+        leads.resign().await.expect("resign");
+    }
+    latencies(samples)
+}
+
+/// Waits until `n` candidates' nodes are in `path` (the acknowledgement
+/// aside), then a moment for the last one to set its watches: the same
+/// in every client's program.
+async fn wait_for_candidates(client: &zk::Client, path: &str, n: usize) {
+    while client
+        .list_children(path)
+        .await
+        .map_or(0, |c| c.iter().filter(|name| *name != "leader").count())
+        < n
+    {
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    tokio::time::sleep(SETTLE).await;
+}
+
+/// `n` contenders, spread over [`WAITER_SESSIONS`] sessions, wait on one
+/// lock behind a holder; once all wait, the holder releases, and each
+/// acquires and releases once in turn. Gives the time until every one
+/// acquired and the heap bytes a waiting contender holds.
+async fn std_waiters(addr: &str, path: &str, n: usize) -> Figures {
+    let holder_client = connect(addr).await;
+    let holder = herdless_std::Lock::new(&holder_client, path)
+        .expect("a lock")
+        .acquire()
+        .await
+        .expect("the holder acquires");
+    let mut clients = Vec::new();
+    for _ in 0..WAITER_SESSIONS {
+        clients.push(connect(addr).await);
+    }
+    let live_before = ALLOCATOR.allocated();
+    let acquired = Arc::new(std::sync::Mutex::new(Vec::with_capacity(n)));
+    let tasks: Vec<_> = (0..n)
+        .map(|i| {
+            let client = clients[i % WAITER_SESSIONS].clone();
+            let path = path.to_string();
+            let acquired = acquired.clone();
+            tokio::spawn(async move {
+                let lock = herdless_std::Lock::new(&client, &path).expect("a lock");
+                let guard = lock.acquire().await.expect("acquire");
+                acquired.lock().expect("not poisoned").push(Instant::now());
+                guard.release().await.expect("release");
+            })
+        })
+        .collect();
+    while holder_client
+        .list_children(path)
+        .await
+        .map_or(0, |c| c.len())
+        < n + 1
+    {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    tokio::time::sleep(SETTLE).await;
+    let per_waiter = (ALLOCATOR.allocated() as f64 - live_before as f64) / n as f64;
+    let t0 = Instant::now();
+    holder.release().await.expect("the holder releases");
+    for task in tasks {
+        task.await.expect("a waiter");
+    }
+    let last = acquired
+        .lock()
+        .expect("not poisoned")
+        .iter()
+        .max()
+        .copied()
+        .expect("every waiter acquired");
+    Figures::from([
+        ("all_ms".into(), (last - t0).as_secs_f64() * 1e3),
+        ("bytes".into(), per_waiter),
+    ])
 }
 
 fn guid() -> Guid {
@@ -585,6 +802,24 @@ fn print_table(results: &BTreeMap<(String, &str), Figures>, plan: &Plan) {
             false,
         ));
     }
+    rows.push((
+        "turns".into(),
+        "election turn (campaign, lead, resign), median (µs)".into(),
+        "median_us",
+        true,
+    ));
+    rows.push((
+        "turns".into(),
+        "election turn, p99 (µs)".into(),
+        "p99_us",
+        true,
+    ));
+    rows.push((
+        "turns".into(),
+        "requests per election turn".into(),
+        "requests",
+        true,
+    ));
     for (mode, what) in [
         ("handoff", "election hand-off"),
         ("failover", "election failover"),
@@ -596,6 +831,27 @@ fn print_table(results: &BTreeMap<(String, &str), Figures>, plan: &Plan) {
             true,
         ));
         rows.push((mode.into(), format!("{what}, p99 (µs)"), "p99_us", true));
+    }
+    for n in plan.waiters {
+        let mode = format!("waiters {n}");
+        rows.push((
+            mode.clone(),
+            format!("{n} waiters on one lock: until each acquired once (ms)"),
+            "all_ms",
+            true,
+        ));
+        rows.push((
+            mode.clone(),
+            format!("{n} waiters: notifications per release"),
+            "notes",
+            true,
+        ));
+        rows.push((
+            mode,
+            format!("{n} waiters: heap bytes per waiting contender"),
+            "bytes",
+            true,
+        ));
     }
     println!();
     println!(
@@ -620,7 +876,7 @@ fn print_table(results: &BTreeMap<(String, &str), Figures>, plan: &Plan) {
                     let secs = plan.seconds as f64;
                     format!("{v:.0} ({:.0}–{:.0} per session)", lo / secs, hi / secs)
                 }
-                (Some(v), _) if key == "requests" => format!("{v:.2}"),
+                (Some(v), _) if key == "requests" || key == "notes" => format!("{v:.2}"),
                 (Some(v), _) => format!("{v:.0}"),
                 (None, _) => "–".into(),
             }
