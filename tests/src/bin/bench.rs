@@ -48,9 +48,10 @@ const WAITER_SESSIONS: usize = 10;
 static ALLOCATOR: Cap<System> = Cap::new(System, usize::MAX);
 
 /// The clients, in the table's column order.
-const CLIENTS: [&str; 5] = [
+const CLIENTS: [&str; 6] = [
     "herdless-std",
     "herdless-embassy",
+    "zookeeper-client",
     "Curator",
     "Kazoo",
     "floor",
@@ -119,6 +120,7 @@ fn main() {
         let figures = match client {
             "herdless-std" => Some(runtime.block_on(std_uncontended(&addr, &path, &plan))),
             "herdless-embassy" => Some(runtime.block_on(embassy_uncontended(&addr, &path, &plan))),
+            "zookeeper-client" => Some(runtime.block_on(zkclient_uncontended(&addr, &path, &plan))),
             "floor" => Some(runtime.block_on(floor_uncontended(&addr, &path, &plan))),
             peer => run_peer(
                 peer,
@@ -160,7 +162,7 @@ fn main() {
                 }
                 // One embedded driver is one device: contention is the
                 // herdless-std column's.
-                "herdless-embassy" | "floor" => None,
+                "herdless-embassy" | "zookeeper-client" | "floor" => None,
                 peer => run_peer(peer, &args.each_ref().map(String::as_str)),
             };
             record(format!("contended {sessions}"), client, figures);
@@ -202,7 +204,7 @@ fn main() {
                     Some(runtime.block_on(std_handoff(&addr, &path, plan.rounds)))
                 }
                 "herdless-std" => Some(runtime.block_on(std_failover(&addr, &path, plan.rounds))),
-                "herdless-embassy" | "floor" => None,
+                "herdless-embassy" | "zookeeper-client" | "floor" => None,
                 peer => run_peer(peer, &[mode, &addr, &path, &plan.rounds.to_string()]),
             };
             record(mode.into(), client, figures);
@@ -215,7 +217,7 @@ fn main() {
             let before = server.notifications_sent();
             let figures = match client {
                 "herdless-std" => Some(runtime.block_on(std_waiters(&addr, &path, n))),
-                "herdless-embassy" | "floor" => None,
+                "herdless-embassy" | "zookeeper-client" | "floor" => None,
                 peer => run_peer(
                     peer,
                     &[
@@ -332,6 +334,30 @@ async fn embassy_uncontended(addr: &str, path: &str, plan: &Plan) -> Figures {
     .await;
     let _ = zk.close().await;
     figures
+}
+
+/// zookeeper-client alone, no herdless: the floor's requests (the create
+/// and the listing in one flight, then the delete) through the client
+/// herdless-std runs on, which tells that client's share of herdless-std's
+/// time.
+async fn zkclient_uncontended(addr: &str, path: &str, plan: &Plan) -> Figures {
+    let client = connect(addr).await;
+    let persistent = zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all());
+    let _ = client.create("/bench", b"", &persistent).await;
+    let _ = client.create(path, b"", &persistent).await;
+    let prefix = format!("{path}/lock-");
+    let ephemeral = zk::CreateMode::EphemeralSequential.with_acls(zk::Acls::anyone_all());
+    timed_cycles(plan, async || {
+        let create = client.create(&prefix, b"", &ephemeral);
+        let list = client.list_children(path);
+        let (_, sequence) = create.await.expect("create");
+        list.await.expect("list");
+        client
+            .delete(&format!("{prefix}{sequence}"), None)
+            .await
+            .expect("delete");
+    })
+    .await
 }
 
 /// The floor: what every acquire+release must send at the least (the
