@@ -175,7 +175,7 @@ fn main() {
         let figures = match client {
             "herdless-std" => Some(runtime.block_on(std_turns(&addr, &path, &plan))),
             "herdless-embassy" => Some(runtime.block_on(embassy_turns(&addr, &path, &plan))),
-            "floor" => None,
+            "zookeeper-client" | "floor" => None,
             peer => run_peer(
                 peer,
                 &[
@@ -757,11 +757,15 @@ fn run_peer(peer: &str, args: &[&str]) -> Option<Figures> {
                 .arg(format!("{root}/bench/CuratorBench.java"));
             c
         }
-        _ => {
+        "Kazoo" => {
             // Debian's python3-kazoo is for the system interpreter.
             let mut c = Command::new("/usr/bin/python3");
             c.arg(format!("{root}/bench/kazoo_bench.py"));
             c
+        }
+        other => {
+            eprintln!("bench: {other} has no program of its own");
+            return None;
         }
     };
     let output = match command.args(args).output() {

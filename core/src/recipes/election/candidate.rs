@@ -154,13 +154,13 @@ enum Leadership {
     Suspended { since: Option<Instant> },
 }
 
-/// How far the acknowledgement naming the current own node got.
+/// Whether an answer showed the acknowledgement naming the current own
+/// node. Until then a refusal to write it gives leadership up; after, the
+/// rewrites are best effort.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum AckWrite {
-    /// Not sent since the own node was made (or the campaign moved on).
-    Unsent,
-    /// Sent: it may exist even if no answer said so.
-    Sent,
+    /// Not written yet, or not known to be.
+    Unconfirmed,
     /// An answer showed it naming the own node.
     Named,
 }
@@ -235,7 +235,7 @@ pub struct Election<const N: usize = DEFAULT_PATH_CAPACITY, const D: usize = DEF
     leadership: Leadership,
     /// What to do with the acknowledgement when winding up.
     ack_cleanup: AckCleanup,
-    /// How far the acknowledgement naming the current own node got.
+    /// Whether the acknowledgement is known to name the own node.
     ack_write: AckWrite,
     /// Version of a foreign acknowledgement being replaced.
     foreign_ack_version: i32,
@@ -299,7 +299,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
             session_id: None,
             leadership: Leadership::None,
             ack_cleanup: AckCleanup::None,
-            ack_write: AckWrite::Unsent,
+            ack_write: AckWrite::Unconfirmed,
             foreign_ack_version: 0,
             clear_ack_version: 0,
             ack_replacements: 0,
@@ -613,7 +613,9 @@ impl<const N: usize, const D: usize> Election<N, D> {
             }
             return;
         }
-        if self.may_hold_ack() || self.ack_write != AckWrite::Unsent {
+        // The acknowledgement is only ever written while leading (the
+        // steps of `may_hold_ack`).
+        if self.may_hold_ack() {
             self.ack_cleanup = AckCleanup::Delete;
         }
         // Whatever happens next, the outcome asked for is what is reported.
@@ -663,7 +665,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
         self.deadline = None;
         self.leadership = Leadership::None;
         self.ack_cleanup = AckCleanup::None;
-        self.ack_write = AckWrite::Unsent;
+        self.ack_write = AckWrite::Unconfirmed;
         self.ops.clear();
     }
 
@@ -672,8 +674,9 @@ impl<const N: usize, const D: usize> Election<N, D> {
     /// (`same_session`), and the own node if it may still exist
     /// (`node_may_exist`), and leave the election.
     fn lost(&mut self, node_may_exist: bool, same_session: bool) {
-        let ack_may_be_ours =
-            same_session && (self.may_hold_ack() || self.ack_write != AckWrite::Unsent);
+        // Leadership is only ever lost while leading (`Leading` or
+        // `Verifying`), where the acknowledgement may be ours.
+        let ack_may_be_ours = same_session;
         if self.leadership != Leadership::None {
             self.events.emit(ElectionEvent::Lost);
         }
@@ -723,7 +726,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
         self.line.settle();
         // An acknowledgement naming the old node is stale: the next leader
         // replaces it.
-        self.ack_write = AckWrite::Unsent;
+        self.ack_write = AckWrite::Unconfirmed;
         self.line.next_guid();
         self.create();
     }
@@ -799,7 +802,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
         self.line.settle();
         // The acknowledgement belonged to the old session.
         self.ack_cleanup = AckCleanup::None;
-        self.ack_write = AckWrite::Unsent;
+        self.ack_write = AckWrite::Unconfirmed;
         match self.step {
             Step::Idle => {}
             Step::Deleting => {
@@ -1266,9 +1269,6 @@ impl<const N: usize, const D: usize> Recipe for Election<N, D> {
         let (id, op) = self
             .ops
             .next_creating_ancestors(ancestors::depth(self.line.dir()))?;
-        if op == Op::Ack {
-            self.ack_write = AckWrite::Sent;
-        }
         let request = self.materialise(op);
         Some(Outgoing { id, request })
     }
