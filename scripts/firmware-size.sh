@@ -31,6 +31,17 @@ target=$(cd "$firmware" && cargo metadata --format-version 1 --no-deps --locked 
     python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
 elf=$target/thumbv7em-none-eabihf/release/herdless-firmware-stm32
 
+# The exact size of every type on this target, from rustc's own layouts
+# (-Zprint-type-sizes, which RUSTC_BOOTSTRAP allows on a stable compiler
+# for this one build). In a target directory of its own: the flag changes
+# every crate's fingerprint, so sharing one would rebuild both each time.
+# Cleaning the firmware crate makes rustc print its types again.
+types_target=$target/type-sizes
+(cd "$firmware" && cargo clean --release --locked -p herdless-firmware-stm32 \
+    --target-dir "$types_target" >/dev/null 2>&1 || true)
+(cd "$firmware" && RUSTC_BOOTSTRAP=1 cargo rustc --release --locked \
+    --target-dir "$types_target" -- -Zprint-type-sizes) >"$elf.types"
+
 "$tools/llvm-size" -A "$elf" >"$elf.sections"
 "$tools/llvm-nm" --print-size --size-sort "$elf" >"$elf.symbols"
 "$tools/llvm-objdump" -d -l --no-show-raw-insn --debug-inlined-funcs=limits-only -j .text "$elf" >"$elf.lines"
@@ -242,4 +253,53 @@ naive = sum(by_symbol.get(n, 0) for n in HERDLESS)
 print()
 print(f"By symbol names alone herdless would be {naive} B ({pct(naive, total)}), with {tasks} B in the")
 print("executor's TaskStorage::poll, where the async tasks and what they await are inlined.")
+
+# RAM herdless needs, exactly, from rustc's layouts on this target: the
+# driver, the lock, the election, the largest herdless future the
+# firmware awaits (each holds the futures it awaits in turn), and the
+# frame buffers (the statics FRAME_RX and FRAME_TX).
+type_size = {}
+for line in open(elf + ".types"):
+    m = re.match(r"^print-type-size type: `(.*)`: (\d+) bytes", line)
+    if m:
+        type_size[m.group(1)] = int(m.group(2))
+
+
+def size_of(pattern):
+    """The largest type whose name matches `pattern`, and its size."""
+    found = [(n, s) for n, s in type_size.items() if re.fullmatch(pattern, n)]
+    if not found:
+        sys.exit(f"firmware-size: no type matching {pattern} in the layouts")
+    return max(found, key=lambda f: f[1])
+
+
+statics = {}
+for line in open(elf + ".symbols"):
+    parts = line.split()
+    if len(parts) == 4 and parts[2] in "bBdD":
+        for name in ("FRAME_RX", "FRAME_TX"):
+            if re.search(rf"\d{name}17h", parts[3]):
+                # A StaticCell's array and its one-byte "taken" flag.
+                statics[name] = int(parts[1], 16) - 1
+future_name, future = size_of(r"\{async fn body of herdless_embassy::.*")
+ram = [
+    ("driver: Zk<TcpTransport>", size_of(r"herdless_embassy::Zk<.*>")[1]),
+    ("  of which the wire session", size_of(r"herdless_core::wire::Session<.*>")[1]),
+    ("  of which its watch table", size_of(r"herdless_core::wire::session::watches::WatchTable<.*>")[1]),
+    ("lock: Lock<128>", size_of(r"herdless_core::lock::Lock<\d+>")[1]),
+    ("election: Election<128, 192>", size_of(r"herdless_core::election::Election<\d+, \d+>")[1]),
+    ("largest herdless future awaited", future),
+    ("receive frame buffer (FRAME_RX)", statics.get("FRAME_RX", 0)),
+    ("send frame buffer (FRAME_TX)", statics.get("FRAME_TX", 0)),
+]
+print()
+print(f"{'RAM herdless needs (exact, rustc layouts)':<{width + 12}}{'bytes':>8}")
+for name, size in ram:
+    print(f"{name:<{width + 12}}{size:>8}")
+needed = sum(size for name, size in ram if not name.startswith("  "))
+print(f"{'herdless in all':<{width + 12}}{needed:>8}")
+short = re.sub(r"herdless_embassy::|herdless_core::|<'_, '_>|<'_>|'_, ", "", future_name)
+print(f"(the largest future: {short[:100]})")
+main_name, main_task = size_of(r"\{async fn body of ____embassy_main_task::.*\}")
+print(f"the firmware's main task, which holds the driver, the recipes and the futures: {main_task} B")
 PY

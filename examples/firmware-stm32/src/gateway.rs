@@ -42,6 +42,11 @@ impl Gateway {
         }
     }
 
+    /// The election on the driver.
+    pub fn id(&self) -> RecipeId<Election> {
+        self.id
+    }
+
     /// Takes in what the election reported since the last call, and
     /// volunteers when the device is out of the election. Call it at least
     /// every tick: leadership can be lost while the device is busy with the

@@ -143,37 +143,37 @@ async fn main(spawner: Spawner) -> ! {
     let mut conveyor_lock: Lock = unwrap!(Lock::new(CONVEYOR_LOCK));
     let mut gateway_election: Election = unwrap!(Election::new(GATEWAY_ELECTION));
     let session = SessionConfig::new(ZK_SERVERS.len(), SESSION_TIMEOUT_MS);
-    let mut zk: Zk<'_, Transport> = Zk::new(transport, buffers, session);
-
-    let conveyor = unwrap!(zk.add(&mut conveyor_lock));
-    let election = unwrap!(zk.add(&mut gateway_election));
-
-    if let Err(e) = zk.connect().await {
-        restart(e).await;
-    }
-    info!(
-        "ZooKeeper session {=i64:x}, timeout {=u32} ms",
-        zk.session_id(),
-        zk.negotiated_timeout_ms()
-    );
-    // A gateway cut off for longer than the session timeout has been
-    // replaced for certain, even if it never hears of its session's expiry.
-    let timeout = u64::from(zk.negotiated_timeout_ms());
-    unwrap!(zk.recipe(election)).set_lost_after(Some(timeout));
 
     // Operators (and the other devices) read who the gateway is, and where
     // to reach it, from the election's acknowledgement node.
     let mut data = heapless::String::new();
     let _ = write!(data, "{} {}", embassy_stm32::uid::uid_hex(), address);
-    let gateway = Gateway::new(election, gateway_led, data);
-
-    let mut plant = Plant {
-        zk,
-        conveyor,
-        gateway,
+    let parts = Parts {
+        gateway_led,
+        data,
         rng,
         motor,
     };
+    let mut plant = Plant::new(
+        Zk::new(transport, buffers, session),
+        &mut conveyor_lock,
+        &mut gateway_election,
+        parts,
+    );
+    let election = plant.gateway.id();
+    if let Err(e) = plant.zk.connect().await {
+        restart(e).await;
+    }
+    info!(
+        "ZooKeeper session {=i64:x}, timeout {=u32} ms",
+        plant.zk.session_id(),
+        plant.zk.negotiated_timeout_ms()
+    );
+    // A gateway cut off for longer than the session timeout has been
+    // replaced for certain, even if it never hears of its session's expiry.
+    let timeout = u64::from(plant.zk.negotiated_timeout_ms());
+    unwrap!(plant.zk.recipe(election)).set_lost_after(Some(timeout));
+
     loop {
         match plant.round().await {
             Ok(()) => {
@@ -204,7 +204,38 @@ struct Plant<'a> {
     motor: Output<'static>,
 }
 
-impl Plant<'_> {
+/// What the plant controls besides the session.
+struct Parts {
+    gateway_led: Output<'static>,
+    /// The acknowledgement's data: this device and its address.
+    data: heapless::String<64>,
+    rng: Rng<'static, RNG>,
+    motor: Output<'static>,
+}
+
+impl<'a> Plant<'a> {
+    /// Puts the recipes on the driver. Not async on purpose: the driver
+    /// is borrowed while the recipes are added, and a borrowed local of the
+    /// main task keeps its room there for good, so built here it is moved
+    /// into the plant and the task holds one driver, not two (some 3.9 KB
+    /// of RAM).
+    fn new(
+        mut zk: Zk<'a, Transport>,
+        conveyor_lock: &'a mut Lock,
+        gateway_election: &'a mut Election,
+        parts: Parts,
+    ) -> Plant<'a> {
+        let conveyor = unwrap!(zk.add(conveyor_lock));
+        let election = unwrap!(zk.add(gateway_election));
+        Plant {
+            zk,
+            conveyor,
+            gateway: Gateway::new(election, parts.gateway_led, parts.data),
+            rng: parts.rng,
+            motor: parts.motor,
+        }
+    }
+
     /// One round: wait for the lock, drive the conveyor for a shift,
     /// release.
     async fn round(&mut self) -> Result<(), Error> {
