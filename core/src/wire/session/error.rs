@@ -20,10 +20,11 @@ pub enum SendError {
     /// yet drained with [`poll_event`](super::Session::poll_event) count
     /// too).
     TooManyPending,
-    /// The request sets a watch and the table of watches is full.
+    /// The request sets a watch and the table of watches is full: as many
+    /// watches as it counts, or no room left for the path's bytes.
     TooManyWatches,
     /// The request sets a watch on a path longer than the watch table
-    /// stores.
+    /// holds in all.
     WatchPathTooLong,
     /// The request could not be encoded into the buffer.
     Encode(EncodeError),

@@ -47,8 +47,8 @@
 //!   [`SessionEvent::Closed`].
 //!
 //! Every table is fixed-size: `PENDING` requests awaiting replies,
-//! `WATCHES` watches on paths of up to `PATH` bytes; running out is a typed
-//! [`SendError`].
+//! `WATCHES` watches whose paths take `WATCH_BYTES` bytes together; running
+//! out is a typed [`SendError`].
 
 mod auth;
 mod config;
@@ -112,11 +112,17 @@ enum Phase {
 /// A ZooKeeper session over a list of servers, as a state machine.
 ///
 /// `T` is the caller's tag for a request (copied back with its reply);
-/// `PENDING` bounds the requests awaiting replies, `WATCHES` and `PATH` the
-/// watches kept for re-arming.
+/// `PENDING` bounds the requests awaiting replies; `WATCHES` and
+/// `WATCH_BYTES` the watches kept for re-arming: how many, and the bytes
+/// of all their paths together (one pool, so a few long paths or many
+/// short ones fit; the default holds sixteen paths of 64 bytes).
 #[derive(Debug)]
-pub struct Session<T, const PENDING: usize = 16, const WATCHES: usize = 16, const PATH: usize = 128>
-{
+pub struct Session<
+    T,
+    const PENDING: usize = 16,
+    const WATCHES: usize = 16,
+    const WATCH_BYTES: usize = 1024,
+> {
     config: SessionConfig,
     phase: Phase,
     conn: ConnectionId,
@@ -136,7 +142,7 @@ pub struct Session<T, const PENDING: usize = 16, const WATCHES: usize = 16, cons
     /// requests and events come out in the order they happened.
     events: Deque<(SessionEvent, u32), EVENTS>,
     actions: Deque<Action, 4>,
-    watches: WatchTable<WATCHES, PATH>,
+    watches: WatchTable<WATCHES, WATCH_BYTES>,
     auths: AuthList,
     connect_due: bool,
     next_auth: usize,
@@ -149,8 +155,8 @@ pub struct Session<T, const PENDING: usize = 16, const WATCHES: usize = 16, cons
     last_heard: Instant,
 }
 
-impl<T: Copy, const PENDING: usize, const WATCHES: usize, const PATH: usize>
-    Session<T, PENDING, WATCHES, PATH>
+impl<T: Copy, const PENDING: usize, const WATCHES: usize, const WATCH_BYTES: usize>
+    Session<T, PENDING, WATCHES, WATCH_BYTES>
 {
     /// A new session; its first connection attempt (to server 0) is already
     /// in [`poll_action`](Self::poll_action).

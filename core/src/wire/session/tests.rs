@@ -980,3 +980,61 @@ fn lost_requests_drain_before_the_event_that_lost_them() {
         ]
     );
 }
+
+/// The watches' paths share one pool (32 bytes here): it bounds their total
+/// length, and a path spent by a notification leaves room that the next
+/// watch takes, with every remaining path intact for the next setWatches.
+#[test]
+fn watched_paths_share_one_pool_that_closes_its_gaps() {
+    let mut t = Script::three();
+    t.establish(9000);
+    let paths = ["/aaaaaaaaaa", "/bbbbbbbbbb", "/cccccccc"];
+    let xids: Vec<i32> = paths
+        .iter()
+        .enumerate()
+        .map(|(i, path)| {
+            t.send(
+                i as u32,
+                Op::Request(Request::GetData { path, watch: true }),
+            )
+        })
+        .collect();
+    for (i, xid) in xids.into_iter().enumerate() {
+        t.frame(&reply(xid, 50 + i as i64, 0, |w| {
+            w.buffer(b"v")?;
+            w.stat(&sample_stat());
+            Ok(())
+        }))
+        .unwrap();
+    }
+    let mut buf = [0u8; 256];
+    let watch_dd = Op::Request(Request::GetData {
+        path: "/dd",
+        watch: true,
+    });
+    // Three watches of the four counted, but 31 of the 32 bytes taken.
+    assert_eq!(
+        t.s.send(9, &watch_dd, &mut buf, t.at()),
+        Err(SendError::TooManyWatches)
+    );
+    t.frame(&notification(3, "/bbbbbbbbbb")).unwrap();
+    let dd = t.send(9, watch_dd);
+    t.frame(&reply(dd, 60, 0, |w| {
+        w.buffer(b"v")?;
+        w.stat(&sample_stat());
+        Ok(())
+    }))
+    .unwrap();
+    let mut watched: Vec<&str> = t.s.watches().map(|(_, p)| p).collect();
+    watched.sort_unstable();
+    assert_eq!(watched, ["/aaaaaaaaaa", "/cccccccc", "/dd"]);
+    t.drop_connection();
+    t.open();
+    t.frame(&connect_response(9000, SID, &PASSWORD, false))
+        .unwrap();
+    let frames = t.transmit();
+    let (_, [mut data, exist, child]) = parse_set_watches(&frames[0]);
+    data.sort_unstable();
+    assert_eq!(data, ["/aaaaaaaaaa", "/cccccccc", "/dd"]);
+    assert!(exist.is_empty() && child.is_empty());
+}

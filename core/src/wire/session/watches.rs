@@ -9,7 +9,7 @@
 //! data and creation watches, children-changed events child watches, and
 //! deleted events all three.
 
-use heapless::{String, Vec};
+use heapless::Vec;
 
 use super::error::SendError;
 use crate::wire::encode::WatchLists;
@@ -31,24 +31,42 @@ enum Status {
     Armed { rearm: bool },
 }
 
-#[derive(Clone, Debug)]
-struct Watch<const PATH: usize> {
+/// A watch; its path is `paths[start..start + len]` of its table.
+#[derive(Clone, Copy, Debug)]
+struct Watch {
     class: WatchClass,
-    path: String<PATH>,
     status: Status,
+    start: u16,
+    len: u16,
 }
 
-/// Up to `N` watches on paths of up to `PATH` bytes.
+/// Up to `N` watches whose paths take up to `BYTES` bytes together.
+///
+/// The paths share one pool rather than each having room for the longest
+/// path: a device watches a handful of paths of some tens of bytes, and
+/// room for sixteen 128-byte paths was most of the driver's RAM.
 #[derive(Clone, Debug)]
-pub(crate) struct WatchTable<const N: usize, const PATH: usize> {
-    watches: Vec<Watch<PATH>, N>,
+pub(crate) struct WatchTable<const N: usize, const BYTES: usize> {
+    watches: Vec<Watch, N>,
+    paths: Vec<u8, BYTES>,
 }
 
-impl<const N: usize, const PATH: usize> WatchTable<N, PATH> {
+impl<const N: usize, const BYTES: usize> WatchTable<N, BYTES> {
     pub(crate) const fn new() -> Self {
         WatchTable {
             watches: Vec::new(),
+            paths: Vec::new(),
         }
+    }
+
+    /// The path of `watch`: always whole UTF-8, as it was stored from a
+    /// `&str`.
+    fn path(&self, watch: &Watch) -> &str {
+        let start = usize::from(watch.start);
+        self.paths
+            .get(start..start + usize::from(watch.len))
+            .and_then(|bytes| core::str::from_utf8(bytes).ok())
+            .unwrap_or("")
     }
 
     /// Records the watch the request with `xid` asks for (`exists`: the
@@ -60,23 +78,61 @@ impl<const N: usize, const PATH: usize> WatchTable<N, PATH> {
         xid: i32,
         exists: bool,
     ) -> Result<(), SendError> {
-        if self.watches.is_full() {
+        if path.len() > BYTES {
+            return Err(SendError::WatchPathTooLong);
+        }
+        if self.watches.is_full() || path.len() > BYTES - self.paths.len() {
             return Err(SendError::TooManyWatches);
         }
-        let path = String::try_from(path).map_err(|_| SendError::WatchPathTooLong)?;
+        let (Ok(start), Ok(len)) = (u16::try_from(self.paths.len()), u16::try_from(path.len()))
+        else {
+            return Err(SendError::WatchPathTooLong);
+        };
+        self.paths
+            .extend_from_slice(path.as_bytes())
+            .map_err(|_| SendError::TooManyWatches)?;
         self.watches
             .push(Watch {
                 class,
-                path,
                 status: Status::Pending { xid, exists },
+                start,
+                len,
             })
             .map_err(|_| SendError::TooManyWatches)
     }
 
+    /// Removes the watch at `index` and its path, closing the gap in the
+    /// pool.
+    fn remove(&mut self, index: usize) {
+        if index >= self.watches.len() {
+            return;
+        }
+        let gone = self.watches.swap_remove(index);
+        let (start, len) = (usize::from(gone.start), usize::from(gone.len));
+        self.paths.copy_within(start + len.., start);
+        self.paths.truncate(self.paths.len() - len);
+        for w in self.watches.iter_mut() {
+            if w.start > gone.start {
+                w.start -= gone.len;
+            }
+        }
+    }
+
+    /// Removes every watch `drop` says to.
+    fn remove_where(&mut self, mut drop: impl FnMut(&Self, &Watch) -> bool) {
+        let mut index = 0;
+        while let Some(w) = self.watches.get(index).copied() {
+            if drop(self, &w) {
+                self.remove(index);
+            } else {
+                index += 1;
+            }
+        }
+    }
+
     /// Forgets the watch of a request that was never sent.
     pub(crate) fn unreserve(&mut self, xid: i32) {
-        self.watches
-            .retain(|w| !matches!(w.status, Status::Pending { xid: x, .. } if x == xid));
+        self.remove_where(|_, w| matches!(w.status, Status::Pending { xid: x, .. } if x == xid));
     }
 
     /// The reply to the request with `xid` arrived: keeps its watch if the
@@ -106,17 +162,19 @@ impl<const N: usize, const PATH: usize> WatchTable<N, PATH> {
     /// watch already armed is dropped too (the server keeps one).
     fn settle(&mut self, index: usize, class: Option<WatchClass>) {
         let Some(class) = class else {
-            self.watches.swap_remove(index);
+            self.remove(index);
             return;
         };
         let duplicate = match self.watches.get(index) {
             Some(w) => self.watches.iter().any(|o| {
-                matches!(o.status, Status::Armed { .. }) && o.class == class && o.path == w.path
+                matches!(o.status, Status::Armed { .. })
+                    && o.class == class
+                    && self.path(o) == self.path(w)
             }),
             None => return,
         };
         if duplicate {
-            self.watches.swap_remove(index);
+            self.remove(index);
         } else if let Some(w) = self.watches.get_mut(index) {
             w.class = class;
             w.status = Status::Armed { rearm: false };
@@ -132,15 +190,16 @@ impl<const N: usize, const PATH: usize> WatchTable<N, PATH> {
             WatchKind::NodeChildrenChanged => class == WatchClass::Child,
             WatchKind::NodeDeleted => true,
         };
-        self.watches.retain(|w| {
-            !(matches!(w.status, Status::Armed { .. }) && w.path == event.path && fires(w.class))
+        self.remove_where(|table, w| {
+            matches!(w.status, Status::Armed { .. })
+                && table.path(w) == event.path
+                && fires(w.class)
         });
     }
 
     /// The connection was lost: requests in flight set nothing we know of.
     pub(crate) fn drop_pending(&mut self) {
-        self.watches
-            .retain(|w| matches!(w.status, Status::Armed { .. }));
+        self.remove_where(|_, w| !matches!(w.status, Status::Armed { .. }));
     }
 
     /// The session resumed on a new connection: every watch must go into a
@@ -156,6 +215,7 @@ impl<const N: usize, const PATH: usize> WatchTable<N, PATH> {
     /// The session is gone, and its watches with it.
     pub(crate) fn clear(&mut self) {
         self.watches.clear();
+        self.paths.clear();
     }
 
     /// Armed watches (for tests and introspection).
@@ -163,10 +223,10 @@ impl<const N: usize, const PATH: usize> WatchTable<N, PATH> {
         self.watches
             .iter()
             .filter(|w| matches!(w.status, Status::Armed { .. }))
-            .map(|w| (w.class, w.path.as_str()))
+            .map(|w| (w.class, self.path(w)))
     }
 
-    fn awaiting_rearm(&self) -> impl Iterator<Item = &Watch<PATH>> {
+    fn awaiting_rearm(&self) -> impl Iterator<Item = &Watch> {
         self.watches
             .iter()
             .filter(|w| w.status == Status::Armed { rearm: true })
@@ -186,7 +246,7 @@ impl<const N: usize, const PATH: usize> WatchTable<N, PATH> {
         let mut size = FIXED;
         let mut fit = 0;
         for w in self.awaiting_rearm() {
-            size = size.saturating_add(4 + w.path.len());
+            size = size.saturating_add(4 + usize::from(w.len));
             if size > room {
                 if fit == 0 {
                     return Err(EncodeError::BufferTooSmall {
@@ -202,7 +262,7 @@ impl<const N: usize, const PATH: usize> WatchTable<N, PATH> {
     }
 
     /// The first `count` watches awaiting re-arming, as setWatches lists.
-    pub(crate) fn batch(&self, count: usize) -> Batch<'_, N, PATH> {
+    pub(crate) fn batch(&self, count: usize) -> Batch<'_, N, BYTES> {
         Batch { table: self, count }
     }
 
@@ -222,12 +282,12 @@ impl<const N: usize, const PATH: usize> WatchTable<N, PATH> {
 }
 
 /// A prefix of the watches awaiting re-arming, split by class.
-pub(crate) struct Batch<'t, const N: usize, const PATH: usize> {
-    table: &'t WatchTable<N, PATH>,
+pub(crate) struct Batch<'t, const N: usize, const BYTES: usize> {
+    table: &'t WatchTable<N, BYTES>,
     count: usize,
 }
 
-impl<const N: usize, const PATH: usize> WatchLists for Batch<'_, N, PATH> {
+impl<const N: usize, const BYTES: usize> WatchLists for Batch<'_, N, BYTES> {
     fn count(&self, class: WatchClass) -> usize {
         self.table
             .awaiting_rearm()
@@ -245,6 +305,6 @@ impl<const N: usize, const PATH: usize> WatchLists for Batch<'_, N, PATH> {
             .awaiting_rearm()
             .take(self.count)
             .filter(|w| w.class == class)
-            .try_for_each(|w| f(&w.path))
+            .try_for_each(|w| f(self.table.path(w)))
     }
 }
