@@ -10,7 +10,11 @@
 //! then the delete. Prints the figures as a markdown table with ratios.
 //! Nothing here asserts a time.
 //!
-//! `bench [--quick]`: `--quick` runs few cycles (a smoke run, not figures).
+//! `bench [--quick] [--only MODE,...] [--current-thread]`: `--quick` runs
+//! few cycles (a smoke run, not figures); `--only` runs the modes named
+//! (uncontended, contended, turns, handoff, failover, waiters);
+//! `--current-thread` runs herdless's clients on a single-threaded tokio
+//! runtime instead of two worker threads.
 
 use std::alloc::System;
 use std::collections::BTreeMap;
@@ -73,7 +77,16 @@ struct Plan {
 type Figures = BTreeMap<String, f64>;
 
 fn main() {
-    let quick = std::env::args().any(|a| a == "--quick");
+    let args: Vec<String> = std::env::args().collect();
+    let quick = args.iter().any(|a| a == "--quick");
+    // `--only MODE,...`: run those modes alone (uncontended, contended,
+    // turns, handoff, failover, waiters).
+    let only: Option<Vec<String>> = args
+        .iter()
+        .position(|a| a == "--only")
+        .and_then(|i| args.get(i + 1))
+        .map(|modes| modes.split(',').map(str::to_owned).collect());
+    let wants = |mode: &str| only.as_ref().is_none_or(|m| m.iter().any(|o| o == mode));
     let plan = if quick {
         Plan {
             warmup: 100,
@@ -95,11 +108,19 @@ fn main() {
             waiters: &[100, 1_000],
         }
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("a tokio runtime");
+    // `--current-thread`: herdless's clients on a single-threaded runtime,
+    // to tell what moving between worker threads costs them.
+    let runtime = if args.iter().any(|a| a == "--current-thread") {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+    } else {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+    }
+    .expect("a tokio runtime");
     let server = ZkServer::start();
     let addr = server.addr();
     eprintln!("bench: ZooKeeper at {addr}, warming it with {WARM_UP_REQUESTS} requests");
@@ -114,89 +135,102 @@ fn main() {
         None => eprintln!("bench: {mode:<14} {client:<17} not run"),
     };
 
-    for client in CLIENTS {
-        let path = format!("/bench/uncontended-{}", slug(client));
-        let before = server.packets_received();
-        let figures = match client {
-            "herdless-std" => Some(runtime.block_on(std_uncontended(&addr, &path, &plan))),
-            "herdless-embassy" => Some(runtime.block_on(embassy_uncontended(&addr, &path, &plan))),
-            "zookeeper-client" => Some(runtime.block_on(zkclient_uncontended(&addr, &path, &plan))),
-            "floor" => Some(runtime.block_on(floor_uncontended(&addr, &path, &plan))),
-            peer => run_peer(
-                peer,
-                &[
-                    "uncontended",
-                    &addr,
-                    &path,
-                    &plan.warmup.to_string(),
-                    &plan.cycles.to_string(),
-                ],
-            ),
-        };
-        let figures = figures.map(|mut f| {
-            // Everything the client sent (handshake, pings and close
-            // included) over the cycles it ran.
-            let sent = server.packets_received() - before;
-            f.insert(
-                "requests".into(),
-                sent as f64 / (plan.warmup + plan.cycles) as f64,
-            );
-            f
-        });
-        record("uncontended".into(), client, figures);
-    }
-
-    for &sessions in plan.sessions {
+    if wants("uncontended") {
         for client in CLIENTS {
-            let path = format!("/bench/contended-{sessions}-{}", slug(client));
-            let args = [
-                "contended".to_string(),
-                addr.clone(),
-                path.clone(),
-                sessions.to_string(),
-                plan.seconds.to_string(),
-            ];
+            let path = format!("/bench/uncontended-{}", slug(client));
+            let before = server.packets_received();
             let figures = match client {
-                "herdless-std" => {
-                    Some(runtime.block_on(std_contended(&addr, &path, sessions, plan.seconds)))
+                "herdless-std" => Some(runtime.block_on(std_uncontended(&addr, &path, &plan))),
+                "herdless-embassy" => {
+                    Some(runtime.block_on(embassy_uncontended(&addr, &path, &plan)))
                 }
-                // One embedded driver is one device: contention is the
-                // herdless-std column's.
-                "herdless-embassy" | "zookeeper-client" | "floor" => None,
-                peer => run_peer(peer, &args.each_ref().map(String::as_str)),
+                "zookeeper-client" => {
+                    Some(runtime.block_on(zkclient_uncontended(&addr, &path, &plan)))
+                }
+                "floor" => Some(runtime.block_on(floor_uncontended(&addr, &path, &plan))),
+                peer => run_peer(
+                    peer,
+                    &[
+                        "uncontended",
+                        &addr,
+                        &path,
+                        &plan.warmup.to_string(),
+                        &plan.cycles.to_string(),
+                    ],
+                ),
             };
-            record(format!("contended {sessions}"), client, figures);
+            let figures = figures.map(|mut f| {
+                // Everything the client sent (handshake, pings and close
+                // included) over the cycles it ran.
+                let sent = server.packets_received() - before;
+                f.insert(
+                    "requests".into(),
+                    sent as f64 / (plan.warmup + plan.cycles) as f64,
+                );
+                f
+            });
+            record("uncontended".into(), client, figures);
         }
     }
 
-    for client in CLIENTS {
-        let path = format!("/bench/turns-{}", slug(client));
-        let before = server.packets_received();
-        let figures = match client {
-            "herdless-std" => Some(runtime.block_on(std_turns(&addr, &path, &plan))),
-            "herdless-embassy" => Some(runtime.block_on(embassy_turns(&addr, &path, &plan))),
-            "zookeeper-client" | "floor" => None,
-            peer => run_peer(
-                peer,
-                &[
-                    "turns",
-                    &addr,
-                    &path,
-                    &plan.warmup.min(plan.turns).to_string(),
-                    &plan.turns.to_string(),
-                ],
-            ),
-        };
-        let figures = figures.map(|mut f| {
-            let sent = server.packets_received() - before;
-            let turns = plan.warmup.min(plan.turns) + plan.turns;
-            f.insert("requests".into(), sent as f64 / turns as f64);
-            f
-        });
-        record("turns".into(), client, figures);
+    if wants("contended") {
+        for &sessions in plan.sessions {
+            for client in CLIENTS {
+                let path = format!("/bench/contended-{sessions}-{}", slug(client));
+                let args = [
+                    "contended".to_string(),
+                    addr.clone(),
+                    path.clone(),
+                    sessions.to_string(),
+                    plan.seconds.to_string(),
+                ];
+                let figures = match client {
+                    "herdless-std" => {
+                        Some(runtime.block_on(std_contended(&addr, &path, sessions, plan.seconds)))
+                    }
+                    // One embedded driver is one device: contention is the
+                    // herdless-std column's.
+                    "herdless-embassy" | "zookeeper-client" | "floor" => None,
+                    peer => run_peer(peer, &args.each_ref().map(String::as_str)),
+                };
+                record(format!("contended {sessions}"), client, figures);
+            }
+        }
+    }
+
+    if wants("turns") {
+        for client in CLIENTS {
+            let path = format!("/bench/turns-{}", slug(client));
+            let before = server.packets_received();
+            let figures = match client {
+                "herdless-std" => Some(runtime.block_on(std_turns(&addr, &path, &plan))),
+                "herdless-embassy" => Some(runtime.block_on(embassy_turns(&addr, &path, &plan))),
+                "zookeeper-client" | "floor" => None,
+                peer => run_peer(
+                    peer,
+                    &[
+                        "turns",
+                        &addr,
+                        &path,
+                        &plan.warmup.min(plan.turns).to_string(),
+                        &plan.turns.to_string(),
+                    ],
+                ),
+            };
+            let figures = figures.map(|mut f| {
+                let sent = server.packets_received() - before;
+                let turns = plan.warmup.min(plan.turns) + plan.turns;
+                f.insert("requests".into(), sent as f64 / turns as f64);
+                f
+            });
+            record("turns".into(), client, figures);
+        }
     }
 
     for mode in ["handoff", "failover"] {
+        if !wants(mode) {
+            continue;
+        }
         for client in CLIENTS {
             let path = format!("/bench/{mode}-{}", slug(client));
             let figures = match client {
@@ -211,31 +245,33 @@ fn main() {
         }
     }
 
-    for &n in plan.waiters {
-        for client in CLIENTS {
-            let path = format!("/bench/waiters-{n}-{}", slug(client));
-            let before = server.notifications_sent();
-            let figures = match client {
-                "herdless-std" => Some(runtime.block_on(std_waiters(&addr, &path, n))),
-                "herdless-embassy" | "zookeeper-client" | "floor" => None,
-                peer => run_peer(
-                    peer,
-                    &[
-                        "waiters",
-                        &addr,
-                        &path,
-                        &n.to_string(),
-                        &WAITER_SESSIONS.to_string(),
-                    ],
-                ),
-            };
-            let figures = figures.map(|mut f| {
-                // The holder's release and every waiter's.
-                let notified = server.notifications_sent() - before;
-                f.insert("notes".into(), notified as f64 / (n + 1) as f64);
-                f
-            });
-            record(format!("waiters {n}"), client, figures);
+    if wants("waiters") {
+        for &n in plan.waiters {
+            for client in CLIENTS {
+                let path = format!("/bench/waiters-{n}-{}", slug(client));
+                let before = server.notifications_sent();
+                let figures = match client {
+                    "herdless-std" => Some(runtime.block_on(std_waiters(&addr, &path, n))),
+                    "herdless-embassy" | "zookeeper-client" | "floor" => None,
+                    peer => run_peer(
+                        peer,
+                        &[
+                            "waiters",
+                            &addr,
+                            &path,
+                            &n.to_string(),
+                            &WAITER_SESSIONS.to_string(),
+                        ],
+                    ),
+                };
+                let figures = figures.map(|mut f| {
+                    // The holder's release and every waiter's.
+                    let notified = server.notifications_sent() - before;
+                    f.insert("notes".into(), notified as f64 / (n + 1) as f64);
+                    f
+                });
+                record(format!("waiters {n}"), client, figures);
+            }
         }
     }
 
