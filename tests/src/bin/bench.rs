@@ -26,9 +26,10 @@ use cap::Cap;
 use herdless_core::naming::Guid;
 use herdless_core::wire::session::{Action, ConnectionId, Incoming, Session, State};
 use herdless_core::wire::{frame, Op, Response, DEFAULT_MAX_FRAME};
+use herdless_core::Recipe;
 use herdless_core::{Acl, CreateMode, Request, Version};
 use herdless_embassy::wire::SessionConfig;
-use herdless_embassy::{Buffers, Zk};
+use herdless_embassy::{Buffers, RecipeId, Zk};
 use herdless_tests::tokio_transport::TokioTransport;
 use herdless_tests::{ZkServer, CURATOR_CLASSPATH};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -212,14 +213,15 @@ fn main() {
                         "turns",
                         &addr,
                         &path,
-                        &plan.warmup.min(plan.turns).to_string(),
+                        &turns_plan(&plan).warmup.to_string(),
                         &plan.turns.to_string(),
                     ],
                 ),
             };
             let figures = figures.map(|mut f| {
                 let sent = server.packets_received() - before;
-                let turns = plan.warmup.min(plan.turns) + plan.turns;
+                let turns = turns_plan(&plan);
+                let turns = turns.warmup + turns.cycles;
                 f.insert("requests".into(), sent as f64 / turns as f64);
                 f
             });
@@ -341,6 +343,33 @@ async fn timed_cycles(plan: &Plan, mut cycle: impl AsyncFnMut()) -> Figures {
     figures
 }
 
+/// An embedded driver over tokio's `TcpStream` to `addr`, with `recipe` on
+/// it, connected.
+async fn embedded<'a, R: Recipe + 'static>(
+    addr: &str,
+    buffers: Buffers<'a>,
+    recipe: &'a mut R,
+) -> (Zk<'a, TokioTransport>, RecipeId<R>) {
+    let mut zk: Zk<'_, _> = Zk::new(
+        TokioTransport::new(vec![addr.to_string()]),
+        buffers,
+        SessionConfig::new(1, 30_000),
+    );
+    let id = zk.add(recipe).expect("room for the recipe");
+    zk.connect().await.expect("connect the embedded driver");
+    (zk, id)
+}
+
+/// The plan of the election turns: `plan.turns` timed, after as many
+/// untimed (at most `plan.warmup`).
+fn turns_plan(plan: &Plan) -> Plan {
+    Plan {
+        warmup: plan.warmup.min(plan.turns),
+        cycles: plan.turns,
+        ..*plan
+    }
+}
+
 async fn std_uncontended(addr: &str, path: &str, plan: &Plan) -> Figures {
     let client = connect(addr).await;
     let lock = herdless_std::Lock::new(&client, path).expect("a lock");
@@ -354,14 +383,7 @@ async fn std_uncontended(addr: &str, path: &str, plan: &Plan) -> Figures {
 async fn embassy_uncontended(addr: &str, path: &str, plan: &Plan) -> Figures {
     let (mut rx, mut tx) = (vec![0u8; 4096], vec![0u8; 1024]);
     let mut lock: herdless_core::lock::Lock = herdless_core::lock::Lock::new(path).expect("a lock");
-    let transport = TokioTransport::new(vec![addr.to_string()]);
-    let mut zk: Zk<'_, _> = Zk::new(
-        transport,
-        Buffers::new(&mut rx, &mut tx),
-        SessionConfig::new(1, 30_000),
-    );
-    let id = zk.add(&mut lock).expect("room for the lock");
-    zk.connect().await.expect("connect the embedded driver");
+    let (mut zk, id) = embedded(addr, Buffers::new(&mut rx, &mut tx), &mut lock).await;
     let figures = timed_cycles(plan, async || {
         let mut lock = zk.handle(id);
         lock.acquire(guid()).await.expect("acquire");
@@ -627,12 +649,7 @@ async fn std_handoff(addr: &str, path: &str, rounds: usize) -> Figures {
 async fn std_turns(addr: &str, path: &str, plan: &Plan) -> Figures {
     let client = connect(addr).await;
     let election = herdless_std::Election::new(&client, path).expect("an election");
-    let plan = Plan {
-        warmup: plan.warmup.min(plan.turns),
-        cycles: plan.turns,
-        ..*plan
-    };
-    timed_cycles(&plan, async || {
+    timed_cycles(&turns_plan(plan), async || {
         let leads = election.campaign().await.expect("campaign");
         leads.resign().await.expect("resign");
     })
@@ -643,20 +660,8 @@ async fn embassy_turns(addr: &str, path: &str, plan: &Plan) -> Figures {
     let (mut rx, mut tx) = (vec![0u8; 4096], vec![0u8; 1024]);
     let mut election: herdless_core::election::Election =
         herdless_core::election::Election::new(path).expect("an election");
-    let transport = TokioTransport::new(vec![addr.to_string()]);
-    let mut zk: Zk<'_, _> = Zk::new(
-        transport,
-        Buffers::new(&mut rx, &mut tx),
-        SessionConfig::new(1, 30_000),
-    );
-    let id = zk.add(&mut election).expect("room for the candidate");
-    zk.connect().await.expect("connect the embedded driver");
-    let plan = Plan {
-        warmup: plan.warmup.min(plan.turns),
-        cycles: plan.turns,
-        ..*plan
-    };
-    let figures = timed_cycles(&plan, async || {
+    let (mut zk, id) = embedded(addr, Buffers::new(&mut rx, &mut tx), &mut election).await;
+    let figures = timed_cycles(&turns_plan(plan), async || {
         let mut candidate = zk.handle(id);
         candidate.campaign(guid(), b"").await.expect("campaign");
         candidate.resign().await.expect("resign");
@@ -678,13 +683,7 @@ async fn std_failover(addr: &str, path: &str, rounds: usize) -> Figures {
         let (mut rx, mut tx) = (vec![0u8; 4096], vec![0u8; 1024]);
         let mut leader: herdless_core::election::Election =
             herdless_core::election::Election::new(path).expect("an election");
-        let mut zk: Zk<'_, _> = Zk::new(
-            TokioTransport::new(vec![addr.to_string()]),
-            Buffers::new(&mut rx, &mut tx),
-            SessionConfig::new(1, 30_000),
-        );
-        let id = zk.add(&mut leader).expect("room for the candidate");
-        zk.connect().await.expect("connect the leader");
+        let (mut zk, id) = embedded(addr, Buffers::new(&mut rx, &mut tx), &mut leader).await;
         zk.handle(id)
             .campaign(guid(), b"")
             .await
