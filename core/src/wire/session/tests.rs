@@ -1038,3 +1038,44 @@ fn watched_paths_share_one_pool_that_closes_its_gaps() {
     assert_eq!(data, ["/aaaaaaaaaa", "/cccccccc", "/dd"]);
     assert!(exist.is_empty() && child.is_empty());
 }
+
+/// A path exactly the pool's size fits an empty table; and a watching
+/// request that fails to encode gives its reservation back, slot and bytes.
+#[test]
+fn the_pool_fits_a_path_of_its_size_and_a_failed_send_leaves_it_whole() {
+    let mut t = Script::three();
+    t.establish(9000);
+    let mut tiny = [0u8; 8];
+    let full = "/0123456789012345678901234567890";
+    assert_eq!(full.len(), 32);
+    assert!(matches!(
+        t.s.send(
+            1,
+            &Op::Request(Request::GetData {
+                path: full,
+                watch: true
+            }),
+            &mut tiny,
+            t.at()
+        ),
+        Err(SendError::Encode(_))
+    ));
+    // Had the failed send kept its reservation, no path would fit now.
+    let xid = t.send(
+        2,
+        Op::Request(Request::GetData {
+            path: full,
+            watch: true,
+        }),
+    );
+    t.frame(&reply(xid, 50, 0, |w| {
+        w.buffer(b"v")?;
+        w.stat(&sample_stat());
+        Ok(())
+    }))
+    .unwrap();
+    assert_eq!(
+        t.s.watches().collect::<Vec<_>>(),
+        [(WatchClass::Data, full)]
+    );
+}

@@ -81,24 +81,30 @@ impl<const N: usize, const BYTES: usize> WatchTable<N, BYTES> {
         if path.len() > BYTES {
             return Err(SendError::WatchPathTooLong);
         }
-        if self.watches.is_full() || path.len() > BYTES - self.paths.len() {
+        if self.watches.is_full() {
             return Err(SendError::TooManyWatches);
         }
         let (Ok(start), Ok(len)) = (u16::try_from(self.paths.len()), u16::try_from(path.len()))
         else {
             return Err(SendError::WatchPathTooLong);
         };
+        // No room left in the pool for this path: as full as a table with
+        // no slot left.
         self.paths
             .extend_from_slice(path.as_bytes())
             .map_err(|_| SendError::TooManyWatches)?;
-        self.watches
-            .push(Watch {
-                class,
-                status: Status::Pending { xid, exists },
-                start,
-                len,
-            })
-            .map_err(|_| SendError::TooManyWatches)
+        let watch = Watch {
+            class,
+            status: Status::Pending { xid, exists },
+            start,
+            len,
+        };
+        // Cannot fail (a slot is free, checked above); should it, the path
+        // goes too.
+        self.watches.push(watch).map_err(|_| {
+            self.paths.truncate(usize::from(start));
+            SendError::TooManyWatches
+        })
     }
 
     /// Removes the watch at `index` and its path, closing the gap in the
