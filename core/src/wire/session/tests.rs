@@ -1079,3 +1079,31 @@ fn the_pool_fits_a_path_of_its_size_and_a_failed_send_leaves_it_whole() {
         [(WatchClass::Data, full)]
     );
 }
+
+/// Watching requests lost with their connection set nothing the session
+/// can count on: their reservations go, slots and bytes, so a full table
+/// is free again after the resume.
+#[test]
+fn reservations_lost_with_the_connection_free_the_table() {
+    let mut t = Script::three();
+    t.establish(9000);
+    let paths = ["/p00000", "/p11111", "/p22222", "/p33333"];
+    for (i, path) in paths.iter().enumerate() {
+        t.send(
+            i as u32,
+            Op::Request(Request::GetData { path, watch: true }),
+        );
+    }
+    t.drop_connection();
+    t.open();
+    t.frame(&connect_response(9000, SID, &PASSWORD, false))
+        .unwrap();
+    let _ = t.events();
+    assert!(t.transmit().is_empty(), "nothing was armed to set again");
+    for (i, path) in paths.iter().enumerate() {
+        t.send(
+            10 + i as u32,
+            Op::Request(Request::GetData { path, watch: true }),
+        );
+    }
+}
