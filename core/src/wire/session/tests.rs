@@ -1107,3 +1107,26 @@ fn reservations_lost_with_the_connection_free_the_table() {
         );
     }
 }
+
+/// The watches of an expired session die with it: none is set again on
+/// the next session, and its table starts empty.
+#[test]
+fn an_expired_sessions_watches_are_not_carried_to_the_next() {
+    let mut t = Script::three();
+    t.establish(9000);
+    three_watches(&mut t);
+    t.drop_connection();
+    t.open();
+    t.frame(&connect_response(0, 0, &[0; 16], false)).unwrap();
+    let _ = t.s.poll_action();
+    let _ = t.events();
+    assert_eq!(t.s.watches().count(), 0);
+    t.next_attempt();
+    t.open();
+    t.frame(&connect_response(9000, SID + 1, &PASSWORD, false))
+        .unwrap();
+    assert!(
+        t.transmit().is_empty(),
+        "no setWatches for the old session's watches"
+    );
+}
