@@ -760,9 +760,8 @@ impl<const N: usize, const D: usize> Election<N, D> {
             Step::Creating | Step::Finding | Step::Listing | Step::Watching => {
                 self.regain_place();
             }
-            // Whether the acknowledgement landed or not, confirming the own
-            // node again and re-creating it (adopting ours on `NodeExists`)
-            // settles it.
+            // Nothing is written before leading: reading the own node
+            // again decides.
             Step::Confirming => self.ops.queue(Op::Confirm),
             Step::Leading | Step::Verifying => {
                 self.step = Step::Verifying;
