@@ -555,7 +555,8 @@ fn the_state_machines_are_bounded_by_their_buffers() {
     let candidate = std::mem::size_of::<Election>();
     let observer = std::mem::size_of::<Observer>();
     println!("size_of::<Election<128, 192>>() = {candidate} bytes, Observer = {observer} bytes");
-    assert!(candidate < 6 * 128 + 192 + 640, "{candidate}");
+    // 680: the fixed state includes the fold of a listing read in parts.
+    assert!(candidate < 6 * 128 + 192 + 680, "{candidate}");
     assert!(observer < 128 + 192 + 320, "{observer}");
     let mut w = world(1);
     w.zk.create_persistent(DIR, b"").unwrap();

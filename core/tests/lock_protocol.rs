@@ -310,6 +310,18 @@ fn lost_create_reply_adopts_the_node_found_by_guid() {
     assert_eq!(sent[0].1, "children /locks/a watch=false");
     children(&mut lock, sent[0].0, &["x-lock-0000000007", OWN]);
     assert_eq!(lock.own_node(), Some(OWN));
+    // The listing searched was read before the node was known: a new one
+    // says where it stands (the same pass cannot, in parts).
+    let sent = drain(&mut lock);
+    let own_path = format!("/locks/a/{OWN}");
+    assert_eq!(
+        texts(&sent),
+        [
+            format!("getData {own_path} watch=true"),
+            "children /locks/a watch=false".to_string(),
+        ]
+    );
+    children(&mut lock, sent[1].0, &["x-lock-0000000007", OWN]);
     assert_eq!(events(&mut lock), vec![LockEvent::Acquired]);
 }
 
@@ -785,8 +797,14 @@ fn a_node_found_by_guid_settles_the_lost_create() {
         texts(&sent),
         [
             format!("getData {own_path} watch=true"),
-            format!("getData /locks/a/{AHEAD} watch=true"),
+            "children /locks/a watch=false".to_string(),
         ]
+    );
+    children(&mut lock, sent[1].0, &[OWN, AHEAD]);
+    let sent = drain(&mut lock);
+    assert_eq!(
+        texts(&sent),
+        [format!("getData /locks/a/{AHEAD} watch=true")]
     );
     // An operator deletes the waiter's node: it queues again at the back.
     lock.handle_watch(

@@ -269,7 +269,10 @@ fn a_lost_create_reply_is_recovered_by_guid_for_readers_too() {
     assert_eq!(lock.own_node(), Some(READ));
     let sent = drain(&mut lock);
     assert_eq!(sent[0].1, format!("getData {DIR}/{READ} watch=true"));
-    let sent = &sent[1..];
+    // A new listing says where the node found stands.
+    assert_eq!(sent[1].1, format!("children {DIR} watch=false"));
+    children(&mut lock, sent[1].0, &[writer_same_guid, READ]);
+    let sent = drain(&mut lock);
     assert_eq!(
         sent[0].1,
         format!("getData {DIR}/{writer_same_guid} watch=true")

@@ -1,6 +1,6 @@
 //! The one contract every recipe implements.
 
-use crate::{Instant, Reply, Request, RequestId, SessionEvent, WatchEvent};
+use crate::{Children, Instant, Reply, Request, RequestId, SessionEvent, WatchEvent};
 
 /// A request a recipe wants sent, with the id its reply must carry back.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -93,4 +93,39 @@ pub trait Recipe {
 
     /// The next event for the application, if any.
     fn poll_event(&mut self) -> Option<Self::Event>;
+
+    /// Whether the recipe takes a `getChildren` answer in parts, through
+    /// [`handle_listing_part`](Recipe::handle_listing_part).
+    ///
+    /// A driver whose receive buffer cannot hold a whole listing (the
+    /// embedded one, with a few KiB) hands it over name by name to a recipe
+    /// that does, and answers the listing with
+    /// [`ZkError::ReplyTooLarge`](crate::ZkError::ReplyTooLarge) to one
+    /// that does not (the default). The lock and the election candidate
+    /// take their directory's listing in parts, so the receive buffer
+    /// bounds the length of one name, not the number of contenders.
+    fn takes_listing_in_parts(&self) -> bool {
+        false
+    }
+
+    /// Some of the names answering the listing emitted with `id`, in server
+    /// order, received at `now`; `last` on the final part (which may hold
+    /// no name). Parts of one listing come one after another, with no other
+    /// reply or notification between them: together they are what
+    /// [`Reply::Children`] would have held. A listing cut short (its
+    /// connection lost, a name longer than the buffer) ends without a
+    /// `last` part: a [`SessionEvent::Suspended`] follows, or a
+    /// [`handle_reply`](Recipe::handle_reply) with the error for `id`.
+    ///
+    /// Called only if [`takes_listing_in_parts`](Recipe::takes_listing_in_parts)
+    /// says so; the default does nothing.
+    fn handle_listing_part(
+        &mut self,
+        now: Instant,
+        id: RequestId,
+        names: Children<'_>,
+        last: bool,
+    ) {
+        let _ = (now, id, names, last);
+    }
 }

@@ -74,6 +74,12 @@ pub enum ZkError {
     QuotaExceeded,
     /// -127: the request was throttled; retry with backoff.
     ThrottledOp,
+    /// -1000, produced by the client, never sent by a server: the answer
+    /// did not fit the driver's receive buffer and was skipped (the server
+    /// carried the request out, and a watch it asked for is set). The
+    /// embedded driver answers so a `getData` of more than its buffer, and
+    /// a listing to a recipe that does not take listings in parts.
+    ReplyTooLarge,
     /// A code this crate does not know, with its raw value.
     Unknown(i32),
 }
@@ -115,6 +121,7 @@ impl ZkError {
             -124 => SessionClosedRequireSaslAuth,
             -125 => QuotaExceeded,
             -127 => ThrottledOp,
+            -1000 => ReplyTooLarge,
             other => Unknown(other),
         })
     }
@@ -154,6 +161,7 @@ impl ZkError {
             SessionClosedRequireSaslAuth => -124,
             QuotaExceeded => -125,
             ThrottledOp => -127,
+            ReplyTooLarge => -1000,
             Unknown(code) => code,
         }
     }
@@ -211,6 +219,7 @@ impl fmt::Display for ZkError {
             SessionClosedRequireSaslAuth => "session closed: SASL authentication required",
             QuotaExceeded => "quota exceeded",
             ThrottledOp => "request throttled by the server",
+            ReplyTooLarge => "the reply does not fit the receive buffer",
             Unknown(code) => return write!(f, "unknown ZooKeeper error code {code}"),
         };
         f.write_str(text)
@@ -231,5 +240,7 @@ mod tests {
         }
         assert_eq!(ZkError::from_code(-101), Some(ZkError::NoNode));
         assert_eq!(ZkError::from_code(-9), Some(ZkError::Unknown(-9)));
+        let client_side = ZkError::ReplyTooLarge;
+        assert_eq!(ZkError::from_code(client_side.code()), Some(client_side));
     }
 }

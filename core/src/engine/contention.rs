@@ -15,7 +15,7 @@ use heapless::String;
 use crate::engine::ancestors;
 use crate::naming::{Flavour, Guid, NodeKind};
 use crate::path::{self, PathError};
-use crate::{Acl, Children, CreateMode, Error, Request, Sequence, Version, ZkError};
+use crate::{Acl, CreateMode, Error, Request, RequestId, Sequence, Version, ZkError};
 
 /// The widest sequence suffix a server writes: `-2147483648` after the
 /// counter wrapped.
@@ -40,6 +40,8 @@ pub(crate) struct Contention<const N: usize> {
     predecessor_is_lowest: bool,
     /// Bounds re-creating a missing directory.
     pub(crate) directory_retries: ancestors::Retries,
+    /// The listing being read, if its last part has not come yet.
+    scan: Option<Scan>,
 }
 
 /// What a contender knows of its own node in the current attempt.
@@ -54,14 +56,62 @@ pub(crate) enum Own {
     Known(Sequence),
 }
 
-/// Where the own node stands in a listing, read in one pass.
-pub(crate) struct Standing<'c> {
+/// Where the own node stands in a listing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Standing {
     /// The own node is in the listing.
     pub(crate) present: bool,
     /// The lowest sequence among the nodes waited for, the own one included.
     pub(crate) lowest: Sequence,
-    /// The next-lower node waited for, and whether it is the only one lower.
-    pub(crate) predecessor: Option<(&'c str, bool)>,
+    /// A node waited for is lower than the own node: the next-lower one's
+    /// path is in [`predecessor`](Contention::predecessor), or did not fit
+    /// there (`Err`); `Ok(true)` if it is the only one lower.
+    pub(crate) predecessor: Option<Result<bool, PathError>>,
+}
+
+/// How a listing is read, decided when its first part comes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ScanMode {
+    /// Search the own node by GUID (a create in doubt).
+    Find,
+    /// Say where the known own node stands.
+    Stand,
+    /// Nothing to learn from it.
+    Ignore,
+}
+
+/// What a whole listing said.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Scanned {
+    /// Searched by GUID: whether the own node was found (and stored).
+    Found(bool),
+    /// Where the own node stands.
+    Stood(Standing),
+    /// Read in [`ScanMode::Ignore`].
+    Ignored,
+}
+
+/// A listing read so far: it may come in parts (a driver whose receive
+/// buffer holds less than the whole reply), so the one pass over it is a
+/// fold whose state lives here between parts.
+#[derive(Clone, Copy, Debug)]
+struct Scan {
+    /// The listing's request.
+    id: RequestId,
+    mode: ScanMode,
+    /// Find: a name with the GUID was seen; Stand: the own node was.
+    seen: bool,
+    /// Find: that name was stored as the own node.
+    stored: bool,
+    /// Stand: the own node's sequence.
+    own: Sequence,
+    /// Stand: nodes waited for below the own one.
+    lower: u32,
+    lowest: Sequence,
+    /// Stand: the highest sequence below the own one so far; its path is
+    /// in `predecessor`, unless it needs the `overflow` bytes (not 0).
+    nearest: Option<Sequence>,
+    overflow: usize,
 }
 
 /// What a refused create means for the contender.
@@ -96,6 +146,7 @@ impl<const N: usize> Contention<N> {
             predecessor: String::new(),
             predecessor_is_lowest: false,
             directory_retries: ancestors::Retries::default(),
+            scan: None,
         })
     }
 
@@ -212,61 +263,99 @@ impl<const N: usize> Contention<N> {
         true
     }
 
-    /// One pass over the children, looking for the own node by GUID.
-    pub(crate) fn find_own(&mut self, children: Children<'_>) -> bool {
-        for name in children {
-            if self.flavour.is_own(self.kind, &self.guid, name) {
-                return self.store_own(name);
-            }
-        }
-        false
+    /// Whether the listing `id` is being read (a part of it came).
+    pub(crate) fn is_scanning(&self, id: RequestId) -> bool {
+        self.scan.is_some_and(|scan| scan.id == id)
     }
 
-    /// Reads a listing in one pass: whether the own node is there, and the
-    /// next-lower of the nodes `waits_for` gives a sequence to. `None` while
-    /// the own node is unknown.
-    pub(crate) fn stand<'c>(
-        &self,
-        children: Children<'c>,
-        waits_for: impl Fn(&str) -> Option<Sequence>,
-    ) -> Option<Standing<'c>> {
-        let own_seq = &self.own_sequence()?;
-        let own_name = path::basename(&self.own_path);
-        let mut present = false;
-        let mut lower = 0usize;
-        let mut lowest = *own_seq;
-        let mut predecessor: Option<(&str, Sequence)> = None;
-        for name in children {
-            if name == own_name {
-                present = true;
-                continue;
+    /// Starts reading the listing `id` in `mode` (a stand without a known
+    /// own node learns nothing), dropping any listing read before.
+    pub(crate) fn begin_scan(&mut self, id: RequestId, mode: ScanMode) {
+        let own = self.own_sequence();
+        let mode = match (mode, own) {
+            (ScanMode::Stand, None) => ScanMode::Ignore,
+            (mode, _) => mode,
+        };
+        let own = own.unwrap_or(Sequence::new(0));
+        self.scan = Some(Scan {
+            id,
+            mode,
+            seen: false,
+            stored: false,
+            own,
+            lower: 0,
+            lowest: own,
+            nearest: None,
+            overflow: 0,
+        });
+    }
+
+    /// Reads one name of the listing; `waits` is its sequence if it is a
+    /// node this contender waits for.
+    pub(crate) fn scan_name(&mut self, name: &str, waits: Option<Sequence>) {
+        let Some(mut scan) = self.scan else {
+            return;
+        };
+        match scan.mode {
+            ScanMode::Ignore => return,
+            ScanMode::Find => {
+                if !scan.seen && self.flavour.is_own(self.kind, &self.guid, name) {
+                    scan.seen = true;
+                    scan.stored = self.store_own(name);
+                }
             }
-            let Some(seq) = waits_for(name) else {
-                continue;
-            };
-            if seq.precedes(lowest) {
-                lowest = seq;
-            }
-            if seq.precedes(*own_seq) {
-                lower += 1;
-                if predecessor.is_none_or(|(_, best)| best.precedes(seq)) {
-                    predecessor = Some((name, seq));
+            ScanMode::Stand => {
+                if name == path::basename(&self.own_path) {
+                    scan.seen = true;
+                } else if let Some(seq) = waits {
+                    if seq.precedes(scan.lowest) {
+                        scan.lowest = seq;
+                    }
+                    if seq.precedes(scan.own) {
+                        scan.lower = scan.lower.saturating_add(1);
+                        if scan.nearest.is_none_or(|best| best.precedes(seq)) {
+                            scan.nearest = Some(seq);
+                            // The name is gone with its part: keep its path.
+                            scan.overflow =
+                                match path::join_into(&mut self.predecessor, &self.dir, name) {
+                                    Ok(()) => 0,
+                                    Err(_) => path::joined_len(&self.dir, name),
+                                };
+                        }
+                    }
                 }
             }
         }
-        Some(Standing {
-            present,
-            lowest,
-            predecessor: predecessor.map(|(name, _)| (name, lower == 1)),
-        })
+        self.scan = Some(scan);
     }
 
-    /// Waits for `name` from now on; `only_lower` if it is the only node
-    /// ahead.
-    pub(crate) fn wait_for(&mut self, name: &str, only_lower: bool) -> Result<(), PathError> {
-        path::join_into(&mut self.predecessor, &self.dir, name)?;
+    /// The listing's last part was read: what it said.
+    pub(crate) fn end_scan(&mut self) -> Scanned {
+        let Some(scan) = self.scan.take() else {
+            return Scanned::Ignored;
+        };
+        match scan.mode {
+            ScanMode::Ignore => Scanned::Ignored,
+            ScanMode::Find => Scanned::Found(scan.stored),
+            ScanMode::Stand => Scanned::Stood(Standing {
+                present: scan.seen,
+                lowest: scan.lowest,
+                predecessor: scan.nearest.map(|_| match scan.overflow {
+                    0 => Ok(scan.lower == 1),
+                    needed => Err(PathError::TooLong {
+                        needed,
+                        capacity: N,
+                    }),
+                }),
+            }),
+        }
+    }
+
+    /// Waits for the node a listing found next-lower (in
+    /// [`predecessor`](Self::predecessor)); `only_lower` if it is the only
+    /// node ahead.
+    pub(crate) fn wait_behind(&mut self, only_lower: bool) {
         self.predecessor_is_lowest = only_lower;
-        Ok(())
     }
 
     /// Full path of the node waited for.
@@ -438,31 +527,134 @@ mod tests {
         assert!(!c.has_own());
     }
 
+    /// Reads `parts` as one listing (each part a slice of names).
+    fn scan(c: &mut Contention<128>, mode: ScanMode, parts: &[&[&str]]) -> Scanned {
+        let id = crate::RequestIds::new().next_id();
+        c.begin_scan(id, mode);
+        for part in parts {
+            for name in *part {
+                c.scan_name(
+                    name,
+                    crate::naming::contender_sequence(NodeKind::Lock, name),
+                );
+            }
+        }
+        assert!(c.is_scanning(id));
+        let scanned = c.end_scan();
+        assert!(!c.is_scanning(id));
+        scanned
+    }
+
     #[test]
     fn a_listing_gives_the_next_lower_node_and_whether_it_is_the_only_one() {
         let mut c = contention();
-        let empty: [&str; 0] = [];
-        assert!(c.stand(Children::new(&&empty[..]), |_| None).is_none());
+        assert_eq!(scan(&mut c, ScanMode::Stand, &[]), Scanned::Ignored);
         let own = name(5);
-        assert!(c.find_own(Children::new(&&["x-lock-0000000001", own.as_str()][..])));
+        let found = scan(
+            &mut c,
+            ScanMode::Find,
+            &[&["x-lock-0000000001"], &[own.as_str()]],
+        );
+        assert_eq!(found, Scanned::Found(true));
         let names = [
             "a-lock-0000000001",
             "b-lock-0000000003",
             own.as_str(),
             "c-lock-0000000007",
         ];
-        let waits = |n: &str| crate::naming::contender_sequence(NodeKind::Lock, n);
-        let all = &names[..];
-        let s = c.stand(Children::new(&all), waits).unwrap();
-        assert!(s.present);
-        assert_eq!(s.predecessor, Some(("b-lock-0000000003", false)));
-        assert_eq!(s.lowest, Sequence::new(1));
-        let from_b = &names[1..];
-        let s = c.stand(Children::new(&from_b), waits).unwrap();
-        assert_eq!(s.predecessor, Some(("b-lock-0000000003", true)));
-        let from_c = &names[3..];
-        let s = c.stand(Children::new(&from_c), waits).unwrap();
+        let stood =
+            |c: &mut Contention<128>, parts: &[&[&str]]| match scan(c, ScanMode::Stand, parts) {
+                Scanned::Stood(s) => s,
+                other => panic!("{other:?}"),
+            };
+        // However the listing is cut into parts, it says the same.
+        for cut in 0..=names.len() {
+            let (a, b) = names.split_at(cut);
+            let s = stood(&mut c, &[a, b]);
+            assert!(s.present);
+            assert_eq!(s.predecessor, Some(Ok(false)));
+            assert_eq!(c.predecessor(), "/d/b-lock-0000000003");
+            assert_eq!(s.lowest, Sequence::new(1));
+        }
+        let s = stood(&mut c, &[&names[3..], &names[1..3]]);
+        assert_eq!(s.predecessor, Some(Ok(true)));
+        assert_eq!(c.predecessor(), "/d/b-lock-0000000003");
+        let s = stood(&mut c, &[&names[3..]]);
         assert!(!s.present && s.predecessor.is_none());
+        assert_eq!(s.lowest, Sequence::new(5));
+    }
+
+    #[test]
+    fn a_predecessor_whose_path_does_not_fit_is_an_error_unless_a_nearer_one_fits() {
+        let mut c = contention();
+        let own = name(9);
+        assert_eq!(
+            scan(&mut c, ScanMode::Find, &[&[own.as_str()]]),
+            Scanned::Found(true)
+        );
+        let long: std::string::String = "x".repeat(130) + "-lock-0000000007";
+        let Scanned::Stood(s) = scan(&mut c, ScanMode::Stand, &[&[long.as_str(), own.as_str()]])
+        else {
+            panic!("stood");
+        };
+        assert!(matches!(
+            s.predecessor,
+            Some(Err(PathError::TooLong { .. }))
+        ));
+        let Scanned::Stood(s) = scan(
+            &mut c,
+            ScanMode::Stand,
+            &[
+                &[long.as_str()],
+                &["a-lock-0000000008"],
+                &["b-lock-0000000002"],
+            ],
+        ) else {
+            panic!("stood");
+        };
+        assert_eq!(s.predecessor, Some(Ok(false)), "the nearer fits");
+        assert_eq!(c.predecessor(), "/d/a-lock-0000000008");
+    }
+
+    #[test]
+    fn a_search_by_guid_stores_the_first_name_carrying_it() {
+        let mut c = contention();
+        c.doubt_create();
+        let (a, b) = (name(3), name(4));
+        assert_eq!(
+            scan(
+                &mut c,
+                ScanMode::Find,
+                &[&["z-lock-0000000001"], &[a.as_str(), b.as_str()]]
+            ),
+            Scanned::Found(true)
+        );
+        assert_eq!(c.own_name(), Some(a.as_str()));
+        c.doubt_create();
+        assert_eq!(
+            scan(&mut c, ScanMode::Find, &[&["z-lock-0000000001"], &[]]),
+            Scanned::Found(false)
+        );
+        assert!(!c.has_own());
+    }
+
+    #[test]
+    fn a_new_listing_drops_the_one_read_before() {
+        let mut c = contention();
+        let own = name(5);
+        assert!(c.store_own(&own));
+        let mut ids = crate::RequestIds::new();
+        let (first, second) = (ids.next_id(), ids.next_id());
+        c.begin_scan(first, ScanMode::Stand);
+        c.scan_name("a-lock-0000000001", Sequence::new(1).into());
+        c.begin_scan(second, ScanMode::Stand);
+        assert!(!c.is_scanning(first) && c.is_scanning(second));
+        c.scan_name(&own, Some(Sequence::new(5)));
+        let Scanned::Stood(s) = c.end_scan() else {
+            panic!("stood");
+        };
+        assert_eq!((s.present, s.predecessor), (true, None));
+        assert_eq!(c.end_scan(), Scanned::Ignored, "read once");
     }
 
     #[test]

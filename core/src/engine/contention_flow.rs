@@ -8,9 +8,9 @@
 //! for it; the decisions between them are written here, once.
 
 use crate::engine::ancestors::AncestorOp;
-use crate::engine::contention::{Contention, CreateRefusal, Own};
+use crate::engine::contention::{Contention, CreateRefusal, Own, ScanMode, Scanned, Standing};
 use crate::engine::pipeline::Pipeline;
-use crate::{path, Children, Error, Reply, ZkError};
+use crate::{path, Children, Error, Reply, RequestId, Sequence, ZkError};
 
 /// Requests a contender may have in flight at once.
 pub(crate) const MAX_IN_FLIGHT: usize = 8;
@@ -55,8 +55,13 @@ pub(crate) trait ContentionFlow<const N: usize, const Q: usize> {
     fn connection_or_session_lost(&mut self, e: ZkError);
     /// The create answered with the own node's path.
     fn on_created(&mut self, full_path: &str);
-    /// A listing of the directory.
-    fn on_children(&mut self, children: Children<'_>);
+    /// A listing now says where the own node stands (the recipe is
+    /// creating its node or listing).
+    fn listing_stands(&self) -> bool;
+    /// The sequence of `name` if it is a node this contender waits for.
+    fn waits_for(&self, name: &str) -> Option<Sequence>;
+    /// A whole listing said where the own node stands.
+    fn on_standing(&mut self, standing: Standing);
     /// Accepts the own node just stored (say, names it in other state);
     /// `false` forgets it.
     fn accept_own(&mut self) -> bool {
@@ -86,7 +91,12 @@ pub(crate) trait ContentionFlow<const N: usize, const Q: usize> {
     /// Answers a reply to a request every contender sends: an ancestor's
     /// create, the own node's create, the listing. Hands back any other
     /// reply, and a listing's refusal other than `NoNode`.
-    fn on_line_reply<'r>(&mut self, op: Self::Op, reply: Reply<'r>) -> Option<Reply<'r>> {
+    fn on_line_reply<'r>(
+        &mut self,
+        id: RequestId,
+        op: Self::Op,
+        reply: Reply<'r>,
+    ) -> Option<Reply<'r>> {
         if op.ancestor_level().is_some() {
             match reply {
                 Reply::Created { .. } | Reply::Error(ZkError::NodeExists) => {}
@@ -101,7 +111,7 @@ pub(crate) trait ContentionFlow<const N: usize, const Q: usize> {
             }
         } else if op == Self::LIST {
             match reply {
-                Reply::Children(children) => self.on_children(children),
+                Reply::Children(children) => self.read_listing(id, children, true),
                 Reply::Error(ZkError::NoNode) => self.on_directory_gone(),
                 other => return Some(other),
             }
@@ -109,6 +119,47 @@ pub(crate) trait ContentionFlow<const N: usize, const Q: usize> {
             return Some(reply);
         }
         None
+    }
+
+    /// Part of the listing `id` ([`Recipe::handle_listing_part`](crate::Recipe::handle_listing_part)):
+    /// the request stays in flight until the last part.
+    fn listing_part(&mut self, id: RequestId, names: Children<'_>, last: bool) {
+        if self.ops().op_of(id) != Some(Self::LIST) {
+            return;
+        }
+        if last {
+            self.ops().take(id);
+        }
+        self.read_listing(id, names, last);
+    }
+
+    /// Reads names of the listing `id`, the whole of it or a part, in one
+    /// pass; after the last, acts on what it said.
+    fn read_listing(&mut self, id: RequestId, names: Children<'_>, last: bool) {
+        if !self.line().is_scanning(id) {
+            let mode = if self.finding() {
+                ScanMode::Find
+            } else if self.listing_stands() {
+                ScanMode::Stand
+            } else {
+                ScanMode::Ignore
+            };
+            self.line().begin_scan(id, mode);
+        }
+        for name in names {
+            let waits = self.waits_for(name);
+            self.line().scan_name(name, waits);
+        }
+        if !last {
+            return;
+        }
+        // The recipe may have moved on while the parts came (a driver call
+        // dropped between them, and a release): the steps are checked again.
+        match self.line().end_scan() {
+            Scanned::Found(found) if self.finding() && self.on_found(found) => self.queue_listing(),
+            Scanned::Stood(standing) if self.listing_stands() => self.on_standing(standing),
+            _ => {}
+        }
     }
 
     /// A create answered with the own node's path. Returns whether the
@@ -173,11 +224,11 @@ pub(crate) trait ContentionFlow<const N: usize, const Q: usize> {
         }
     }
 
-    /// While finding, a listing's answer: adopts the own node if it is
-    /// there. Returns whether the listing goes on to say where the node
-    /// stands.
-    fn on_found(&mut self, children: Children<'_>) -> bool {
-        let found = self.line().find_own(children) && self.accept_own();
+    /// While finding, a listing's answer: adopts the own node if it was
+    /// `found` there. Returns whether a listing is to say where the node
+    /// stands (the one searched was read before the node was known).
+    fn on_found(&mut self, found: bool) -> bool {
+        let found = found && self.accept_own();
         self.line().settle();
         if self.winding_up() {
             if found {

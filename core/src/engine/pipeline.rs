@@ -88,6 +88,17 @@ impl<Op: Copy + PartialEq, const QUEUED: usize, const IN_FLIGHT: usize>
         Some((self.record(op), op))
     }
 
+    /// The op in flight with `id`, left there (a listing read in parts is
+    /// taken with its last part); `None` as for [`take`](Self::take).
+    pub(crate) fn op_of(&self, id: RequestId) -> Option<Op> {
+        if !self.ids.is_current(id) {
+            return None;
+        }
+        self.in_flight
+            .iter()
+            .find_map(|(i, op)| (*i == id).then_some(*op))
+    }
+
     /// The op an answer belongs to, removed from the in-flight list; `None`
     /// for an answer from an earlier epoch or to a forgotten request.
     pub(crate) fn take(&mut self, id: RequestId) -> Option<Op> {
@@ -179,13 +190,23 @@ mod tests {
         let (b, op_b) = p.next().unwrap();
         assert_eq!((op_a, op_b), (Op::A, Op::B));
         assert!(p.next().is_none(), "two in flight at most");
+        assert_eq!(p.op_of(b), Some(Op::B));
+        assert_eq!(p.op_of(b), Some(Op::B), "left in flight");
         assert_eq!(p.take(b), Some(Op::B));
+        assert_eq!(p.op_of(b), None);
         assert_eq!(p.take(b), None);
         let (_, op_c) = p.next().unwrap();
         assert_eq!(op_c, Op::C);
         assert_eq!(p.lose(), [Op::A, Op::C]);
         assert!(!p.is_in_flight(Op::A));
         assert_eq!(p.take(a), None, "from the lost epoch");
+        let (c, _) = {
+            p.queue(Op::C);
+            p.next().unwrap()
+        };
+        assert_eq!(p.op_of(c), Some(Op::C));
+        p.lose();
+        assert_eq!(p.op_of(c), None, "from the lost epoch");
     }
 
     #[test]

@@ -90,7 +90,7 @@ use core::fmt;
 use heapless::String;
 
 use crate::engine::ancestors;
-use crate::engine::contention::{Contention, Own};
+use crate::engine::contention::{Contention, Own, Standing};
 use crate::engine::contention_flow::{ContentionFlow, MAX_IN_FLIGHT};
 use crate::engine::event_queue::EventQueue;
 use crate::engine::link::{Link, Reconnect};
@@ -855,22 +855,16 @@ impl<const N: usize> ContentionFlow<N, QUEUED> for Lock<N> {
         }
     }
 
-    fn on_children(&mut self, children: Children<'_>) {
-        if self.step == Step::Finding && !self.on_found(children.clone()) {
-            return;
-        }
-        if !matches!(self.step, Step::Creating | Step::Listing) {
-            return;
-        }
-        // One pass: is the own node there, and which of the nodes this
-        // contender waits for immediately precedes it (for a reader: only
-        // writers count).
-        let contender = self.contender;
-        let Some(standing) = self.line.stand(children, |name| contender.waits_for(name)) else {
-            // A listing without a known own node (its create failed): the
-            // create's handler has already decided what comes next.
-            return;
-        };
+    fn listing_stands(&self) -> bool {
+        matches!(self.step, Step::Creating | Step::Listing)
+    }
+
+    /// For a reader, only writers count.
+    fn waits_for(&self, name: &str) -> Option<Sequence> {
+        self.contender.waits_for(name)
+    }
+
+    fn on_standing(&mut self, standing: Standing) {
         if !standing.present {
             return self.own_node_deleted();
         }
@@ -879,10 +873,9 @@ impl<const N: usize> ContentionFlow<N, QUEUED> for Lock<N> {
             Some(_) if self.patience == Patience::TryOnly => {
                 self.abandon(Outcome::GiveUp(GiveUp::Busy))
             }
-            Some((name, only_lower)) => {
-                if let Err(e) = self.line.wait_for(name, only_lower) {
-                    return self.fail(Error::Path(e));
-                }
+            Some(Err(e)) => self.fail(Error::Path(e)),
+            Some(Ok(only_lower)) => {
+                self.line.wait_behind(only_lower);
                 self.step = Step::Watching;
                 self.ops.queue(Op::WatchPredecessor);
             }
@@ -908,7 +901,7 @@ impl<const N: usize> Recipe for Lock<N> {
         let Some(op) = self.ops.take(id) else {
             return;
         };
-        let Some(reply) = self.on_line_reply(op, reply) else {
+        let Some(reply) = self.on_line_reply(id, op, reply) else {
             return;
         };
         match (op, reply) {
@@ -1000,6 +993,20 @@ impl<const N: usize> Recipe for Lock<N> {
 
     fn poll_event(&mut self) -> Option<LockEvent> {
         self.events.pop()
+    }
+
+    fn takes_listing_in_parts(&self) -> bool {
+        true
+    }
+
+    fn handle_listing_part(
+        &mut self,
+        _now: Instant,
+        id: RequestId,
+        names: Children<'_>,
+        last: bool,
+    ) {
+        self.listing_part(id, names, last);
     }
 }
 

@@ -1,8 +1,10 @@
 //! One recipe bound to one simulated session.
 
+use alloc::string::String;
 use alloc::vec::Vec;
 
-use crate::{Instant, Recipe};
+use crate::owned::OwnedReply;
+use crate::{Children, Instant, Recipe};
 
 use super::owned::Delivery;
 use super::server::SimZk;
@@ -80,14 +82,30 @@ impl<R: Recipe> Peer<R> {
         let Some(delivery) = zk.next_delivery(self.session) else {
             return false;
         };
-        self.handle(&delivery);
+        self.handle(&delivery, zk.listing_part());
         self.pump(zk);
         true
     }
 
-    fn handle(&mut self, delivery: &Delivery) {
+    fn handle(&mut self, delivery: &Delivery, listing_part: Option<usize>) {
         let now = self.now;
         match delivery {
+            Delivery::Reply(id, OwnedReply::Children(names))
+                if listing_part.is_some() && self.recipe.takes_listing_in_parts() =>
+            {
+                let size = listing_part.unwrap_or(1);
+                let mut parts = names.chunks(size).peekable();
+                if parts.peek().is_none() {
+                    let none: &[String] = &[];
+                    self.recipe
+                        .handle_listing_part(now, *id, Children::new(&none), true);
+                }
+                while let Some(part) = parts.next() {
+                    let last = parts.peek().is_none();
+                    self.recipe
+                        .handle_listing_part(now, *id, Children::new(&part), last);
+                }
+            }
             Delivery::Reply(id, reply) => {
                 reply.with_reply(|r| self.recipe.handle_reply(now, *id, r))
             }

@@ -155,6 +155,7 @@ pub struct SimZk {
     rng: ChaCha8Rng,
     stats: Stats,
     order: DriverOrder,
+    listing_part: Option<usize>,
 }
 
 impl SimZk {
@@ -170,6 +171,7 @@ impl SimZk {
             rng: ChaCha8Rng::seed_from_u64(seed),
             stats: Stats::default(),
             order: DriverOrder::Wire,
+            listing_part: None,
         }
     }
 
@@ -193,6 +195,20 @@ impl SimZk {
     /// Sets the order in which replies and notifications reach clients.
     pub fn set_driver_order(&mut self, order: DriverOrder) {
         self.order = order;
+    }
+
+    /// Hands listings to recipes that take them in parts
+    /// ([`Recipe::takes_listing_in_parts`](crate::Recipe::takes_listing_in_parts))
+    /// `names` names at a time, as the embedded driver does when its
+    /// receive buffer is smaller than the reply; `None` (the default) hands
+    /// every listing over whole.
+    pub fn set_listing_part(&mut self, names: Option<usize>) {
+        self.listing_part = names.map(|n| n.max(1));
+    }
+
+    /// How many names a part of a listing holds, if listings go in parts.
+    pub fn listing_part(&self) -> Option<usize> {
+        self.listing_part
     }
 
     /// Sets the clock used for `ctime`/`mtime`.

@@ -6,7 +6,7 @@ use heapless::{String, Vec};
 
 use super::{Acknowledgement, Error, ACK_NAME, DEFAULT_DATA_CAPACITY, DEFAULT_PATH_CAPACITY};
 use crate::engine::ancestors;
-use crate::engine::contention::Contention;
+use crate::engine::contention::{Contention, Standing};
 use crate::engine::contention_flow::{ContentionFlow, MAX_IN_FLIGHT};
 use crate::engine::event_queue::EventQueue;
 use crate::engine::link::{Link, Reconnect};
@@ -1034,7 +1034,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
     ///
     /// Cannot fail: every path was sized when stored (the directory and the
     /// acknowledgement in `with_flavour`, the own node's prefix in `start`,
-    /// its name in `store_own`, the predecessor in `on_children`).
+    /// its name in `store_own`, the predecessor in `scan_name`).
     fn materialise(&mut self, op: Op) -> Request<'_> {
         match op {
             Op::Ensure(level) => {
@@ -1201,21 +1201,15 @@ impl<const N: usize, const D: usize> ContentionFlow<N, QUEUED> for Election<N, D
         self.adopt_created(full_path);
     }
 
-    fn on_children(&mut self, children: Children<'_>) {
-        if self.step == Step::Finding && !self.on_found(children.clone()) {
-            return;
-        }
-        if !matches!(self.step, Step::Creating | Step::Listing) {
-            return;
-        }
-        // One pass: is the own node there, which candidate is the lowest,
-        // and which one immediately precedes the own node.
-        let waits_for = |name: &str| contender_sequence(NodeKind::Candidate, name);
-        let Some(standing) = self.line.stand(children, waits_for) else {
-            // A listing without a known own node (its create failed): the
-            // create's handler has already decided what comes next.
-            return;
-        };
+    fn listing_stands(&self) -> bool {
+        matches!(self.step, Step::Creating | Step::Listing)
+    }
+
+    fn waits_for(&self, name: &str) -> Option<Sequence> {
+        contender_sequence(NodeKind::Candidate, name)
+    }
+
+    fn on_standing(&mut self, standing: Standing) {
         if !standing.present {
             // The own node vanished (deleted by an operator): volunteer
             // again with a new node.
@@ -1224,10 +1218,9 @@ impl<const N: usize, const D: usize> ContentionFlow<N, QUEUED> for Election<N, D
         let lowest = standing.lowest;
         match standing.predecessor {
             None => self.now_lowest(),
-            Some((name, only_lower)) => {
-                if let Err(e) = self.line.wait_for(name, only_lower) {
-                    return self.fail(Error::Path(e));
-                }
+            Some(Err(e)) => self.fail(Error::Path(e)),
+            Some(Ok(only_lower)) => {
+                self.line.wait_behind(only_lower);
                 self.step = Step::Watching;
                 self.ops.queue(Op::WatchPredecessor);
                 // In the same flight, watch the own node: if an operator
@@ -1277,7 +1270,7 @@ impl<const N: usize, const D: usize> Recipe for Election<N, D> {
         let Some(op) = self.ops.take(id) else {
             return;
         };
-        let Some(reply) = self.on_line_reply(op, reply) else {
+        let Some(reply) = self.on_line_reply(id, op, reply) else {
             return;
         };
         match (op, reply) {
@@ -1420,6 +1413,21 @@ impl<const N: usize, const D: usize> Recipe for Election<N, D> {
 
     fn poll_event(&mut self) -> Option<ElectionEvent> {
         self.events.pop()
+    }
+
+    fn takes_listing_in_parts(&self) -> bool {
+        true
+    }
+
+    fn handle_listing_part(
+        &mut self,
+        now: Instant,
+        id: RequestId,
+        names: Children<'_>,
+        last: bool,
+    ) {
+        self.now = now;
+        self.listing_part(id, names, last);
     }
 }
 
