@@ -156,7 +156,12 @@ pub(crate) trait ContentionFlow<const N: usize, const Q: usize> {
         // The recipe may have moved on while the parts came (a driver call
         // dropped between them, and a release): the steps are checked again.
         match self.line().end_scan() {
-            Scanned::Found(found) if self.finding() && self.on_found(found) => self.queue_listing(),
+            Scanned::Found(found) if self.finding() => {
+                let placed = self.on_found(found);
+                if placed {
+                    self.queue_listing();
+                }
+            }
             Scanned::Stood(standing) if self.listing_stands() => self.on_standing(standing),
             _ => {}
         }
