@@ -180,7 +180,7 @@ impl<'a> Reader<'a> {
     }
 
     /// A length or count: `-1` (null) reads as 0, other negatives fail.
-    fn length(&mut self) -> Result<usize, DecodeError> {
+    pub(crate) fn length(&mut self) -> Result<usize, DecodeError> {
         match self.int()? {
             -1 => Ok(0),
             n => usize::try_from(n).map_err(|_| DecodeError::NegativeLength(n)),

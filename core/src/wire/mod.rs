@@ -108,6 +108,7 @@ pub mod encode;
 mod error;
 pub mod frame;
 mod jute;
+pub mod listing;
 mod op;
 pub mod opcode;
 mod records;

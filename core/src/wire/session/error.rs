@@ -69,6 +69,10 @@ pub enum SessionError {
     SetWatchesFailed(ZkError),
     /// The server's session password is longer than the session stores.
     PasswordTooLong,
+    /// A frame larger than the driver's buffer that is not a reply to a
+    /// request (a handshake, a notification, a ping): it cannot be answered
+    /// with an error and skipped.
+    FrameTooLarge,
 }
 
 impl fmt::Display for SessionError {
@@ -81,6 +85,7 @@ impl fmt::Display for SessionError {
             SessionError::AuthFailed => f.write_str("authentication failed"),
             SessionError::SetWatchesFailed(e) => write!(f, "setWatches failed: {e}"),
             SessionError::PasswordTooLong => f.write_str("session password too long"),
+            SessionError::FrameTooLarge => f.write_str("a frame too large for the buffer"),
         }
     }
 }

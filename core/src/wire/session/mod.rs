@@ -61,7 +61,7 @@ mod watches;
 pub use auth::{MAX_AUTHS, MAX_AUTH_CREDENTIAL, MAX_AUTH_SCHEME};
 pub use config::SessionConfig;
 pub use error::{AuthError, SendError, SessionError};
-pub use output::{Action, ConnectionId, Event, Incoming, State};
+pub use output::{Action, ConnectionId, Event, Incoming, LargeFrame, State};
 
 use crate::Request;
 use heapless::{Deque, Vec};
@@ -699,6 +699,70 @@ impl<T: Copy, const PENDING: usize, const WATCHES: usize, const WATCH_BYTES: usi
         self.phase = Phase::Over(State::Closed);
     }
 
+    /// A frame whose payload is longer than the driver's buffer began on
+    /// `conn`: `head` is its first bytes (at least the 16-byte reply
+    /// header). A reply is matched to its request as
+    /// [`handle_frame`](Self::handle_frame) would, and the driver learns
+    /// what to do with the rest of the frame, which it reads off the
+    /// connection without holding it whole: a listing can be handed to the
+    /// recipe in parts, any other reply is answered with an error, and the
+    /// session and the connection carry on.
+    ///
+    /// On `Err` (a frame that is not a reply, or out of order) the session
+    /// has dropped the connection.
+    pub fn handle_large_frame(
+        &mut self,
+        conn: ConnectionId,
+        head: &[u8],
+        now: Instant,
+    ) -> Result<LargeFrame<T>, SessionError> {
+        if conn != self.conn {
+            return Ok(LargeFrame::Stale);
+        }
+        if !matches!(self.phase, Phase::Established | Phase::Closing { .. }) {
+            return self.fail_large(now, SessionError::FrameTooLarge);
+        }
+        let header = match decode::reply_header(head) {
+            Ok((header, _)) => header,
+            Err(e) => return self.fail_large(now, SessionError::Decode(e)),
+        };
+        if header.xid < 0 {
+            return self.fail_large(now, SessionError::FrameTooLarge);
+        }
+        self.last_recv = now;
+        self.last_heard = now;
+        self.see_zxid(header.zxid);
+        match self.pending.front().copied() {
+            Some(p) if p.xid == header.xid => {
+                let _ = self.pending.pop_front();
+                let error = header.error();
+                if p.watch {
+                    self.watches.confirm(header.xid, error);
+                }
+                Ok(match (p.expect, error) {
+                    (Expect::GetChildren, None) => LargeFrame::Listing { tag: p.tag },
+                    _ => LargeFrame::TooLarge { tag: p.tag },
+                })
+            }
+            front => {
+                let expected = front.map(|p| p.xid).or(self.close_xid);
+                let error = SessionError::XidOutOfOrder {
+                    expected,
+                    got: header.xid,
+                };
+                self.fail_large(now, error)
+            }
+        }
+    }
+
+    fn fail_large(
+        &mut self,
+        now: Instant,
+        error: SessionError,
+    ) -> Result<LargeFrame<T>, SessionError> {
+        self.fail(now, error).map(|_| LargeFrame::Stale)
+    }
+
     /// Drops the current connection for `error` and moves on.
     fn fail<'a>(
         &mut self,
@@ -825,7 +889,7 @@ impl<T: Copy, const PENDING: usize, const WATCHES: usize, const WATCH_BYTES: usi
                         match decode::response(p.expect, header.err, body) {
                             Ok(response) => {
                                 if p.watch {
-                                    self.watches.confirm(got, &response);
+                                    self.watches.confirm(got, response.error());
                                 }
                                 Ok(Incoming::Reply {
                                     tag: p.tag,

@@ -73,6 +73,33 @@ pub enum Incoming<'a, T> {
     Nothing,
 }
 
+/// What a frame too large for the driver's buffer is, from
+/// [`handle_large_frame`](super::Session::handle_large_frame). In every case
+/// the rest of the frame is to be read off the connection (and, but for a
+/// listing, dropped).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LargeFrame<T> {
+    /// A successful `getChildren` reply to the request sent with `tag`: the
+    /// rest of the frame is its names, for a
+    /// [`ListingDecoder`](crate::wire::listing::ListingDecoder) (to hand to a
+    /// recipe in parts), or to drop and answer as
+    /// [`TooLarge`](LargeFrame::TooLarge).
+    Listing {
+        /// The tag given to [`send`](super::Session::send).
+        tag: T,
+    },
+    /// Any other reply to the request sent with `tag`: answer it with
+    /// [`ZkError::ReplyTooLarge`](crate::ZkError::ReplyTooLarge). The server
+    /// carried it out, and a watch it asked for is set.
+    TooLarge {
+        /// The tag given to [`send`](super::Session::send).
+        tag: T,
+    },
+    /// A frame of a connection the session has given up on.
+    Stale,
+}
+
 /// Where the session stands, from [`state`](super::Session::state).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]

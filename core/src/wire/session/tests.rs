@@ -1130,3 +1130,84 @@ fn an_expired_sessions_watches_are_not_carried_to_the_next() {
         "no setWatches for the old session's watches"
     );
 }
+
+/// The first 16 bytes of a reply's payload: what a driver whose buffer
+/// cannot hold the frame hands over.
+fn head(xid: i32, zxid: i64, err: i32) -> Vec<u8> {
+    payload(&empty_reply(xid, zxid, err)).to_vec()
+}
+
+#[test]
+fn a_large_listing_is_matched_and_its_watch_kept_and_the_session_carries_on() {
+    let mut t = Script::three();
+    t.establish(9000);
+    let list = t.send(
+        1,
+        Op::Request(Request::GetChildren {
+            path: "/big",
+            watch: true,
+        }),
+    );
+    let read = t.send(
+        2,
+        Op::Request(Request::GetData {
+            path: "/blob",
+            watch: true,
+        }),
+    );
+    let sync = t.send(3, Op::Request(Request::Sync { path: "/" }));
+    let at = t.at();
+    assert_eq!(
+        t.s.handle_large_frame(t.conn, &head(list, 70, 0), at),
+        Ok(LargeFrame::Listing { tag: 1 })
+    );
+    assert_eq!(
+        t.s.handle_large_frame(t.conn, &head(read, 71, 0), at),
+        Ok(LargeFrame::TooLarge { tag: 2 })
+    );
+    assert_eq!(t.s.last_zxid(), 71);
+    let mut watches = t.s.watches().collect::<Vec<_>>();
+    watches.sort_by_key(|(_, path)| *path);
+    assert_eq!(
+        watches,
+        [(WatchClass::Child, "/big"), (WatchClass::Data, "/blob")],
+        "the server set both watches"
+    );
+    // The next reply is matched as usual, on the same connection.
+    assert!(matches!(
+        t.frame(&reply(sync, 72, 0, |w| w.ustring("/"))),
+        Ok(Incoming::Reply { tag: 3, .. })
+    ));
+    assert!(t.actions().is_empty(), "the connection stays");
+    assert_eq!(t.s.state(), State::Connected { read_only: false });
+}
+
+#[test]
+fn a_large_frame_that_is_no_reply_or_out_of_order_drops_the_connection() {
+    let mut t = Script::three();
+    t.establish(9000);
+    let at = t.at();
+    assert_eq!(
+        t.s.handle_large_frame(t.conn, &head(-1, -1, 0), at),
+        Err(SessionError::FrameTooLarge),
+        "a notification cannot be skipped"
+    );
+    assert!(t.actions().contains(&Action::Close { conn: t.conn }));
+    let mut t = Script::three();
+    t.establish(9000);
+    let xid = t.send(1, Op::Request(Request::Sync { path: "/" }));
+    let at = t.at();
+    assert_eq!(
+        t.s.handle_large_frame(t.conn, &head(xid + 1, 1, 0), at),
+        Err(SessionError::XidOutOfOrder {
+            expected: Some(xid),
+            got: xid + 1
+        })
+    );
+    assert!(t.actions().contains(&Action::Close { conn: t.conn }));
+    assert_eq!(
+        t.s.handle_large_frame(t.conn, &[0, 0, 0], at),
+        Ok(LargeFrame::Stale),
+        "the connection was dropped: its frames are stale"
+    );
+}

@@ -15,7 +15,6 @@ use super::error::SendError;
 use crate::wire::encode::WatchLists;
 use crate::wire::error::EncodeError;
 use crate::wire::op::WatchClass;
-use crate::wire::response::Response;
 use crate::{WatchEvent, WatchKind, ZkError};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -143,7 +142,7 @@ impl<const N: usize, const BYTES: usize> WatchTable<N, BYTES> {
 
     /// The reply to the request with `xid` arrived: keeps its watch if the
     /// server set one.
-    pub(crate) fn confirm(&mut self, xid: i32, response: &Response<'_>) {
+    pub(crate) fn confirm(&mut self, xid: i32, error: Option<ZkError>) {
         let Some((index, exists)) =
             self.watches
                 .iter()
@@ -155,11 +154,11 @@ impl<const N: usize, const BYTES: usize> WatchTable<N, BYTES> {
         else {
             return;
         };
-        let set = match response {
+        let set = match error {
             // Only `exists` leaves a watch on a missing node.
-            Response::Error(ZkError::NoNode) if exists => Some(WatchClass::Exist),
-            Response::Error(_) => None,
-            _ => self.watches.get(index).map(|w| w.class),
+            Some(ZkError::NoNode) if exists => Some(WatchClass::Exist),
+            Some(_) => None,
+            None => self.watches.get(index).map(|w| w.class),
         };
         self.settle(index, set);
     }
