@@ -7,13 +7,17 @@
 
 use core::any::Any;
 
-use herdless_core::{Instant, Outgoing, Recipe, Reply, RequestId, SessionEvent, WatchEvent};
+use herdless_core::{
+    Children, Instant, Outgoing, Recipe, Reply, RequestId, SessionEvent, WatchEvent,
+};
 
 /// The object-safe part of [`Recipe`] (everything but `poll_event`, whose
 /// type differs per recipe), plus a way back to the concrete type.
 pub(crate) trait ErasedRecipe {
     fn poll_request(&mut self) -> Option<Outgoing<'_>>;
     fn handle_reply(&mut self, now: Instant, id: RequestId, reply: Reply<'_>);
+    fn takes_listing_in_parts(&self) -> bool;
+    fn handle_listing_part(&mut self, now: Instant, id: RequestId, names: Children<'_>, last: bool);
     fn handle_watch(&mut self, now: Instant, event: WatchEvent<'_>);
     fn handle_session(&mut self, now: Instant, event: SessionEvent);
     fn handle_timeout(&mut self, now: Instant);
@@ -28,6 +32,20 @@ impl<R: Recipe + 'static> ErasedRecipe for R {
 
     fn handle_reply(&mut self, now: Instant, id: RequestId, reply: Reply<'_>) {
         Recipe::handle_reply(self, now, id, reply);
+    }
+
+    fn takes_listing_in_parts(&self) -> bool {
+        Recipe::takes_listing_in_parts(self)
+    }
+
+    fn handle_listing_part(
+        &mut self,
+        now: Instant,
+        id: RequestId,
+        names: Children<'_>,
+        last: bool,
+    ) {
+        Recipe::handle_listing_part(self, now, id, names, last);
     }
 
     fn handle_watch(&mut self, now: Instant, event: WatchEvent<'_>) {

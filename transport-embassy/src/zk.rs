@@ -9,10 +9,12 @@ use embassy_futures::select::{select, Either};
 use embassy_time::{Duration, Timer};
 use embedded_io_async::{Error as _, ErrorKind};
 use heapless::Vec;
+use herdless_core::wire::listing::ListingDecoder;
 use herdless_core::wire::{
-    frame, Action, AuthError, ConnectionId, Event, Incoming, Op, SendError, Session, SessionConfig,
-    State,
+    frame, Action, AuthError, ConnectionId, Event, Incoming, LargeFrame, Op, SendError, Session,
+    SessionConfig, State,
 };
+use herdless_core::wire::{DecodeError, SessionError};
 use herdless_core::{Instant, Recipe, Reply, RequestId, ZkError};
 
 use crate::erased::ErasedRecipe;
@@ -26,10 +28,15 @@ type Tag = (u8, RequestId);
 /// The caller's memory for frames: `rx` holds received bytes until a whole
 /// frame is there, `tx` one encoded request at a time.
 ///
-/// `rx` bounds the largest reply the driver accepts (a frame of more than
-/// `rx.len() - 4` payload bytes drops the connection), so size it for the
-/// longest child list a recipe will read: 64 bytes per child of a lock or
-/// election directory is ample. `tx` must hold the longest request (a
+/// A reply larger than `rx` does not drop the connection: a listing goes
+/// to a recipe that takes it in parts (the lock and the election
+/// candidate) name by name as it arrives, so `rx` need only hold the
+/// longest name (plus 24 bytes); any other reply larger than `rx` (a big
+/// `getData`, a listing for a recipe that wants it whole) is read off the
+/// connection and answered with
+/// [`ZkError::ReplyTooLarge`](herdless_core::ZkError::ReplyTooLarge). Give
+/// `rx` at least 64 bytes, and room for the largest node data and whole
+/// listings the recipes read. `tx` must hold the longest request (a
 /// create: path and data plus about 64 bytes) and the setWatches that
 /// re-arms every watch after a reconnect.
 pub struct Buffers<'a> {
@@ -102,20 +109,34 @@ pub struct Zk<'a, T: Transport, const K: usize = 4> {
     /// finished first) has the next call open it again, instead of
     /// leaving the session waiting for an answer that never comes.
     opening: Option<(usize, ConnectionId)>,
+    /// A frame too large for `rx`, being read off the connection.
+    large: Option<Large>,
     /// The recipes' clock starts here: their `Instant` 0.
     origin: embassy_time::Instant,
     faults: u32,
     last_fault: Option<Fault>,
 }
 
+/// The rest of a frame too large for the receive buffer.
+struct Large {
+    /// Payload bytes not yet read.
+    left: usize,
+    /// The listing they hold, for the recipe at this index with this
+    /// request id; `None` once the names are read, or for a frame to skip.
+    listing: Option<(u8, RequestId, ListingDecoder)>,
+}
+
+/// Bytes of a frame's start the session reads to match a large frame: the
+/// length prefix and the reply header.
+const LARGE_HEAD: usize = 4 + 16;
+
 impl<'a, T: Transport, const K: usize> Zk<'a, T, K> {
     /// A driver for a session with `config` over `transport`. Nothing is
     /// sent before the first async call.
     ///
-    /// The session's frame limit is lowered to what `buffers.rx` holds.
+    /// Frames up to the session's `max_frame` are accepted; those larger
+    /// than `buffers.rx` are read through it (see [`Buffers`]).
     pub fn new(transport: T, buffers: Buffers<'a>, config: SessionConfig) -> Self {
-        let room = buffers.rx.len().saturating_sub(4);
-        let config = config.with_max_frame(config.max_frame.min(room));
         let origin = embassy_time::Instant::now();
         Zk {
             transport,
@@ -128,6 +149,7 @@ impl<'a, T: Transport, const K: usize> Zk<'a, T, K> {
             tx_len: 0,
             conn: None,
             opening: None,
+            large: None,
             origin,
             faults: 0,
             last_fault: None,
@@ -443,6 +465,7 @@ impl<'a, T: Transport, const K: usize> Zk<'a, T, K> {
             Some(Ok(())) => {
                 self.conn = Some(conn);
                 self.filled = 0;
+                self.large = None;
                 self.session.handle_connected(conn, now);
             }
             Some(Err(e)) => {
@@ -496,14 +519,51 @@ impl<'a, T: Transport, const K: usize> Zk<'a, T, K> {
     }
 
     /// Hands every whole frame in the receive buffer to the session and
-    /// the recipes, keeping a partial one for the next read.
+    /// the recipes, and what has come of a frame too large for the buffer,
+    /// keeping a partial one for the next read.
     async fn take_frames(&mut self, conn: ConnectionId) {
         let now = self.now();
         let max = self.session.max_frame();
         let mut start = 0;
         let mut broken = None;
         loop {
+            if self.large.is_some() {
+                match self.take_large(start, now) {
+                    Ok(0) if self.large.is_some() => break,
+                    Ok(used) => {
+                        start += used;
+                        continue;
+                    }
+                    Err(fault) => {
+                        broken = Some(fault);
+                        break;
+                    }
+                }
+            }
             let pending = self.rx.get(start..self.filled).unwrap_or_default();
+            match frame::total_len(pending, max) {
+                Ok(Some(total)) if total > self.rx.len() => {
+                    let Some(head) = pending.get(4..LARGE_HEAD) else {
+                        break;
+                    };
+                    match self.session.handle_large_frame(conn, head, now) {
+                        Ok(large) => self.begin_large(large, total - LARGE_HEAD, now),
+                        Err(e) => {
+                            self.fault(Fault::Session(e));
+                            self.filled = 0;
+                            self.large = None;
+                            return;
+                        }
+                    }
+                    start += LARGE_HEAD;
+                    continue;
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    broken = Some(Fault::Frame(e));
+                    break;
+                }
+            }
             let frame = match frame::split(pending, max) {
                 Ok(Some(frame)) => frame,
                 Ok(None) => break,
@@ -533,6 +593,7 @@ impl<'a, T: Transport, const K: usize> Zk<'a, T, K> {
                     // follows); what is left in the buffer is from it.
                     self.fault(Fault::Session(e));
                     self.filled = 0;
+                    self.large = None;
                     return;
                 }
             }
@@ -544,6 +605,89 @@ impl<'a, T: Transport, const K: usize> Zk<'a, T, K> {
         }
         self.rx.copy_within(start..self.filled, 0);
         self.filled -= start;
+    }
+
+    /// A frame too large for the receive buffer began, `left` payload
+    /// bytes still to come: a listing goes to its recipe in parts if it
+    /// takes them; any other reply is answered with `ReplyTooLarge`.
+    fn begin_large(&mut self, large: LargeFrame<Tag>, left: usize, now: Instant) {
+        let (listing, tag) = match large {
+            LargeFrame::Listing { tag } => (true, tag),
+            LargeFrame::TooLarge { tag } => (false, tag),
+            _ => {
+                self.large = Some(Large {
+                    left,
+                    listing: None,
+                });
+                return;
+            }
+        };
+        let (index, id) = tag;
+        let recipe = self.recipes.get_mut(usize::from(index));
+        let in_parts = listing && recipe.as_ref().is_some_and(|r| r.takes_listing_in_parts());
+        if !in_parts {
+            log_warn!(
+                "a reply of {:?} bytes skipped: over the receive buffer",
+                left
+            );
+            if let Some(recipe) = recipe {
+                recipe.handle_reply(now, id, Reply::Error(ZkError::ReplyTooLarge));
+            }
+        }
+        self.large = Some(Large {
+            left,
+            listing: in_parts.then(|| (index, id, ListingDecoder::new())),
+        });
+    }
+
+    /// Reads what has come of a large frame from `rx[start..filled]`:
+    /// returns the bytes used (0: wait for more), or the fault that makes
+    /// the connection unusable (a corrupt listing).
+    fn take_large(&mut self, start: usize, now: Instant) -> Result<usize, Fault> {
+        let Some(large) = self.large.as_mut() else {
+            return Ok(0);
+        };
+        let pending = self.rx.get(start..self.filled).unwrap_or_default();
+        let window = pending.get(..large.left).unwrap_or(pending);
+        let used = match large.listing.as_mut() {
+            None => window.len(),
+            Some((index, id, decoder)) => {
+                let part = decoder
+                    .decode(window)
+                    .map_err(|e| Fault::Session(SessionError::Decode(e)))?;
+                let last = decoder.is_done();
+                let recipe = self.recipes.get_mut(usize::from(*index));
+                let used = if part.consumed > 0 || last {
+                    if let Some(recipe) = recipe {
+                        recipe.handle_listing_part(now, *id, part.names, last);
+                    }
+                    part.consumed
+                } else if window.len() == large.left {
+                    // The frame ends inside a name.
+                    return Err(Fault::Session(SessionError::Decode(DecodeError::Truncated)));
+                } else if pending.len() >= self.rx.len() {
+                    // One name fills the whole buffer: the listing cannot
+                    // be read here; the recipe hears so, the rest is skipped.
+                    log_warn!("a name over the receive buffer: listing skipped");
+                    if let Some(recipe) = recipe {
+                        recipe.handle_reply(now, *id, Reply::Error(ZkError::ReplyTooLarge));
+                    }
+                    large.listing = None;
+                    window.len()
+                } else {
+                    part.consumed
+                };
+                if last {
+                    large.listing = None;
+                }
+                used
+            }
+        };
+        large.left -= used;
+        if large.left == 0 {
+            self.large = None;
+        }
+        Ok(used)
     }
 
     /// The connection is gone: tell the session and close the transport.
@@ -563,6 +707,7 @@ impl<'a, T: Transport, const K: usize> Zk<'a, T, K> {
             self.transport.disconnect().await;
         }
         self.filled = 0;
+        self.large = None;
     }
 
     /// Calls the session's and the recipes' timers that are due.

@@ -127,6 +127,6 @@ pub use records::{
 };
 pub use response::{Expect, MultiIter, MultiResult, MultiResults, Response};
 pub use session::{
-    Action, AuthError, ConnectionId, Event, Incoming, SendError, Session, SessionConfig,
-    SessionError, State,
+    Action, AuthError, ConnectionId, Event, Incoming, LargeFrame, SendError, Session,
+    SessionConfig, SessionError, State,
 };

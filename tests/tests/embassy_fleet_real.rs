@@ -1,0 +1,378 @@
+//! The embedded driver in a fleet, against a real ZooKeeper 3.8: child
+//! lists far larger than its 2 KiB receive buffer reach the lock and the
+//! election name by name, and a reply too large for the buffer is answered
+//! with a typed error while the session carries on.
+
+use std::time::{Duration, Instant};
+
+use herdless_core::election::Election;
+use herdless_core::lock::{Lock, LockEvent};
+use herdless_core::naming::Guid;
+use herdless_core::{Children, Outgoing, Recipe, Reply, Request, RequestId, RequestIds};
+use herdless_core::{Instant as CoreInstant, SessionEvent, WatchEvent, ZkError};
+use herdless_embassy::wire::SessionConfig;
+use herdless_embassy::{Buffers, Zk};
+use herdless_tests::tokio_transport::TokioTransport;
+use herdless_tests::ZkServer;
+use zookeeper_client::{Acls, CreateMode};
+
+/// The receive buffer of the embedded driver in every test here.
+const RX: usize = 2048;
+
+fn guid() -> Guid {
+    Guid::from_random_bytes(uuid::Uuid::new_v4().into_bytes())
+}
+
+async fn std_client(server: &ZkServer) -> herdless_std::Client {
+    herdless_std::connect(&server.addr(), Duration::from_secs(30))
+        .await
+        .expect("connect a herdless-std client")
+}
+
+/// Bytes of the jute vector a listing of `names` takes on the wire.
+fn listing_bytes(names: &[String]) -> usize {
+    4 + names.iter().map(|n| 4 + n.len()).sum::<usize>()
+}
+
+/// Polls `dir` until it has `count` children; returns them.
+async fn wait_for_children(client: &herdless_std::Client, dir: &str, count: usize) -> Vec<String> {
+    let started = Instant::now();
+    loop {
+        let names = client.list_children(dir).await.unwrap_or_default();
+        if names.len() == count {
+            return names;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "{dir} has {} children, not {count}",
+            names.len()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embassy_candidate_with_a_2_kib_buffer_leads_in_an_election_of_1000() {
+    const DIR: &str = "/fleet/gateway";
+    const OTHERS: usize = 999;
+    let server = ZkServer::start();
+    // The other candidates: herdless-std campaigns on three sessions. Each
+    // holds its campaign, waiting or leading, until its task is aborted
+    // (which resigns it in the background).
+    let mut sessions = Vec::new();
+    for _ in 0..3 {
+        sessions.push(std_client(&server).await);
+    }
+    let mut campaigns = Vec::new();
+    for i in 0..OTHERS {
+        let election = herdless_std::Election::new(&sessions[i % 3], DIR).unwrap();
+        campaigns.push(tokio::spawn(async move {
+            let leadership = election.campaign().await;
+            std::future::pending::<()>().await;
+            drop(leadership);
+        }));
+    }
+    let admin = std_client(&server).await;
+    let others = wait_for_children(&admin, DIR, OTHERS).await;
+
+    let (mut rx, mut tx) = ([0u8; RX], [0u8; 512]);
+    let mut election: Election = Election::new(DIR).unwrap();
+    let transport = TokioTransport::new(vec![server.addr()]);
+    let mut zk: Zk<'_, _> = Zk::new(
+        transport,
+        Buffers::new(&mut rx, &mut tx),
+        SessionConfig::new(1, 10_000),
+    );
+    let id = zk.add(&mut election).unwrap();
+    zk.connect().await.unwrap();
+    let session = zk.session_id();
+    zk.recipe(id).unwrap().campaign(guid(), b"device").unwrap();
+    // It reads the whole directory, 1,000 names, and waits behind the
+    // highest of the others.
+    let last_other = others.iter().max_by_key(|n| &n[n.len() - 10..]).unwrap();
+    let started = Instant::now();
+    while zk.recipe(id).unwrap().predecessor().is_none() {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "never followed"
+        );
+        zk.run_for(embassy_time::Duration::from_millis(20))
+            .await
+            .unwrap();
+    }
+    let all = wait_for_children(&admin, DIR, OTHERS + 1).await;
+    let listing = listing_bytes(&all);
+    assert!(
+        listing > 20 * RX,
+        "the listing ({listing} B) is not over the buffer"
+    );
+    assert_eq!(
+        zk.recipe(id).unwrap().predecessor(),
+        Some(format!("{DIR}/{last_other}").as_str())
+    );
+    assert!(!zk.handle(id).is_leading());
+
+    // Its turn comes when the others resign, lowest first.
+    for campaign in campaigns {
+        campaign.abort();
+    }
+    let started = Instant::now();
+    while !zk.handle(id).is_leading() {
+        assert!(started.elapsed() < Duration::from_secs(60), "never led");
+        zk.run_for(embassy_time::Duration::from_millis(20))
+            .await
+            .unwrap();
+    }
+    println!(
+        "embassy candidate with a {RX} B receive buffer: read a listing of {} names ({listing} B), led {:?} after the others left",
+        OTHERS + 1,
+        started.elapsed()
+    );
+    assert_eq!(zk.faults(), 0, "last fault: {:?}", zk.last_fault());
+    assert_eq!(zk.session_id(), session);
+    zk.handle(id).resign().await.unwrap();
+    zk.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embassy_lock_waiter_with_a_2_kib_buffer_acquires_behind_2000_nodes() {
+    const DIR: &str = "/fleet/lock";
+    const AHEAD: usize = 1_999;
+    let server = ZkServer::start();
+    let holder = std_client(&server).await;
+    let dir = CreateMode::Persistent.with_acls(Acls::anyone_all());
+    holder.create("/fleet", b"", &dir).await.unwrap();
+    holder.create(DIR, b"", &dir).await.unwrap();
+    // Lock nodes of other contenders, held by one herdless-std session.
+    let node = CreateMode::EphemeralSequential.with_acls(Acls::anyone_all());
+    let creates: Vec<_> = (0..AHEAD)
+        .map(|_| holder.create("/fleet/lock/x-lock-", b"", &node))
+        .collect();
+    for create in creates {
+        create.await.unwrap();
+    }
+    let (mut rx, mut tx) = ([0u8; RX], [0u8; 512]);
+    let mut lock: Lock = Lock::new(DIR).unwrap();
+    let transport = TokioTransport::new(vec![server.addr()]);
+    let mut zk: Zk<'_, _> = Zk::new(
+        transport,
+        Buffers::new(&mut rx, &mut tx),
+        SessionConfig::new(1, 10_000),
+    );
+    let id = zk.add(&mut lock).unwrap();
+    zk.connect().await.unwrap();
+    zk.recipe(id).unwrap().acquire(guid()).unwrap();
+    let started = Instant::now();
+    while zk.recipe(id).unwrap().predecessor().is_none() {
+        assert!(started.elapsed() < Duration::from_secs(30), "never waited");
+        zk.run_for(embassy_time::Duration::from_millis(20))
+            .await
+            .unwrap();
+    }
+    let admin = std_client(&server).await;
+    let all = admin.list_children(DIR).await.unwrap();
+    assert_eq!(all.len(), AHEAD + 1);
+    let listing = listing_bytes(&all);
+    assert!(
+        listing > 20 * RX,
+        "the listing ({listing} B) is not over the buffer"
+    );
+    assert_eq!(
+        zk.recipe(id).unwrap().predecessor(),
+        Some(format!("{DIR}/x-lock-{:010}", AHEAD - 1).as_str())
+    );
+    // The others' session ends: their nodes go, and the waiter goes in.
+    drop(holder);
+    let started = Instant::now();
+    let event = loop {
+        if let Some(event) = zk.recipe(id).unwrap().poll_event() {
+            break event;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "never acquired"
+        );
+        zk.run_for(embassy_time::Duration::from_millis(20))
+            .await
+            .unwrap();
+    };
+    assert_eq!(event, LockEvent::Acquired);
+    println!(
+        "embassy lock waiter with a {RX} B receive buffer: read a listing of {} names ({listing} B), acquired {:?} after the others left",
+        AHEAD + 1,
+        started.elapsed()
+    );
+    assert_eq!(zk.faults(), 0, "last fault: {:?}", zk.last_fault());
+    zk.handle(id).release().await.unwrap();
+    zk.close().await.unwrap();
+}
+
+/// A recipe that reads one node (`getData`, or `getChildren` if `list`)
+/// each time it is asked, and keeps the outcome: the size read or the
+/// error. It does not take listings in parts.
+struct Reader {
+    path: &'static str,
+    list: bool,
+    ids: RequestIds,
+    due: bool,
+    sent: Option<RequestId>,
+    outcome: Option<Result<usize, ZkError>>,
+    /// Watch notifications heard for `path`.
+    heard: u32,
+}
+
+impl Reader {
+    fn new(path: &'static str, list: bool) -> Self {
+        Reader {
+            path,
+            list,
+            ids: RequestIds::new(),
+            due: false,
+            sent: None,
+            outcome: None,
+            heard: 0,
+        }
+    }
+
+    fn read(&mut self) {
+        self.due = true;
+        self.outcome = None;
+    }
+}
+
+impl Recipe for Reader {
+    type Event = ();
+
+    fn poll_request(&mut self) -> Option<Outgoing<'_>> {
+        if !std::mem::take(&mut self.due) {
+            return None;
+        }
+        let id = self.ids.next_id();
+        self.sent = Some(id);
+        let request = if self.list {
+            Request::GetChildren {
+                path: self.path,
+                watch: false,
+            }
+        } else {
+            Request::GetData {
+                path: self.path,
+                watch: true,
+            }
+        };
+        Some(Outgoing { id, request })
+    }
+
+    fn handle_reply(&mut self, _now: CoreInstant, id: RequestId, reply: Reply<'_>) {
+        if self.sent != Some(id) {
+            return;
+        }
+        self.outcome = Some(match reply {
+            Reply::Data { data, .. } => Ok(data.len()),
+            Reply::Children(names) => Ok(names.count()),
+            Reply::Error(e) => Err(e),
+            other => panic!("unexpected {other:?}"),
+        });
+    }
+
+    fn handle_watch(&mut self, _now: CoreInstant, event: WatchEvent<'_>) {
+        if event.path == self.path {
+            self.heard += 1;
+        }
+    }
+
+    fn handle_session(&mut self, _now: CoreInstant, _event: SessionEvent) {}
+
+    fn poll_event(&mut self) -> Option<()> {
+        None
+    }
+
+    fn handle_listing_part(
+        &mut self,
+        _now: CoreInstant,
+        _id: RequestId,
+        _names: Children<'_>,
+        _last: bool,
+    ) {
+        panic!("a recipe that does not take listings in parts was given one");
+    }
+}
+
+/// Runs the driver until `read` has an outcome.
+async fn outcome<T: herdless_embassy::Transport>(
+    zk: &mut Zk<'_, T>,
+    id: herdless_embassy::RecipeId<Reader>,
+) -> Result<usize, ZkError> {
+    zk.recipe(id).unwrap().read();
+    let started = Instant::now();
+    loop {
+        if let Some(outcome) = zk.recipe(id).unwrap().outcome {
+            return outcome;
+        }
+        assert!(started.elapsed() < Duration::from_secs(10), "no answer");
+        zk.run_for(embassy_time::Duration::from_millis(10))
+            .await
+            .unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embassy_a_reply_over_the_buffer_is_a_typed_error_and_the_session_carries_on() {
+    let server = ZkServer::start();
+    let admin = std_client(&server).await;
+    let open = CreateMode::Persistent.with_acls(Acls::anyone_all());
+    let blob = vec![0x5a; 100 * 1024];
+    admin.create("/blob", &blob, &open).await.unwrap();
+    admin.create("/small", b"ok", &open).await.unwrap();
+    admin.create("/many", b"", &open).await.unwrap();
+    for i in 0..100 {
+        let name = format!("/many/child-with-a-long-enough-name-{i:04}");
+        admin.create(&name, b"", &open).await.unwrap();
+    }
+
+    let (mut rx, mut tx) = ([0u8; RX], [0u8; 512]);
+    let mut big = Reader::new("/blob", false);
+    let mut small = Reader::new("/small", false);
+    let mut many = Reader::new("/many", true);
+    let mut lock: Lock = Lock::new("/locks/after").unwrap();
+    let transport = TokioTransport::new(vec![server.addr()]);
+    let mut zk: Zk<'_, _, 4> = Zk::new(
+        transport,
+        Buffers::new(&mut rx, &mut tx),
+        SessionConfig::new(1, 10_000),
+    );
+    let big = zk.add(&mut big).unwrap();
+    let small = zk.add(&mut small).unwrap();
+    let many = zk.add(&mut many).unwrap();
+    let lock = zk.add(&mut lock).unwrap();
+    zk.connect().await.unwrap();
+    let session = zk.session_id();
+
+    assert_eq!(outcome(&mut zk, big).await, Err(ZkError::ReplyTooLarge));
+    assert_eq!(outcome(&mut zk, small).await, Ok(2), "the next reply reads");
+    assert_eq!(
+        outcome(&mut zk, many).await,
+        Err(ZkError::ReplyTooLarge),
+        "a listing over the buffer, for a recipe that wants it whole"
+    );
+    assert_eq!(outcome(&mut zk, big).await, Err(ZkError::ReplyTooLarge));
+    // The watch the refused getData asked for is set: a change is heard.
+    admin.set_data("/blob", b"smaller", None).await.unwrap();
+    let started = Instant::now();
+    while zk.recipe(big).unwrap().heard == 0 {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "no notification"
+        );
+        zk.run_for(embassy_time::Duration::from_millis(10))
+            .await
+            .unwrap();
+    }
+    assert_eq!(outcome(&mut zk, big).await, Ok(7));
+    // And the session serves a recipe as before.
+    zk.handle(lock).acquire(guid()).await.unwrap();
+    zk.handle(lock).release().await.unwrap();
+    assert_eq!(zk.faults(), 0, "last fault: {:?}", zk.last_fault());
+    assert_eq!(zk.session_id(), session);
+    zk.close().await.unwrap();
+}
