@@ -19,6 +19,9 @@ pub struct TokioTransport {
     pub trickle: bool,
     /// How long opening a connection takes (a slow network).
     pub connect_delay: std::time::Duration,
+    /// Bytes one read hands over at most: small values cut every frame,
+    /// header, count and name at every place a slow link would.
+    pub max_read: usize,
 }
 
 impl TokioTransport {
@@ -30,6 +33,7 @@ impl TokioTransport {
             connects: 0,
             trickle: false,
             connect_delay: std::time::Duration::ZERO,
+            max_read: usize::MAX,
         }
     }
 
@@ -46,6 +50,8 @@ impl ErrorType for TokioTransport {
 
 impl Read for TokioTransport {
     async fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let limit = buf.len().min(self.max_read);
+        let buf = buf.get_mut(..limit).unwrap_or_default();
         self.stream()?.read(buf).await
     }
 }

@@ -207,6 +207,98 @@ async fn embassy_lock_waiter_with_a_2_kib_buffer_acquires_behind_2000_nodes() {
     zk.close().await.unwrap();
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embassy_listings_read_through_a_160_byte_buffer_in_reads_of_any_size() {
+    const DIR: &str = "/fleet/small";
+    const AHEAD: usize = 300;
+    let server = ZkServer::start();
+    let holder = std_client(&server).await;
+    let dir = CreateMode::Persistent.with_acls(Acls::anyone_all());
+    holder.create("/fleet", b"", &dir).await.unwrap();
+    holder.create(DIR, b"", &dir).await.unwrap();
+    let node = CreateMode::EphemeralSequential.with_acls(Acls::anyone_all());
+    let creates: Vec<_> = (0..AHEAD)
+        .map(|_| holder.create("/fleet/small/x-lock-", b"", &node))
+        .collect();
+    for create in creates {
+        create.await.unwrap();
+    }
+    // Reads of 1 to 160 bytes end inside the frame's length, its reply
+    // header, the count and the names, and the buffer holds a few names at
+    // most (160 bytes: the lock's other replies, a create's path or a
+    // stat, must fit whole): every path of the incremental read is taken.
+    for max_read in [1, 3, 7, 13, 20, 29, 64, 160] {
+        let (mut rx, mut tx) = ([0u8; 160], [0u8; 512]);
+        let mut lock: Lock = Lock::new(DIR).unwrap();
+        let mut transport = TokioTransport::new(vec![server.addr()]);
+        transport.max_read = max_read;
+        let mut zk: Zk<'_, _> = Zk::new(
+            transport,
+            Buffers::new(&mut rx, &mut tx),
+            SessionConfig::new(1, 10_000),
+        );
+        let id = zk.add(&mut lock).unwrap();
+        zk.connect().await.unwrap();
+        let acquired = zk
+            .handle(id)
+            .acquire_timeout(guid(), embassy_time::Duration::from_millis(500))
+            .await
+            .unwrap();
+        assert!(!acquired, "acquired behind {AHEAD} nodes");
+        assert_eq!(zk.faults(), 0, "reads of {max_read}: {:?}", zk.last_fault());
+        // The attempt waited behind the last node: it read every name.
+        zk.recipe(id).unwrap().acquire(guid()).unwrap();
+        let started = Instant::now();
+        while zk.recipe(id).unwrap().predecessor().is_none() {
+            assert!(started.elapsed() < Duration::from_secs(30), "never waited");
+            zk.run_for(embassy_time::Duration::from_millis(10))
+                .await
+                .unwrap();
+        }
+        assert_eq!(
+            zk.recipe(id).unwrap().predecessor(),
+            Some(format!("{DIR}/x-lock-{:010}", AHEAD - 1).as_str()),
+            "reads of {max_read}"
+        );
+        assert_eq!(zk.faults(), 0, "reads of {max_read}: {:?}", zk.last_fault());
+        zk.close().await.unwrap();
+    }
+    // A name longer than the buffer cannot be read here: the lock fails
+    // with the typed error, and the session carries on.
+    let long = format!("{DIR}/{}-lock-", "y".repeat(160));
+    holder.create(&long, b"", &node).await.unwrap();
+    let (mut rx, mut tx) = ([0u8; 160], [0u8; 512]);
+    let mut lock: Lock = Lock::new(DIR).unwrap();
+    let mut transport = TokioTransport::new(vec![server.addr()]);
+    transport.max_read = 7;
+    let mut zk: Zk<'_, _> = Zk::new(
+        transport,
+        Buffers::new(&mut rx, &mut tx),
+        SessionConfig::new(1, 10_000),
+    );
+    let id = zk.add(&mut lock).unwrap();
+    zk.connect().await.unwrap();
+    let session = zk.session_id();
+    let outcome = tokio::time::timeout(Duration::from_secs(30), zk.handle(id).acquire(guid()))
+        .await
+        .expect("the lock hears of the name over its buffer");
+    assert!(
+        matches!(
+            outcome,
+            Err(herdless_embassy::Error::Recipe(herdless_core::Error::Zk(
+                ZkError::ReplyTooLarge
+            )))
+        ),
+        "{outcome:?}"
+    );
+    assert_eq!(zk.faults(), 0, "{:?}", zk.last_fault());
+    assert_eq!(zk.session_id(), session);
+    let admin = std_client(&server).await;
+    let left = admin.list_children(DIR).await.unwrap();
+    assert_eq!(left.len(), AHEAD + 1, "the failed attempt left no node");
+    zk.close().await.unwrap();
+}
+
 /// A recipe that reads one node (`getData`, or `getChildren` if `list`)
 /// each time it is asked, and keeps the outcome: the size read or the
 /// error. It does not take listings in parts.

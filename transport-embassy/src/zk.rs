@@ -529,7 +529,7 @@ impl<'a, T: Transport, const K: usize> Zk<'a, T, K> {
         loop {
             if self.large.is_some() {
                 match self.take_large(start, now) {
-                    Ok(0) if self.large.is_some() => break,
+                    Ok(0) => break,
                     Ok(used) => {
                         start += used;
                         continue;

@@ -187,4 +187,63 @@ mod tests {
             Err(DecodeError::NegativeLength(i32::MIN))
         );
     }
+
+    /// The whole-frame decoder's names for `body`, if it reads them.
+    fn whole(body: &[u8]) -> Option<Vec<String>> {
+        match crate::wire::decode::response(crate::wire::Expect::GetChildren, 0, body) {
+            Ok(crate::wire::Response::Children(c)) => Some(c.map(String::from).collect()),
+            _ => None,
+        }
+    }
+
+    /// What reading `body` through `window` bytes gave: the names, and
+    /// whether it was read to the end (`Some(true)`), stopped at a name
+    /// over the window or the end of the body (`Some(false)`), or refused.
+    fn streamed(body: &[u8], window: usize) -> (Vec<String>, Option<bool>) {
+        let mut decoder = ListingDecoder::new();
+        let mut names = Vec::new();
+        let mut at = 0;
+        while !decoder.is_done() {
+            let end = (at + window).min(body.len());
+            let Ok(part) = decoder.decode(&body[at..end]) else {
+                return (names, None);
+            };
+            names.extend(part.names.map(String::from));
+            if part.consumed == 0 {
+                return (names, Some(false));
+            }
+            at += part.consumed;
+        }
+        (names, Some(true))
+    }
+
+    proptest::proptest! {
+        /// Differential: through any window, the names are the whole
+        /// decoder's, and a corrupt body is refused by both.
+        #[test]
+        fn through_any_window_the_names_are_the_whole_decoders(
+            names in proptest::collection::vec("[a-z0-9_ü-]{0,40}", 0..40),
+            tail in proptest::collection::vec(proptest::num::u8::ANY, 0..90),
+            window in 8usize..300,
+            flip in proptest::option::of((proptest::num::usize::ANY, proptest::num::u8::ANY)),
+        ) {
+            let names: Vec<&str> = names.iter().map(String::as_str).collect();
+            let mut body = listing(&names, &tail);
+            if let Some((at, byte)) = flip {
+                let at = at % body.len();
+                body[at] = byte;
+            }
+            let (got, outcome) = streamed(&body, window);
+            match (whole(&body), outcome) {
+                (Some(expected), Some(true)) => proptest::prop_assert_eq!(got, expected),
+                (Some(expected), Some(false)) => {
+                    proptest::prop_assert!(expected.iter().any(|n| n.len() + 4 > window));
+                    proptest::prop_assert_eq!(&got[..], &expected[..got.len()]);
+                }
+                (Some(_), None) => proptest::prop_assert!(false, "refused what the whole decoder reads"),
+                (None, Some(true)) => proptest::prop_assert!(false, "read a corrupt listing"),
+                (None, _) => {}
+            }
+        }
+    }
 }
