@@ -890,3 +890,69 @@ fn a_refused_ancestor_fails_the_acquisition() {
     );
     assert!(drain(&mut lock).is_empty());
 }
+
+fn part(lock: &mut Lock, id: RequestId, names: &[&str], last: bool) {
+    lock.handle_listing_part(Instant::ZERO, id, Children::new(&names), last);
+}
+
+/// A listing in parts says what the same listing whole says, however it is
+/// cut, and only once its last part came.
+#[test]
+fn a_listing_in_parts_decides_only_at_its_last_part() {
+    for cut in 0..=2 {
+        let mut lock: Lock = Lock::new("/locks/a").unwrap();
+        assert!(lock.takes_listing_in_parts());
+        lock.acquire(GUID).unwrap();
+        let sent = drain(&mut lock);
+        created(&mut lock, sent[0].0, OWN);
+        drain(&mut lock);
+        let names = [OWN, AHEAD];
+        part(&mut lock, sent[1].0, &names[..cut], false);
+        part(&mut lock, sent[1].0, &[], false);
+        assert!(drain(&mut lock).is_empty(), "nothing before the last part");
+        part(&mut lock, sent[1].0, &names[cut..], true);
+        assert_eq!(
+            texts(&drain(&mut lock)),
+            [format!("getData /locks/a/{AHEAD} watch=true")],
+            "cut at {cut}"
+        );
+        // The listing is over: a late part of it is ignored.
+        part(&mut lock, sent[1].0, &[], true);
+        assert!(drain(&mut lock).is_empty());
+    }
+}
+
+/// Whatever moves the lock on between two parts voids the listing: its
+/// last part is not read.
+#[test]
+fn a_cancel_or_a_lost_connection_between_parts_voids_the_listing() {
+    let start = || {
+        let mut lock: Lock = Lock::new("/locks/a").unwrap();
+        lock.acquire(GUID).unwrap();
+        let sent = drain(&mut lock);
+        created(&mut lock, sent[0].0, OWN);
+        drain(&mut lock);
+        part(&mut lock, sent[1].0, &[AHEAD], false);
+        (lock, sent[1].0)
+    };
+    let (mut lock, list) = start();
+    lock.cancel().unwrap();
+    let own = format!("/locks/a/{OWN}");
+    assert_eq!(texts(&drain(&mut lock)), [format!("delete {own}")]);
+    part(&mut lock, list, &[OWN], true);
+    assert!(drain(&mut lock).is_empty(), "the last part is not read");
+    assert!(events(&mut lock).is_empty(), "not acquired");
+
+    let (mut lock, list) = start();
+    lock.handle_session(Instant::ZERO, SessionEvent::Suspended);
+    part(&mut lock, list, &[OWN], true);
+    lock.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 1 });
+    assert!(events(&mut lock).is_empty(), "not acquired");
+    let sent = drain(&mut lock);
+    assert!(
+        texts(&sent)
+            .iter()
+            .any(|t| *t == "children /locks/a watch=false"),
+        "listed again: {sent:?}"
+    );
+}

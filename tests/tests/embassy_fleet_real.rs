@@ -117,8 +117,21 @@ async fn embassy_candidate_with_a_2_kib_buffer_leads_in_an_election_of_1000() {
         campaign.abort();
     }
     let started = Instant::now();
+    let mut events = Vec::new();
     while !zk.handle(id).is_leading() {
-        assert!(started.elapsed() < Duration::from_secs(60), "never led");
+        while let Some(event) = zk.recipe(id).unwrap().poll_event() {
+            events.push(event);
+        }
+        if started.elapsed() > Duration::from_secs(60) {
+            let left = admin.list_children(DIR).await.unwrap_or_default();
+            let candidate = zk.recipe(id).unwrap();
+            panic!(
+                "never led: {} nodes left, waiting behind {:?}, {:?}, events {events:?}",
+                left.len(),
+                candidate.predecessor(),
+                candidate.state()
+            );
+        }
         zk.run_for(embassy_time::Duration::from_millis(20))
             .await
             .unwrap();
@@ -134,77 +147,151 @@ async fn embassy_candidate_with_a_2_kib_buffer_leads_in_an_election_of_1000() {
     zk.close().await.unwrap();
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn embassy_lock_waiter_with_a_2_kib_buffer_acquires_behind_2000_nodes() {
-    const DIR: &str = "/fleet/lock";
-    const AHEAD: usize = 1_999;
-    let server = ZkServer::start();
-    let holder = std_client(&server).await;
-    let dir = CreateMode::Persistent.with_acls(Acls::anyone_all());
-    holder.create("/fleet", b"", &dir).await.unwrap();
-    holder.create(DIR, b"", &dir).await.unwrap();
-    // Lock nodes of other contenders, held by one herdless-std session.
-    let node = CreateMode::EphemeralSequential.with_acls(Acls::anyone_all());
-    let creates: Vec<_> = (0..AHEAD)
-        .map(|_| holder.create("/fleet/lock/x-lock-", b"", &node))
-        .collect();
-    for create in creates {
-        create.await.unwrap();
+/// Creates `count` ephemeral sequential nodes `<dir>/<prefix>NNNNNNNNNN`
+/// on a herdless-std session of their own (`dir` made first), pipelined;
+/// returns the session, whose end removes them all.
+async fn others(
+    server: &ZkServer,
+    dir: &'static str,
+    prefix: &'static str,
+    count: usize,
+) -> herdless_std::Client {
+    let session = std_client(server).await;
+    let open = CreateMode::Persistent.with_acls(Acls::anyone_all());
+    let mut made = String::new();
+    for part in dir.split('/').skip(1) {
+        made.push('/');
+        made.push_str(part);
+        match session.create(&made, b"", &open).await {
+            Ok(_) | Err(zookeeper_client::Error::NodeExists) => {}
+            Err(e) => panic!("{made}: {e}"),
+        }
     }
+    let path: &'static str = Box::leak(format!("{dir}/{prefix}").into_boxed_str());
+    let node = CreateMode::EphemeralSequential.with_acls(Acls::anyone_all());
+    for chunk in 0..count.div_ceil(1_000) {
+        let creates: Vec<_> = (chunk * 1_000..count.min((chunk + 1) * 1_000))
+            .map(|_| session.create(path, b"", &node))
+            .collect();
+        for create in creates {
+            create.await.unwrap();
+        }
+    }
+    session
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embassy_candidate_with_a_2_kib_buffer_leads_behind_9999_nodes() {
+    const DIR: &str = "/fleet/gateway-10k";
+    const AHEAD: usize = 9_999;
+    let server = ZkServer::start();
+    let holder = others(&server, DIR, "x-n_", AHEAD).await;
     let (mut rx, mut tx) = ([0u8; RX], [0u8; 512]);
-    let mut lock: Lock = Lock::new(DIR).unwrap();
+    let mut election: Election = Election::new(DIR).unwrap();
     let transport = TokioTransport::new(vec![server.addr()]);
     let mut zk: Zk<'_, _> = Zk::new(
         transport,
         Buffers::new(&mut rx, &mut tx),
         SessionConfig::new(1, 10_000),
     );
-    let id = zk.add(&mut lock).unwrap();
+    let id = zk.add(&mut election).unwrap();
     zk.connect().await.unwrap();
-    zk.recipe(id).unwrap().acquire(guid()).unwrap();
+    zk.recipe(id).unwrap().campaign(guid(), b"device").unwrap();
     let started = Instant::now();
     while zk.recipe(id).unwrap().predecessor().is_none() {
-        assert!(started.elapsed() < Duration::from_secs(30), "never waited");
-        zk.run_for(embassy_time::Duration::from_millis(20))
-            .await
-            .unwrap();
-    }
-    let admin = std_client(&server).await;
-    let all = admin.list_children(DIR).await.unwrap();
-    assert_eq!(all.len(), AHEAD + 1);
-    let listing = listing_bytes(&all);
-    assert!(
-        listing > 20 * RX,
-        "the listing ({listing} B) is not over the buffer"
-    );
-    assert_eq!(
-        zk.recipe(id).unwrap().predecessor(),
-        Some(format!("{DIR}/x-lock-{:010}", AHEAD - 1).as_str())
-    );
-    // The others' session ends: their nodes go, and the waiter goes in.
-    drop(holder);
-    let started = Instant::now();
-    let event = loop {
-        if let Some(event) = zk.recipe(id).unwrap().poll_event() {
-            break event;
-        }
         assert!(
             started.elapsed() < Duration::from_secs(60),
-            "never acquired"
+            "never followed"
         );
         zk.run_for(embassy_time::Duration::from_millis(20))
             .await
             .unwrap();
-    };
-    assert_eq!(event, LockEvent::Acquired);
+    }
+    assert_eq!(
+        zk.recipe(id).unwrap().predecessor(),
+        Some(format!("{DIR}/x-n_{:010}", AHEAD - 1).as_str())
+    );
+    let admin = std_client(&server).await;
+    let listing = listing_bytes(&admin.list_children(DIR).await.unwrap());
+    drop(holder);
+    let started = Instant::now();
+    while !zk.handle(id).is_leading() {
+        assert!(started.elapsed() < Duration::from_secs(60), "never led");
+        zk.run_for(embassy_time::Duration::from_millis(20))
+            .await
+            .unwrap();
+    }
     println!(
-        "embassy lock waiter with a {RX} B receive buffer: read a listing of {} names ({listing} B), acquired {:?} after the others left",
+        "embassy candidate with a {RX} B receive buffer: read a listing of {} names ({listing} B), led {:?} after the others' session ended",
         AHEAD + 1,
         started.elapsed()
     );
     assert_eq!(zk.faults(), 0, "last fault: {:?}", zk.last_fault());
-    zk.handle(id).release().await.unwrap();
+    zk.handle(id).resign().await.unwrap();
     zk.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embassy_lock_waiter_with_a_2_kib_buffer_acquires_behind_2000_and_10000_nodes() {
+    let server = ZkServer::start();
+    for (dir, ahead) in [("/fleet/lock-2k", 1_999), ("/fleet/lock-10k", 9_999)] {
+        // Lock nodes of other contenders, held by one herdless-std session.
+        let holder = others(&server, dir, "x-lock-", ahead).await;
+        let (mut rx, mut tx) = ([0u8; RX], [0u8; 512]);
+        let mut lock: Lock = Lock::new(dir).unwrap();
+        let transport = TokioTransport::new(vec![server.addr()]);
+        let mut zk: Zk<'_, _> = Zk::new(
+            transport,
+            Buffers::new(&mut rx, &mut tx),
+            SessionConfig::new(1, 10_000),
+        );
+        let id = zk.add(&mut lock).unwrap();
+        zk.connect().await.unwrap();
+        zk.recipe(id).unwrap().acquire(guid()).unwrap();
+        let started = Instant::now();
+        while zk.recipe(id).unwrap().predecessor().is_none() {
+            assert!(started.elapsed() < Duration::from_secs(60), "never waited");
+            zk.run_for(embassy_time::Duration::from_millis(20))
+                .await
+                .unwrap();
+        }
+        let admin = std_client(&server).await;
+        let all = admin.list_children(dir).await.unwrap();
+        assert_eq!(all.len(), ahead + 1);
+        let listing = listing_bytes(&all);
+        assert!(
+            listing > 20 * RX,
+            "the listing ({listing} B) is not over the buffer"
+        );
+        assert_eq!(
+            zk.recipe(id).unwrap().predecessor(),
+            Some(format!("{dir}/x-lock-{:010}", ahead - 1).as_str())
+        );
+        // The others' session ends: their nodes go, and the waiter goes in.
+        drop(holder);
+        let started = Instant::now();
+        let event = loop {
+            if let Some(event) = zk.recipe(id).unwrap().poll_event() {
+                break event;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "never acquired"
+            );
+            zk.run_for(embassy_time::Duration::from_millis(20))
+                .await
+                .unwrap();
+        };
+        assert_eq!(event, LockEvent::Acquired);
+        println!(
+            "embassy lock waiter with a {RX} B receive buffer: read a listing of {} names ({listing} B), acquired {:?} after the others left",
+            ahead + 1,
+            started.elapsed()
+        );
+        assert_eq!(zk.faults(), 0, "last fault: {:?}", zk.last_fault());
+        zk.handle(id).release().await.unwrap();
+        zk.close().await.unwrap();
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -212,17 +299,8 @@ async fn embassy_listings_read_through_a_160_byte_buffer_in_reads_of_any_size() 
     const DIR: &str = "/fleet/small";
     const AHEAD: usize = 300;
     let server = ZkServer::start();
-    let holder = std_client(&server).await;
-    let dir = CreateMode::Persistent.with_acls(Acls::anyone_all());
-    holder.create("/fleet", b"", &dir).await.unwrap();
-    holder.create(DIR, b"", &dir).await.unwrap();
+    let holder = others(&server, DIR, "x-lock-", AHEAD).await;
     let node = CreateMode::EphemeralSequential.with_acls(Acls::anyone_all());
-    let creates: Vec<_> = (0..AHEAD)
-        .map(|_| holder.create("/fleet/small/x-lock-", b"", &node))
-        .collect();
-    for create in creates {
-        create.await.unwrap();
-    }
     // Reads of 1 to 160 bytes end inside the frame's length, its reply
     // header, the count and the names, and the buffer holds a few names at
     // most (160 bytes: the lock's other replies, a create's path or a

@@ -153,17 +153,18 @@ pub(crate) trait ContentionFlow<const N: usize, const Q: usize> {
         if !last {
             return;
         }
-        // The recipe may have moved on while the parts came (a driver call
-        // dropped between them, and a release): the steps are checked again.
+        // The step chosen at the first part still holds: whatever moves
+        // the recipe on between parts (a cancel, a deadline, a
+        // resignation) forgets the listing, and a lost connection voids it
+        // with the epoch, so its last part is not read.
         match self.line().end_scan() {
-            Scanned::Found(found) if self.finding() => {
-                let placed = self.on_found(found);
-                if placed {
+            Scanned::Found(found) => {
+                if self.on_found(found) {
                     self.queue_listing();
                 }
             }
-            Scanned::Stood(standing) if self.listing_stands() => self.on_standing(standing),
-            _ => {}
+            Scanned::Stood(standing) => self.on_standing(standing),
+            Scanned::Ignored => {}
         }
     }
 
