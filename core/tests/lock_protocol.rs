@@ -950,9 +950,7 @@ fn a_cancel_or_a_lost_connection_between_parts_voids_the_listing() {
     assert!(events(&mut lock).is_empty(), "not acquired");
     let sent = drain(&mut lock);
     assert!(
-        texts(&sent)
-            .iter()
-            .any(|t| *t == "children /locks/a watch=false"),
+        texts(&sent).contains(&"children /locks/a watch=false"),
         "listed again: {sent:?}"
     );
 }
