@@ -34,21 +34,31 @@ fn listing_bytes(names: &[String]) -> usize {
     4 + names.iter().map(|n| 4 + n.len()).sum::<usize>()
 }
 
-/// Polls `dir` until it has `count` children; returns them.
-async fn wait_for_children(client: &herdless_std::Client, dir: &str, count: usize) -> Vec<String> {
+/// Polls `dir` until `count` of its children are candidates (the leader's
+/// acknowledgement sits beside them); returns every child.
+async fn wait_for_candidates(
+    client: &herdless_std::Client,
+    dir: &str,
+    count: usize,
+) -> Vec<String> {
     let started = Instant::now();
     loop {
         let names = client.list_children(dir).await.unwrap_or_default();
-        if names.len() == count {
+        let candidates = names.iter().filter(|n| is_candidate(n)).count();
+        if candidates == count {
             return names;
         }
         assert!(
             started.elapsed() < Duration::from_secs(120),
-            "{dir} has {} children, not {count}",
-            names.len()
+            "{dir} has {candidates} candidates, not {count}"
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+}
+
+fn is_candidate(name: &str) -> bool {
+    herdless_core::naming::contender_sequence(herdless_core::naming::NodeKind::Candidate, name)
+        .is_some()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -73,7 +83,7 @@ async fn embassy_candidate_with_a_2_kib_buffer_leads_in_an_election_of_1000() {
         }));
     }
     let admin = std_client(&server).await;
-    let others = wait_for_children(&admin, DIR, OTHERS).await;
+    let others = wait_for_candidates(&admin, DIR, OTHERS).await;
 
     let (mut rx, mut tx) = ([0u8; RX], [0u8; 512]);
     let mut election: Election = Election::new(DIR).unwrap();
@@ -89,7 +99,11 @@ async fn embassy_candidate_with_a_2_kib_buffer_leads_in_an_election_of_1000() {
     zk.recipe(id).unwrap().campaign(guid(), b"device").unwrap();
     // It reads the whole directory, 1,000 names, and waits behind the
     // highest of the others.
-    let last_other = others.iter().max_by_key(|n| &n[n.len() - 10..]).unwrap();
+    let last_other = others
+        .iter()
+        .filter(|n| is_candidate(n))
+        .max_by_key(|n| &n[n.len() - 10..])
+        .unwrap();
     let started = Instant::now();
     while zk.recipe(id).unwrap().predecessor().is_none() {
         assert!(
@@ -100,7 +114,12 @@ async fn embassy_candidate_with_a_2_kib_buffer_leads_in_an_election_of_1000() {
             .await
             .unwrap();
     }
-    let all = wait_for_children(&admin, DIR, OTHERS + 1).await;
+    // The driver runs while the test waits: between its calls the server
+    // hears no pings.
+    let all = zk
+        .run(wait_for_candidates(&admin, DIR, OTHERS + 1))
+        .await
+        .unwrap();
     let listing = listing_bytes(&all);
     assert!(
         listing > 20 * RX,
@@ -125,11 +144,23 @@ async fn embassy_candidate_with_a_2_kib_buffer_leads_in_an_election_of_1000() {
         if started.elapsed() > Duration::from_secs(60) {
             let left = admin.list_children(DIR).await.unwrap_or_default();
             let candidate = zk.recipe(id).unwrap();
+            let (predecessor, state) =
+                (candidate.predecessor().map(String::from), candidate.state());
+            let log = server.log();
+            let lines: Vec<&str> = log
+                .lines()
+                .filter(|l| l.contains("ession") || l.contains("WARN") || l.contains("rror"))
+                .collect();
+            eprintln!(
+                "server log (warnings):\n{}",
+                lines[lines.len().saturating_sub(30)..].join("\n")
+            );
             panic!(
-                "never led: {} nodes left, waiting behind {:?}, {:?}, events {events:?}",
+                "never led: {} nodes left, waiting behind {predecessor:?}, {state:?}, events {events:?}; session {:#x} (was {session:#x}), {} faults, last {:?}",
                 left.len(),
-                candidate.predecessor(),
-                candidate.state()
+                zk.session_id(),
+                zk.faults(),
+                zk.last_fault()
             );
         }
         zk.run_for(embassy_time::Duration::from_millis(20))
@@ -138,7 +169,7 @@ async fn embassy_candidate_with_a_2_kib_buffer_leads_in_an_election_of_1000() {
     }
     println!(
         "embassy candidate with a {RX} B receive buffer: read a listing of {} names ({listing} B), led {:?} after the others left",
-        OTHERS + 1,
+        all.len(),
         started.elapsed()
     );
     assert_eq!(zk.faults(), 0, "last fault: {:?}", zk.last_fault());
@@ -211,8 +242,8 @@ async fn embassy_candidate_with_a_2_kib_buffer_leads_behind_9999_nodes() {
         zk.recipe(id).unwrap().predecessor(),
         Some(format!("{DIR}/x-n_{:010}", AHEAD - 1).as_str())
     );
-    let admin = std_client(&server).await;
-    let listing = listing_bytes(&admin.list_children(DIR).await.unwrap());
+    let admin = zk.run(std_client(&server)).await.unwrap();
+    let listing = listing_bytes(&zk.run(admin.list_children(DIR)).await.unwrap().unwrap());
     drop(holder);
     let started = Instant::now();
     while !zk.handle(id).is_leading() {
@@ -255,8 +286,8 @@ async fn embassy_lock_waiter_with_a_2_kib_buffer_acquires_behind_2000_and_10000_
                 .await
                 .unwrap();
         }
-        let admin = std_client(&server).await;
-        let all = admin.list_children(dir).await.unwrap();
+        let admin = zk.run(std_client(&server)).await.unwrap();
+        let all = zk.run(admin.list_children(dir)).await.unwrap().unwrap();
         assert_eq!(all.len(), ahead + 1);
         let listing = listing_bytes(&all);
         assert!(
