@@ -432,7 +432,12 @@ fn a_second_listing_answered_mid_take_does_not_change_the_item_being_taken() {
     use herdless_core::{Children, Reply, Stat, WatchEvent, WatchKind};
     let one = "a-queue-0000000001";
     let two = "a-queue-0000000002";
-    for later_listing in [vec![], vec![two]] {
+    for (later_listing, in_parts) in [
+        (vec![], false),
+        (vec![two], false),
+        (vec![], true),
+        (vec![two], true),
+    ] {
         let mut c: Cons = Consumer::new(QUEUE).unwrap();
         c.handle_session(
             Instant::ZERO,
@@ -469,11 +474,20 @@ fn a_second_listing_answered_mid_take_does_not_change_the_item_being_taken() {
         assert_eq!(s[0].1, format!("read {QUEUE}/{one}"));
         let read = s[0].0;
         // Another consumer took `one` meanwhile: the later listing lacks it.
-        c.handle_reply(
-            Instant::ZERO,
-            plain,
-            Reply::Children(Children::new(&later_listing.as_slice())),
-        );
+        if in_parts {
+            // As the embedded driver hands it over: in parts, an empty one
+            // first.
+            let none: &[&str] = &[];
+            c.handle_listing_part(Instant::ZERO, plain, Children::new(&none), false);
+            let rest = later_listing.as_slice();
+            c.handle_listing_part(Instant::ZERO, plain, Children::new(&rest), true);
+        } else {
+            c.handle_reply(
+                Instant::ZERO,
+                plain,
+                Reply::Children(Children::new(&later_listing.as_slice())),
+            );
+        }
         c.handle_reply(
             Instant::ZERO,
             read,
@@ -722,4 +736,92 @@ fn a_notification_while_a_lost_delete_is_checked_keeps_the_item() {
         assert_eq!(c.item(), b"one", "{kind}");
         assert_eq!(c.item_name(), one, "{kind}");
     }
+}
+
+/// A put whose create was lost looks for its item by GUID in a listing
+/// that may come in parts (the embedded driver, with a queue longer than
+/// its buffer): it creates again only once the last part lacked the item,
+/// and stops at the part that holds it.
+#[test]
+fn a_put_finds_its_item_in_a_listing_in_parts_and_creates_only_after_the_last() {
+    use herdless_core::{Children, Reply, SessionEvent, ZkError};
+    let guid = Guid::from_random_bytes([7; 16]);
+    let mut hyphenated = String::new();
+    guid.write_hyphenated(&mut hyphenated).unwrap();
+    let own = format!("{hyphenated}-queue-0000000009");
+    let others = ["a-queue-0000000001", "b-queue-0000000002"];
+    let describe = |p: &mut Prod| -> Vec<(herdless_core::RequestId, String)> {
+        std::iter::from_fn(|| p.poll_request().map(|o| (o.id, format!("{:?}", o.request))))
+            .collect()
+    };
+    for own_at in [None, Some(0), Some(1)] {
+        let mut p = Prod::new(QUEUE).unwrap();
+        assert!(p.takes_listing_in_parts());
+        p.put(guid, b"item", None, false).unwrap();
+        let create = describe(&mut p);
+        p.handle_reply(
+            Instant::ZERO,
+            create[0].0,
+            Reply::Error(ZkError::ConnectionLoss),
+        );
+        p.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 1 });
+        let find = describe(&mut p);
+        assert_eq!(find.len(), 1, "{find:?}");
+        assert!(find[0].1.starts_with("GetChildren"), "{find:?}");
+        let mut parts: Vec<Vec<&str>> = vec![vec![others[0]], vec![others[1]]];
+        if let Some(at) = own_at {
+            parts[at].push(&own);
+        }
+        for (i, part) in parts.iter().enumerate() {
+            let last = i + 1 == parts.len();
+            p.handle_listing_part(
+                Instant::ZERO,
+                find[0].0,
+                Children::new(&part.as_slice()),
+                last,
+            );
+            let sent = describe(&mut p);
+            let found_by_now = own_at.is_some_and(|at| at <= i);
+            if last && !found_by_now {
+                assert_eq!(sent.len(), 1, "created again: {sent:?}");
+                assert!(sent[0].1.starts_with("Create"), "{sent:?}");
+            } else {
+                assert!(sent.is_empty(), "own at {own_at:?}, part {i}: {sent:?}");
+            }
+        }
+        let events: Vec<_> = std::iter::from_fn(|| p.poll_event()).collect();
+        match own_at {
+            Some(_) => {
+                assert_eq!(events, [ProducerEvent::Put]);
+                assert_eq!(p.item(), format!("{QUEUE}/{own}"));
+            }
+            None => assert!(events.is_empty(), "{events:?}"),
+        }
+    }
+}
+
+/// A take reads a listing in parts as one: the lowest item of all the
+/// parts is the one read.
+#[test]
+fn a_take_reads_the_lowest_item_of_a_listing_in_parts() {
+    use herdless_core::Children;
+    let mut c: Cons = Consumer::new(QUEUE).unwrap();
+    assert!(c.takes_listing_in_parts());
+    c.take(None).unwrap();
+    let s = sent(&mut c);
+    let parts: [&[&str]; 3] = [
+        &["c-queue-0000000007", "a-queue-0000000005"],
+        &[],
+        &["b-queue-0000000002", "d-queue-0000000009"],
+    ];
+    for (i, part) in parts.iter().enumerate() {
+        c.handle_listing_part(Instant::ZERO, s[0].0, Children::new(part), i == 2);
+        if i < 2 {
+            assert!(sent(&mut c).is_empty(), "nothing before the last part");
+        }
+    }
+    assert_eq!(
+        sent(&mut c)[0].1,
+        format!("read {QUEUE}/b-queue-0000000002")
+    );
 }

@@ -4,7 +4,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use crate::owned::OwnedReply;
-use crate::{Children, Instant, Recipe};
+use crate::{Children, Instant, Recipe, RequestId};
 
 use super::owned::Delivery;
 use super::server::SimZk;
@@ -82,30 +82,42 @@ impl<R: Recipe> Peer<R> {
         let Some(delivery) = zk.next_delivery(self.session) else {
             return false;
         };
-        self.handle(&delivery, zk.listing_part());
+        match (&delivery, zk.listing_part()) {
+            (Delivery::Reply(id, OwnedReply::Children(names)), Some(size))
+                if self.recipe.takes_listing_in_parts() =>
+            {
+                self.hand_over_in_parts(zk, *id, names, size);
+            }
+            _ => self.handle(&delivery),
+        }
         self.pump(zk);
         true
     }
 
-    fn handle(&mut self, delivery: &Delivery, listing_part: Option<usize>) {
+    /// Hands a listing over `size` names at a time, draining after every
+    /// part as the embedded driver may (its parts come with separate reads,
+    /// and requests go out in between).
+    fn hand_over_in_parts(&mut self, zk: &mut SimZk, id: RequestId, names: &[String], size: usize) {
+        let now = self.now;
+        let mut parts = names.chunks(size).peekable();
+        if parts.peek().is_none() {
+            let none: &[String] = &[];
+            self.recipe
+                .handle_listing_part(now, id, Children::new(&none), true);
+        }
+        while let Some(part) = parts.next() {
+            let last = parts.peek().is_none();
+            self.recipe
+                .handle_listing_part(now, id, Children::new(&part), last);
+            if !last {
+                self.pump(zk);
+            }
+        }
+    }
+
+    fn handle(&mut self, delivery: &Delivery) {
         let now = self.now;
         match delivery {
-            Delivery::Reply(id, OwnedReply::Children(names))
-                if listing_part.is_some() && self.recipe.takes_listing_in_parts() =>
-            {
-                let size = listing_part.unwrap_or(1);
-                let mut parts = names.chunks(size).peekable();
-                if parts.peek().is_none() {
-                    let none: &[String] = &[];
-                    self.recipe
-                        .handle_listing_part(now, *id, Children::new(&none), true);
-                }
-                while let Some(part) = parts.next() {
-                    let last = parts.peek().is_none();
-                    self.recipe
-                        .handle_listing_part(now, *id, Children::new(&part), last);
-                }
-            }
             Delivery::Reply(id, reply) => {
                 reply.with_reply(|r| self.recipe.handle_reply(now, *id, r))
             }

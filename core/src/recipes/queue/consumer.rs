@@ -99,6 +99,9 @@ pub struct Consumer<const B: usize = 16, const D: usize = 256, const N: usize = 
     link: Link,
     events: EventQueue<ConsumerEvent, 4>,
     scratch: String<N>,
+    /// The listing coming in parts, and whether it is read (or ignored,
+    /// as a whole listing would be).
+    listing: Option<(RequestId, bool)>,
 }
 
 impl<const B: usize, const D: usize, const N: usize> Consumer<B, D, N> {
@@ -120,6 +123,7 @@ impl<const B: usize, const D: usize, const N: usize> Consumer<B, D, N> {
             link: Link::Up,
             events: EventQueue::new(),
             scratch: String::new(),
+            listing: None,
         })
     }
 
@@ -214,34 +218,49 @@ impl<const B: usize, const D: usize, const N: usize> Consumer<B, D, N> {
 
     /// Keeps the `B` lowest items of one listing, in one pass.
     fn on_children(&mut self, children: Children<'_>, watched: bool) {
+        self.begin_listing(watched);
+        for name in children {
+            self.consider(name);
+        }
+        self.end_listing(watched);
+    }
+
+    /// A listing begins: the batch is made anew from it.
+    fn begin_listing(&mut self, watched: bool) {
         self.batch.clear();
         if watched {
             self.stale = false;
         }
-        for name in children {
-            let Some(key) = ItemKey::parse(name) else {
-                continue;
-            };
-            // Names whose full path would not fit are not ours to take.
-            if path::joined_len(&self.dir, name) > N {
-                continue;
-            }
-            let Ok(stored) = String::<N>::try_from(name) else {
-                continue;
-            };
-            let at = self
-                .batch
-                .iter()
-                .position(|(_, k)| key.order(*k) == Ordering::Less)
-                .unwrap_or(self.batch.len());
-            if self.batch.is_full() {
-                if at >= self.batch.len() {
-                    continue;
-                }
-                self.batch.pop();
-            }
-            let _ = self.batch.insert(at, (stored, key));
+    }
+
+    /// Keeps `name` in the batch if it is among the `B` lowest items so far.
+    fn consider(&mut self, name: &str) {
+        let Some(key) = ItemKey::parse(name) else {
+            return;
+        };
+        // Names whose full path would not fit are not ours to take.
+        if path::joined_len(&self.dir, name) > N {
+            return;
         }
+        let Ok(stored) = String::<N>::try_from(name) else {
+            return;
+        };
+        let at = self
+            .batch
+            .iter()
+            .position(|(_, k)| key.order(*k) == Ordering::Less)
+            .unwrap_or(self.batch.len());
+        if self.batch.is_full() {
+            if at >= self.batch.len() {
+                return;
+            }
+            self.batch.pop();
+        }
+        let _ = self.batch.insert(at, (stored, key));
+    }
+
+    /// The listing is read: work on its lowest item, or wait for one.
+    fn end_listing(&mut self, watched: bool) {
         if !self.batch.is_empty() {
             return self.ops.queue(Op::Read);
         }
@@ -262,6 +281,14 @@ impl<const B: usize, const D: usize, const N: usize> Consumer<B, D, N> {
     }
 
     /// Whether the batch's first item is being read, deleted or checked.
+    /// Whether a listing answered now is read: a take or peek is on, and
+    /// no item is being worked on (a listing answered while an item is
+    /// read or deleted, two having been in flight, must not change which
+    /// item that work is on).
+    fn reads_listing(&self) -> bool {
+        self.mode.is_some() && !self.on_item()
+    }
+
     fn on_item(&self) -> bool {
         self.ops.is_pending(Op::Read)
             || self.ops.is_pending(Op::Delete)
@@ -330,11 +357,9 @@ impl<const B: usize, const D: usize, const N: usize> Recipe for Consumer<B, D, N
             return;
         }
         match (op, reply) {
-            // A listing answered while an item is being read or deleted
-            // (two were in flight: a notification came while the first was
-            // on its way) must not change which item that work is on; the
-            // notification left the batch stale for the next item.
-            (Op::List { .. }, _) if self.on_item() => {}
+            // The notification that sent a listing ignored here left the
+            // batch stale for the next item.
+            (Op::List { .. }, _) if !self.reads_listing() => {}
             (Op::List { watch }, Reply::Children(children)) => self.on_children(children, watch),
             (Op::Read, Reply::Data { data, .. }) => {
                 let Ok(stored) = Vec::from_slice(data) else {
@@ -474,6 +499,45 @@ impl<const B: usize, const D: usize, const N: usize> Recipe for Consumer<B, D, N
 
     fn poll_event(&mut self) -> Option<ConsumerEvent> {
         self.events.pop()
+    }
+
+    fn takes_listing_in_parts(&self) -> bool {
+        true
+    }
+
+    fn handle_listing_part(
+        &mut self,
+        _now: Instant,
+        id: RequestId,
+        names: Children<'_>,
+        last: bool,
+    ) {
+        let Some(Op::List { watch }) = self.ops.op_of(id) else {
+            return;
+        };
+        let read = match self.listing {
+            Some((current, read)) if current == id => read,
+            _ => {
+                let read = self.reads_listing();
+                if read {
+                    self.begin_listing(watch);
+                }
+                self.listing = Some((id, read));
+                read
+            }
+        };
+        if read {
+            for name in names {
+                self.consider(name);
+            }
+        }
+        if last {
+            self.ops.take(id);
+            self.listing = None;
+            if read && self.mode.is_some() {
+                self.end_listing(watch);
+            }
+        }
     }
 }
 

@@ -174,7 +174,9 @@ impl<const D: usize, const N: usize> Producer<D, N> {
             .is_some_and(|rest| rest.starts_with(MARKER))
     }
 
-    fn on_children(&mut self, children: Children<'_>) {
+    /// Looks for the item by GUID in names of the listing (the whole, or
+    /// a part: finding it ends the search, and the rest is ignored).
+    fn on_children(&mut self, children: Children<'_>, last: bool) {
         for name in children {
             if self.is_own(name) {
                 if path::join_into(&mut self.item, &self.dir, name).is_err() {
@@ -183,9 +185,11 @@ impl<const D: usize, const N: usize> Producer<D, N> {
                 return self.done(ProducerEvent::Put);
             }
         }
-        // Not there: never created, or already taken by a consumer (then
-        // this second create adds it again: at least once).
-        self.ops.queue(Op::Create);
+        if last {
+            // Not there: never created, or already taken by a consumer
+            // (then this second create adds it again: at least once).
+            self.ops.queue(Op::Create);
+        }
     }
 
     /// The session is gone. A persistent item whose create may have landed
@@ -257,7 +261,7 @@ impl<const D: usize, const N: usize> Recipe for Producer<D, N> {
                 self.ops.queue(Op::Ensure(1));
                 self.ops.push(Op::Create);
             }
-            (Op::Find, Reply::Children(children)) => self.on_children(children),
+            (Op::Find, Reply::Children(children)) => self.on_children(children, true),
             (Op::Find, Reply::Error(ZkError::NoNode)) => self.ops.queue(Op::Create),
             (op, Reply::Error(e)) if e.is_connection_loss() => {
                 self.link.lose();
@@ -320,6 +324,26 @@ impl<const D: usize, const N: usize> Recipe for Producer<D, N> {
 
     fn poll_event(&mut self) -> Option<ProducerEvent> {
         self.events.pop()
+    }
+
+    fn takes_listing_in_parts(&self) -> bool {
+        true
+    }
+
+    fn handle_listing_part(
+        &mut self,
+        _now: Instant,
+        id: RequestId,
+        names: Children<'_>,
+        last: bool,
+    ) {
+        if self.ops.op_of(id) != Some(Op::Find) {
+            return;
+        }
+        if last {
+            self.ops.take(id);
+        }
+        self.on_children(names, last);
     }
 }
 
