@@ -29,6 +29,23 @@ async fn std_client(server: &ZkServer) -> herdless_std::Client {
         .expect("connect a herdless-std client")
 }
 
+/// The embedded driver on `rx` and `tx`, to `server`, reading at most
+/// `max_read` bytes per read.
+fn driver<'a>(
+    server: &ZkServer,
+    rx: &'a mut [u8],
+    tx: &'a mut [u8],
+    max_read: usize,
+) -> Zk<'a, TokioTransport> {
+    let mut transport = TokioTransport::new(vec![server.addr()]);
+    transport.max_read = max_read;
+    Zk::new(
+        transport,
+        Buffers::new(rx, tx),
+        SessionConfig::new(1, 10_000),
+    )
+}
+
 /// Bytes of the jute vector a listing of `names` takes on the wire.
 fn listing_bytes(names: &[String]) -> usize {
     4 + names.iter().map(|n| 4 + n.len()).sum::<usize>()
@@ -87,12 +104,7 @@ async fn embassy_candidate_with_a_2_kib_buffer_leads_in_an_election_of_1000() {
 
     let (mut rx, mut tx) = ([0u8; RX], [0u8; 512]);
     let mut election: Election = Election::new(DIR).unwrap();
-    let transport = TokioTransport::new(vec![server.addr()]);
-    let mut zk: Zk<'_, _> = Zk::new(
-        transport,
-        Buffers::new(&mut rx, &mut tx),
-        SessionConfig::new(1, 10_000),
-    );
+    let mut zk = driver(&server, &mut rx, &mut tx, usize::MAX);
     let id = zk.add(&mut election).unwrap();
     zk.connect().await.unwrap();
     let session = zk.session_id();
@@ -219,12 +231,7 @@ async fn embassy_candidate_with_a_2_kib_buffer_leads_behind_9999_nodes() {
     let holder = others(&server, DIR, "x-n_", AHEAD).await;
     let (mut rx, mut tx) = ([0u8; RX], [0u8; 512]);
     let mut election: Election = Election::new(DIR).unwrap();
-    let transport = TokioTransport::new(vec![server.addr()]);
-    let mut zk: Zk<'_, _> = Zk::new(
-        transport,
-        Buffers::new(&mut rx, &mut tx),
-        SessionConfig::new(1, 10_000),
-    );
+    let mut zk = driver(&server, &mut rx, &mut tx, usize::MAX);
     let id = zk.add(&mut election).unwrap();
     zk.connect().await.unwrap();
     zk.recipe(id).unwrap().campaign(guid(), b"device").unwrap();
@@ -270,12 +277,7 @@ async fn embassy_lock_waiter_with_a_2_kib_buffer_acquires_behind_2000_and_10000_
         let holder = others(&server, dir, "x-lock-", ahead).await;
         let (mut rx, mut tx) = ([0u8; RX], [0u8; 512]);
         let mut lock: Lock = Lock::new(dir).unwrap();
-        let transport = TokioTransport::new(vec![server.addr()]);
-        let mut zk: Zk<'_, _> = Zk::new(
-            transport,
-            Buffers::new(&mut rx, &mut tx),
-            SessionConfig::new(1, 10_000),
-        );
+        let mut zk = driver(&server, &mut rx, &mut tx, usize::MAX);
         let id = zk.add(&mut lock).unwrap();
         zk.connect().await.unwrap();
         zk.recipe(id).unwrap().acquire(guid()).unwrap();
@@ -339,13 +341,7 @@ async fn embassy_listings_read_through_a_160_byte_buffer_in_reads_of_any_size() 
     for max_read in [1, 3, 7, 13, 20, 29, 64, 160] {
         let (mut rx, mut tx) = ([0u8; 160], [0u8; 512]);
         let mut lock: Lock = Lock::new(DIR).unwrap();
-        let mut transport = TokioTransport::new(vec![server.addr()]);
-        transport.max_read = max_read;
-        let mut zk: Zk<'_, _> = Zk::new(
-            transport,
-            Buffers::new(&mut rx, &mut tx),
-            SessionConfig::new(1, 10_000),
-        );
+        let mut zk = driver(&server, &mut rx, &mut tx, max_read);
         let id = zk.add(&mut lock).unwrap();
         zk.connect().await.unwrap();
         let acquired = zk
@@ -378,13 +374,7 @@ async fn embassy_listings_read_through_a_160_byte_buffer_in_reads_of_any_size() 
     holder.create(&long, b"", &node).await.unwrap();
     let (mut rx, mut tx) = ([0u8; 160], [0u8; 512]);
     let mut lock: Lock = Lock::new(DIR).unwrap();
-    let mut transport = TokioTransport::new(vec![server.addr()]);
-    transport.max_read = 7;
-    let mut zk: Zk<'_, _> = Zk::new(
-        transport,
-        Buffers::new(&mut rx, &mut tx),
-        SessionConfig::new(1, 10_000),
-    );
+    let mut zk = driver(&server, &mut rx, &mut tx, 7);
     let id = zk.add(&mut lock).unwrap();
     zk.connect().await.unwrap();
     let session = zk.session_id();
@@ -536,12 +526,7 @@ async fn embassy_a_reply_over_the_buffer_is_a_typed_error_and_the_session_carrie
     let mut small = Reader::new("/small", false);
     let mut many = Reader::new("/many", true);
     let mut lock: Lock = Lock::new("/locks/after").unwrap();
-    let transport = TokioTransport::new(vec![server.addr()]);
-    let mut zk: Zk<'_, _, 4> = Zk::new(
-        transport,
-        Buffers::new(&mut rx, &mut tx),
-        SessionConfig::new(1, 10_000),
-    );
+    let mut zk = driver(&server, &mut rx, &mut tx, usize::MAX);
     let big = zk.add(&mut big).unwrap();
     let small = zk.add(&mut small).unwrap();
     let many = zk.add(&mut many).unwrap();
