@@ -46,6 +46,24 @@ fn driver<'a>(
     )
 }
 
+/// Runs the driver until `done` holds, failing with `what` after `limit`;
+/// returns how long it took.
+async fn drive_until<'a>(
+    zk: &mut Zk<'a, TokioTransport>,
+    what: &str,
+    limit: Duration,
+    mut done: impl FnMut(&mut Zk<'a, TokioTransport>) -> bool,
+) -> Duration {
+    let started = Instant::now();
+    while !done(zk) {
+        assert!(started.elapsed() < limit, "{what}");
+        zk.run_for(embassy_time::Duration::from_millis(20))
+            .await
+            .unwrap();
+    }
+    started.elapsed()
+}
+
 /// Bytes of the jute vector a listing of `names` takes on the wire.
 fn listing_bytes(names: &[String]) -> usize {
     4 + names.iter().map(|n| 4 + n.len()).sum::<usize>()
@@ -116,16 +134,10 @@ async fn embassy_candidate_with_a_2_kib_buffer_leads_in_an_election_of_1000() {
         .filter(|n| is_candidate(n))
         .max_by_key(|n| &n[n.len() - 10..])
         .unwrap();
-    let started = Instant::now();
-    while zk.recipe(id).unwrap().predecessor().is_none() {
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "never followed"
-        );
-        zk.run_for(embassy_time::Duration::from_millis(20))
-            .await
-            .unwrap();
-    }
+    drive_until(&mut zk, "never followed", Duration::from_secs(30), |zk| {
+        zk.recipe(id).unwrap().predecessor().is_some()
+    })
+    .await;
     // The driver runs while the test waits: between its calls the server
     // hears no pings.
     let all = zk
@@ -235,16 +247,10 @@ async fn embassy_candidate_with_a_2_kib_buffer_leads_behind_9999_nodes() {
     let id = zk.add(&mut election).unwrap();
     zk.connect().await.unwrap();
     zk.recipe(id).unwrap().campaign(guid(), b"device").unwrap();
-    let started = Instant::now();
-    while zk.recipe(id).unwrap().predecessor().is_none() {
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "never followed"
-        );
-        zk.run_for(embassy_time::Duration::from_millis(20))
-            .await
-            .unwrap();
-    }
+    drive_until(&mut zk, "never followed", Duration::from_secs(60), |zk| {
+        zk.recipe(id).unwrap().predecessor().is_some()
+    })
+    .await;
     assert_eq!(
         zk.recipe(id).unwrap().predecessor(),
         Some(format!("{DIR}/x-n_{:010}", AHEAD - 1).as_str())
@@ -252,17 +258,13 @@ async fn embassy_candidate_with_a_2_kib_buffer_leads_behind_9999_nodes() {
     let admin = zk.run(std_client(&server)).await.unwrap();
     let listing = listing_bytes(&zk.run(admin.list_children(DIR)).await.unwrap().unwrap());
     drop(holder);
-    let started = Instant::now();
-    while !zk.handle(id).is_leading() {
-        assert!(started.elapsed() < Duration::from_secs(60), "never led");
-        zk.run_for(embassy_time::Duration::from_millis(20))
-            .await
-            .unwrap();
-    }
+    let took = drive_until(&mut zk, "never led", Duration::from_secs(60), |zk| {
+        zk.handle(id).is_leading()
+    })
+    .await;
     println!(
-        "embassy candidate with a {RX} B receive buffer: read a listing of {} names ({listing} B), led {:?} after the others' session ended",
+        "embassy candidate with a {RX} B receive buffer: read a listing of {} names ({listing} B), led {took:?} after the others' session ended",
         AHEAD + 1,
-        started.elapsed()
     );
     assert_eq!(zk.faults(), 0, "last fault: {:?}", zk.last_fault());
     zk.handle(id).resign().await.unwrap();
@@ -281,13 +283,10 @@ async fn embassy_lock_waiter_with_a_2_kib_buffer_acquires_behind_2000_and_10000_
         let id = zk.add(&mut lock).unwrap();
         zk.connect().await.unwrap();
         zk.recipe(id).unwrap().acquire(guid()).unwrap();
-        let started = Instant::now();
-        while zk.recipe(id).unwrap().predecessor().is_none() {
-            assert!(started.elapsed() < Duration::from_secs(60), "never waited");
-            zk.run_for(embassy_time::Duration::from_millis(20))
-                .await
-                .unwrap();
-        }
+        drive_until(&mut zk, "never waited", Duration::from_secs(60), |zk| {
+            zk.recipe(id).unwrap().predecessor().is_some()
+        })
+        .await;
         let admin = zk.run(std_client(&server)).await.unwrap();
         let all = zk.run(admin.list_children(dir)).await.unwrap().unwrap();
         assert_eq!(all.len(), ahead + 1);
