@@ -29,14 +29,16 @@ type Tag = (u8, RequestId);
 /// frame is there, `tx` one encoded request at a time.
 ///
 /// A reply larger than `rx` does not drop the connection: a listing goes
-/// to a recipe that takes it in parts (the lock and the election
-/// candidate) name by name as it arrives, so `rx` need only hold the
-/// longest name (plus 24 bytes); any other reply larger than `rx` (a big
-/// `getData`, a listing for a recipe that wants it whole) is read off the
+/// to a recipe that takes it in parts (the lock, the election candidate,
+/// the queue's consumer and producer) name by name as it arrives, so for
+/// listings `rx` need only hold the longest name (plus 24 bytes); any
+/// other reply larger than `rx` (a big `getData`, a listing for a recipe
+/// that wants it whole, a name longer than `rx`) is read off the
 /// connection and answered with
-/// [`ZkError::ReplyTooLarge`](herdless_core::ZkError::ReplyTooLarge). Give
-/// `rx` at least 64 bytes, and room for the largest node data and whole
-/// listings the recipes read. `tx` must hold the longest request (a
+/// [`ZkError::ReplyTooLarge`](herdless_core::ZkError::ReplyTooLarge). Size
+/// `rx` for the largest other reply the recipes read whole: a create's
+/// path, or a node's data plus its 68-byte stat (160 bytes is enough for
+/// the lock and the election with short directories). `tx` must hold the longest request (a
 /// create: path and data plus about 64 bytes) and the setWatches that
 /// re-arms every watch after a reconnect.
 pub struct Buffers<'a> {
