@@ -44,6 +44,12 @@ pub struct Outgoing<'a> {
 /// * [`handle_timeout`](Recipe::handle_timeout): the time given by
 ///   [`poll_timeout`](Recipe::poll_timeout) has come.
 ///
+/// A recipe that says so ([`takes_listing_in_parts`](Recipe::takes_listing_in_parts))
+/// may get a `getChildren` answer through
+/// [`handle_listing_part`](Recipe::handle_listing_part) instead of
+/// `handle_reply`: the same reply, cut into parts by a driver whose receive
+/// buffer is smaller than it.
+///
 /// # The three outputs, and the drain order
 ///
 /// After every `handle_*` call (and after calling one of the recipe's own
