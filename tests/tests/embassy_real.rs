@@ -281,6 +281,53 @@ async fn embassy_recovers_from_an_oversize_and_a_negative_length() {
     .await;
 }
 
+/// A connection the driver gives up on is closed at once, not left open
+/// until the next attempt replaces it: on a microcontroller sockets are
+/// few, and a server counts open connections per client
+/// (`maxClientCnxns`). Here the only server answers the handshake with
+/// garbage, so the session pauses for its retry delay (3 s) before trying
+/// again; the bad server times how long its connection stays open.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embassy_closes_a_connection_it_gives_up_at_once() {
+    let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let (open_for, measured) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let Ok((mut stream, _)) = listener.accept() else {
+            return;
+        };
+        let mut request = [0u8; 64];
+        let _ = stream.read(&mut request);
+        let garbage: Vec<u8> = (0..16u8).map(|i| i.wrapping_mul(37) | 0x80).collect();
+        let _ = stream.write_all(&frame(&garbage));
+        let sent = Instant::now();
+        let mut rest = [0u8; 64];
+        // Until the driver closes its end (or 10 s).
+        let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
+        while matches!(stream.read(&mut rest), Ok(n) if n > 0) {}
+        let _ = open_for.send(sent.elapsed());
+    });
+    let (mut rx, mut tx) = ([0u8; 512], [0u8; 512]);
+    let mut zk: Zk<'_, _> = Zk::new(
+        TokioTransport::new(vec![addr]),
+        Buffers::new(&mut rx, &mut tx),
+        SessionConfig::new(1, 10_000).with_retry_delay_ms(3_000),
+    );
+    let attempt = tokio::time::timeout(Duration::from_millis(2_000), zk.connect()).await;
+    assert!(attempt.is_err(), "nothing to connect to");
+    assert!(zk.last_fault().is_some(), "the garbage was a fault");
+    let open_for =
+        tokio::task::spawn_blocking(move || measured.recv_timeout(Duration::from_secs(15)))
+            .await
+            .unwrap()
+            .expect("the bad server measured its connection");
+    println!("embassy driver: a connection given up on was open {open_for:?} after the garbage");
+    assert!(
+        open_for < Duration::from_millis(1_000),
+        "the connection stayed open {open_for:?}, until the next attempt"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn embassy_candidate_takes_over_from_a_herdless_std_leader_and_doubts_at_once() {
     use herdless_core::election::Election;

@@ -1,0 +1,329 @@
+//! Driving the session: the decisions that need no I/O, and the few
+//! await points that carry out the I/O they ask for.
+
+use embassy_futures::select::{select, Either};
+use embassy_time::{Duration, Timer};
+use embedded_io_async::{Error as _, ErrorKind};
+use herdless_core::wire::{Action, ConnectionId, Event, Op, SendError, State};
+use herdless_core::{Instant, Reply, ZkError};
+
+use super::Zk;
+use crate::error::{Error, Fault};
+use crate::log::{log_debug, log_warn};
+use crate::transport::Transport;
+
+/// I/O the driver's logic asks for, carried out by [`Zk::perform`].
+pub(super) enum Io {
+    /// Close the transport.
+    Disconnect,
+    /// Open a connection to this server, giving up at the session's
+    /// timer (the connect timeout) if there is one.
+    Connect(usize, Option<Instant>),
+    /// Write the rest of the frame in `tx`.
+    Write,
+    /// Flush the transport.
+    Flush,
+}
+
+/// What came of an [`Io`].
+pub(super) enum Outcome {
+    Disconnected,
+    /// `None`: the connect timeout came first.
+    Connected(Option<Result<(), ErrorKind>>),
+    Wrote(Result<usize, ErrorKind>),
+    Flushed(Result<(), ErrorKind>),
+}
+
+impl<T: Transport, const K: usize> Zk<'_, T, K> {
+    /// Runs the session until `done` returns something, checking after
+    /// every input (the recipes' events are read inside `done`).
+    pub(crate) async fn drive_until<O>(
+        &mut self,
+        mut done: impl FnMut(&mut Self) -> Option<O>,
+    ) -> Result<O, Error> {
+        loop {
+            self.settle().await;
+            if let Some(output) = done(self) {
+                return Ok(output);
+            }
+            if let state @ (State::Closed | State::Expired | State::AuthFailed) =
+                self.session.state()
+            {
+                return Err(Error::SessionOver(state));
+            }
+            self.wait().await;
+        }
+    }
+
+    /// Carries out everything due until nothing changes: connections to
+    /// open or close, the session's own frames, session events for the
+    /// recipes, and the recipes' requests.
+    ///
+    /// The decisions are made by [`next_io`](Self::next_io), which never
+    /// awaits; this loop only performs the I/O it asks for. A call dropped
+    /// inside that I/O leaves the driver's state saying what is still to
+    /// do, so the next call takes it up.
+    pub(super) async fn settle(&mut self) {
+        while let Some(io) = self.next_io() {
+            let outcome = self.perform(io).await;
+            self.io_done(outcome);
+        }
+    }
+
+    /// The I/O due next, after doing every step that needs none; `None`
+    /// once nothing is left to do but wait.
+    fn next_io(&mut self) -> Option<Io> {
+        loop {
+            if self.closing {
+                return Some(Io::Disconnect);
+            }
+            if let Some((server, conn)) = self.opening {
+                // Unless the session has given up on that attempt meanwhile
+                // (its connect timeout), in which case it asks anew.
+                if self.session.connection() == conn {
+                    return Some(Io::Connect(server, self.session.poll_timeout()));
+                }
+                self.opening = None;
+            }
+            if self.conn.is_some() {
+                if self.tx_sent < self.tx_len {
+                    return Some(Io::Write);
+                }
+                if self.flush_due {
+                    return Some(Io::Flush);
+                }
+            }
+            if !self.step() {
+                return None;
+            }
+        }
+    }
+
+    /// One step of work that needs no I/O (though it may make some due):
+    /// a connection action of the session, one of its own frames, one of
+    /// its events for the recipes, or one request of a recipe, in that
+    /// order. Returns whether there was anything to do.
+    fn step(&mut self) -> bool {
+        let now = self.now();
+        if let Some(action) = self.session.poll_action() {
+            match action {
+                Action::Connect { server, conn } => {
+                    self.drop_connection();
+                    log_debug!("connecting to server {:?} ({:?})", server, conn);
+                    self.opening = Some((server, conn));
+                }
+                Action::Close { conn } => {
+                    if self.conn == Some(conn) {
+                        self.drop_connection();
+                    }
+                }
+            }
+            return true;
+        }
+        if let Some(conn) = self.conn {
+            match self.session.poll_transmit(self.tx, now) {
+                Ok(Some(n)) => {
+                    self.start_write(n);
+                    return true;
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    // The buffer cannot hold the frame; dropping the
+                    // connection at least lets the session try again
+                    // rather than stall with the frame due.
+                    self.fault(Fault::Encode(e));
+                    self.lose(conn);
+                    return true;
+                }
+            }
+        }
+        if let Some(event) = self.session.poll_event() {
+            if let Event::Session(event) = event {
+                log_debug!("session: {:?}", event);
+                for recipe in self.recipes.iter_mut() {
+                    recipe.handle_session(now, event);
+                }
+            }
+            // `Event::Lost` needs nothing: the recipes hear `Suspended`,
+            // which voids their requests in flight.
+            return true;
+        }
+        self.send_request(now)
+    }
+
+    /// Encodes the first request a recipe wants sent, if the session can
+    /// take one; returns whether there was one.
+    fn send_request(&mut self, now: Instant) -> bool {
+        if self.conn.is_none() || !self.session.can_send() {
+            return false;
+        }
+        for (index, recipe) in self.recipes.iter_mut().enumerate() {
+            let Some(out) = recipe.poll_request() else {
+                continue;
+            };
+            let id = out.id;
+            let tag = (u8::try_from(index).unwrap_or(u8::MAX), id);
+            match self.session.send(tag, &Op::from(out.request), self.tx, now) {
+                Ok(n) => self.start_write(n),
+                Err(e) => {
+                    let error = match e {
+                        SendError::NotConnected | SendError::Busy => ZkError::ConnectionLoss,
+                        _ => ZkError::MarshallingError,
+                    };
+                    recipe.handle_reply(now, id, Reply::Error(error));
+                    self.fault(Fault::Send(e));
+                }
+            }
+            return true;
+        }
+        false
+    }
+
+    /// Makes `tx[..n]` the frame to write next.
+    fn start_write(&mut self, n: usize) {
+        self.tx_sent = 0;
+        self.tx_len = n.min(self.tx.len());
+    }
+
+    /// Carries out `io` on the transport: the driver's only await points
+    /// besides the wait for input.
+    async fn perform(&mut self, io: Io) -> Outcome {
+        match io {
+            Io::Disconnect => {
+                self.transport.disconnect().await;
+                Outcome::Disconnected
+            }
+            Io::Connect(server, deadline) => {
+                let deadline = deadline.map(|at| self.origin_plus(at));
+                let connect = self.transport.connect(server);
+                let result = match deadline {
+                    Some(at) => match select(connect, Timer::at(at)).await {
+                        Either::First(result) => Some(result),
+                        Either::Second(()) => None,
+                    },
+                    None => Some(connect.await),
+                };
+                Outcome::Connected(result.map(|r| r.map_err(|e| e.kind())))
+            }
+            Io::Write => {
+                let rest = self.tx.get(self.tx_sent..self.tx_len).unwrap_or_default();
+                Outcome::Wrote(self.transport.write(rest).await.map_err(|e| e.kind()))
+            }
+            Io::Flush => Outcome::Flushed(self.transport.flush().await.map_err(|e| e.kind())),
+        }
+    }
+
+    /// Takes in what came of the I/O [`next_io`](Self::next_io) asked for.
+    fn io_done(&mut self, outcome: Outcome) {
+        let now = self.now();
+        match outcome {
+            Outcome::Disconnected => self.closing = false,
+            Outcome::Connected(result) => {
+                let Some((_, conn)) = self.opening.take() else {
+                    return;
+                };
+                match result {
+                    Some(Ok(())) => {
+                        self.conn = Some(conn);
+                        self.filled = 0;
+                        self.large = None;
+                        self.session.handle_connected(conn, now);
+                    }
+                    Some(Err(kind)) => {
+                        self.fault(Fault::Connect(kind));
+                        self.session.handle_disconnected(conn, now);
+                        self.closing = true;
+                    }
+                    None => {
+                        self.session.handle_timeout(now);
+                        self.closing = true;
+                    }
+                }
+            }
+            Outcome::Wrote(result) => {
+                let Some(conn) = self.conn else {
+                    return;
+                };
+                match result {
+                    Ok(0) => {
+                        self.fault(Fault::Io(ErrorKind::WriteZero));
+                        self.lose(conn);
+                    }
+                    Ok(k) => {
+                        self.tx_sent += k;
+                        if self.tx_sent >= self.tx_len {
+                            self.tx_sent = 0;
+                            self.tx_len = 0;
+                            self.flush_due = true;
+                        }
+                    }
+                    Err(kind) => {
+                        self.fault(Fault::Io(kind));
+                        self.lose(conn);
+                    }
+                }
+            }
+            Outcome::Flushed(result) => {
+                self.flush_due = false;
+                if let (Err(kind), Some(conn)) = (result, self.conn) {
+                    self.fault(Fault::Io(kind));
+                    self.lose(conn);
+                }
+            }
+        }
+    }
+
+    /// The connection is gone: tell the session and have the transport
+    /// closed.
+    pub(super) fn lose(&mut self, conn: ConnectionId) {
+        let now = self.now();
+        self.session.handle_disconnected(conn, now);
+        self.drop_connection();
+    }
+
+    /// Forgets the open connection, if any, and has the transport closed
+    /// before any other I/O.
+    pub(super) fn drop_connection(&mut self) {
+        // A frame half-written to the old connection must not continue on
+        // the next one.
+        self.tx_sent = 0;
+        self.tx_len = 0;
+        self.flush_due = false;
+        if self.conn.take().is_some() {
+            self.closing = true;
+        }
+        self.filled = 0;
+        self.large = None;
+    }
+
+    /// Calls the session's and the recipes' timers that are due.
+    pub(super) fn fire_timers(&mut self) {
+        let now = self.now();
+        if self.session.poll_timeout().is_some_and(|at| at <= now) {
+            self.session.handle_timeout(now);
+        }
+        for recipe in self.recipes.iter_mut() {
+            if recipe.poll_timeout().is_some_and(|at| at <= now) {
+                recipe.handle_timeout(now);
+            }
+        }
+    }
+
+    pub(super) fn next_wake(&self) -> Option<Instant> {
+        self.recipes
+            .iter()
+            .filter_map(|recipe| recipe.poll_timeout())
+            .chain(self.session.poll_timeout())
+            .min()
+    }
+
+    pub(super) fn origin_plus(&self, at: Instant) -> embassy_time::Instant {
+        self.origin + Duration::from_millis(at.as_millis())
+    }
+
+    pub(super) fn fault(&mut self, fault: Fault) {
+        log_warn!("connection fault: {:?}", fault);
+        self.faults = self.faults.saturating_add(1);
+        self.last_fault = Some(fault);
+    }
+}

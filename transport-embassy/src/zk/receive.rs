@@ -1,0 +1,151 @@
+//! Taking in what the server sent: reads, whole frames, and timers.
+
+use embassy_futures::select::{select, Either};
+use embassy_time::Timer;
+use embedded_io_async::{Error as _, ErrorKind};
+use herdless_core::wire::{frame, ConnectionId, Incoming};
+
+use super::large::LARGE_HEAD;
+use super::Zk;
+use crate::error::Fault;
+use crate::transport::Transport;
+
+impl<T: Transport, const K: usize> Zk<'_, T, K> {
+    /// Waits for bytes or for the earliest timer, and handles what came.
+    pub(super) async fn wait(&mut self) {
+        let wake = self.next_wake().map(|at| self.origin_plus(at));
+        let read = match self.conn {
+            Some(_) => {
+                let room = self.rx.get_mut(self.filled..).unwrap_or_default();
+                let read = self.transport.read(room);
+                match wake {
+                    Some(at) => match select(read, Timer::at(at)).await {
+                        Either::First(result) => Some(result.map_err(|e| e.kind())),
+                        Either::Second(()) => None,
+                    },
+                    None => Some(read.await.map_err(|e| e.kind())),
+                }
+            }
+            None => match wake {
+                Some(at) => {
+                    Timer::at(at).await;
+                    None
+                }
+                // Nothing can happen without a connection or a timer; the
+                // session always has one of them unless it is over.
+                None => return,
+            },
+        };
+        if let (Some(result), Some(conn)) = (read, self.conn) {
+            self.read_done(conn, result);
+        }
+        self.fire_timers();
+    }
+
+    /// Takes in what a read on `conn` brought.
+    fn read_done(&mut self, conn: ConnectionId, result: Result<usize, ErrorKind>) {
+        match result {
+            Ok(0) => {
+                self.fault(Fault::ClosedByServer);
+                self.lose(conn);
+            }
+            Ok(n) => {
+                self.filled = (self.filled + n).min(self.rx.len());
+                self.take_frames(conn);
+            }
+            Err(kind) => {
+                self.fault(Fault::Io(kind));
+                self.lose(conn);
+            }
+        }
+    }
+
+    /// Hands every whole frame in the receive buffer to the session and
+    /// the recipes, and what has come of a frame too large for the buffer,
+    /// keeping a partial one for the next read.
+    fn take_frames(&mut self, conn: ConnectionId) {
+        let now = self.now();
+        let max = self.session.max_frame();
+        let mut start = 0;
+        let mut broken = None;
+        loop {
+            if self.large.is_some() {
+                match self.take_large(start, now) {
+                    Ok(0) => break,
+                    Ok(used) => {
+                        start += used;
+                        continue;
+                    }
+                    Err(fault) => {
+                        broken = Some(fault);
+                        break;
+                    }
+                }
+            }
+            let pending = self.rx.get(start..self.filled).unwrap_or_default();
+            match frame::total_len(pending, max) {
+                Ok(Some(total)) if total > self.rx.len() => {
+                    let Some(head) = pending.get(4..LARGE_HEAD) else {
+                        break;
+                    };
+                    match self.session.handle_large_frame(conn, head, now) {
+                        Ok(large) => self.begin_large(large, total - LARGE_HEAD, now),
+                        Err(e) => {
+                            self.fault(Fault::Session(e));
+                            self.filled = 0;
+                            self.large = None;
+                            return;
+                        }
+                    }
+                    start += LARGE_HEAD;
+                    continue;
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    broken = Some(Fault::Frame(e));
+                    break;
+                }
+            }
+            let frame = match frame::split(pending, max) {
+                Ok(Some(frame)) => frame,
+                Ok(None) => break,
+                Err(e) => {
+                    broken = Some(Fault::Frame(e));
+                    break;
+                }
+            };
+            start += frame.consumed;
+            match self.session.handle_frame(conn, frame.payload, now) {
+                Ok(Incoming::Reply { tag, response }) => {
+                    let (index, id) = tag;
+                    if let Some(reply) = response.into_reply() {
+                        if let Some(recipe) = self.recipes.get_mut(usize::from(index)) {
+                            recipe.handle_reply(now, id, reply);
+                        }
+                    }
+                }
+                Ok(Incoming::Watch(event)) => {
+                    for recipe in self.recipes.iter_mut() {
+                        recipe.handle_watch(now, event);
+                    }
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    // The session dropped the connection (a Close action
+                    // follows); what is left in the buffer is from it.
+                    self.fault(Fault::Session(e));
+                    self.filled = 0;
+                    self.large = None;
+                    return;
+                }
+            }
+        }
+        if let Some(fault) = broken {
+            self.fault(fault);
+            self.lose(conn);
+            return;
+        }
+        self.rx.copy_within(start..self.filled, 0);
+        self.filled -= start;
+    }
+}
