@@ -5,4 +5,5 @@
 pub mod children;
 pub mod naming;
 pub mod path;
+mod recognise;
 pub mod sequence;

@@ -8,6 +8,8 @@
 
 use core::fmt::{self, Write};
 
+pub use super::recognise::{recognise, Recognised};
+
 /// The 16 random bytes that make a contender's node name unique.
 ///
 /// The core has no random number generator: the caller supplies the bytes
