@@ -84,6 +84,15 @@ impl From<herdless_core::Error> for Error {
     }
 }
 
+impl Error {
+    /// The error of a request sent through the client itself (not through
+    /// a recipe): the session's end as [`Error::SessionEnded`], anything
+    /// else as ZooKeeper's code.
+    pub fn from_client(e: &zookeeper_client::Error) -> Error {
+        Error::from(herdless_core::Error::Zk(crate::driver::convert::error(e)))
+    }
+}
+
 impl From<PathError> for Error {
     fn from(e: PathError) -> Self {
         Error::Path(e)

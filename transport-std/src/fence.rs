@@ -250,7 +250,7 @@ impl Fenced {
                     warn!(fence = %self.fence, "fenced batch refused: the fence node is gone");
                     Err(Error::Fenced)
                 }
-                other => Err(failure(&other)),
+                other => Err(Error::from_client(&other)),
             },
             Err(zk::CheckWriteError::OperationFailed { index, source }) => {
                 Err(Error::FencedWrite {
@@ -258,17 +258,8 @@ impl Fenced {
                     error: convert::error(&source),
                 })
             }
-            Err(zk::CheckWriteError::RequestFailed { source }) => Err(failure(&source)),
+            Err(zk::CheckWriteError::RequestFailed { source }) => Err(Error::from_client(&source)),
         }
-    }
-}
-
-fn failure(e: &zk::Error) -> Error {
-    let code = convert::error(e);
-    if code.is_session_gone() {
-        Error::SessionEnded
-    } else {
-        Error::Zk(code)
     }
 }
 

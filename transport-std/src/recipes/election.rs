@@ -39,9 +39,9 @@ use tracing::{info, warn};
 
 use crate::driver::hold::{Hold, Standing};
 use crate::driver::own_node::OwnNode;
+use crate::driver::retry;
 use crate::driver::undo::Undo;
 use crate::driver::{self, Counters, DriverHandle, Source};
-use crate::driver::{convert, retry};
 use crate::fence::Fenced;
 use crate::{Connection, Error};
 
@@ -528,10 +528,7 @@ pub async fn current_leader(conn: &impl Connection, dir: &str) -> Result<Option<
             Ok(leader)
         }
         Err(zookeeper_client::Error::NoNode) => Ok(None),
-        Err(e) => Err(match convert::error(&e) {
-            z if z.is_session_gone() => Error::SessionEnded,
-            z => Error::Zk(z),
-        }),
+        Err(e) => Err(Error::from_client(&e)),
     }
 }
 

@@ -9,8 +9,8 @@ use herdless_core::members::{Observer as CoreObserver, ObserverEvent};
 use tokio::sync::watch;
 use tracing::warn;
 
+use crate::driver::retry;
 use crate::driver::{self, Counters, DriverHandle};
-use crate::driver::{convert, retry};
 use crate::{Connection, Error, GroupMember};
 
 /// Most members a [`GroupObserver`] follows.
@@ -32,10 +32,7 @@ pub async fn members(conn: &impl Connection, group: &str) -> Result<Vec<String>,
             Ok(names)
         }
         Err(zookeeper_client::Error::NoNode) => Ok(Vec::new()),
-        Err(e) => Err(match convert::error(&e) {
-            z if z.is_session_gone() => Error::SessionEnded,
-            z => Error::Zk(z),
-        }),
+        Err(e) => Err(Error::from_client(&e)),
     }
 }
 
@@ -200,9 +197,6 @@ pub async fn lookup(
     match retry::across_connection_losses(|| client.get_data(&path)).await {
         Ok((data, _)) => Ok(Some(data)),
         Err(zookeeper_client::Error::NoNode) => Ok(None),
-        Err(e) => Err(match convert::error(&e) {
-            z if z.is_session_gone() => Error::SessionEnded,
-            z => Error::Zk(z),
-        }),
+        Err(e) => Err(Error::from_client(&e)),
     }
 }
