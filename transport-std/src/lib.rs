@@ -36,6 +36,7 @@ mod connect;
 mod driver;
 mod error;
 pub mod fence;
+pub mod inspect;
 mod recipes;
 mod session;
 
