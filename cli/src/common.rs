@@ -1,0 +1,129 @@
+//! What every verb shares: the options that say where ZooKeeper is and
+//! how to name nodes, the connection, and the cleanup that leaves nothing
+//! of this process behind.
+
+use std::time::Duration;
+
+use clap::{Args, ValueEnum};
+use herdless_core::naming::Flavour;
+use herdless_std::{Client, ConnectOptions};
+
+use crate::exit::Exit;
+use crate::fail::Fail;
+
+/// Options every verb takes.
+#[derive(Args, Debug, Clone)]
+pub struct Common {
+    /// ZooKeeper servers: host:port[,host:port...][/chroot]
+    #[arg(
+        long = "zk",
+        env = "HERDLESS_ZK",
+        default_value = "127.0.0.1:2181",
+        global = true
+    )]
+    pub zk: String,
+    /// Session timeout in seconds: how long after this process (or its
+    /// connection) dies its nodes go.
+    #[arg(long, value_name = "SECS", default_value_t = 10.0, global = true)]
+    pub session_timeout: f64,
+    /// How to name the nodes this process creates, to share a lock or an
+    /// election with Curator or Kazoo clients.
+    #[arg(long, value_enum, default_value_t = FlavourArg::Herdless, global = true)]
+    pub flavour: FlavourArg,
+    /// Print machine-readable JSON instead of text.
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// Digest credentials for the session.
+    #[arg(
+        long,
+        value_name = "USER:PASSWORD",
+        env = "HERDLESS_DIGEST",
+        global = true
+    )]
+    pub digest: Option<String>,
+}
+
+/// `--flavour`'s values.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FlavourArg {
+    /// The ZooKeeper recipes page's names (`<guid>-lock-N`).
+    Herdless,
+    /// Curator's (`_c_<guid>-lock-N`).
+    Curator,
+    /// Kazoo's (`<hex>__lock__N`).
+    Kazoo,
+}
+
+impl From<FlavourArg> for Flavour {
+    fn from(f: FlavourArg) -> Flavour {
+        match f {
+            FlavourArg::Herdless => Flavour::Recipes,
+            FlavourArg::Curator => Flavour::Curator,
+            FlavourArg::Kazoo => Flavour::Kazoo,
+        }
+    }
+}
+
+impl Common {
+    /// A session to the servers.
+    pub async fn connect(&self) -> Result<Client, Fail> {
+        if !(self.session_timeout.is_finite() && self.session_timeout > 0.0) {
+            return Err(Fail::new(Exit::Usage, "--session-timeout must be above 0"));
+        }
+        let mut options = ConnectOptions::new(Duration::from_secs_f64(self.session_timeout));
+        if let Some(digest) = &self.digest {
+            let Some((user, password)) = digest.split_once(':') else {
+                return Err(Fail::new(Exit::Usage, "--digest takes USER:PASSWORD"));
+            };
+            options = options.digest(user, password);
+        }
+        options.connect(&self.zk).await.map_err(|e| {
+            Fail::new(
+                Exit::Unavailable,
+                format!("cannot connect to {}: {e}", self.zk),
+            )
+        })
+    }
+}
+
+/// Deletes every node of `dir` this session owns: what an interrupted
+/// acquisition or campaign may have created, whose background deletion
+/// would not outlive this process. Best effort: the session's end
+/// removes whatever is left.
+pub async fn leave_nothing(client: &Client, dir: &str) {
+    let me = client.session_id().0;
+    let Ok(seen) = herdless_std::inspect::inspect(client, dir).await else {
+        return;
+    };
+    for c in seen.contenders {
+        if c.node.owner_session == Some(me) {
+            let _ = client.delete(&c.node.path, None).await;
+        }
+    }
+}
+
+/// Creates `path`'s missing ancestors (persistent, empty, open to
+/// everyone), as `mkdir -p` would; the ones that exist are left alone.
+pub async fn create_parents(client: &Client, path: &str) -> Result<(), herdless_std::Error> {
+    use herdless_std::zookeeper_client::{Acls, CreateMode, Error as E};
+    let options = CreateMode::Persistent.with_acls(Acls::anyone_all());
+    let mut end = 0;
+    while let Some(next) = path[end + 1..].find('/') {
+        end += 1 + next;
+        match client.create(&path[..end], b"", &options).await {
+            Ok(_) | Err(E::NodeExists) => {}
+            Err(e) => return Err(herdless_std::Error::from_client(&e)),
+        }
+    }
+    Ok(())
+}
+
+/// Seconds from the command line as a duration, refusing what is not one.
+pub fn seconds(secs: f64, what: &str) -> Result<Duration, Fail> {
+    Duration::try_from_secs_f64(secs).map_err(|_| {
+        Fail::new(
+            Exit::Usage,
+            format!("{what} must be a number of seconds, 0 or more"),
+        )
+    })
+}

@@ -1,0 +1,176 @@
+//! Running a command only while a lock or leadership is held: started once
+//! held, stopped (SIGTERM, then SIGKILL after a grace period) the moment
+//! it is lost, warned about while it is in doubt.
+
+use std::process::ExitStatus;
+use std::time::Duration;
+
+use herdless_std::election::LeaderState;
+use herdless_std::lock::Holding;
+use herdless_std::{Leadership, LockGuard};
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
+use tokio::process::{Child, Command};
+
+use crate::exit::Exit;
+use crate::fail::Fail;
+use crate::signals::Interrupts;
+
+/// Where something held stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Standing {
+    /// Held, connection up.
+    Held,
+    /// Held when the connection dropped: in doubt.
+    Suspended,
+    /// Gone.
+    Lost,
+}
+
+/// A lock guard or a leadership, as the supervisor watches it.
+pub trait Held {
+    /// What it is, for messages ("lock", "leadership").
+    const WHAT: &'static str;
+    /// Where it stands now.
+    fn standing(&self) -> Standing;
+    /// Resolves once it is lost.
+    async fn lost(&self);
+    /// Resolves once it is in doubt or lost.
+    async fn suspended(&self);
+}
+
+impl Held for LockGuard {
+    const WHAT: &'static str = "lock";
+    fn standing(&self) -> Standing {
+        match self.holding() {
+            Holding::Held => Standing::Held,
+            Holding::Suspended => Standing::Suspended,
+            Holding::Lost | Holding::Released => Standing::Lost,
+        }
+    }
+    async fn lost(&self) {
+        LockGuard::lost(self).await
+    }
+    async fn suspended(&self) {
+        LockGuard::suspended(self).await
+    }
+}
+
+impl Held for Leadership {
+    const WHAT: &'static str = "leadership";
+    fn standing(&self) -> Standing {
+        match self.state() {
+            LeaderState::Leading => Standing::Held,
+            LeaderState::Suspended => Standing::Suspended,
+            LeaderState::Lost | LeaderState::Resigned => Standing::Lost,
+        }
+    }
+    async fn lost(&self) {
+        Leadership::lost(self).await
+    }
+    async fn suspended(&self) {
+        Leadership::suspended(self).await
+    }
+}
+
+/// How to treat the command.
+#[derive(Clone, Copy, Debug)]
+pub struct Policy {
+    /// Between SIGTERM and SIGKILL when the lock is lost.
+    pub grace: Duration,
+    /// Treat a suspension (connection lost) as a loss.
+    pub kill_on_suspend: bool,
+}
+
+/// Starts `argv` with `env` added to its environment.
+pub fn spawn(argv: &[String], env: &[(&str, String)]) -> Result<Child, Fail> {
+    let Some((program, args)) = argv.split_first() else {
+        return Err(Fail::new(Exit::Usage, "no command given (after --)"));
+    };
+    Command::new(program)
+        .args(args)
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+        .spawn()
+        .map_err(|e| {
+            let code = if e.kind() == std::io::ErrorKind::NotFound {
+                127
+            } else {
+                126
+            };
+            Fail::new(Exit::CannotRun(code), format!("cannot run {program}: {e}"))
+        })
+}
+
+/// Runs until the command ends or `held` is lost: the command's status
+/// (`Exit::Child`), or `Exit::Lost` once the command was stopped. SIGINT
+/// and SIGTERM are passed on to the command, whose end then decides.
+pub async fn supervise<H: Held>(
+    held: &H,
+    mut child: Child,
+    policy: Policy,
+    interrupts: &mut Interrupts,
+) -> Exit {
+    let mut in_doubt = false;
+    loop {
+        tokio::select! {
+            status = child.wait() => {
+                return match status {
+                    Ok(status) => Exit::Child(status_code(status)),
+                    Err(_) => Exit::Child(1),
+                };
+            }
+            _ = held.lost() => {
+                eprintln!("herdless: {} lost: stopping the command", H::WHAT);
+                stop(&mut child, policy.grace).await;
+                return Exit::Lost;
+            }
+            _ = held.suspended(), if !in_doubt => {
+                if held.standing() == Standing::Suspended {
+                    if policy.kill_on_suspend {
+                        eprintln!("herdless: connection lost, {} in doubt: stopping the command (--kill-on-suspend)", H::WHAT);
+                        stop(&mut child, policy.grace).await;
+                        return Exit::Lost;
+                    }
+                    eprintln!("herdless: warning: connection to ZooKeeper lost; the {} is in doubt until it is back", H::WHAT);
+                    in_doubt = true;
+                }
+            }
+            _ = tokio::time::sleep(Duration::from_millis(100)), if in_doubt => {
+                if held.standing() == Standing::Held {
+                    eprintln!("herdless: connection back; the {} is still held", H::WHAT);
+                    in_doubt = false;
+                }
+            }
+            signal = interrupts.recv() => {
+                if let (Some(pid), Ok(signal)) = (child.id(), Signal::try_from(signal)) {
+                    let _ = kill(pid_of(pid), signal);
+                }
+            }
+        }
+    }
+}
+
+/// SIGTERM, then SIGKILL if the command has not ended after `grace`.
+async fn stop(child: &mut Child, grace: Duration) {
+    if let Some(pid) = child.id() {
+        let _ = kill(pid_of(pid), Signal::SIGTERM);
+    }
+    if tokio::time::timeout(grace, child.wait()).await.is_err() {
+        eprintln!("herdless: the command did not stop within {grace:?}: killing it");
+        let _ = child.kill().await;
+    }
+}
+
+fn pid_of(id: u32) -> Pid {
+    Pid::from_raw(i32::try_from(id).unwrap_or(i32::MAX))
+}
+
+/// A shell's view of a status: the exit code, or 128 + the signal.
+fn status_code(status: ExitStatus) -> u8 {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => u8::try_from(code & 0xff).unwrap_or(1),
+        (None, Some(signal)) => u8::try_from(128 + signal).unwrap_or(255),
+        (None, None) => 1,
+    }
+}

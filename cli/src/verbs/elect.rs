@@ -1,0 +1,131 @@
+//! `herdless elect`: run a command while this process leads an election,
+//! or (`-l`) print every change of leader.
+
+use clap::Args;
+use herdless_core::naming::recognise;
+use herdless_core::path::basename;
+use herdless_std::election::{watch_leader, Leader};
+use herdless_std::Election;
+
+use crate::common::{leave_nothing, seconds, Common};
+use crate::exit::Exit;
+use crate::fail::{Fail, Outcome};
+use crate::signals::Interrupts;
+use crate::supervise::{spawn, supervise, Policy};
+use crate::wait::{waiting, Waited};
+
+/// `herdless elect PATH [--data D] -- CMD [ARGS...]`, `herdless elect -l PATH`
+#[derive(Args, Debug)]
+#[command(after_help = "\
+Examples:
+  herdless elect /election/gateway --data gw-3 -- ./serve-gateway.sh
+      campaign; run serve-gateway.sh while leading, stop it if leadership is lost
+  herdless elect -l /election/gateway
+      print the leader now and at every change (until Ctrl-C)
+
+The command gets HERDLESS_LEADER_NODE and HERDLESS_FENCE_TOKEN (the candidate
+node's sequence number) in its environment.")]
+pub struct ElectArgs {
+    /// The election's directory.
+    pub path: String,
+    /// Print the leader and every change of leader instead of campaigning.
+    #[arg(short = 'l', long = "listen", conflicts_with_all = ["data", "command"])]
+    pub listen: bool,
+    /// What this candidate tells the others when it leads (its address, say).
+    #[arg(long)]
+    pub data: Option<String>,
+    /// Seconds between SIGTERM and SIGKILL when leadership is lost.
+    #[arg(long, value_name = "SECS", default_value_t = 5.0)]
+    pub grace: f64,
+    /// Stop the command as soon as the connection is lost.
+    #[arg(long)]
+    pub kill_on_suspend: bool,
+    /// The command and its arguments.
+    #[arg(last = true, required_unless_present = "listen", value_name = "CMD")]
+    pub command: Vec<String>,
+}
+
+/// Runs `herdless elect`.
+pub async fn run(common: &Common, args: ElectArgs) -> Outcome {
+    let grace = seconds(args.grace, "--grace")?;
+    let mut interrupts = Interrupts::catch()
+        .map_err(|e| Fail::new(Exit::Unavailable, format!("cannot catch signals: {e}")))?;
+    let client = common.connect().await?;
+    if args.listen {
+        return listen(common, &client, &args.path, &mut interrupts).await;
+    }
+    let data = args.data.unwrap_or_default();
+    let election = Election::with_flavour(&client, &args.path, common.flavour.into())
+        .and_then(|e| e.with_data(data.as_bytes()))
+        .map_err(|e| Fail::of(&args.path, e))?;
+    let leadership = match waiting(&args.path, election.campaign(), &mut interrupts).await {
+        Waited::Done(Ok(leadership)) => leadership,
+        Waited::Done(Err(e)) => return Err(Fail::of(&args.path, e)),
+        Waited::Interrupted(signal) => {
+            leave_nothing(&client, &args.path).await;
+            return Ok(Exit::interrupted(signal));
+        }
+    };
+    let node = leadership.node_path().to_owned();
+    let mut env = vec![
+        ("HERDLESS_LEADER_NODE", node.clone()),
+        ("HERDLESS_ZK", common.zk.clone()),
+    ];
+    if let Some(r) = recognise(basename(&node)) {
+        env.push(("HERDLESS_FENCE_TOKEN", r.sequence.value().to_string()));
+    }
+    let child = match spawn(&args.command, &env) {
+        Ok(child) => child,
+        Err(fail) => {
+            let _ = leadership.resign().await;
+            return Err(fail);
+        }
+    };
+    let policy = Policy {
+        grace,
+        kill_on_suspend: args.kill_on_suspend,
+    };
+    let ended = supervise(&leadership, child, policy, &mut interrupts).await;
+    if ended != Exit::Lost {
+        if let Err(e) = leadership.resign().await {
+            eprintln!("herdless: resigning {}: {e}", args.path);
+        }
+    }
+    Ok(ended)
+}
+
+/// Prints the leader, then every change, until SIGINT or SIGTERM.
+async fn listen(
+    common: &Common,
+    client: &herdless_std::Client,
+    path: &str,
+    interrupts: &mut Interrupts,
+) -> Outcome {
+    let mut observer = watch_leader(client, path).map_err(|e| Fail::of(path, e))?;
+    loop {
+        tokio::select! {
+            changed = observer.changed() => {
+                let leader = changed.map_err(|e| Fail::of(path, e))?;
+                print_leader(common.json, leader.as_ref());
+            }
+            _ = interrupts.recv() => return Ok(Exit::Success),
+        }
+    }
+}
+
+fn print_leader(json: bool, leader: Option<&Leader>) {
+    if json {
+        let value = match leader {
+            Some(l) => serde_json::json!({
+                "leader": { "node": l.node, "data": String::from_utf8_lossy(&l.data) }
+            }),
+            None => serde_json::json!({ "leader": null }),
+        };
+        println!("{value}");
+    } else {
+        match leader {
+            Some(l) => println!("leader {} {}", l.node, String::from_utf8_lossy(&l.data)),
+            None => println!("no leader"),
+        }
+    }
+}

@@ -1,0 +1,148 @@
+//! `herdless lock`: a distributed `flock(1)`. The command runs only while
+//! the lock is held and is stopped when it is lost.
+
+use clap::Args;
+use herdless_core::naming::recognise;
+use herdless_core::path::basename;
+use herdless_std::{Lock, LockGuard, ReadWriteLock};
+
+use crate::common::{leave_nothing, seconds, Common};
+use crate::exit::{self, Exit};
+use crate::fail::{Fail, Outcome};
+use crate::signals::Interrupts;
+use crate::supervise::{spawn, supervise, Policy};
+use crate::wait::{waiting, Waited};
+
+/// `herdless lock PATH [options] -- CMD [ARGS...]`
+#[derive(Args, Debug)]
+#[command(after_help = "\
+Examples:
+  herdless lock /locks/backup -- ./backup.sh
+      run backup.sh while holding the lock, waiting for it as long as it takes
+  herdless lock -n /locks/backup -- ./backup.sh || echo busy
+      give up at once if someone holds it (exit 73)
+  herdless lock -w 30 -E 1 /locks/backup -- ./backup.sh
+      wait 30 s at most; exit 1 if it did not come
+  herdless lock -s /locks/catalog -- ./read-catalog.sh
+      share the lock with other readers; writers (no -s) exclude everyone
+  herdless lock --mutex /locks/printer -- ./print.sh
+      the lock Curator's InterProcessMutex and Kazoo's Lock take on that path
+
+Without -s or --mutex the lock is the write side of a shared lock: it waits
+for readers and writers alike, and Curator's InterProcessReadWriteLock and
+Kazoo's WriteLock/ReadLock share it (--flavour curator or kazoo).
+
+The command gets HERDLESS_LOCK_NODE (its node's path) and HERDLESS_FENCE_TOKEN
+(the node's sequence number, larger for every later holder) in its
+environment.")]
+pub struct LockArgs {
+    /// The lock's directory.
+    pub path: String,
+    /// Shared (read) lock: held together with other shared holders, never
+    /// with an exclusive one.
+    #[arg(short, long)]
+    pub shared: bool,
+    /// A plain exclusive lock (`…lock-N` nodes), as Curator's
+    /// InterProcessMutex and Kazoo's Lock take: it shares their locks, but
+    /// does not wait for shared (-s) holders.
+    #[arg(long, conflicts_with = "shared")]
+    pub mutex: bool,
+    /// Fail at once (exit 73, or -E's code) if the lock is held.
+    #[arg(short = 'n', long = "nonblock", conflicts_with = "wait")]
+    pub nonblock: bool,
+    /// Wait this long at most (exit 74, or -E's code, when it runs out).
+    #[arg(short, long, value_name = "SECS")]
+    pub wait: Option<f64>,
+    /// Exit status when -n finds the lock held or -w runs out.
+    #[arg(short = 'E', long = "conflict-exit-code", value_name = "CODE")]
+    pub conflict_exit_code: Option<u8>,
+    /// Seconds between SIGTERM and SIGKILL when the lock is lost.
+    #[arg(long, value_name = "SECS", default_value_t = 5.0)]
+    pub grace: f64,
+    /// Stop the command as soon as the connection is lost, not only when
+    /// the lock is (the lock may still be held; it cannot be known).
+    #[arg(long)]
+    pub kill_on_suspend: bool,
+    /// The command and its arguments.
+    #[arg(last = true, required = true, value_name = "CMD")]
+    pub command: Vec<String>,
+}
+
+/// Runs `herdless lock`.
+pub async fn run(common: &Common, args: LockArgs) -> Outcome {
+    let grace = seconds(args.grace, "--grace")?;
+    let wait = args.wait.map(|w| seconds(w, "--wait")).transpose()?;
+    let mut interrupts = Interrupts::catch()
+        .map_err(|e| Fail::new(Exit::Unavailable, format!("cannot catch signals: {e}")))?;
+    let client = common.connect().await?;
+    let flavour = common.flavour.into();
+    let lock = if args.mutex {
+        Lock::with_flavour(&client, &args.path, flavour)
+    } else {
+        let locks = ReadWriteLock::with_flavour(&client, &args.path, flavour);
+        locks.map(|l| if args.shared { l.read() } else { l.write() }.clone())
+    }
+    .map_err(|e| Fail::of(&args.path, e))?;
+
+    let attempt = async {
+        if args.nonblock {
+            lock.try_acquire().await
+        } else if let Some(wait) = wait {
+            lock.acquire_timeout(wait).await
+        } else {
+            lock.acquire().await.map(Some)
+        }
+    };
+    let guard = match waiting(&args.path, attempt, &mut interrupts).await {
+        Waited::Done(Ok(Some(guard))) => guard,
+        Waited::Done(Ok(None)) => {
+            let code = args.conflict_exit_code;
+            return Ok(if args.nonblock {
+                eprintln!("herdless: {} is held by someone else", args.path);
+                Exit::Conflict(code.unwrap_or(exit::CONFLICT))
+            } else {
+                eprintln!("herdless: {} did not come within the wait", args.path);
+                Exit::Timeout(code.unwrap_or(exit::TIMEOUT))
+            });
+        }
+        Waited::Done(Err(e)) => return Err(Fail::of(&args.path, e)),
+        Waited::Interrupted(signal) => {
+            leave_nothing(&client, &args.path).await;
+            return Ok(Exit::interrupted(signal));
+        }
+    };
+    let env = environment(&guard, common);
+    let child = match spawn(&args.command, &env) {
+        Ok(child) => child,
+        Err(fail) => {
+            let _ = guard.release().await;
+            return Err(fail);
+        }
+    };
+    let policy = Policy {
+        grace,
+        kill_on_suspend: args.kill_on_suspend,
+    };
+    let ended = supervise(&guard, child, policy, &mut interrupts).await;
+    if ended != Exit::Lost {
+        if let Err(e) = guard.release().await {
+            eprintln!("herdless: releasing {}: {e}", args.path);
+        }
+    }
+    Ok(ended)
+}
+
+/// The command's environment: its node, and the node's sequence as a
+/// fencing token.
+fn environment(guard: &LockGuard, common: &Common) -> Vec<(&'static str, String)> {
+    let node = guard.node_path().to_owned();
+    let token = recognise(basename(&node)).map(|r| r.sequence.value());
+    let mut env = vec![
+        ("HERDLESS_LOCK_NODE", node),
+        ("HERDLESS_ZK", common.zk.clone()),
+    ];
+    if let Some(token) = token {
+        env.push(("HERDLESS_FENCE_TOKEN", token.to_string()));
+    }
+    env
+}

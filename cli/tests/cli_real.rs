@@ -1,0 +1,643 @@
+//! The `herdless` binary against a real ZooKeeper server: every verb is run
+//! as an operator's shell would run it, and checked by its exit status, its
+//! output and what it leaves in ZooKeeper.
+
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use herdless_std::Client;
+use herdless_tests::{Proxy, ZkServer, CURATOR_CLASSPATH};
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+fn herdless(zk: &str) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_herdless"));
+    command.arg("--zk").arg(zk).kill_on_drop(true);
+    command
+}
+
+/// Runs to the end (a minute at most): status, stdout, stderr.
+async fn run(command: &mut Command) -> (i32, String, String) {
+    let out = tokio::time::timeout(Duration::from_secs(60), command.output())
+        .await
+        .expect("herdless ended within a minute")
+        .expect("herdless ran");
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    let code = out.status.code().unwrap_or(-1);
+    (code, text(&out.stdout), text(&out.stderr))
+}
+
+fn start(command: &mut Command) -> Child {
+    command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("herdless started")
+}
+
+async fn finish(child: Child) -> (i32, String, String) {
+    let out = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
+        .await
+        .expect("herdless ended within a minute")
+        .expect("herdless ran");
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (
+        out.status.code().unwrap_or(-1),
+        text(&out.stdout),
+        text(&out.stderr),
+    )
+}
+
+fn signal(child: &Child, signal: Signal) {
+    let pid = i32::try_from(child.id().expect("running")).unwrap();
+    kill(Pid::from_raw(pid), signal).unwrap();
+}
+
+async fn client(server: &ZkServer) -> Client {
+    herdless_std::connect(&server.addr(), Duration::from_secs(10))
+        .await
+        .unwrap()
+}
+
+async fn children(client: &Client, dir: &str) -> Vec<String> {
+    match client.get_children(dir).await {
+        Ok((mut names, _)) => {
+            names.sort();
+            names
+        }
+        Err(herdless_std::zookeeper_client::Error::NoNode) => Vec::new(),
+        Err(e) => panic!("listing {dir}: {e}"),
+    }
+}
+
+/// Waits (20 s at most) until `dir` has `n` children.
+async fn until_children(client: &Client, dir: &str, n: usize) -> Vec<String> {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let names = children(client, dir).await;
+        if names.len() == n {
+            return names;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{dir} has {names:?}, not {n} children"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// A child's stdout, line by line (one reader for its whole life: a
+/// buffered reader dropped between calls would lose what it read ahead).
+struct Lines(tokio::io::Lines<BufReader<tokio::process::ChildStdout>>);
+
+impl Lines {
+    fn of(child: &mut Child) -> Lines {
+        Lines(BufReader::new(child.stdout.take().expect("piped stdout")).lines())
+    }
+
+    /// Reads lines until one contains `text` (20 s at most).
+    async fn until(&mut self, text: &str) -> String {
+        let found = tokio::time::timeout(Duration::from_secs(20), async {
+            while let Some(line) = self.0.next_line().await.unwrap() {
+                if line.contains(text) {
+                    return line;
+                }
+            }
+            panic!("stdout ended without {text:?}");
+        });
+        found
+            .await
+            .unwrap_or_else(|_| panic!("no {text:?} within 20 s"))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lock_runs_the_command_with_its_node_and_token_and_passes_its_status() {
+    let server = ZkServer::start();
+    let zk = client(&server).await;
+    let (code, out, _) = run(herdless(&server.addr()).args([
+        "lock",
+        "/locks/job",
+        "--",
+        "sh",
+        "-c",
+        "echo \"$HERDLESS_LOCK_NODE $HERDLESS_FENCE_TOKEN\"; exit 7",
+    ]))
+    .await;
+    assert_eq!(code, 7, "the command's status");
+    let (node, token) = out.trim().split_once(' ').expect("node and token");
+    assert!(
+        node.starts_with("/locks/job/") && node.contains("-write-"),
+        "{node}"
+    );
+    assert!(token.parse::<i32>().is_ok(), "{token}");
+    assert_eq!(
+        children(&zk, "/locks/job").await,
+        Vec::<String>::new(),
+        "released"
+    );
+
+    // The token grows with every holder.
+    let (_, again, _) = run(herdless(&server.addr()).args([
+        "lock",
+        "/locks/job",
+        "--",
+        "sh",
+        "-c",
+        "echo $HERDLESS_FENCE_TOKEN",
+    ]))
+    .await;
+    assert!(again.trim().parse::<i32>().unwrap() > token.parse::<i32>().unwrap());
+
+    // A command killed by a signal: 128 + the signal, as shells say.
+    let (code, _, _) =
+        run(herdless(&server.addr()).args(["lock", "/locks/job", "--", "sh", "-c", "kill -9 $$"]))
+            .await;
+    assert_eq!(code, 137);
+    // A command that does not exist: 127, and nothing left behind.
+    let (code, _, err) =
+        run(herdless(&server.addr()).args(["lock", "/locks/job", "--", "/no/such/command"])).await;
+    assert_eq!(code, 127, "{err}");
+    assert_eq!(children(&zk, "/locks/job").await, Vec::<String>::new());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lock_n_and_w_give_their_codes_and_shared_holders_share() {
+    let server = ZkServer::start();
+    let zk = client(&server).await;
+    let addr = server.addr();
+    let holder = start(herdless(&addr).args(["lock", "/locks/busy", "--", "sleep", "30"]));
+    until_children(&zk, "/locks/busy", 1).await;
+
+    let (code, _, err) =
+        run(herdless(&addr).args(["lock", "-n", "/locks/busy", "--", "true"])).await;
+    assert_eq!(code, 73, "{err}");
+    let (code, _, _) =
+        run(herdless(&addr).args(["lock", "-n", "-E", "1", "/locks/busy", "--", "true"])).await;
+    assert_eq!(code, 1, "-E sets the conflict code");
+    let started = Instant::now();
+    let (code, _, err) =
+        run(herdless(&addr).args(["lock", "-w", "1", "/locks/busy", "--", "true"])).await;
+    assert_eq!(code, 74, "{err}");
+    assert!(started.elapsed() >= Duration::from_secs(1));
+    assert!(
+        err.contains("waiting for /locks/busy"),
+        "told while waiting: {err}"
+    );
+    let (code, _, _) =
+        run(herdless(&addr).args(["lock", "-w", "0.5", "-E", "9", "/locks/busy", "--", "true"]))
+            .await;
+    assert_eq!(code, 9);
+    assert_eq!(
+        children(&zk, "/locks/busy").await.len(),
+        1,
+        "the attempts left nothing"
+    );
+
+    // SIGTERM to herdless goes on to the command: sleep dies of it.
+    signal(&holder, Signal::SIGTERM);
+    let (code, _, _) = finish(holder).await;
+    assert_eq!(code, 128 + 15);
+    until_children(&zk, "/locks/busy", 0).await;
+
+    // Two shared holders at once; an exclusive one waits for both.
+    let readers: Vec<Child> = (0..2)
+        .map(|_| start(herdless(&addr).args(["lock", "-s", "/locks/busy", "--", "sleep", "30"])))
+        .collect();
+    until_children(&zk, "/locks/busy", 2).await;
+    let (code, _, _) = run(herdless(&addr).args(["lock", "-n", "/locks/busy", "--", "true"])).await;
+    assert_eq!(code, 73, "readers exclude a writer");
+    let (code, _, _) =
+        run(herdless(&addr).args(["lock", "-s", "-n", "/locks/busy", "--", "true"])).await;
+    assert_eq!(code, 0, "readers share");
+    for reader in readers {
+        signal(&reader, Signal::SIGTERM);
+        finish(reader).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_signal_while_waiting_leaves_no_node() {
+    let server = ZkServer::start();
+    let zk = client(&server).await;
+    let addr = server.addr();
+    let holder = start(herdless(&addr).args(["lock", "/locks/wait", "--", "sleep", "30"]));
+    let held = until_children(&zk, "/locks/wait", 1).await;
+    for (sig, code) in [(Signal::SIGINT, 130), (Signal::SIGTERM, 143)] {
+        let waiter = start(herdless(&addr).args(["lock", "/locks/wait", "--", "true"]));
+        until_children(&zk, "/locks/wait", 2).await;
+        signal(&waiter, sig);
+        let (got, _, err) = finish(waiter).await;
+        assert_eq!(got, code, "{sig:?}: {err}");
+        // At once, not after the waiter's session times out.
+        assert_eq!(
+            children(&zk, "/locks/wait").await,
+            held,
+            "{sig:?} left a node"
+        );
+    }
+    signal(&holder, Signal::SIGTERM);
+    finish(holder).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lock_lost_with_its_session_stops_the_command() {
+    let server = ZkServer::start();
+    let zk = client(&server).await;
+    let dir = tempfile::tempdir().unwrap();
+    let journal = dir.path().join("journal");
+    let proxy = Arc::new(Proxy::start(server.port()));
+
+    // A command that notes SIGTERM and stops; then one that ignores it and
+    // must be killed after the grace period.
+    let polite = format!(
+        "trap 'echo stopped >> {j}; exit 0' TERM; echo running >> {j}; while :; do sleep 0.05; done",
+        j = journal.display()
+    );
+    let stubborn = format!(
+        "trap '' TERM; echo stubborn >> {j}; while :; do sleep 0.05; done",
+        j = journal.display()
+    );
+    for (script, grace) in [(polite, "5"), (stubborn, "1")] {
+        let holder = start(herdless(&proxy.addr()).args([
+            "--session-timeout",
+            "2",
+            "lock",
+            "--grace",
+            grace,
+            "/locks/lost",
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ]));
+        until_children(&zk, "/locks/lost", 1).await;
+        let wait = Instant::now() + Duration::from_secs(10);
+        while !journal.exists() {
+            assert!(Instant::now() < wait, "the command started");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        proxy.cut();
+        let cut = Instant::now();
+        let (code, _, err) = finish(holder).await;
+        println!(
+            "lock lost after {:?} of a 2 s session cut off",
+            cut.elapsed()
+        );
+        proxy.restore();
+        assert_eq!(code, 75, "{err}");
+        assert!(err.contains("lock lost"), "{err}");
+        let noted = std::fs::read_to_string(&journal).unwrap();
+        if grace == "5" {
+            assert_eq!(noted, "running\nstopped\n", "the command heard SIGTERM");
+        } else {
+            assert!(
+                err.contains("did not stop within"),
+                "killed after the grace: {err}"
+            );
+        }
+        std::fs::remove_file(&journal).ok();
+    }
+    until_children(&zk, "/locks/lost", 0).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn elect_runs_the_command_while_leading_and_listen_follows_the_leader() {
+    let server = ZkServer::start();
+    let zk = client(&server).await;
+    let addr = server.addr();
+    let mut listener = start(herdless(&addr).args(["elect", "-l", "/election/gw"]));
+    let mut listener_out = Lines::of(&mut listener);
+    listener_out.until("no leader").await;
+
+    let first = start(herdless(&addr).args([
+        "elect",
+        "/election/gw",
+        "--data",
+        "gw-1",
+        "--",
+        "sh",
+        "-c",
+        "echo \"$HERDLESS_LEADER_NODE\"; sleep 30",
+    ]));
+    listener_out.until("gw-1").await;
+    let second = start(herdless(&addr).args([
+        "elect",
+        "/election/gw",
+        "--data",
+        "gw-2",
+        "--",
+        "sh",
+        "-c",
+        "exit 4",
+    ]));
+    // Two candidates and the acknowledgement.
+    until_children(&zk, "/election/gw", 3).await;
+    signal(&first, Signal::SIGTERM);
+    let (code, out, _) = finish(first).await;
+    assert_eq!(code, 143);
+    assert!(out.trim().starts_with("/election/gw/"), "{out}");
+    listener_out.until("gw-2").await;
+    let (code, _, _) = finish(second).await;
+    assert_eq!(code, 4, "the second leader's command's status");
+    listener_out.until("no leader").await;
+    signal(&listener, Signal::SIGINT);
+    let (code, _, _) = finish(listener).await;
+    assert_eq!(code, 0);
+}
+
+/// A directory shared by a herdless holder, a Curator InterProcessMutex and
+/// a Kazoo Lock waiting behind it: `inspect` names each library, orders
+/// them, and says who holds; `break` deletes the holder's node, the
+/// holder's command is stopped, and the next in line goes in.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn inspect_and_break_a_lock_shared_with_curator_and_kazoo() {
+    let server = ZkServer::start();
+    let zk = client(&server).await;
+    let addr = server.addr();
+    let holder =
+        start(herdless(&addr).args(["lock", "--mutex", "/locks/mixed", "--", "sleep", "60"]));
+    until_children(&zk, "/locks/mixed", 1).await;
+    let peers = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers");
+    let mut curator = Command::new("java")
+        .arg("-cp")
+        .arg(CURATOR_CLASSPATH.join(":"))
+        .arg(format!("{peers}/CuratorMutexWaiter.java"))
+        .args([addr.as_str(), "/locks/mixed"])
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("java runs");
+    let mut curator_out = Lines::of(&mut curator);
+    until_children(&zk, "/locks/mixed", 2).await;
+    let mut kazoo = Command::new("/usr/bin/python3")
+        .arg(format!("{peers}/kazoo_lock_waiter.py"))
+        .args([addr.as_str(), "/locks/mixed"])
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("python3 runs");
+    let mut kazoo_out = Lines::of(&mut kazoo);
+    until_children(&zk, "/locks/mixed", 3).await;
+
+    let (code, out, err) = run(herdless(&addr).args(["--json", "inspect", "/locks/mixed"])).await;
+    assert_eq!(code, 0, "{err}");
+    let seen: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(seen["recipe"], "lock");
+    let flavours: Vec<&str> = seen["contenders"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["flavour"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        flavours,
+        ["herdless", "curator", "kazoo"],
+        "in the order they queued"
+    );
+    let holds: Vec<bool> = seen["contenders"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["holds"].as_bool().unwrap())
+        .collect();
+    assert_eq!(holds, [true, false, false]);
+    assert_eq!(seen["contenders"][2]["data"], "kazoo-waiter");
+    assert!(seen["contenders"][0]["session"]
+        .as_str()
+        .unwrap()
+        .starts_with("0x"));
+
+    let (code, table, _) = run(herdless(&addr).args(["inspect", "/locks/mixed"])).await;
+    assert_eq!(code, 0);
+    assert!(table.starts_with("/locks/mixed (lock)"), "{table}");
+    assert!(
+        table.contains("curator") && table.contains("kazoo"),
+        "{table}"
+    );
+
+    // `break` asks first: "no" deletes nothing.
+    let mut asking = herdless(&addr);
+    asking.args(["break", "/locks/mixed"]).stdin(Stdio::piped());
+    let mut asked = start(&mut asking);
+    {
+        use tokio::io::AsyncWriteExt;
+        let mut stdin = asked.stdin.take().unwrap();
+        stdin.write_all(b"n\n").await.unwrap();
+    }
+    let (code, _, err) = finish(asked).await;
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(children(&zk, "/locks/mixed").await.len(), 3);
+
+    let (code, _, err) = run(herdless(&addr).args(["break", "--yes", "/locks/mixed"])).await;
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = finish(holder).await;
+    assert_eq!(code, 75, "the holder hears its lock is lost: {err}");
+    curator_out.until("acquired").await;
+    let _ = curator.kill().await;
+    kazoo_out.until("acquired").await;
+    let _ = kazoo.kill().await;
+
+    let (code, _, _) = run(herdless(&addr).args(["break", "--yes", "/locks/nothing-here"])).await;
+    assert_eq!(code, 66, "no holder to break");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn revoke_asks_a_revocable_holder_and_force_deletes_its_node() {
+    let server = ZkServer::start();
+    let zk = client(&server).await;
+    let addr = server.addr();
+    let lock = herdless_std::Lock::new(&zk, "/locks/revocable").unwrap();
+    let guard = lock.acquire_revocable().await.unwrap();
+    let node = guard.node_path().to_owned();
+    let (code, out, err) = run(herdless(&addr).args(["revoke", &node])).await;
+    assert_eq!((code, out.trim()), (0, "requested"), "{err}");
+    tokio::time::timeout(Duration::from_secs(10), guard.revocation_requested())
+        .await
+        .expect("the holder heard the request");
+    // It does not release: forced after the grace period.
+    let (code, out, _) =
+        run(herdless(&addr).args(["revoke", "--force", "--grace", "0.5", &node])).await;
+    assert_eq!((code, out.trim()), (0, "forced"));
+    assert!(children(&zk, "/locks/revocable").await.is_empty());
+    let (code, out, _) = run(herdless(&addr).args(["revoke", &node])).await;
+    assert_eq!((code, out.trim()), (66, "not-held"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn barrier_set_wait_remove() {
+    let server = ZkServer::start();
+    let addr = server.addr();
+    let (code, _, _) = run(herdless(&addr).args(["barrier", "wait", "/barriers/b"])).await;
+    assert_eq!(code, 0, "not set: no wait");
+    let (code, _, _) = run(herdless(&addr).args(["barrier", "set", "/barriers/b"])).await;
+    assert_eq!(code, 0);
+    let (_, out, _) =
+        run(herdless(&addr).args(["--json", "inspect", "--as", "barrier", "/barriers/b"])).await;
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&out).unwrap()["set"],
+        true
+    );
+    let waiter = start(herdless(&addr).args(["barrier", "wait", "/barriers/b"]));
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let (code, _, _) = run(herdless(&addr).args(["barrier", "remove", "/barriers/b"])).await;
+    assert_eq!(code, 0);
+    let (code, _, _) = finish(waiter).await;
+    assert_eq!(code, 0, "the waiter went on");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn queue_put_take_peek_with_priorities() {
+    let server = ZkServer::start();
+    let addr = server.addr();
+    let (code, _, _) = run(herdless(&addr).args(["queue", "peek", "/jobs"])).await;
+    assert_eq!(code, 66, "empty");
+    for (data, priority) in [("later", "50"), ("first", "0")] {
+        let (code, out, err) =
+            run(herdless(&addr).args(["queue", "put", "--priority", priority, "/jobs", data]))
+                .await;
+        assert_eq!(code, 0, "{err}");
+        assert!(!out.trim().is_empty(), "the node's name");
+    }
+    let (_, head, _) = run(herdless(&addr).args(["queue", "peek", "/jobs"])).await;
+    assert_eq!(head.trim(), "first");
+    let (_, depth, _) = run(herdless(&addr).args(["--json", "inspect", "/jobs"])).await;
+    let depth: serde_json::Value = serde_json::from_str(&depth).unwrap();
+    assert_eq!(
+        (depth["recipe"].as_str(), depth["depth"].as_u64()),
+        (Some("queue"), Some(2))
+    );
+    let (_, one, _) = run(herdless(&addr).args(["queue", "take", "/jobs"])).await;
+    let (_, two, _) = run(herdless(&addr).args(["queue", "take", "/jobs"])).await;
+    assert_eq!((one.trim(), two.trim()), ("first", "later"));
+    let (code, _, _) = run(herdless(&addr).args(["queue", "take", "-w", "0.3", "/jobs"])).await;
+    assert_eq!(code, 66, "nothing within the wait");
+    // A take waits for the next put.
+    let taker = start(herdless(&addr).args(["queue", "take", "/jobs"]));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    run(herdless(&addr).args(["queue", "put", "/jobs", "late"])).await;
+    let (code, out, _) = finish(taker).await;
+    assert_eq!((code, out.trim()), (0, "late"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn config_get_set_with_versions_and_watch() {
+    let server = ZkServer::start();
+    let addr = server.addr();
+    let (code, out, _) = run(herdless(&addr).args(["config", "get", "/config/db"])).await;
+    assert_eq!((code, out.trim()), (66, "(missing)"));
+    let (code, out, err) =
+        run(herdless(&addr).args(["config", "set", "/config/db", "host=a"])).await;
+    assert_eq!((code, out.trim()), (0, "0"), "created at version 0: {err}");
+    let mut watcher = start(herdless(&addr).args(["config", "watch", "/config/db"]));
+    let mut watcher_out = Lines::of(&mut watcher);
+    watcher_out.until("host=a").await;
+    let (_, got, _) = run(herdless(&addr).args(["--json", "config", "get", "/config/db"])).await;
+    let got: serde_json::Value = serde_json::from_str(&got).unwrap();
+    assert_eq!(
+        (got["data"].as_str(), got["version"].as_i64()),
+        (Some("host=a"), Some(0))
+    );
+    let (code, out, _) =
+        run(herdless(&addr).args(["config", "set", "--version", "0", "/config/db", "host=b"]))
+            .await;
+    assert_eq!((code, out.trim()), (0, "1"));
+    watcher_out.until("host=b").await;
+    let (code, _, err) =
+        run(herdless(&addr).args(["config", "set", "--version", "0", "/config/db", "host=c"]))
+            .await;
+    assert_eq!(code, 73, "a stale version is refused: {err}");
+    let (_, out, _) = run(herdless(&addr).args(["config", "get", "/config/db"])).await;
+    assert_eq!(out.trim(), "host=b");
+    signal(&watcher, Signal::SIGINT);
+    assert_eq!(finish(watcher).await.0, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn members_join_list_watch() {
+    let server = ZkServer::start();
+    let zk = client(&server).await;
+    let addr = server.addr();
+    let mut watcher = start(herdless(&addr).args(["members", "watch", "/fleet"]));
+    let mut watcher_out = Lines::of(&mut watcher);
+    let member =
+        start(herdless(&addr).args(["members", "join", "/fleet", "gw-1", "--data", "10.0.0.1"]));
+    watcher_out.until("+ gw-1").await;
+    let (code, out, _) = run(herdless(&addr).args(["members", "list", "/fleet"])).await;
+    assert_eq!((code, out.trim()), (0, "gw-1"));
+    let (_, json, _) = run(herdless(&addr).args(["--json", "members", "list", "/fleet"])).await;
+    let json: serde_json::Value = serde_json::from_str(json.trim()).unwrap();
+    assert_eq!(json["data"], "10.0.0.1");
+    signal(&member, Signal::SIGINT);
+    assert_eq!(finish(member).await.0, 0);
+    watcher_out.until("- gw-1").await;
+    assert!(children(&zk, "/fleet").await.is_empty(), "left at once");
+    signal(&watcher, Signal::SIGTERM);
+    assert_eq!(finish(watcher).await.0, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tx_status_shows_votes_and_the_decision() {
+    use herdless_std::two_phase::{Coordinator, Site, Variant, Vote};
+    let server = ZkServer::start();
+    let zk = client(&server).await;
+    let addr = server.addr();
+    let coordinator = Coordinator::start(
+        &zk,
+        "/tx/t1",
+        b"move 5",
+        &["a", "b"],
+        Variant::AllWatch,
+        Duration::from_secs(30),
+    )
+    .await
+    .unwrap();
+    let a = Site::join(&zk, "/tx/t1", "a", Variant::AllWatch)
+        .await
+        .unwrap();
+    a.vote(Vote::Commit).await.unwrap();
+    let (code, out, err) = run(herdless(&addr).args(["--json", "tx", "status", "/tx/t1"])).await;
+    assert_eq!(code, 0, "{err}");
+    let seen: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(seen["body"], "move 5");
+    assert_eq!(seen["decision"], serde_json::Value::Null);
+    let votes: Vec<(&str, &str)> = seen["votes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| (v["name"].as_str().unwrap(), v["vote"].as_str().unwrap()))
+        .collect();
+    assert_eq!(votes, [("a", "commit"), ("b", "pending")]);
+    let b = Site::join(&zk, "/tx/t1", "b", Variant::AllWatch)
+        .await
+        .unwrap();
+    b.vote(Vote::Commit).await.unwrap();
+    coordinator.outcome().await.unwrap();
+    let (_, out, _) = run(herdless(&addr).args(["tx", "status", "/tx/t1"])).await;
+    assert!(out.contains("decision: commit"), "{out}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn usage_and_connection_errors_have_their_codes() {
+    let (code, _, err) =
+        run(herdless("127.0.0.1:1").args(["lock", "not-a-path", "--", "true"])).await;
+    assert!(code == 64 || code == 69, "{code}: {err}");
+    let (code, _, _) = run(herdless("127.0.0.1:1").args(["lock", "/x"])).await;
+    assert_eq!(code, 64, "no command");
+    let (code, _, _) = run(herdless("127.0.0.1:1").args(["no-such-verb"])).await;
+    assert_eq!(code, 64);
+    let (code, out, _) = run(herdless("127.0.0.1:1").args(["lock", "--help"])).await;
+    assert_eq!(code, 0);
+    assert!(out.contains("Examples:"), "{out}");
+    // Nothing listens on port 1.
+    let (code, _, err) =
+        run(herdless("127.0.0.1:1").args(["--session-timeout", "2", "inspect", "/x"])).await;
+    assert_eq!(code, 69, "{err}");
+    let server = ZkServer::start();
+    let (code, _, err) =
+        run(herdless(&server.addr()).args(["lock", "not-a-path", "--", "true"])).await;
+    assert_eq!(code, 64, "an invalid path is a usage error: {err}");
+}
