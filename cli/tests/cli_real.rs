@@ -413,6 +413,7 @@ async fn inspect_and_break_a_lock_shared_with_curator_and_kazoo() {
 
     let (code, table, _) = run(herdless(&addr).args(["inspect", "/locks/mixed"])).await;
     assert_eq!(code, 0);
+    println!("{table}");
     assert!(table.starts_with("/locks/mixed (lock)"), "{table}");
     assert!(
         table.contains("curator") && table.contains("kazoo"),
@@ -640,4 +641,98 @@ async fn usage_and_connection_errors_have_their_codes() {
     let (code, _, err) =
         run(herdless(&server.addr()).args(["lock", "not-a-path", "--", "true"])).await;
     assert_eq!(code, 64, "an invalid path is a usage error: {err}");
+}
+
+/// A lost connection puts the lock in doubt: a warning on stderr while the
+/// command keeps running, and word when it is back; with
+/// `--kill-on-suspend` the command is stopped at once instead.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_suspended_lock_warns_or_with_kill_on_suspend_stops_the_command() {
+    let server = ZkServer::start();
+    let zk = client(&server).await;
+    let proxy = Proxy::start(server.port());
+    let holder = start(herdless(&proxy.addr()).args(["lock", "/locks/doubt", "--", "sleep", "60"]));
+    until_children(&zk, "/locks/doubt", 1).await;
+    proxy.cut();
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    proxy.restore();
+    // Back well within the 10 s session: still held, still running.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(children(&zk, "/locks/doubt").await.len(), 1);
+    signal(&holder, Signal::SIGTERM);
+    let (code, _, err) = finish(holder).await;
+    assert_eq!(code, 143, "it ran until stopped: {err}");
+    assert!(err.contains("connection to ZooKeeper lost"), "{err}");
+    assert!(err.contains("connection back"), "{err}");
+
+    let holder = start(herdless(&proxy.addr()).args([
+        "lock",
+        "--kill-on-suspend",
+        "/locks/doubt",
+        "--",
+        "sleep",
+        "60",
+    ]));
+    until_children(&zk, "/locks/doubt", 1).await;
+    let cut = Instant::now();
+    proxy.cut();
+    let (code, _, err) = finish(holder).await;
+    assert_eq!(code, 75, "{err}");
+    assert!(
+        cut.elapsed() < Duration::from_secs(5),
+        "stopped at once: {:?}",
+        cut.elapsed()
+    );
+    proxy.restore();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn inspect_shows_a_double_barrier_and_a_group() {
+    use herdless_std::barrier::DoubleBarrier;
+    let server = ZkServer::start();
+    let zk = client(&server).await;
+    let addr = server.addr();
+    let barrier = DoubleBarrier::new(&zk, "/barriers/round", "p1").unwrap();
+    let entering = tokio::spawn(async move { barrier.enter(2).await.map(|_| ()) });
+    until_children(&zk, "/barriers/round", 1).await;
+    let (code, out, err) = run(herdless(&addr).args([
+        "--json",
+        "inspect",
+        "--as",
+        "double-barrier",
+        "/barriers/round",
+    ]))
+    .await;
+    assert_eq!(code, 0, "{err}");
+    let seen: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(seen["processes"][0]["name"], "p1");
+    assert_eq!(seen["ready"], false, "one of two arrived");
+    entering.abort();
+
+    let member = start(herdless(&addr).args(["members", "join", "/fleet", "gw-9", "--data", "x"]));
+    until_children(&zk, "/fleet", 1).await;
+    let (_, out, _) = run(herdless(&addr).args(["inspect", "--as", "group", "/fleet"])).await;
+    assert!(
+        out.starts_with("/fleet (group)") && out.contains("gw-9"),
+        "{out}"
+    );
+    signal(&member, Signal::SIGTERM);
+    finish(member).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_verb_has_help_with_examples() {
+    for verb in [
+        "lock", "elect", "inspect", "break", "revoke", "barrier", "queue", "config", "members",
+        "tx",
+    ] {
+        let (code, out, _) = run(herdless("127.0.0.1:1").args([verb, "--help"])).await;
+        assert_eq!(code, 0, "{verb}");
+        assert!(
+            out.contains("Example"),
+            "{verb} --help has examples:\n{out}"
+        );
+    }
+    let (_, out, _) = run(herdless("127.0.0.1:1").arg("--help")).await;
+    assert!(out.contains("Exit status"), "{out}");
 }
