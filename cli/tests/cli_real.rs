@@ -152,6 +152,24 @@ async fn lock_runs_the_command_with_its_node_and_token_and_passes_its_status() {
     .await;
     assert!(again.trim().parse::<i32>().unwrap() > token.parse::<i32>().unwrap());
 
+    // Named as the other libraries name their nodes.
+    for (flavour, mutex, marker) in [
+        ("kazoo", true, "__lock__"),
+        ("curator", true, "/_c_"),
+        ("curator", false, "-__WRIT__"),
+        ("herdless", true, "-lock-"),
+    ] {
+        let mut command = herdless(&server.addr());
+        command.args(["--flavour", flavour, "lock"]);
+        if mutex {
+            command.arg("--mutex");
+        }
+        command.args(["/locks/job", "--", "sh", "-c", "echo $HERDLESS_LOCK_NODE"]);
+        let (code, node, _) = run(&mut command).await;
+        assert_eq!(code, 0);
+        assert!(node.contains(marker), "{flavour}: {node}");
+    }
+
     // A command killed by a signal: 128 + the signal, as shells say.
     let (code, _, _) =
         run(herdless(&server.addr()).args(["lock", "/locks/job", "--", "sh", "-c", "kill -9 $$"]))
@@ -324,6 +342,11 @@ async fn elect_runs_the_command_while_leading_and_listen_follows_the_leader() {
         "echo \"$HERDLESS_LEADER_NODE\"; sleep 30",
     ]));
     listener_out.until("gw-1").await;
+    // The second leader's command ends once the test has seen it lead: the
+    // observer reports the latest leader, so a term shorter than a
+    // notification's round trip could go unseen.
+    let dir = tempfile::tempdir().unwrap();
+    let seen = dir.path().join("seen");
     let second = start(herdless(&addr).args([
         "elect",
         "/election/gw",
@@ -332,7 +355,10 @@ async fn elect_runs_the_command_while_leading_and_listen_follows_the_leader() {
         "--",
         "sh",
         "-c",
-        "exit 4",
+        &format!(
+            "while [ ! -e {} ]; do sleep 0.05; done; exit 4",
+            seen.display()
+        ),
     ]));
     // Two candidates and the acknowledgement.
     until_children(&zk, "/election/gw", 3).await;
@@ -341,6 +367,7 @@ async fn elect_runs_the_command_while_leading_and_listen_follows_the_leader() {
     assert_eq!(code, 143);
     assert!(out.trim().starts_with("/election/gw/"), "{out}");
     listener_out.until("gw-2").await;
+    std::fs::write(&seen, b"").unwrap();
     let (code, _, _) = finish(second).await;
     assert_eq!(code, 4, "the second leader's command's status");
     listener_out.until("no leader").await;
@@ -735,4 +762,68 @@ async fn every_verb_has_help_with_examples() {
     }
     let (_, out, _) = run(herdless("127.0.0.1:1").arg("--help")).await;
     assert!(out.contains("Exit status"), "{out}");
+}
+
+/// A lock whose directory only its user may read: `inspect` is refused
+/// without credentials (exit 69) and works with `--digest`; `break
+/// --node NAME` deletes that node and its holder hears the lock is lost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn digest_credentials_and_break_by_node_name() {
+    use herdless_std::{Acl, ConnectOptions, WithAcl};
+    let server = ZkServer::start();
+    let addr = server.addr();
+    let app = ConnectOptions::new(Duration::from_secs(10))
+        .digest("app", "secret")
+        .connect(&addr)
+        .await
+        .unwrap();
+    let app = WithAcl::new(app, Acl::CREATOR_ALL);
+    let guard = herdless_std::Lock::new(&app, "/private/lock")
+        .unwrap()
+        .acquire()
+        .await
+        .unwrap();
+    let name = guard.node_path().rsplit('/').next().unwrap().to_owned();
+
+    let (code, _, err) = run(herdless(&addr).args(["inspect", "/private/lock"])).await;
+    assert_eq!(code, 69, "no credentials, no listing: {err}");
+    let (code, out, err) = run(herdless(&addr).args([
+        "--digest",
+        "app:secret",
+        "--json",
+        "inspect",
+        "/private/lock",
+    ]))
+    .await;
+    assert_eq!(code, 0, "{err}");
+    let seen: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(seen["contenders"][0]["name"], name.as_str());
+
+    let (code, _, _) = run(herdless(&addr).args([
+        "--digest",
+        "app:secret",
+        "break",
+        "--yes",
+        "--node",
+        "no-such-node",
+        "/private/lock",
+    ]))
+    .await;
+    assert_eq!(code, 66);
+    let (code, _, err) = run(herdless(&addr).args([
+        "--digest",
+        "app:secret",
+        "break",
+        "--yes",
+        "--node",
+        &name,
+        "/private/lock",
+    ]))
+    .await;
+    assert_eq!(code, 0, "{err}");
+    tokio::time::timeout(Duration::from_secs(10), guard.lost())
+        .await
+        .expect("the holder is told its lock is lost");
+    let (code, _, _) = run(herdless(&addr).args(["--digest", "no-colon", "inspect", "/"])).await;
+    assert_eq!(code, 64);
 }
