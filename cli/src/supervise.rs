@@ -87,18 +87,47 @@ pub fn spawn(argv: &[String], env: &[(&str, String)]) -> Result<Child, Fail> {
     let Some((program, args)) = argv.split_first() else {
         return Err(Fail::new(Exit::Usage, "no command given (after --)"));
     };
-    Command::new(program)
+    let mut command = Command::new(program);
+    command
         .args(args)
-        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
-        .spawn()
-        .map_err(|e| {
-            let code = if e.kind() == std::io::ErrorKind::NotFound {
-                127
-            } else {
-                126
-            };
-            Fail::new(Exit::CannotRun(code), format!("cannot run {program}: {e}"))
-        })
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())));
+    die_with_parent(&mut command);
+    command.spawn().map_err(|e| {
+        let code = if e.kind() == std::io::ErrorKind::NotFound {
+            127
+        } else {
+            126
+        };
+        Fail::new(Exit::CannotRun(code), format!("cannot run {program}: {e}"))
+    })
+}
+
+/// Has the command killed (SIGKILL) when `herdless` dies.
+///
+/// Otherwise a `herdless` killed with SIGKILL (or by the OOM killer) would
+/// leave its command running while its session times out and the next
+/// contender takes the lock: two holders. Linux's parent-death signal is
+/// tied to the thread that forks; the command is spawned from the thread
+/// that runs `block_on`, the main thread, which lives as long as the
+/// process. If `herdless` died before the child set it up, the child's
+/// parent is no longer `herdless` and it does not start the command.
+fn die_with_parent(command: &mut Command) {
+    let parent = nix::unistd::getpid();
+    let setup = move || -> std::io::Result<()> {
+        nix::sys::prctl::set_pdeathsig(Signal::SIGKILL)?;
+        if nix::unistd::getppid() != parent {
+            return Err(std::io::Error::from(std::io::ErrorKind::BrokenPipe));
+        }
+        Ok(())
+    };
+    // SAFETY: the closure runs in the child between fork and exec, where
+    // only async-signal-safe calls are allowed: it makes two system calls
+    // (prctl, getppid) and allocates nothing (an io::Error from a kind
+    // or an errno holds no heap data).
+    #[allow(unsafe_code)]
+    unsafe {
+        command.pre_exec(setup);
+    }
 }
 
 /// Runs until the command ends or `held` is lost: the command's status

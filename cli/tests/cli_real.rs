@@ -827,3 +827,54 @@ async fn digest_credentials_and_break_by_node_name() {
     let (code, _, _) = run(herdless(&addr).args(["--digest", "no-colon", "inspect", "/"])).await;
     assert_eq!(code, 64);
 }
+
+/// `herdless` killed outright (SIGKILL, the OOM killer) cannot stop its
+/// command, and its session's end soon lets the next contender in: the
+/// command must die with it, or there would be two holders.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_herdless_takes_its_command_with_it() {
+    let server = ZkServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("pid");
+    let holder = start(herdless(&server.addr()).args([
+        "lock",
+        "/locks/killed",
+        "--",
+        "sh",
+        "-c",
+        &format!("echo $$ > {}; exec sleep 60", pidfile.display()),
+    ]));
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let pid = loop {
+        if let Some(pid) = std::fs::read_to_string(&pidfile)
+            .ok()
+            .and_then(|p| p.trim().parse::<u32>().ok())
+        {
+            break pid;
+        }
+        assert!(Instant::now() < deadline, "the command started");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    signal(&holder, Signal::SIGKILL);
+    // Not its output: the command, if it lived on, would hold the pipe.
+    let mut holder = holder;
+    holder.wait().await.unwrap();
+    // Gone, or a zombie waiting for whoever adopted it to reap it.
+    let alive = || {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .map(|stat| {
+                !stat
+                    .rsplit(')')
+                    .next()
+                    .unwrap_or("")
+                    .trim_start()
+                    .starts_with('Z')
+            })
+            .unwrap_or(false)
+    };
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while alive() {
+        assert!(Instant::now() < deadline, "the command outlived herdless");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
