@@ -5,6 +5,8 @@
 use std::process::ExitStatus;
 use std::time::Duration;
 
+use herdless_core::naming::recognise;
+use herdless_core::path::basename;
 use herdless_std::election::LeaderState;
 use herdless_std::lock::Holding;
 use herdless_std::{Leadership, LockGuard};
@@ -13,7 +15,7 @@ use nix::unistd::Pid;
 use tokio::process::{Child, Command};
 
 use crate::exit::Exit;
-use crate::fail::Fail;
+use crate::fail::{Fail, Outcome};
 use crate::signals::Interrupts;
 
 /// Where something held stands.
@@ -31,6 +33,12 @@ pub enum Standing {
 pub trait Held {
     /// What it is, for messages ("lock", "leadership").
     const WHAT: &'static str;
+    /// The environment variable that gives the command its node's path.
+    const NODE_VAR: &'static str;
+    /// Its node's path.
+    fn node_path(&self) -> &str;
+    /// Releases or resigns, waiting until the node is gone.
+    async fn give_up(self) -> Result<(), herdless_std::Error>;
     /// Where it stands now.
     fn standing(&self) -> Standing;
     /// Resolves once it is lost.
@@ -41,6 +49,13 @@ pub trait Held {
 
 impl Held for LockGuard {
     const WHAT: &'static str = "lock";
+    const NODE_VAR: &'static str = "HERDLESS_LOCK_NODE";
+    fn node_path(&self) -> &str {
+        LockGuard::node_path(self)
+    }
+    async fn give_up(self) -> Result<(), herdless_std::Error> {
+        self.release().await
+    }
     fn standing(&self) -> Standing {
         match self.holding() {
             Holding::Held => Standing::Held,
@@ -58,6 +73,13 @@ impl Held for LockGuard {
 
 impl Held for Leadership {
     const WHAT: &'static str = "leadership";
+    const NODE_VAR: &'static str = "HERDLESS_LEADER_NODE";
+    fn node_path(&self) -> &str {
+        Leadership::node_path(self)
+    }
+    async fn give_up(self) -> Result<(), herdless_std::Error> {
+        self.resign().await
+    }
     fn standing(&self) -> Standing {
         match self.state() {
             LeaderState::Leading => Standing::Held,
@@ -82,8 +104,40 @@ pub struct Policy {
     pub kill_on_suspend: bool,
 }
 
+/// Runs `argv` while `held` is held: with its node's path
+/// ([`Held::NODE_VAR`]), the node's sequence as `HERDLESS_FENCE_TOKEN` and
+/// `HERDLESS_ZK` in its environment, stopped if `held` is lost, and
+/// `held` given up once the command has ended.
+pub async fn run_while_held<H: Held>(
+    held: H,
+    argv: &[String],
+    zk: &str,
+    policy: Policy,
+    interrupts: &mut Interrupts,
+) -> Outcome {
+    let node = held.node_path().to_owned();
+    let mut env = vec![(H::NODE_VAR, node.clone()), ("HERDLESS_ZK", zk.to_owned())];
+    if let Some(r) = recognise(basename(&node)) {
+        env.push(("HERDLESS_FENCE_TOKEN", r.sequence.value().to_string()));
+    }
+    let child = match spawn(argv, &env) {
+        Ok(child) => child,
+        Err(fail) => {
+            let _ = held.give_up().await;
+            return Err(fail);
+        }
+    };
+    let ended = supervise(&held, child, policy, interrupts).await;
+    if ended != Exit::Lost {
+        if let Err(e) = held.give_up().await {
+            eprintln!("herdless: giving up the {} at {node}: {e}", H::WHAT);
+        }
+    }
+    Ok(ended)
+}
+
 /// Starts `argv` with `env` added to its environment.
-pub fn spawn(argv: &[String], env: &[(&str, String)]) -> Result<Child, Fail> {
+fn spawn(argv: &[String], env: &[(&str, String)]) -> Result<Child, Fail> {
     let Some((program, args)) = argv.split_first() else {
         return Err(Fail::new(Exit::Usage, "no command given (after --)"));
     };
@@ -133,7 +187,7 @@ fn die_with_parent(command: &mut Command) {
 /// Runs until the command ends or `held` is lost: the command's status
 /// (`Exit::Child`), or `Exit::Lost` once the command was stopped. SIGINT
 /// and SIGTERM are passed on to the command, whose end then decides.
-pub async fn supervise<H: Held>(
+async fn supervise<H: Held>(
     held: &H,
     mut child: Child,
     policy: Policy,

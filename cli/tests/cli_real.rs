@@ -447,20 +447,22 @@ async fn inspect_and_break_a_lock_shared_with_curator_and_kazoo() {
         "{table}"
     );
 
-    // `break` asks first: "no" deletes nothing.
-    let mut asking = herdless(&addr);
-    asking.args(["break", "/locks/mixed"]).stdin(Stdio::piped());
-    let mut asked = start(&mut asking);
-    {
+    // `break` asks first: "no" deletes nothing, "y" deletes the holder's.
+    async fn answer(addr: &str, reply: &[u8]) -> (i32, String, String) {
         use tokio::io::AsyncWriteExt;
+        let mut asking = herdless(addr);
+        asking.args(["break", "/locks/mixed"]).stdin(Stdio::piped());
+        let mut asked = start(&mut asking);
         let mut stdin = asked.stdin.take().unwrap();
-        stdin.write_all(b"n\n").await.unwrap();
+        stdin.write_all(reply).await.unwrap();
+        drop(stdin);
+        finish(asked).await
     }
-    let (code, _, err) = finish(asked).await;
+    let (code, _, err) = answer(&addr, b"n\n").await;
     assert_eq!(code, 1, "{err}");
+    assert!(err.contains("delete /locks/mixed/"), "it asked: {err}");
     assert_eq!(children(&zk, "/locks/mixed").await.len(), 3);
-
-    let (code, _, err) = run(herdless(&addr).args(["break", "--yes", "/locks/mixed"])).await;
+    let (code, _, err) = answer(&addr, b"y\n").await;
     assert_eq!(code, 0, "{err}");
     let (code, _, err) = finish(holder).await;
     assert_eq!(code, 75, "the holder hears its lock is lost: {err}");
@@ -877,4 +879,36 @@ async fn a_killed_herdless_takes_its_command_with_it() {
         assert!(Instant::now() < deadline, "the command outlived herdless");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+}
+
+/// While the command runs, `herdless` only waits: it must not spin on the
+/// lock's state (a flock that burns a core is a bug of its own).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_held_lock_costs_no_cpu() {
+    let server = ZkServer::start();
+    let zk = client(&server).await;
+    let holder = start(herdless(&server.addr()).args(["lock", "/locks/idle", "--", "sleep", "60"]));
+    until_children(&zk, "/locks/idle", 1).await;
+    let pid = holder.id().unwrap();
+    // utime + stime, in clock ticks (fields 14 and 15 of /proc/PID/stat).
+    let cpu = || {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+        let fields: Vec<u64> = stat
+            .rsplit(')')
+            .next()
+            .unwrap()
+            .split_whitespace()
+            .skip(11)
+            .take(2)
+            .map(|f| f.parse().unwrap())
+            .collect();
+        fields.iter().sum::<u64>()
+    };
+    let before = cpu();
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let spent = cpu() - before;
+    // A tick is 10 ms: a spinning loop would spend close to 200.
+    assert!(spent < 30, "{spent} ticks of CPU in 2 s while holding");
+    signal(&holder, Signal::SIGTERM);
+    finish(holder).await;
 }

@@ -29,6 +29,11 @@
 //! held revocably ([`Lock::acquire_revocable`]), and [`revoke()`] /
 //! [`revoke_forced`] ask its holder to give it up.
 //!
+//! [`inspect`] reads any recipe's directory for operators and tools (the
+//! contenders in order with their library, session, age and data, who
+//! holds, an election's leader, a queue's head): what `herdless inspect`
+//! prints.
+//!
 //! Every async method states whether it is cancel-safe. Acquisitions are:
 //! dropping the future deletes the attempt's node in the background.
 

@@ -2,8 +2,6 @@
 //! or (`-l`) print every change of leader.
 
 use clap::Args;
-use herdless_core::naming::recognise;
-use herdless_core::path::basename;
 use herdless_std::election::{watch_leader, Leader};
 use herdless_std::Election;
 
@@ -11,7 +9,7 @@ use crate::common::{leave_nothing, seconds, Common};
 use crate::exit::Exit;
 use crate::fail::{Fail, Outcome};
 use crate::signals::Interrupts;
-use crate::supervise::{spawn, supervise, Policy};
+use crate::supervise::{run_while_held, Policy};
 use crate::wait::{waiting, Waited};
 
 /// `herdless elect PATH [--data D] -- CMD [ARGS...]`, `herdless elect -l PATH`
@@ -66,32 +64,18 @@ pub async fn run(common: &Common, args: ElectArgs) -> Outcome {
             return Ok(Exit::interrupted(signal));
         }
     };
-    let node = leadership.node_path().to_owned();
-    let mut env = vec![
-        ("HERDLESS_LEADER_NODE", node.clone()),
-        ("HERDLESS_ZK", common.zk.clone()),
-    ];
-    if let Some(r) = recognise(basename(&node)) {
-        env.push(("HERDLESS_FENCE_TOKEN", r.sequence.value().to_string()));
-    }
-    let child = match spawn(&args.command, &env) {
-        Ok(child) => child,
-        Err(fail) => {
-            let _ = leadership.resign().await;
-            return Err(fail);
-        }
-    };
     let policy = Policy {
         grace,
         kill_on_suspend: args.kill_on_suspend,
     };
-    let ended = supervise(&leadership, child, policy, &mut interrupts).await;
-    if ended != Exit::Lost {
-        if let Err(e) = leadership.resign().await {
-            eprintln!("herdless: resigning {}: {e}", args.path);
-        }
-    }
-    Ok(ended)
+    run_while_held(
+        leadership,
+        &args.command,
+        &common.zk,
+        policy,
+        &mut interrupts,
+    )
+    .await
 }
 
 /// Prints the leader, then every change, until SIGINT or SIGTERM.

@@ -2,15 +2,13 @@
 //! the lock is held and is stopped when it is lost.
 
 use clap::Args;
-use herdless_core::naming::recognise;
-use herdless_core::path::basename;
-use herdless_std::{Lock, LockGuard, ReadWriteLock};
+use herdless_std::{Lock, ReadWriteLock};
 
 use crate::common::{leave_nothing, seconds, Common};
 use crate::exit::{self, Exit};
 use crate::fail::{Fail, Outcome};
 use crate::signals::Interrupts;
-use crate::supervise::{spawn, supervise, Policy};
+use crate::supervise::{run_while_held, Policy};
 use crate::wait::{waiting, Waited};
 
 /// `herdless lock PATH [options] -- CMD [ARGS...]`
@@ -111,38 +109,9 @@ pub async fn run(common: &Common, args: LockArgs) -> Outcome {
             return Ok(Exit::interrupted(signal));
         }
     };
-    let env = environment(&guard, common);
-    let child = match spawn(&args.command, &env) {
-        Ok(child) => child,
-        Err(fail) => {
-            let _ = guard.release().await;
-            return Err(fail);
-        }
-    };
     let policy = Policy {
         grace,
         kill_on_suspend: args.kill_on_suspend,
     };
-    let ended = supervise(&guard, child, policy, &mut interrupts).await;
-    if ended != Exit::Lost {
-        if let Err(e) = guard.release().await {
-            eprintln!("herdless: releasing {}: {e}", args.path);
-        }
-    }
-    Ok(ended)
-}
-
-/// The command's environment: its node, and the node's sequence as a
-/// fencing token.
-fn environment(guard: &LockGuard, common: &Common) -> Vec<(&'static str, String)> {
-    let node = guard.node_path().to_owned();
-    let token = recognise(basename(&node)).map(|r| r.sequence.value());
-    let mut env = vec![
-        ("HERDLESS_LOCK_NODE", node),
-        ("HERDLESS_ZK", common.zk.clone()),
-    ];
-    if let Some(token) = token {
-        env.push(("HERDLESS_FENCE_TOKEN", token.to_string()));
-    }
-    env
+    run_while_held(guard, &args.command, &common.zk, policy, &mut interrupts).await
 }
