@@ -164,6 +164,19 @@ mod tests {
         ] {
             assert_eq!(recognise(other), None, "{other}");
         }
+        // Almost a library's layout is none: not a GUID, a GUID one
+        // character short or with a letter out of place, Curator's prefix
+        // with a marker only the recipes page writes.
+        for name in [
+            "_c_not-a-guid-lock-0000000001",
+            "0b4c1e57-6c6e-4b39-a0a2-2f7f3f5cf3a-lock-0000000001",
+            "0b4c1e57-6c6e-4b39-a0a2-2f7f3f5cf3ax-lock-0000000001",
+            "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx-lock-0000000001",
+            "_c_0b4c1e57-6c6e-4b39-a0a2-2f7f3f5cf3a1-n_0000000001",
+        ] {
+            let r = recognise(name).unwrap_or_else(|| panic!("{name}"));
+            assert_eq!((r.flavour, r.guid), (None, None), "{name}");
+        }
         // A hyphenated GUID with a Kazoo marker is no library's layout.
         let odd = recognise("0b4c1e57-6c6e-4b39-a0a2-2f7f3f5cf3a1__lock__0000000001").unwrap();
         assert_eq!(odd.flavour, None);
