@@ -1100,12 +1100,19 @@ impl Gate {
         *self.state.lock().unwrap()
     }
 
-    /// A wait that began at `before` passed now.
-    fn passed(&self, before: (u64, bool)) {
+    /// A wait of client `who` that began at `before` passed now.
+    fn passed(&self, before: (u64, bool), who: &str) {
         if before.1 {
             self.held.fetch_add(1, Ordering::SeqCst);
             if self.now() == before {
                 self.early.fetch_add(1, Ordering::SeqCst);
+                // Which client, and when: to match with the kills and the
+                // client's session log.
+                println!(
+                    "barrier: {who} passed generation {} early at {:?}",
+                    before.0,
+                    Instant::now()
+                );
             }
         }
     }
@@ -1149,7 +1156,7 @@ async fn the_barrier_never_lets_a_waiter_pass_while_it_stands_while_servers_are_
             if let Err(e) = barrier.wait().await {
                 return r.progress.error(1, format!("wait: {e}"));
             }
-            g.passed(before);
+            g.passed(before, "std-waiter");
             r.progress.ok(1);
             tokio::time::sleep(work()).await;
         }
@@ -1168,7 +1175,7 @@ async fn the_barrier_never_lets_a_waiter_pass_while_it_stands_while_servers_are_
                     if let Err(e) = zk.handle(id).wait().await {
                         return r.progress.error(k, format!("wait: {e:?}"));
                     }
-                    g.passed(before);
+                    g.passed(before, if k == 2 { "embassy-0" } else { "embassy-1" });
                     r.progress.ok(k);
                     let _ = zk.run(tokio::time::sleep(work())).await;
                 }
