@@ -4,6 +4,11 @@
 use std::future::Future;
 use std::time::Duration;
 
+use herdless_std::{Client, Error};
+
+use crate::common::leave_nothing;
+use crate::exit::Exit;
+use crate::fail::Fail;
 use crate::signals::Interrupts;
 
 /// How a wait ended.
@@ -32,6 +37,27 @@ pub async fn waiting<T>(
                 eprintln!("herdless: waiting for {path} ...");
                 told = true;
             }
+        }
+    }
+}
+
+/// Awaits an acquisition in `dir` (a lock, a campaign) as [`waiting`]
+/// does: `Ok(Ok(_))` once it came, `Ok(Err(exit))` when SIGINT or SIGTERM
+/// came first, after this session's nodes in `dir` were deleted (the
+/// dropped acquisition would delete its node in the background, which
+/// does not outlive the process).
+pub async fn acquiring<T>(
+    client: &Client,
+    dir: &str,
+    work: impl Future<Output = Result<T, Error>>,
+    interrupts: &mut Interrupts,
+) -> Result<Result<T, Exit>, Fail> {
+    match waiting(dir, work, interrupts).await {
+        Waited::Done(Ok(acquired)) => Ok(Ok(acquired)),
+        Waited::Done(Err(e)) => Err(Fail::of(dir, e)),
+        Waited::Interrupted(signal) => {
+            leave_nothing(client, dir).await;
+            Ok(Err(Exit::interrupted(signal)))
         }
     }
 }

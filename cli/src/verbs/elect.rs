@@ -5,12 +5,12 @@ use clap::Args;
 use herdless_std::election::{watch_leader, Leader};
 use herdless_std::Election;
 
-use crate::common::{leave_nothing, seconds, Common};
+use crate::common::{seconds, Common};
 use crate::exit::Exit;
 use crate::fail::{Fail, Outcome};
 use crate::signals::Interrupts;
 use crate::supervise::{run_while_held, Policy};
-use crate::wait::{waiting, Waited};
+use crate::wait::acquiring;
 
 /// `herdless elect PATH [--data D] -- CMD [ARGS...]`, `herdless elect -l PATH`
 #[derive(Args, Debug)]
@@ -56,14 +56,11 @@ pub async fn run(common: &Common, args: ElectArgs) -> Outcome {
     let election = Election::with_flavour(&client, &args.path, common.flavour.into())
         .and_then(|e| e.with_data(data.as_bytes()))
         .map_err(|e| Fail::of(&args.path, e))?;
-    let leadership = match waiting(&args.path, election.campaign(), &mut interrupts).await {
-        Waited::Done(Ok(leadership)) => leadership,
-        Waited::Done(Err(e)) => return Err(Fail::of(&args.path, e)),
-        Waited::Interrupted(signal) => {
-            leave_nothing(&client, &args.path).await;
-            return Ok(Exit::interrupted(signal));
-        }
-    };
+    let leadership =
+        match acquiring(&client, &args.path, election.campaign(), &mut interrupts).await? {
+            Ok(leadership) => leadership,
+            Err(interrupted) => return Ok(interrupted),
+        };
     let policy = Policy {
         grace,
         kill_on_suspend: args.kill_on_suspend,

@@ -4,12 +4,12 @@
 use clap::Args;
 use herdless_std::{Lock, ReadWriteLock};
 
-use crate::common::{leave_nothing, seconds, Common};
+use crate::common::{seconds, Common};
 use crate::exit::{self, Exit};
 use crate::fail::{Fail, Outcome};
 use crate::signals::Interrupts;
 use crate::supervise::{run_while_held, Policy};
-use crate::wait::{waiting, Waited};
+use crate::wait::acquiring;
 
 /// `herdless lock PATH [options] -- CMD [ARGS...]`
 #[derive(Args, Debug)]
@@ -91,9 +91,9 @@ pub async fn run(common: &Common, args: LockArgs) -> Outcome {
             lock.acquire().await.map(Some)
         }
     };
-    let guard = match waiting(&args.path, attempt, &mut interrupts).await {
-        Waited::Done(Ok(Some(guard))) => guard,
-        Waited::Done(Ok(None)) => {
+    let guard = match acquiring(&client, &args.path, attempt, &mut interrupts).await? {
+        Ok(Some(guard)) => guard,
+        Ok(None) => {
             let code = args.conflict_exit_code;
             return Ok(if args.nonblock {
                 eprintln!("herdless: {} is held by someone else", args.path);
@@ -103,11 +103,7 @@ pub async fn run(common: &Common, args: LockArgs) -> Outcome {
                 Exit::Timeout(code.unwrap_or(exit::TIMEOUT))
             });
         }
-        Waited::Done(Err(e)) => return Err(Fail::of(&args.path, e)),
-        Waited::Interrupted(signal) => {
-            leave_nothing(&client, &args.path).await;
-            return Ok(Exit::interrupted(signal));
-        }
+        Err(interrupted) => return Ok(interrupted),
     };
     let policy = Policy {
         grace,
