@@ -3,6 +3,9 @@
 
 use tokio::signal::unix::{signal, Signal, SignalKind};
 
+use crate::exit::Exit;
+use crate::fail::Fail;
+
 /// The two signals that ask `herdless` to stop.
 pub struct Interrupts {
     int: Signal,
@@ -11,10 +14,14 @@ pub struct Interrupts {
 
 impl Interrupts {
     /// Starts catching them (from now on they no longer end the process).
-    pub fn catch() -> std::io::Result<Interrupts> {
+    pub fn catch() -> Result<Interrupts, Fail> {
+        let caught = |kind| {
+            signal(kind)
+                .map_err(|e| Fail::new(Exit::Unavailable, format!("cannot catch signals: {e}")))
+        };
         Ok(Interrupts {
-            int: signal(SignalKind::interrupt())?,
-            term: signal(SignalKind::terminate())?,
+            int: caught(SignalKind::interrupt())?,
+            term: caught(SignalKind::terminate())?,
         })
     }
 

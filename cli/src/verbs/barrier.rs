@@ -43,18 +43,15 @@ enum BarrierAction {
 /// Runs `herdless barrier`.
 pub async fn run(common: &Common, args: BarrierArgs) -> Outcome {
     let client = common.connect().await?;
-    let (node, action) = match &args.action {
-        BarrierAction::Set { node } => (node, "set"),
-        BarrierAction::Remove { node } => (node, "remove"),
-        BarrierAction::Wait { node } => (node, "wait"),
-    };
+    let (BarrierAction::Set { node }
+    | BarrierAction::Remove { node }
+    | BarrierAction::Wait { node }) = &args.action;
     let barrier = Barrier::new(&client, node).map_err(|e| Fail::of(node, e))?;
-    let done = match action {
-        "set" => barrier.set().await,
-        "remove" => barrier.remove().await,
-        _ => {
-            let mut interrupts = Interrupts::catch()
-                .map_err(|e| Fail::new(Exit::Unavailable, format!("cannot catch signals: {e}")))?;
+    let done = match &args.action {
+        BarrierAction::Set { .. } => barrier.set().await,
+        BarrierAction::Remove { .. } => barrier.remove().await,
+        BarrierAction::Wait { .. } => {
+            let mut interrupts = Interrupts::catch()?;
             match waiting(node, barrier.wait(), &mut interrupts).await {
                 Waited::Done(done) => done,
                 Waited::Interrupted(signal) => return Ok(Exit::interrupted(signal)),

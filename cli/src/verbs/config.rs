@@ -103,8 +103,7 @@ pub async fn run(common: &Common, args: ConfigArgs) -> Outcome {
             }
         }
         ConfigAction::Watch { path } => {
-            let mut interrupts = Interrupts::catch()
-                .map_err(|e| Fail::new(Exit::Unavailable, format!("cannot catch signals: {e}")))?;
+            let mut interrupts = Interrupts::catch()?;
             let mut config = Config::watch(&client, &path).map_err(|e| Fail::of(&path, e))?;
             loop {
                 tokio::select! {

@@ -46,8 +46,7 @@ pub struct ElectArgs {
 /// Runs `herdless elect`.
 pub async fn run(common: &Common, args: ElectArgs) -> Outcome {
     let grace = seconds(args.grace, "--grace")?;
-    let mut interrupts = Interrupts::catch()
-        .map_err(|e| Fail::new(Exit::Unavailable, format!("cannot catch signals: {e}")))?;
+    let mut interrupts = Interrupts::catch()?;
     let client = common.connect().await?;
     if args.listen {
         return listen(common, &client, &args.path, &mut interrupts).await;

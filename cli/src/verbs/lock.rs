@@ -70,8 +70,7 @@ pub struct LockArgs {
 pub async fn run(common: &Common, args: LockArgs) -> Outcome {
     let grace = seconds(args.grace, "--grace")?;
     let wait = args.wait.map(|w| seconds(w, "--wait")).transpose()?;
-    let mut interrupts = Interrupts::catch()
-        .map_err(|e| Fail::new(Exit::Unavailable, format!("cannot catch signals: {e}")))?;
+    let mut interrupts = Interrupts::catch()?;
     let client = common.connect().await?;
     let flavour = common.flavour.into();
     let lock = if args.mutex {

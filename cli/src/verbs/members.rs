@@ -68,8 +68,7 @@ pub async fn run(common: &Common, args: MembersArgs) -> Outcome {
             Ok(Exit::Success)
         }
         MembersAction::Join { dir, name, data } => {
-            let mut interrupts = Interrupts::catch()
-                .map_err(|e| Fail::new(Exit::Unavailable, format!("cannot catch signals: {e}")))?;
+            let mut interrupts = Interrupts::catch()?;
             let mut member = GroupMember::join(&client, &dir, &name, data.as_bytes())
                 .await
                 .map_err(|e| Fail::of(&dir, e))?;
@@ -89,8 +88,7 @@ pub async fn run(common: &Common, args: MembersArgs) -> Outcome {
             Ok(Exit::Success)
         }
         MembersAction::Watch { dir } => {
-            let mut interrupts = Interrupts::catch()
-                .map_err(|e| Fail::new(Exit::Unavailable, format!("cannot catch signals: {e}")))?;
+            let mut interrupts = Interrupts::catch()?;
             let mut group = GroupObserver::start(&client, &dir).map_err(|e| Fail::of(&dir, e))?;
             loop {
                 tokio::select! {

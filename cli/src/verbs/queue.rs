@@ -79,8 +79,7 @@ pub async fn run(common: &Common, args: QueueArgs) -> Outcome {
         }
         QueueAction::Take { dir, wait } => {
             let wait = wait.map(|w| seconds(w, "--wait")).transpose()?;
-            let mut interrupts = Interrupts::catch()
-                .map_err(|e| Fail::new(Exit::Unavailable, format!("cannot catch signals: {e}")))?;
+            let mut interrupts = Interrupts::catch()?;
             let queue = Queue::new(&client, &dir)
                 .await
                 .map_err(|e| Fail::of(&dir, e))?;
