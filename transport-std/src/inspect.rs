@@ -141,11 +141,7 @@ impl Inspection {
 /// Sent again across connection losses; a directory that does not exist
 /// is `Err(Error::Zk(ZkError::NoNode))`.
 pub async fn inspect(conn: &impl Connection, path: &str) -> Result<Inspection, Error> {
-    herdless_core::path::validate(path)?;
-    let client = conn.client();
-    let (names, _) = retry::across_connection_losses(|| client.get_children(path))
-        .await
-        .map_err(|e| Error::from_client(&e))?;
+    let nodes = children(conn, path).await?;
     let mut seen = Inspection {
         path: path.to_owned(),
         recipe: RecipeKind::Empty,
@@ -154,10 +150,7 @@ pub async fn inspect(conn: &impl Connection, path: &str) -> Result<Inspection, E
         items: Vec::new(),
         others: Vec::new(),
     };
-    for name in names {
-        let Some(node) = read(&client, path, name).await? else {
-            continue;
-        };
+    for node in nodes {
         if let Some(r) = recognise(&node.name) {
             seen.contenders.push(Contender {
                 kind: r.kind,
@@ -229,18 +222,24 @@ pub async fn children(conn: &impl Connection, dir: &str) -> Result<Vec<Node>, Er
         .await
         .map_err(|e| Error::from_client(&e))?;
     names.sort();
-    let mut nodes = Vec::with_capacity(names.len());
-    for name in names {
-        nodes.extend(read(&client, dir, name).await?);
-    }
-    Ok(nodes)
+    // All reads in one flight: the client pipelines them on its
+    // connection, so a large directory costs one round trip, not one per
+    // child.
+    let reads = names.into_iter().map(|name| read(&client, dir, name));
+    let nodes = futures::future::try_join_all(reads).await?;
+    Ok(nodes.into_iter().flatten().collect())
 }
 
 /// The barrier node `node` if the barrier is set, `None` if it is not.
 pub async fn barrier(conn: &impl Connection, node: &str) -> Result<Option<Node>, Error> {
-    herdless_core::path::validate(node)?;
-    let name = herdless_core::path::basename(node).to_owned();
-    read_path(&conn.client(), node.to_owned(), name).await
+    read_node(conn, node).await
+}
+
+/// The node at `path`, or `None` if there is none.
+async fn read_node(conn: &impl Connection, path: &str) -> Result<Option<Node>, Error> {
+    herdless_core::path::validate(path)?;
+    let name = herdless_core::path::basename(path).to_owned();
+    read_path(&conn.client(), path.to_owned(), name).await
 }
 
 /// A double barrier's state.
@@ -286,7 +285,7 @@ pub struct Transaction {
 
 /// Reads the transaction at `tx`.
 pub async fn transaction(conn: &impl Connection, tx: &str) -> Result<Transaction, Error> {
-    let body = barrier(conn, tx)
+    let body = read_node(conn, tx)
         .await?
         .ok_or(Error::Zk(herdless_core::ZkError::NoNode))?
         .data;
