@@ -13,7 +13,7 @@ use herdless_core::barrier::{Barrier, BarrierEvent};
 use herdless_core::owned::OwnedReply;
 use herdless_core::sim::SimZk;
 use herdless_core::Instant;
-use herdless_core::{Recipe, Reply, SessionEvent, WatchEvent, WatchKind, ZkError};
+use herdless_core::{Recipe, Reply, SessionEvent, Stat, WatchEvent, WatchKind, ZkError};
 
 const NODE: &str = "/app/gate";
 
@@ -250,6 +250,108 @@ fn a_wait_whose_read_is_lost_reads_again_and_keeps_waiting() {
     owner.run(&mut zk);
     w.run(&mut zk);
     assert_eq!(w.take_events(), [BarrierEvent::Passed]);
+}
+
+/// The deletion notification of an earlier wait's watch, handed over after
+/// the next wait began (herdless-std sets a watch zookeeper-client lost
+/// again in the background, and tells what it missed when that read
+/// returns; the barrier was down then, and has been set again since). The
+/// path is the same for every generation: the notification says nothing of
+/// the barrier this wait found standing, and must not let it pass.
+#[test]
+fn a_deletion_heard_before_the_waits_own_read_does_not_pass_it() {
+    let now = Instant::ZERO;
+    let deleted = WatchEvent {
+        kind: WatchKind::NodeDeleted,
+        path: NODE,
+    };
+    let mut b = barrier();
+    b.wait();
+    let sync = b.poll_request().unwrap().id;
+    let read = b.poll_request().unwrap().id;
+    b.handle_watch(now, deleted);
+    assert_eq!(b.poll_event(), None, "passed on an earlier wait's news");
+    assert!(b.poll_request().is_none(), "the read on its way decides");
+    b.handle_reply(now, sync, Reply::Synced);
+    b.handle_reply(
+        now,
+        read,
+        Reply::Data {
+            data: b"",
+            stat: Stat::default(),
+        },
+    );
+    assert_eq!(b.poll_event(), None, "the barrier stands");
+    // The watch this wait set fires: now a deletion ends the wait.
+    b.handle_watch(now, deleted);
+    assert_eq!(b.poll_event(), Some(BarrierEvent::Passed));
+
+    // The same news with no read of this wait on its way (a driver may
+    // hand a notification over whenever): a synced read decides.
+    b.wait();
+    let (sync, read) = (b.poll_request().unwrap().id, b.poll_request().unwrap().id);
+    b.handle_reply(now, sync, Reply::Synced);
+    b.handle_reply(
+        now,
+        read,
+        Reply::Data {
+            data: b"",
+            stat: Stat::default(),
+        },
+    );
+    b.handle_watch(
+        now,
+        WatchEvent {
+            kind: WatchKind::NodeDataChanged,
+            path: NODE,
+        },
+    );
+    let again = b.poll_request().unwrap().id;
+    b.handle_watch(now, deleted);
+    assert_eq!(b.poll_event(), None, "the re-armed read has not answered");
+    b.handle_reply(now, again, Reply::Error(ZkError::NoNode));
+    assert_eq!(b.poll_event(), Some(BarrierEvent::Passed));
+}
+
+/// A new session holds none of the last one's watches: a deletion heard
+/// after an expiry, before the new session's read, does not pass the wait.
+#[test]
+fn after_an_expiry_only_the_new_sessions_read_can_vouch_for_a_deletion() {
+    let now = Instant::ZERO;
+    let mut b = barrier();
+    b.wait();
+    let (sync, read) = (b.poll_request().unwrap().id, b.poll_request().unwrap().id);
+    b.handle_reply(now, sync, Reply::Synced);
+    b.handle_reply(
+        now,
+        read,
+        Reply::Data {
+            data: b"",
+            stat: Stat::default(),
+        },
+    );
+    b.handle_session(now, SessionEvent::Expired);
+    b.handle_session(now, SessionEvent::Connected { session_id: 2 });
+    let (sync, read) = (b.poll_request().unwrap().id, b.poll_request().unwrap().id);
+    b.handle_watch(
+        now,
+        WatchEvent {
+            kind: WatchKind::NodeDeleted,
+            path: NODE,
+        },
+    );
+    assert_eq!(b.poll_event(), None, "the old session's watch is gone");
+    b.handle_reply(now, sync, Reply::Synced);
+    b.handle_reply(
+        now,
+        read,
+        Reply::Data {
+            data: b"",
+            stat: Stat::default(),
+        },
+    );
+    assert_eq!(b.poll_event(), None, "the barrier stands");
+    assert!(b.is_waiting());
 }
 
 /// Errors that are not connection losses are reported, not retried: a

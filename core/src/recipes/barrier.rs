@@ -79,6 +79,13 @@ pub struct Barrier<const N: usize = DEFAULT_PATH_CAPACITY> {
     node: String<N>,
     ops: Pipeline<Op, 8, 8>,
     waiting: bool,
+    /// A read of the current wait saw the node, so the server holds a watch
+    /// this wait set. Only then does a deletion notification end the wait:
+    /// the path is reused by every generation of the barrier, and a
+    /// notification from an earlier wait's watch can arrive after this wait
+    /// began (herdless-std sets a watch that zookeeper-client lost again in
+    /// the background, and hands its news over when that read returns).
+    armed: bool,
     /// The write of the last `set` or `remove`, kept until no write is
     /// queued or in flight: it is the state the barrier must end in. After
     /// a connection loss it alone is sent again (both writes are
@@ -110,6 +117,7 @@ impl<const N: usize> Barrier<N> {
             node: stored,
             ops: Pipeline::new(),
             waiting: false,
+            armed: false,
             pending_write: None,
             ancestor_refused: None,
             link: Link::Up,
@@ -169,6 +177,7 @@ impl<const N: usize> Barrier<N> {
     pub fn wait(&mut self) {
         if !self.waiting {
             self.waiting = true;
+            self.armed = false;
             self.read_synced();
         }
     }
@@ -281,7 +290,7 @@ impl<const N: usize> Recipe for Barrier<N> {
             }
             (Op::Sync, Reply::Synced) => {}
             // Up: the watch is armed.
-            (Op::Watch, Reply::Data { .. }) => {}
+            (Op::Watch, Reply::Data { .. }) => self.armed = self.waiting,
             (Op::Watch, Reply::Error(ZkError::NoNode)) => self.passed(),
             // `pending_write` already holds the last call: the writes in
             // flight are settled by sending it alone again.
@@ -313,17 +322,35 @@ impl<const N: usize> Recipe for Barrier<N> {
             return;
         }
         match event.kind {
-            WatchKind::NodeDeleted => self.passed(),
+            WatchKind::NodeDeleted if self.armed => self.passed(),
+            // A deletion this wait cannot vouch for (its own read has not
+            // seen the node yet): the read on its way decides, or a synced
+            // one if none is.
+            WatchKind::NodeDeleted => {
+                if self.link.is_up() && !self.ops.is_pending(Op::Watch) {
+                    self.read_synced();
+                }
+            }
             // A data change spends the one-shot watch: arm it again.
-            _ if self.link.is_up() => self.ops.queue(Op::Watch),
-            _ => {}
+            _ => {
+                self.armed = false;
+                if self.link.is_up() {
+                    self.ops.queue(Op::Watch);
+                }
+            }
         }
     }
 
     fn handle_session(&mut self, _now: Instant, event: SessionEvent) {
         match event {
             SessionEvent::Connected { .. } => {
-                if self.link.connected() != Reconnect::Same {
+                let how = self.link.connected();
+                // A new session holds none of the last one's watches; a
+                // resumed one had them set again by its client.
+                if how == Reconnect::New {
+                    self.armed = false;
+                }
+                if how != Reconnect::Same {
                     self.ops.clear_queued();
                     // Writes whose answer was lost are idempotent: send
                     // again. A wait reads again (its watch may be gone).

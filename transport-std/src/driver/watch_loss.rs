@@ -12,6 +12,11 @@
 //! now with what the first read saw: the recipe hears a notification only if
 //! the node changed in between (what the server does with a reconnecting
 //! client's `SetWatches`), and nothing otherwise.
+//!
+//! Unlike `SetWatches`, that read may return after the recipe has started
+//! new work on the same path: the recipe may hear an old watch's news after
+//! a later command. Recipes that reuse a path (the barrier) act on a
+//! deletion only once a read of their current operation has seen the node.
 
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
