@@ -12,16 +12,15 @@
 
 use std::fmt;
 
-use herdless_core::{path, Acl, CreateMode, Stat, Version, ZkError};
-use tracing::{debug, warn};
-use zookeeper_client as zk;
+use herdless_core::{path, CreateMode, Stat, Version, ZkError};
+use tracing::debug;
 
-use crate::driver::convert;
-use crate::Error;
+use crate::backend::Backend;
+use crate::{Connection, Error};
 
 /// One write of a fenced batch.
 #[derive(Clone, Debug, PartialEq, Eq)]
-enum Op {
+pub(crate) enum FenceOp {
     Create {
         path: String,
         data: Vec<u8>,
@@ -85,10 +84,10 @@ pub enum FencedResult {
 /// # Ok(()) }
 /// ```
 pub struct Fenced {
-    client: zk::Client,
+    backend: Backend,
     fence: String,
     held: bool,
-    ops: Vec<Op>,
+    ops: Vec<FenceOp>,
 }
 
 impl fmt::Debug for Fenced {
@@ -104,21 +103,25 @@ impl fmt::Debug for Fenced {
 impl Fenced {
     /// A batch fenced on `fence`. `held` is the holder's own belief: when it
     /// already knows the lock is gone, the batch fails without a round trip.
-    pub(crate) fn new(client: zk::Client, fence: String, held: bool) -> Fenced {
+    pub(crate) fn new(backend: Backend, fence: String, held: bool) -> Fenced {
         Fenced {
-            client,
+            backend,
             fence,
             held,
             ops: Vec::new(),
         }
     }
 
-    /// A batch over `client`'s session fenced on `fence_path`, a lock or
-    /// leadership node held by any session (say, a lock held by a
+    /// A batch over `conn`'s current session fenced on `fence_path`, a
+    /// lock or leadership node held by any session (say, a lock held by a
     /// coordinator while workers write over their own sessions).
-    pub fn on(client: &zk::Client, fence_path: &str) -> Result<Fenced, Error> {
+    pub fn on(conn: &impl Connection, fence_path: &str) -> Result<Fenced, Error> {
         path::validate(fence_path)?;
-        Ok(Fenced::new(client.clone(), fence_path.to_owned(), true))
+        Ok(Fenced::new(
+            conn.source().backend(),
+            fence_path.to_owned(),
+            true,
+        ))
     }
 
     /// The node whose existence the batch is conditional on.
@@ -149,7 +152,7 @@ impl Fenced {
         } else {
             path::validate(path)?;
         }
-        self.ops.push(Op::Create {
+        self.ops.push(FenceOp::Create {
             path: path.to_owned(),
             data: data.to_vec(),
             mode,
@@ -166,7 +169,7 @@ impl Fenced {
         version: Option<i32>,
     ) -> Result<&mut Self, Error> {
         path::validate(path)?;
-        self.ops.push(Op::SetData {
+        self.ops.push(FenceOp::SetData {
             path: path.to_owned(),
             data: data.to_vec(),
             version: version.map_or(Version::Any, Version::Exactly),
@@ -181,7 +184,7 @@ impl Fenced {
         if path == "/" {
             return Err(Error::Zk(ZkError::BadArguments));
         }
-        self.ops.push(Op::Delete {
+        self.ops.push(FenceOp::Delete {
             path: path.to_owned(),
             version: version.map_or(Version::Any, Version::Exactly),
         });
@@ -192,7 +195,7 @@ impl Fenced {
     /// (`None`: any version).
     pub fn check(&mut self, path: &str, version: Option<i32>) -> Result<&mut Self, Error> {
         path::validate(path)?;
-        self.ops.push(Op::Check {
+        self.ops.push(FenceOp::Check {
             path: path.to_owned(),
             version: version.map_or(Version::Any, Version::Exactly),
         });
@@ -220,60 +223,6 @@ impl Fenced {
             debug!(fence = %self.fence, "fenced batch refused locally: not held");
             return Err(Error::Fenced);
         }
-        let open = convert::acl(Acl::OPEN);
-        let mut writer = self
-            .client
-            .new_check_writer(&self.fence, None)
-            .map_err(|e| Error::Zk(convert::error(&e)))?;
-        for op in &self.ops {
-            let added = match op {
-                Op::Create { path, data, mode } => {
-                    let options = convert::create_mode(*mode).with_acls(zk::Acls::new(&open));
-                    writer.add_create(path, data, &options)
-                }
-                Op::SetData {
-                    path,
-                    data,
-                    version,
-                } => writer.add_set_data(path, data, convert::expected_version(*version)),
-                Op::Delete { path, version } => {
-                    writer.add_delete(path, convert::expected_version(*version))
-                }
-                Op::Check { path, version } => writer.add_check_version(path, version.wire()),
-            };
-            added.map_err(|e| Error::Zk(convert::error(&e)))?;
-        }
-        match writer.commit().await {
-            Ok(results) => Ok(results.into_iter().map(result).collect()),
-            Err(zk::CheckWriteError::CheckFailed { source }) => match source {
-                zk::Error::NoNode | zk::Error::BadVersion => {
-                    warn!(fence = %self.fence, "fenced batch refused: the fence node is gone");
-                    Err(Error::Fenced)
-                }
-                other => Err(Error::from_client(&other)),
-            },
-            Err(zk::CheckWriteError::OperationFailed { index, source }) => {
-                Err(Error::FencedWrite {
-                    index,
-                    error: convert::error(&source),
-                })
-            }
-            Err(zk::CheckWriteError::RequestFailed { source }) => Err(Error::from_client(&source)),
-        }
-    }
-}
-
-fn result(r: zk::MultiWriteResult) -> FencedResult {
-    match r {
-        zk::MultiWriteResult::Create { path, .. } => FencedResult::Created { path },
-        zk::MultiWriteResult::SetData { stat } => FencedResult::DataSet {
-            stat: convert::stat(&stat),
-        },
-        zk::MultiWriteResult::Delete => FencedResult::Deleted,
-        zk::MultiWriteResult::Check => FencedResult::Checked,
-        // The enum is non-exhaustive, but a batch only holds the four kinds
-        // of write it was built from, and checks are the only writes that
-        // carry nothing back.
-        _ => FencedResult::Checked,
+        self.backend.fenced(&self.fence, &self.ops).await
     }
 }

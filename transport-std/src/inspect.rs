@@ -28,10 +28,9 @@ use herdless_core::election::{Acknowledgement, ACK_NAME};
 use herdless_core::naming::{recognise, Flavour, NodeKind};
 use herdless_core::queue::ItemKey;
 use herdless_core::two_phase::{Outcome, DECISION};
-use herdless_core::Sequence;
-use zookeeper_client as zk;
+use herdless_core::{Sequence, ZkError};
 
-use crate::driver::retry;
+use crate::backend::Backend;
 use crate::session::Connection;
 use crate::Error;
 
@@ -188,44 +187,40 @@ pub async fn inspect(conn: &impl Connection, path: &str) -> Result<Inspection, E
 }
 
 /// The child `name` of `dir`, or `None` if it went meanwhile.
-async fn read(client: &zk::Client, dir: &str, name: String) -> Result<Option<Node>, Error> {
+async fn read(backend: &Backend, dir: &str, name: String) -> Result<Option<Node>, Error> {
     let path = if dir == "/" {
         format!("/{name}")
     } else {
         format!("{dir}/{name}")
     };
-    read_path(client, path, name).await
+    read_path(backend, path, name).await
 }
 
 /// The node at `path` (named `name`), or `None` if there is none.
-async fn read_path(client: &zk::Client, path: String, name: String) -> Result<Option<Node>, Error> {
-    match retry::across_connection_losses(|| client.get_data(&path)).await {
-        Ok((data, stat)) => Ok(Some(Node {
-            name,
-            path,
-            owner_session: (stat.ephemeral_owner != 0).then_some(stat.ephemeral_owner),
-            czxid: stat.czxid,
-            created: UNIX_EPOCH + Duration::from_millis(u64::try_from(stat.ctime).unwrap_or(0)),
-            data,
-        })),
-        Err(zk::Error::NoNode) => Ok(None),
-        Err(e) => Err(Error::from_client(&e)),
-    }
+async fn read_path(backend: &Backend, path: String, name: String) -> Result<Option<Node>, Error> {
+    Ok(backend.read(&path).await?.map(|(data, stat)| Node {
+        name,
+        path,
+        owner_session: (stat.ephemeral_owner != 0).then_some(stat.ephemeral_owner),
+        czxid: stat.czxid,
+        created: UNIX_EPOCH + Duration::from_millis(u64::try_from(stat.ctime).unwrap_or(0)),
+        data,
+    }))
 }
 
 /// Every child of `dir` with its data and owner, by name: a group's
 /// members, a double barrier's processes, a transaction's votes.
 pub async fn children(conn: &impl Connection, dir: &str) -> Result<Vec<Node>, Error> {
     herdless_core::path::validate(dir)?;
-    let client = conn.client();
-    let (mut names, _) = retry::across_connection_losses(|| client.get_children(dir))
-        .await
-        .map_err(|e| Error::from_client(&e))?;
+    let backend = conn.source().backend();
+    let Some(mut names) = backend.list(dir).await? else {
+        return Err(Error::Zk(ZkError::NoNode));
+    };
     names.sort();
     // All reads in one flight: the client pipelines them on its
     // connection, so a large directory costs one round trip, not one per
     // child.
-    let reads = names.into_iter().map(|name| read(&client, dir, name));
+    let reads = names.into_iter().map(|name| read(&backend, dir, name));
     let nodes = futures::future::try_join_all(reads).await?;
     Ok(nodes.into_iter().flatten().collect())
 }
@@ -239,7 +234,7 @@ pub async fn barrier(conn: &impl Connection, node: &str) -> Result<Option<Node>,
 async fn read_node(conn: &impl Connection, path: &str) -> Result<Option<Node>, Error> {
     herdless_core::path::validate(path)?;
     let name = herdless_core::path::basename(path).to_owned();
-    read_path(&conn.client(), path.to_owned(), name).await
+    read_path(&conn.source().backend(), path.to_owned(), name).await
 }
 
 /// A double barrier's state.

@@ -37,6 +37,7 @@
 //! Every async method states whether it is cancel-safe. Acquisitions are:
 //! dropping the future deletes the attempt's node in the background.
 
+mod backend;
 mod connect;
 mod driver;
 mod error;

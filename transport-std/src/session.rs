@@ -8,6 +8,7 @@
 //! recipe `Connected` with the new session id.
 
 use std::fmt;
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -16,6 +17,7 @@ use tokio::sync::watch;
 use tracing::{debug, info, warn};
 use zookeeper_client as zk;
 
+use crate::backend::{Backend, State};
 use crate::driver::Source;
 use crate::{ConnectOptions, Error};
 
@@ -76,7 +78,12 @@ impl Session {
     pub async fn connect_with(addr: &str, options: ConnectOptions) -> Result<Session, Error> {
         let first = options.connect(addr).await?;
         let (tx, rx) = watch::channel(first);
-        tokio::spawn(renew(addr.to_owned(), options.clone(), tx));
+        let (at, with) = (addr.to_owned(), options.clone());
+        let open = move || {
+            let (at, with) = (at.clone(), with.clone());
+            async move { with.connect(&at).await }
+        };
+        tokio::spawn(renew(open, tx));
         Ok(Session {
             inner: Arc::new(Inner {
                 addr: addr.to_owned(),
@@ -108,15 +115,21 @@ impl Session {
     }
 }
 
-/// Opens a new session each time the current one expires, while anyone
-/// still follows it.
-async fn renew(addr: String, options: ConnectOptions, clients: watch::Sender<zk::Client>) {
+/// Opens a new session with `open` each time the current one expires,
+/// while anyone still follows it. Shared by [`Session`] and the in-memory
+/// [`SimSession`](crate::sim::SimSession).
+pub(crate) async fn renew<T, F, Fut>(mut open: F, clients: watch::Sender<T>)
+where
+    T: Clone + Into<Backend>,
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, Error>>,
+{
     loop {
-        let current = clients.borrow().clone();
-        let mut states = current.state_watcher();
+        let current: Backend = clients.borrow().clone().into();
+        let mut states = current.states();
         let ended = loop {
             let state = states.state();
-            if state.is_terminated() {
+            if state.is_terminal() {
                 break state;
             }
             tokio::select! {
@@ -124,12 +137,12 @@ async fn renew(addr: String, options: ConnectOptions, clients: watch::Sender<zk:
                 () = clients.closed() => return,
             }
         };
-        if ended != zk::SessionState::Expired && ended != zk::SessionState::AuthFailed {
+        if ended != State::Expired {
             debug!(?ended, "session closed: not renewing");
             return;
         }
         warn!(
-            session_id = current.session_id().0,
+            session_id = current.session_id(),
             "session expired: opening a new one"
         );
         let mut backoff = Duration::from_millis(50);
@@ -137,7 +150,7 @@ async fn renew(addr: String, options: ConnectOptions, clients: watch::Sender<zk:
             if clients.is_closed() {
                 return;
             }
-            match options.connect(&addr).await {
+            match open().await {
                 Ok(client) => break client,
                 Err(e) => {
                     warn!(error = %e, "could not open a new session yet");
@@ -146,29 +159,28 @@ async fn renew(addr: String, options: ConnectOptions, clients: watch::Sender<zk:
                 }
             }
         };
-        info!(session_id = next.session_id().0, "new session");
+        let backend: Backend = next.clone().into();
+        info!(session_id = backend.session_id(), "new session");
         clients.send_replace(next);
     }
 }
 
-/// What a recipe can run on: a plain client (one session), or a
-/// [`Session`] that renews itself after expiry.
+/// What a recipe can run on: a plain client (one session), a [`Session`]
+/// that renews itself after expiry, their in-memory counterparts
+/// ([`SimClient`](crate::sim::SimClient),
+/// [`SimSession`](crate::sim::SimSession); feature `sim`), or any of them
+/// [`WithAcl`]. Code written against `&impl Connection` runs unchanged on
+/// each.
 pub trait Connection: sealed::Sealed {
-    /// The client of the current session.
-    fn client(&self) -> zk::Client;
-}
-
-impl Connection for zk::Client {
-    fn client(&self) -> zk::Client {
-        self.clone()
+    /// The id of the current session.
+    fn session_id(&self) -> i64 {
+        self.source().backend().session_id()
     }
 }
 
-impl Connection for Session {
-    fn client(&self) -> zk::Client {
-        Session::client(self)
-    }
-}
+impl Connection for zk::Client {}
+
+impl Connection for Session {}
 
 /// A connection whose recipes create every node (their own, their
 /// directories, the ancestors they create) with a chosen ACL instead of
@@ -222,11 +234,7 @@ impl<C: Connection> WithAcl<C> {
     }
 }
 
-impl<C: Connection> Connection for WithAcl<C> {
-    fn client(&self) -> zk::Client {
-        self.conn.client()
-    }
-}
+impl<C: Connection> Connection for WithAcl<C> {}
 
 pub(crate) mod sealed {
     use herdless_core::Acl;
@@ -255,7 +263,7 @@ pub(crate) mod sealed {
 
     impl Sealed for zookeeper_client::Client {
         fn source(&self) -> Source {
-            Source::Fixed(self.clone())
+            Source::Fixed(self.clone().into())
         }
     }
 

@@ -3,8 +3,8 @@
 //! the holding up when dropped.
 
 use tokio::sync::watch;
-use zookeeper_client::Client;
 
+use crate::backend::Backend;
 use crate::driver::DriverHandle;
 use crate::fence::Fenced;
 
@@ -19,12 +19,12 @@ pub(crate) trait Standing: Copy + PartialEq + Send + Sync + 'static {
     const LOST: Self;
 }
 
-/// A holding of the recipe `R` by the node `node_path`, on `client`'s
+/// A holding of the recipe `R` by the node `node_path`, on `backend`'s
 /// session, reported by the driver through `state`.
 pub(crate) struct Hold<R: 'static, S> {
     /// The session the node is on: a fence over a later session fails, as
     /// it must.
-    client: Client,
+    backend: Backend,
     node_path: String,
     state: watch::Receiver<S>,
     handle: Option<DriverHandle<R>>,
@@ -34,14 +34,14 @@ pub(crate) struct Hold<R: 'static, S> {
 
 impl<R: 'static, S: Standing> Hold<R, S> {
     pub(crate) fn new(
-        client: Client,
+        backend: Backend,
         node_path: String,
         state: watch::Receiver<S>,
         handle: DriverHandle<R>,
         give_up: fn(&mut R),
     ) -> Self {
         Hold {
-            client,
+            backend,
             node_path,
             state,
             handle: Some(handle),
@@ -76,7 +76,7 @@ impl<R: 'static, S: Standing> Hold<R, S> {
     /// holding is known to be gone.
     pub(crate) fn fenced(&self) -> Fenced {
         let held = matches!(self.now(), s if s == S::HELD || s == S::SUSPENDED);
-        Fenced::new(self.client.clone(), self.node_path.clone(), held)
+        Fenced::new(self.backend.clone(), self.node_path.clone(), held)
     }
 
     /// Gives the holding up now; the driver's events tell when it is done.

@@ -11,29 +11,26 @@
 pub(crate) mod convert;
 pub(crate) mod hold;
 pub(crate) mod own_node;
-pub(crate) mod retry;
 pub(crate) mod undo;
 pub(crate) mod watch_loss;
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
 use futures::stream::{FuturesOrdered, FuturesUnordered};
 use futures::StreamExt;
-use herdless_core::{Outgoing, Recipe, Request, RequestId, SessionEvent, WatchEvent, ZkError};
+use herdless_core::{Outgoing, Recipe, RequestId, SessionEvent, WatchEvent};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant as TokioInstant;
 use tracing::{debug, trace, warn};
 use zookeeper_client as zk;
 
+use crate::backend::{Backend, Notice, State};
 use crate::Error;
 use herdless_core::owned::OwnedReply;
-use watch_loss::{Armed, Heard, Rearmed, Seen, WatchSet};
+use watch_loss::{Armed, Heard, Rearmed, WatchSet};
 
 /// A change to apply to the recipe inside its task.
 pub(crate) type Command<R> = Box<dyn FnOnce(&mut R) + Send>;
@@ -111,30 +108,63 @@ fn recipe_time(origin: TokioInstant) -> herdless_core::Instant {
     )
 }
 
-/// Where a driver gets its client from.
+/// Where a driver gets its session from.
 #[derive(Clone)]
 pub enum Source {
-    /// One client: when its session ends, the recipe hears so and stays on
-    /// it.
-    Fixed(zk::Client),
+    /// One session: when it ends, the recipe hears so and stays on it.
+    Fixed(Backend),
     /// A [`Session`](crate::Session)'s current client: when the session
     /// ends, the driver moves the recipe to the next one.
     Renewing(watch::Receiver<zk::Client>),
+    /// A [`SimSession`](crate::sim::SimSession)'s current session, likewise.
+    #[cfg(feature = "sim")]
+    SimRenewing(watch::Receiver<crate::sim::SimClient>),
 }
 
 impl Source {
-    /// The current client, without marking it seen.
-    pub(crate) fn client(&self) -> zk::Client {
+    /// The current session, without marking it seen.
+    pub(crate) fn backend(&self) -> Backend {
         match self {
-            Source::Fixed(client) => client.clone(),
-            Source::Renewing(clients) => clients.borrow().clone(),
+            Source::Fixed(backend) => backend.clone(),
+            Source::Renewing(clients) => clients.borrow().clone().into(),
+            #[cfg(feature = "sim")]
+            Source::SimRenewing(clients) => clients.borrow().clone().into(),
         }
     }
 
-    fn current(&mut self) -> zk::Client {
+    fn current(&mut self) -> Backend {
         match self {
-            Source::Fixed(client) => client.clone(),
-            Source::Renewing(clients) => clients.borrow_and_update().clone(),
+            Source::Fixed(backend) => backend.clone(),
+            Source::Renewing(clients) => clients.borrow_and_update().clone().into(),
+            #[cfg(feature = "sim")]
+            Source::SimRenewing(clients) => clients.borrow_and_update().clone().into(),
+        }
+    }
+
+    fn renews(&self) -> bool {
+        !matches!(self, Source::Fixed(_))
+    }
+
+    /// Resolves once a session other than `session_id` is current (`false`
+    /// if none ever will be); `None` for a fixed source, which never moves.
+    pub(crate) fn renewal(&self, session_id: i64) -> Option<BoxFuture<'static, bool>> {
+        match self {
+            Source::Fixed(_) => None,
+            Source::Renewing(clients) => {
+                let mut clients = clients.clone();
+                Some(Box::pin(async move {
+                    let renewed = clients.wait_for(|c| c.session_id().0 != session_id);
+                    renewed.await.is_ok()
+                }))
+            }
+            #[cfg(feature = "sim")]
+            Source::SimRenewing(clients) => {
+                let mut clients = clients.clone();
+                Some(Box::pin(async move {
+                    let renewed = clients.wait_for(|c| c.session_id() != session_id);
+                    renewed.await.is_ok()
+                }))
+            }
         }
     }
 }
@@ -173,7 +203,7 @@ where
     recipe.handle_session(
         recipe_time(origin),
         SessionEvent::Connected {
-            session_id: client.session_id().0,
+            session_id: client.session_id(),
         },
     );
     let driver = Driver {
@@ -198,7 +228,7 @@ where
 }
 
 struct Driver<R, E> {
-    client: zk::Client,
+    client: Backend,
     source: Source,
     recipe: Box<R>,
     counters: Arc<Counters>,
@@ -231,14 +261,14 @@ where
         mut commands: mpsc::UnboundedReceiver<Command<R>>,
         finished: impl Fn(&R) -> bool,
     ) {
-        let mut states = self.client.state_watcher();
+        let mut states = self.client.states();
         let mut commands_open = true;
         self.drain();
         loop {
             if !commands_open && finished(&self.recipe) {
                 break;
             }
-            let renewing = matches!(self.source, Source::Renewing(_));
+            let renewing = self.source.renews();
             if self.terminal && self.replies.is_empty() && !commands_open && !renewing {
                 break;
             }
@@ -274,9 +304,9 @@ where
                 }
                 Some(client) = next_client(&mut self.source), if self.terminal && renewing => {
                     if client.session_id() != self.client.session_id() {
-                        debug!(session_id = client.session_id().0, "moving to a new session");
+                        debug!(session_id = client.session_id(), "moving to a new session");
                         self.client = client;
-                        states = self.client.state_watcher();
+                        states = self.client.states();
                         // Answers and watches of the old session are void.
                         self.replies = FuturesOrdered::new();
                         self.watches = FuturesUnordered::new();
@@ -290,7 +320,7 @@ where
                     None => commands_open = false,
                 },
                 () = async { settle.unwrap().await }, if self.reconnect_pending => {
-                    if matches!(self.client.state(), zk::SessionState::SyncConnected | zk::SessionState::ConnectedReadOnly) {
+                    if self.client.state() == State::Connected {
                         self.connected();
                     }
                 }
@@ -307,7 +337,7 @@ where
     fn connected(&mut self) {
         self.reconnect_pending = false;
         self.away = false;
-        let session_id = self.client.session_id().0;
+        let session_id = self.client.session_id();
         debug!(session_id, "connected");
         let now = self.now();
         self.recipe
@@ -338,11 +368,11 @@ where
         }
     }
 
-    fn on_watch(&mut self, event: zk::WatchedEvent) {
-        match convert::watch_kind(event.event_type) {
-            Some(kind) => self.notify(kind, &event.path),
+    fn on_watch(&mut self, notice: Notice) {
+        match notice.kind {
+            Some(kind) => self.notify(kind, &notice.path),
             // A watcher ends with the session's terminal state.
-            None => self.on_state(event.session_state),
+            None => self.on_state(notice.state),
         }
     }
 
@@ -350,10 +380,7 @@ where
         // A notification travels on a live connection: a recipe still
         // waiting to hear so hears `Connected` first, so that it acts on the
         // notification instead of dropping it.
-        let live = matches!(
-            self.client.state(),
-            zk::SessionState::SyncConnected | zk::SessionState::ConnectedReadOnly
-        );
+        let live = self.client.state() == State::Connected;
         if self.away && live {
             self.connected();
         }
@@ -363,26 +390,25 @@ where
         self.recipe.handle_watch(now, WatchEvent { kind, path });
     }
 
-    fn on_state(&mut self, state: zk::SessionState) {
+    fn on_state(&mut self, state: State) {
         if self.terminal {
             return;
         }
-        use zk::SessionState as S;
         let now = self.now();
         match state {
-            S::Disconnected => {
+            State::Disconnected => {
                 warn!("connection lost: suspended");
                 self.recipe.handle_session(now, SessionEvent::Suspended);
                 self.reconnect_pending = false;
                 self.away = true;
             }
-            S::SyncConnected | S::ConnectedReadOnly => self.connected(),
-            S::Expired | S::AuthFailed => {
+            State::Connected => self.connected(),
+            State::Expired => {
                 warn!("session expired");
                 self.terminal = true;
                 self.recipe.handle_session(now, SessionEvent::Expired);
             }
-            S::Closed => {
+            State::Closed => {
                 self.terminal = true;
                 self.recipe.handle_session(now, SessionEvent::Closed);
             }
@@ -403,182 +429,39 @@ where
     }
 }
 
-/// The next client of a renewing source, once it changes; never for a
+/// The next session of a renewing source, once it changes; never for a
 /// fixed one.
-async fn next_client(source: &mut Source) -> Option<zk::Client> {
+async fn next_client(source: &mut Source) -> Option<Backend> {
     match source {
         Source::Fixed(_) => std::future::pending().await,
         Source::Renewing(clients) => {
             clients.changed().await.ok()?;
-            Some(clients.borrow_and_update().clone())
+            Some(clients.borrow_and_update().clone().into())
+        }
+        #[cfg(feature = "sim")]
+        Source::SimRenewing(clients) => {
+            clients.changed().await.ok()?;
+            Some(clients.borrow_and_update().clone().into())
         }
     }
 }
 
-/// Polls a future once, right now, so the request inside it goes on the
-/// wire in call order; the rest of the future is awaited later.
-fn send_now<F>(future: F) -> ReplyFuture
-where
-    F: Future<Output = Answer> + Send + 'static,
-{
-    let mut future = Box::pin(future);
-    let mut cx = Context::from_waker(futures::task::noop_waker_ref());
-    match future.as_mut().poll(&mut cx) {
-        Poll::Ready(out) => Box::pin(std::future::ready(out)),
-        Poll::Pending => future as Pin<Box<_>>,
-    }
-}
-
-fn failed(id: RequestId, e: &zk::Error) -> Answer {
-    let code = convert::error(e);
-    if code == ZkError::SystemError {
-        warn!(%id, error = %e, "client error without a ZooKeeper code");
-    }
-    (id, OwnedReply::Error(code), None)
-}
-
-fn armed(watcher: zk::OneshotWatcher, path: String, seen: Seen) -> Armed {
-    Armed {
-        watcher,
-        set: WatchSet { path, seen },
-    }
-}
-
-/// Issues one core request on the client.
-fn send(client: &zk::Client, out: Outgoing<'_>) -> ReplyFuture {
+/// Issues one recipe request on the backend: its answer, with the watch it
+/// set as the driver tracks it.
+fn send(backend: &Backend, out: Outgoing<'_>) -> ReplyFuture {
     let id = out.id;
-    let client = client.clone();
     debug!(%id, request = ?out.request, "request");
-    match out.request {
-        Request::Create {
-            path,
-            data,
-            acl,
-            mode,
-        } => {
-            let (path, data, acls) = (path.to_owned(), data.to_vec(), convert::acl(acl));
-            let mode = convert::create_mode(mode);
-            send_now(async move {
-                let options = mode.with_acls(zk::Acls::new(&acls));
-                match client.create(&path, &data, &options).await {
-                    Ok((_, sequence)) => {
-                        let full = if mode == zk::CreateMode::EphemeralSequential
-                            || mode == zk::CreateMode::PersistentSequential
-                        {
-                            format!("{path}{sequence}")
-                        } else {
-                            path
-                        };
-                        (id, OwnedReply::Created(full), None)
-                    }
-                    Err(e) => failed(id, &e),
-                }
+    let path = out.request.path().to_owned();
+    let call = backend.call(out.request);
+    Box::pin(async move {
+        let (reply, watcher) = call.await;
+        let armed = watcher.and_then(|watcher| {
+            let seen = watch_loss::seen(&reply)?;
+            Some(Armed {
+                watcher,
+                set: WatchSet { path, seen },
             })
-        }
-        Request::Delete { path, version } => {
-            let path = path.to_owned();
-            send_now(async move {
-                let expected = convert::expected_version(version);
-                match client.delete(&path, expected).await {
-                    Ok(()) => (id, OwnedReply::Deleted, None),
-                    Err(e) => failed(id, &e),
-                }
-            })
-        }
-        Request::Exists { path, watch } => {
-            let path = path.to_owned();
-            send_now(async move {
-                let result = if watch {
-                    client.check_and_watch_stat(&path).await.map(|(s, w)| {
-                        let seen = Seen::Node(s.as_ref().map(|s| s.mzxid));
-                        (s, Some(armed(w, path, seen)))
-                    })
-                } else {
-                    client.check_stat(&path).await.map(|s| (s, None))
-                };
-                match result {
-                    Ok((Some(stat), w)) => (id, OwnedReply::Exists(convert::stat(&stat)), w),
-                    Ok((None, w)) => (id, OwnedReply::Error(ZkError::NoNode), w),
-                    Err(e) => failed(id, &e),
-                }
-            })
-        }
-        Request::GetData { path, watch } => {
-            let path = path.to_owned();
-            send_now(async move {
-                let result = if watch {
-                    client.get_and_watch_data(&path).await.map(|(d, s, w)| {
-                        let seen = Seen::Node(Some(s.mzxid));
-                        (d, s, Some(armed(w, path, seen)))
-                    })
-                } else {
-                    client.get_data(&path).await.map(|(d, s)| (d, s, None))
-                };
-                match result {
-                    Ok((data, stat, w)) => (id, OwnedReply::Data(data, convert::stat(&stat)), w),
-                    Err(e) => failed(id, &e),
-                }
-            })
-        }
-        Request::SetData {
-            path,
-            data,
-            version,
-        } => {
-            let (path, data) = (path.to_owned(), data.to_vec());
-            send_now(async move {
-                let expected = convert::expected_version(version);
-                match client.set_data(&path, &data, expected).await {
-                    Ok(stat) => (id, OwnedReply::DataSet(convert::stat(&stat)), None),
-                    Err(e) => failed(id, &e),
-                }
-            })
-        }
-        Request::GetChildren { path, watch } => {
-            let path = path.to_owned();
-            send_now(async move {
-                let result = if watch {
-                    client.list_and_watch_children(&path).await.map(|(c, w)| {
-                        let seen = Seen::Children(watch_loss::digest(&c));
-                        (c, Some(armed(w, path, seen)))
-                    })
-                } else {
-                    client.list_children(&path).await.map(|c| (c, None))
-                };
-                match result {
-                    Ok((children, w)) => (id, OwnedReply::Children(children), w),
-                    Err(e) => failed(id, &e),
-                }
-            })
-        }
-        Request::Check { path, version } => {
-            let path = path.to_owned();
-            send_now(async move {
-                // A top-level check is only defined inside a multi on 3.8.
-                let mut writer = client.new_multi_writer();
-                if let Err(e) = writer.add_check_version(&path, version.wire()) {
-                    return failed(id, &e);
-                }
-                match writer.commit().await {
-                    Ok(_) => (id, OwnedReply::Checked, None),
-                    Err(zk::MultiWriteError::OperationFailed { source, .. }) => failed(id, &source),
-                    Err(zk::MultiWriteError::RequestFailed { source }) => failed(id, &source),
-                }
-            })
-        }
-        Request::Sync { path } => {
-            let path = path.to_owned();
-            send_now(async move {
-                match client.sync(&path).await {
-                    Ok(()) => (id, OwnedReply::Synced, None),
-                    Err(e) => failed(id, &e),
-                }
-            })
-        }
-        // Requests added to the core later are refused rather than guessed.
-        _ => {
-            let reply = (id, OwnedReply::Error(ZkError::Unimplemented), None);
-            Box::pin(std::future::ready(reply))
-        }
-    }
+        });
+        (id, reply, armed)
+    })
 }

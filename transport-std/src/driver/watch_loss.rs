@@ -24,11 +24,11 @@ use std::panic::AssertUnwindSafe;
 
 use futures::future::BoxFuture;
 use futures::FutureExt;
-use herdless_core::WatchKind;
+use herdless_core::owned::OwnedReply;
+use herdless_core::{Request, WatchKind, ZkError};
 use tracing::warn;
-use zookeeper_client as zk;
 
-use crate::driver::retry;
+use crate::backend::{Backend, Notice, Watcher};
 
 /// A watch as the read that set it saw the node.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,13 +51,25 @@ pub(crate) enum Seen {
 
 /// A watcher with the watch it stands for.
 pub(crate) struct Armed {
-    pub(crate) watcher: zk::OneshotWatcher,
+    pub(crate) watcher: Watcher,
     pub(crate) set: WatchSet,
 }
 
 /// What waiting on a watcher gave: the client's event, or the watch that
 /// was lost when the watcher failed inside the client.
-pub(crate) type Heard = Result<zk::WatchedEvent, WatchSet>;
+pub(crate) type Heard = Result<Notice, WatchSet>;
+
+/// What a watching read's answer saw of its node (`None`: an answer that
+/// sets no watch).
+pub(crate) fn seen(reply: &OwnedReply) -> Option<Seen> {
+    match reply {
+        OwnedReply::Exists(stat) | OwnedReply::Data(_, stat) => Some(Seen::Node(Some(stat.mzxid))),
+        // An `exists` that found nothing leaves a creation watch.
+        OwnedReply::Error(ZkError::NoNode) => Some(Seen::Node(None)),
+        OwnedReply::Children(names) => Some(Seen::Children(digest(names))),
+        _ => None,
+    }
+}
 
 /// The result of setting a lost watch again.
 pub(crate) struct Rearmed {
@@ -101,7 +113,16 @@ where
 
 /// Waits on an armed watcher, contained.
 pub(crate) fn wait(armed: Armed) -> BoxFuture<'static, Heard> {
-    contain(armed.watcher.changed(), armed.set)
+    match armed.watcher {
+        Watcher::Real(watcher) => contain(watcher.changed().map(Notice::from), armed.set),
+        // The in-memory server ends every watcher with a notice; a watcher
+        // dropped without one is lost like a real one that panics.
+        #[cfg(feature = "sim")]
+        Watcher::Sim(notice) => {
+            let set = armed.set;
+            notice.map(move |heard| heard.map_err(|_| set)).boxed()
+        }
+    }
 }
 
 /// The notification a watch would have given between `before` and `now`
@@ -121,10 +142,10 @@ pub(crate) fn missed(before: Seen, now: Option<Seen>) -> Option<WatchKind> {
 /// Sets a lost watch again with the read that set it, retrying across
 /// connection losses; gives up (nothing missed, no watcher) once the session
 /// is gone, which the recipe hears of by itself.
-pub(crate) fn rearm(client: zk::Client, set: WatchSet) -> BoxFuture<'static, Rearmed> {
+pub(crate) fn rearm(backend: Backend, set: WatchSet) -> BoxFuture<'static, Rearmed> {
     async move {
-        let read = retry::across_connection_losses(|| read_watching(&client, &set)).await;
-        let Ok((now, watcher)) = read else {
+        let (now, watcher) = read_watching(&backend, &set).await;
+        let Some(now) = now else {
             return Rearmed {
                 path: set.path,
                 missed: None,
@@ -154,23 +175,24 @@ pub(crate) fn rearm(client: zk::Client, set: WatchSet) -> BoxFuture<'static, Rea
     .boxed()
 }
 
-/// The read that sets `set`'s kind of watch, and what it sees now (`None`:
-/// the node is gone).
+/// The read that sets `set`'s kind of watch, sent until answered: what it
+/// sees now (`Some(None)`: the node is gone; `None`: the session is) and
+/// the watcher it set.
 async fn read_watching(
-    client: &zk::Client,
+    backend: &Backend,
     set: &WatchSet,
-) -> Result<(Option<Seen>, Option<zk::OneshotWatcher>), zk::Error> {
-    match set.seen {
-        Seen::Node(_) => client
-            .check_and_watch_stat(&set.path)
-            .await
-            .map(|(stat, w)| (Some(Seen::Node(stat.map(|s| s.mzxid))), Some(w))),
-        Seen::Children(_) => match client.list_and_watch_children(&set.path).await {
-            Ok((children, w)) => Ok((Some(Seen::Children(digest(&children))), Some(w))),
-            // The node is gone, and any child watch on it.
-            Err(zk::Error::NoNode) => Ok((None, None)),
-            Err(e) => Err(e),
-        },
+) -> (Option<Option<Seen>>, Option<Watcher>) {
+    let path = set.path.as_str();
+    let request = match set.seen {
+        Seen::Node(_) => Request::Exists { path, watch: true },
+        Seen::Children(_) => Request::GetChildren { path, watch: true },
+    };
+    let (reply, watcher) = backend.call_until_answered(request).await;
+    match (&reply, set.seen) {
+        // The node is gone, and any child watch on it.
+        (OwnedReply::Error(ZkError::NoNode), Seen::Children(_)) => (Some(None), None),
+        (OwnedReply::Error(e), _) if *e != ZkError::NoNode => (None, None),
+        _ => (Some(seen(&reply)), watcher),
     }
 }
 

@@ -39,7 +39,6 @@ use tracing::{info, warn};
 
 use crate::driver::hold::{Hold, Standing};
 use crate::driver::own_node::OwnNode;
-use crate::driver::retry;
 use crate::driver::undo::Undo;
 use crate::driver::{self, Counters, DriverHandle, Source};
 use crate::fence::Fenced;
@@ -257,16 +256,13 @@ impl Election {
         deadline: Option<TokioInstant>,
     ) -> Result<Option<Leadership>, Error> {
         loop {
-            let session_id = self.source.client().session_id();
+            let session_id = self.source.backend().session_id();
             match self.run(deadline).await {
                 Err(Error::SessionEnded) => {
                     // On a renewing session, volunteer again on the next one.
-                    let Source::Renewing(clients) = &self.source else {
+                    let Some(renewed) = self.source.renewal(session_id) else {
                         return Err(Error::SessionEnded);
                     };
-                    let mut clients = clients.clone();
-                    let renewed = clients.wait_for(|c| c.session_id() != session_id);
-                    let renewed = async { renewed.await.is_ok() };
                     let ok = match deadline {
                         Some(at) => tokio::time::timeout_at(at, renewed).await.unwrap_or(false),
                         None => renewed.await,
@@ -286,7 +282,7 @@ impl Election {
 
     async fn run(&self, deadline: Option<TokioInstant>) -> Result<Option<Leadership>, Error> {
         let mut core: Core = Core::with_flavour(&self.dir, self.flavour)?.with_acl(self.acl);
-        let client = self.source.client();
+        let client = self.source.backend();
         // After the session timeout without the session coming back, it is
         // expired for certain: lost, whether the expiry is heard or not.
         let timeout = u64::try_from(client.session_timeout().as_millis()).unwrap_or(u64::MAX);
@@ -349,7 +345,7 @@ impl Election {
                     let node_path = own_node.take()?;
                     info!(dir = %self.dir, node = %node_path, "leading");
                     let hold = Hold::new(
-                        self.source.client(),
+                        self.source.backend(),
                         node_path,
                         state,
                         handle,
@@ -518,18 +514,14 @@ impl Leadership {
 pub async fn current_leader(conn: &impl Connection, dir: &str) -> Result<Option<Leader>, Error> {
     herdless_core::path::validate(dir)?;
     let path = herdless_core::path::join::<MAX_PATH>(dir, ACK_NAME)?;
-    let client = conn.client();
-    match retry::across_connection_losses(|| client.get_data(&path)).await {
-        Ok((data, _)) => {
-            let leader = Acknowledgement::parse(&data).map(Leader::from_ack);
-            if leader.is_none() {
-                warn!(%path, "not an acknowledgement: ignored");
-            }
-            Ok(leader)
-        }
-        Err(zookeeper_client::Error::NoNode) => Ok(None),
-        Err(e) => Err(Error::from_client(&e)),
+    let Some((data, _)) = conn.source().backend().read(&path).await? else {
+        return Ok(None);
+    };
+    let leader = Acknowledgement::parse(&data).map(Leader::from_ack);
+    if leader.is_none() {
+        warn!(%path, "not an acknowledgement: ignored");
     }
+    Ok(leader)
 }
 
 #[derive(Clone, Debug, Default)]

@@ -9,7 +9,6 @@ use herdless_core::members::{Observer as CoreObserver, ObserverEvent};
 use tokio::sync::watch;
 use tracing::warn;
 
-use crate::driver::retry;
 use crate::driver::{self, Counters, DriverHandle};
 use crate::{Connection, Error, GroupMember};
 
@@ -25,15 +24,14 @@ type Core = CoreObserver<MAX_MEMBERS, MAX_NAME, 256>;
 /// exist). One round trip.
 pub async fn members(conn: &impl Connection, group: &str) -> Result<Vec<String>, Error> {
     herdless_core::path::validate(group)?;
-    let client = conn.client();
-    match retry::across_connection_losses(|| client.list_children(group)).await {
-        Ok(mut names) => {
-            names.sort();
-            Ok(names)
-        }
-        Err(zookeeper_client::Error::NoNode) => Ok(Vec::new()),
-        Err(e) => Err(Error::from_client(&e)),
-    }
+    let mut names = conn
+        .source()
+        .backend()
+        .list(group)
+        .await?
+        .unwrap_or_default();
+    names.sort();
+    Ok(names)
 }
 
 /// A change of a group's members.
@@ -193,10 +191,10 @@ pub async fn lookup(
 ) -> Result<Option<Vec<u8>>, Error> {
     herdless_core::path::validate_name(name)?;
     let path = herdless_core::path::join::<1024>(root, name)?;
-    let client = conn.client();
-    match retry::across_connection_losses(|| client.get_data(&path)).await {
-        Ok((data, _)) => Ok(Some(data)),
-        Err(zookeeper_client::Error::NoNode) => Ok(None),
-        Err(e) => Err(Error::from_client(&e)),
-    }
+    Ok(conn
+        .source()
+        .backend()
+        .read(&path)
+        .await?
+        .map(|(data, _)| data))
 }

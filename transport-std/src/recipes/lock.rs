@@ -267,7 +267,7 @@ impl Lock {
                     info!(dir = %self.dir, "lock acquired");
                     let node_path = own_node.take()?;
                     let hold = Hold::new(
-                        self.source.client(),
+                        self.source.backend(),
                         node_path,
                         holding,
                         handle,

@@ -10,7 +10,6 @@ use tokio::sync::{mpsc, Mutex};
 
 use crate::driver::undo::Undo;
 use crate::driver::{self, Counters, DriverHandle};
-use crate::driver::{convert, retry};
 use crate::{Connection, Error};
 
 /// Largest item, in bytes.
@@ -93,7 +92,7 @@ impl Queue {
 
     async fn open(conn: &impl Connection, dir: &str, priority: bool) -> Result<Queue, Error> {
         let queue = Self::spawn(conn, dir, priority)?;
-        ensure_dir(&conn.client(), dir, conn.acl()).await?;
+        conn.source().backend().ensure_dir(dir, conn.acl()).await?;
         Ok(queue)
     }
 
@@ -269,26 +268,4 @@ enum Op {
 #[inline(never)]
 fn boxed<T, E>(make: impl FnOnce() -> Result<T, E>) -> Result<Box<T>, E> {
     make().map(Box::new)
-}
-
-/// Creates `dir` and its ancestors if missing.
-async fn ensure_dir(
-    client: &zookeeper_client::Client,
-    dir: &str,
-    acl: herdless_core::Acl<'static>,
-) -> Result<(), Error> {
-    let acls = convert::acl(acl);
-    let open =
-        zookeeper_client::CreateMode::Persistent.with_acls(zookeeper_client::Acls::new(&acls));
-    let mut at = 0;
-    while at < dir.len() {
-        let end = dir[at + 1..].find('/').map_or(dir.len(), |i| at + 1 + i);
-        let create = || client.create(&dir[..end], b"", &open);
-        match retry::across_connection_losses(create).await {
-            Ok(_) | Err(zookeeper_client::Error::NodeExists) => {}
-            Err(e) => return Err(Error::Zk(convert::error(&e))),
-        }
-        at = end;
-    }
-    Ok(())
 }
