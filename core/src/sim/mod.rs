@@ -18,6 +18,8 @@
 //! loses its reply; [`SimZk::expire`] deletes the session's ephemerals.
 //! Outside actors: [`SimZk::delete_node`], [`SimZk::delete_recursive`] and
 //! [`SimZk::set_node_data`] act as an operator's session would.
+//! [`SimZk::apply_multi`] applies a transaction (`multi`) at once, all or
+//! nothing.
 //! [`DriverOrder`] selects the order in which a driver hands replies and
 //! notifications over. Everything is deterministic from a seed.
 //!
@@ -60,7 +62,7 @@ pub use crate::owned::OwnedReply;
 pub use either::Either;
 pub use owned::{Delivery, OwnedRequest};
 pub use peer::Peer;
-pub use server::{DriverOrder, SessionStatus, SimZk, Stats};
+pub use server::{DriverOrder, MultiFailure, SessionStatus, SimZk, Stats};
 pub use tree::Node;
 pub use world::{Faults, Step, World};
 

@@ -120,6 +120,16 @@ enum LossReport {
     AnswersOnly,
 }
 
+/// Why [`SimZk::apply_multi`] changed nothing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MultiFailure {
+    /// The position in the multi of the op that failed (0 when the session
+    /// could not send the multi at all).
+    pub index: usize,
+    /// Why it failed.
+    pub error: ZkError,
+}
+
 /// Counters for assertions.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Stats {
@@ -499,46 +509,10 @@ impl SimZk {
     ) -> (OwnedReply, Option<ClientWatch>) {
         let read = |table: Table, path: &str, watch: bool| watch.then(|| (table, path.to_string()));
         let (reply, watch) = match request {
-            OwnedRequest::Create { path, data, mode } => {
-                self.zxid += 1;
-                let created = self
-                    .tree
-                    .create(path, data, *mode, session, self.zxid, self.now_ms);
-                match created {
-                    Ok(full) => {
-                        self.notify(Change::Created { path: full.clone() });
-                        (OwnedReply::Created(full), None)
-                    }
-                    Err(e) => (OwnedReply::Error(e), None),
-                }
-            }
-            OwnedRequest::Delete { path, version } => {
-                self.zxid += 1;
-                match self.tree.delete(path, *version, self.zxid) {
-                    Ok(()) => {
-                        self.notify(Change::Deleted { path: path.clone() });
-                        (OwnedReply::Deleted, None)
-                    }
-                    Err(e) => (OwnedReply::Error(e), None),
-                }
-            }
-            OwnedRequest::SetData {
-                path,
-                data,
-                version,
-            } => {
-                self.zxid += 1;
-                let set = self
-                    .tree
-                    .set_data(path, data, *version, self.zxid, self.now_ms);
-                match set {
-                    Ok(stat) => {
-                        self.notify(Change::DataChanged { path: path.clone() });
-                        (OwnedReply::DataSet(stat), None)
-                    }
-                    Err(e) => (OwnedReply::Error(e), None),
-                }
-            }
+            OwnedRequest::Create { .. }
+            | OwnedRequest::Delete { .. }
+            | OwnedRequest::SetData { .. }
+            | OwnedRequest::Check { .. } => (self.apply_write(session, request), None),
             OwnedRequest::Exists { path, watch } => match self.tree.get(path) {
                 Some(node) => (
                     OwnedReply::Exists(node.stat),
@@ -568,17 +542,130 @@ impl SimZk {
                 }
                 None => (OwnedReply::Error(ZkError::NoNode), None),
             },
-            OwnedRequest::Check { path, version } => match self.tree.get(path) {
-                Some(node) if version.matches(node.stat.version) => (OwnedReply::Checked, None),
-                Some(_) => (OwnedReply::Error(ZkError::BadVersion), None),
-                None => (OwnedReply::Error(ZkError::NoNode), None),
-            },
             OwnedRequest::Sync { .. } => (OwnedReply::Synced, None),
         };
         if let Some((table, path)) = &watch {
             self.watches.add(*table, path, session);
         }
         (reply, watch)
+    }
+
+    /// Applies one write or check as a transaction of its own.
+    fn apply_write(&mut self, session: SessionId, request: &OwnedRequest) -> OwnedReply {
+        // A failed write still takes a zxid, as the server logs an error
+        // transaction for it; a check alone changes nothing and takes none.
+        if !matches!(request, OwnedRequest::Check { .. }) {
+            self.zxid += 1;
+        }
+        match self.write(session, request) {
+            Ok((reply, change)) => {
+                if let Some(change) = change {
+                    self.notify(change);
+                }
+                reply
+            }
+            Err(e) => OwnedReply::Error(e),
+        }
+    }
+
+    /// Applies a write or check to the tree at the current zxid, firing no
+    /// watch: the caller fires them for the returned change once the
+    /// transaction holds, so a multi that fails fires none. Any other
+    /// request is `BadArguments`, as a multi may hold nothing else.
+    fn write(
+        &mut self,
+        session: SessionId,
+        request: &OwnedRequest,
+    ) -> Result<(OwnedReply, Option<Change>), ZkError> {
+        match request {
+            OwnedRequest::Create { path, data, mode } => {
+                let full = self
+                    .tree
+                    .create(path, data, *mode, session, self.zxid, self.now_ms)?;
+                let change = Change::Created { path: full.clone() };
+                Ok((OwnedReply::Created(full), Some(change)))
+            }
+            OwnedRequest::Delete { path, version } => {
+                self.tree.delete(path, *version, self.zxid)?;
+                let change = Change::Deleted { path: path.clone() };
+                Ok((OwnedReply::Deleted, Some(change)))
+            }
+            OwnedRequest::SetData {
+                path,
+                data,
+                version,
+            } => {
+                let stat = self
+                    .tree
+                    .set_data(path, data, *version, self.zxid, self.now_ms)?;
+                let change = Change::DataChanged { path: path.clone() };
+                Ok((OwnedReply::DataSet(stat), Some(change)))
+            }
+            OwnedRequest::Check { path, version } => match self.tree.get(path) {
+                Some(node) if version.matches(node.stat.version) => Ok((OwnedReply::Checked, None)),
+                Some(_) => Err(ZkError::BadVersion),
+                None => Err(ZkError::NoNode),
+            },
+            OwnedRequest::Exists { .. }
+            | OwnedRequest::GetData { .. }
+            | OwnedRequest::GetChildren { .. }
+            | OwnedRequest::Sync { .. } => Err(ZkError::BadArguments),
+        }
+    }
+
+    /// Applies `ops` at once as one transaction (ZooKeeper's `multi`), from
+    /// a connected session, ahead of the requests it has queued; the
+    /// replies come back here, not through
+    /// [`next_delivery`](SimZk::next_delivery).
+    ///
+    /// Each op (`Create`, `Delete`, `SetData` or `Check`) sees the effects
+    /// of those before it, and all share one zxid, as on a real server. If
+    /// one fails, nothing changes (tree, zxid, sequence counters, watches)
+    /// and the failure names it; otherwise every watch the changes trigger
+    /// fires, as the same ops applied one by one would fire them. Any other
+    /// op fails with `BadArguments`. A session that is disconnected fails
+    /// with `ConnectionLoss` at index 0, one that is expired, closed or
+    /// unknown with `SessionExpired`. Counted in [`stats`](SimZk::stats) as
+    /// one `"multi"`, whether it commits or not.
+    pub fn apply_multi(
+        &mut self,
+        session: SessionId,
+        ops: &[OwnedRequest],
+    ) -> Result<Vec<OwnedReply>, MultiFailure> {
+        let refused = |error| Err(MultiFailure { index: 0, error });
+        match self.status(session) {
+            Some(SessionStatus::Connected) => {}
+            Some(SessionStatus::Disconnected) => return refused(ZkError::ConnectionLoss),
+            _ => return refused(ZkError::SessionExpired),
+        }
+        *self.stats.requests.entry("multi").or_default() += 1;
+        // Watches are only touched by firing, which waits for the commit:
+        // the tree and zxid are all a failure has to put back. (A real
+        // server gives the failed multi an error transaction's zxid; here
+        // nothing moves, so tests can compare before and after.)
+        let (saved_tree, saved_zxid) = (self.tree.clone(), self.zxid);
+        self.zxid += 1;
+        let mut replies = Vec::with_capacity(ops.len());
+        let mut changes = Vec::new();
+        for (index, op) in ops.iter().enumerate() {
+            match self.write(session, op) {
+                Ok((reply, change)) => {
+                    replies.push(reply);
+                    changes.extend(change);
+                }
+                Err(error) => {
+                    self.tree = saved_tree;
+                    self.zxid = saved_zxid;
+                    return Err(MultiFailure { index, error });
+                }
+            }
+        }
+        // The session's `last_zxid` stays: notifications queued before this
+        // reply are still unread, and a reconnect must not count them seen.
+        for change in changes {
+            self.notify(change);
+        }
+        Ok(replies)
     }
 
     /// A node, if it exists.
@@ -589,6 +676,13 @@ impl SimZk {
     /// The names of a node's children, sorted (`None` if it does not exist).
     pub fn children(&self, path: &str) -> Option<Vec<String>> {
         self.tree.children_of(path)
+    }
+
+    /// Every node's path but `/`, in byte order (a parent before its
+    /// children), including the reserved `/zookeeper` that every tree
+    /// holds, as [`children`](SimZk::children) of `/` lists it too.
+    pub fn tree_paths(&self) -> Vec<String> {
+        self.tree.paths()
     }
 
     /// Creates a persistent node and its missing ancestors, outside any

@@ -173,6 +173,11 @@ impl Tree {
             .collect()
     }
 
+    /// Every path but the root's, sorted.
+    pub(crate) fn paths(&self) -> Vec<String> {
+        self.nodes.keys().filter(|p| *p != "/").cloned().collect()
+    }
+
     pub(crate) fn children_of(&self, path: &str) -> Option<Vec<String>> {
         self.nodes
             .get(path)
