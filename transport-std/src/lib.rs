@@ -45,6 +45,8 @@ pub mod fence;
 pub mod inspect;
 mod recipes;
 mod session;
+#[cfg(feature = "sim")]
+pub mod sim;
 
 pub use recipes::{
     barrier, config, election, group, lock, member, queue, revoke, rwlock, two_phase,

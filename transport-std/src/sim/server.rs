@@ -1,0 +1,601 @@
+//! One in-memory ZooKeeper shared by the sessions of a test, and the
+//! faults the test injects into it.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use herdless_core::owned::OwnedReply;
+use herdless_core::sim::{Delivery, Node, OwnedRequest, SimZk};
+use herdless_core::{Request, RequestId, SessionEvent, WatchKind, ZkError};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::collections::VecDeque;
+use tokio::sync::{oneshot, watch};
+use tracing::debug;
+
+use super::faults::RandomFaults;
+use super::{SimClient, SimSession};
+use crate::backend::{Notice, State, Watcher};
+
+/// How long a connection broken on a lost write reply stays down.
+const LOST_REPLY_DOWN: Duration = Duration::from_millis(10);
+
+/// The default session timeout of a [`SimServer`]'s sessions.
+const DEFAULT_SESSION_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// An in-memory ZooKeeper server; cheap to clone, every clone is the same
+/// server.
+///
+/// Its methods that start timers (a disconnection that ends by itself,
+/// random faults) must be called inside a tokio runtime.
+#[derive(Clone)]
+pub struct SimServer {
+    world: Arc<Mutex<World>>,
+}
+
+impl std::fmt::Debug for SimServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let world = self.lock();
+        f.debug_struct("SimServer")
+            .field("sessions", &world.clients.keys().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+/// A watch the server holds: its kind (`"data"`, `"exist"`, `"child"`)
+/// and path.
+pub type WatchOf = (&'static str, String);
+
+/// Which watches a reply set, by the request that asked for one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Class {
+    Data,
+    Exist,
+    Child,
+}
+
+impl Class {
+    /// Whether a notification of `kind` fires a watch of this class (the
+    /// server's rules).
+    fn fired_by(self, kind: WatchKind) -> bool {
+        match kind {
+            WatchKind::NodeDeleted => true,
+            WatchKind::NodeChildrenChanged => self == Class::Child,
+            _ => self != Class::Child,
+        }
+    }
+}
+
+/// A request the client waits on.
+struct Pending {
+    answer: oneshot::Sender<(OwnedReply, Option<Watcher>)>,
+    path: String,
+    /// The watch it asked for, if any.
+    watch: Option<WatchAsk>,
+}
+
+#[derive(Clone, Copy)]
+enum WatchAsk {
+    Exists,
+    Data,
+    Children,
+}
+
+/// A session's client, as the zookeeper-client crate would be.
+struct ClientSide {
+    pending: HashMap<RequestId, Pending>,
+    watchers: Vec<(Class, String, oneshot::Sender<Notice>)>,
+    state: watch::Sender<State>,
+}
+
+pub(super) struct World {
+    zk: SimZk,
+    clients: BTreeMap<i64, ClientSide>,
+    session_timeout: Duration,
+    serial: u32,
+    held: BTreeSet<i64>,
+    lose_next_write: BTreeSet<i64>,
+    /// Whether each request a session has queued on the server is a write,
+    /// oldest first (the server's queue holds them as opaque requests).
+    queued_writes: BTreeMap<i64, VecDeque<bool>>,
+    random: Option<(ChaCha8Rng, RandomFaults)>,
+}
+
+impl Default for SimServer {
+    fn default() -> Self {
+        SimServer::new()
+    }
+}
+
+impl SimServer {
+    /// An empty server (seed 0: children are listed in an order drawn from
+    /// the seed, as a real server lists them in hash order).
+    pub fn new() -> SimServer {
+        SimServer::with_seed(0)
+    }
+
+    /// An empty server whose random choices all come from `seed`.
+    pub fn with_seed(seed: u64) -> SimServer {
+        SimServer {
+            world: Arc::new(Mutex::new(World {
+                zk: SimZk::new(seed),
+                clients: BTreeMap::new(),
+                session_timeout: DEFAULT_SESSION_TIMEOUT,
+                serial: 0,
+                held: BTreeSet::new(),
+                lose_next_write: BTreeSet::new(),
+                queued_writes: BTreeMap::new(),
+                random: None,
+            })),
+        }
+    }
+
+    /// The timeout of the sessions opened from now on (10 s unless set): a
+    /// session disconnected for longer expires.
+    pub fn with_session_timeout(self, timeout: Duration) -> SimServer {
+        self.lock().session_timeout = timeout;
+        self
+    }
+
+    /// Lets `world` move (see `World::flush`), then starts the reconnects
+    /// it asks for.
+    fn settle(&self, mut world: MutexGuard<'_, World>) {
+        let broken = world.flush();
+        drop(world);
+        for session in broken {
+            self.reconnect_after(session, LOST_REPLY_DOWN);
+        }
+    }
+
+    fn reconnect_after(&self, session: i64, down: Duration) {
+        let server = self.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(down).await;
+            let mut world = server.lock();
+            world.zk.reconnect(session);
+            server.settle(world);
+        });
+    }
+
+    pub(super) fn lock(&self) -> MutexGuard<'_, World> {
+        // A test that panicked while holding the lock poisons it; the world
+        // is still consistent (every change is made whole under the lock).
+        self.world.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Opens a new session, connected: what
+    /// [`herdless_std::connect`](crate::connect) gives on a real server.
+    pub fn connect(&self) -> SimClient {
+        let mut world = self.lock();
+        let session = world.zk.open_session();
+        let (state, _) = watch::channel(State::Connected);
+        world.clients.insert(
+            session,
+            ClientSide {
+                pending: HashMap::new(),
+                watchers: Vec::new(),
+                state,
+            },
+        );
+        let timeout = world.session_timeout;
+        SimClient::new(self.clone(), session, timeout)
+    }
+
+    /// Opens a session that renews itself after an expiry, as a
+    /// [`Session`](crate::Session) does.
+    pub fn session(&self) -> SimSession {
+        SimSession::open(self.clone())
+    }
+
+    // ---- faults ----
+
+    /// Breaks `session`'s connection for `down`: requests in flight are
+    /// answered `ConnectionLoss`, the client hears it is disconnected, and
+    /// after `down` it reconnects (the watches it knew are set again, and
+    /// fire if their node changed meanwhile). If `down` reaches the session
+    /// timeout, the session expires instead, when the timeout has passed.
+    pub fn disconnect(&self, session: i64, down: Duration) {
+        let mut world = self.lock();
+        let timeout = world.session_timeout;
+        world.zk.disconnect(session);
+        // The server may let the client miss the state (a client that
+        // reconnected before its driver looked); a disconnection the test
+        // asked for lasts, and the client sees it.
+        if let Some(client) = world.clients.get(&session) {
+            client.state.send_if_modified(|state| {
+                let connected = *state == State::Connected;
+                if connected {
+                    *state = State::Disconnected;
+                }
+                connected
+            });
+        }
+        self.settle(world);
+        if down < timeout {
+            self.reconnect_after(session, down);
+            return;
+        }
+        let server = self.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(timeout).await;
+            server.expire(session);
+        });
+    }
+
+    /// The next write `session` sends (create, delete, setData, or a
+    /// fenced batch) is applied, and its answer lost with the connection:
+    /// the client hears `ConnectionLoss` and cannot know the write landed.
+    /// The session reconnects 10 ms later.
+    pub fn lose_next_write_reply(&self, session: i64) {
+        self.lock().lose_next_write.insert(session);
+    }
+
+    /// Stops answering `session`: its requests stay in flight until
+    /// [`release`](SimServer::release) or
+    /// [`fail_in_flight`](SimServer::fail_in_flight). (A fenced batch sent
+    /// meanwhile is answered `ConnectionLoss` without being applied.)
+    pub fn hold(&self, session: i64) {
+        self.lock().held.insert(session);
+    }
+
+    /// Answers `session`'s held requests, and the ones after them.
+    pub fn release(&self, session: i64) {
+        let mut world = self.lock();
+        world.held.remove(&session);
+        self.settle(world);
+    }
+
+    /// How many requests of `session` are waiting to be applied.
+    pub fn in_flight(&self, session: i64) -> usize {
+        self.lock().zk.pending_requests(session)
+    }
+
+    /// Answers every request `session` has in flight with
+    /// `ConnectionLoss`, none of them applied, and reconnects at once: a
+    /// connection reset.
+    pub fn fail_in_flight(&self, session: i64) {
+        let mut world = self.lock();
+        world.held.remove(&session);
+        world.zk.disconnect(session);
+        world.zk.reconnect(session);
+        self.settle(world);
+    }
+
+    /// Expires `session` now: its ephemeral nodes go (other sessions'
+    /// watches fire), its client hears `Expired`.
+    pub fn expire(&self, session: i64) {
+        let mut world = self.lock();
+        world.zk.expire(session);
+        self.settle(world);
+    }
+
+    /// Deletes the node at `path`, as an operator would (`NoNode`,
+    /// `NotEmpty` as ZooKeeper answers them).
+    pub fn delete(&self, path: &str) -> Result<(), ZkError> {
+        let mut world = self.lock();
+        let done = world.zk.delete_node(path);
+        self.settle(world);
+        done
+    }
+
+    /// Creates a persistent node at `path` with `data`, as an operator
+    /// would.
+    pub fn create(&self, path: &str, data: &[u8]) -> Result<(), ZkError> {
+        let mut world = self.lock();
+        let done = world.zk.create_persistent(path, data);
+        self.settle(world);
+        done
+    }
+
+    /// Replaces the data of the node at `path`, as an operator would.
+    pub fn set_data(&self, path: &str, data: &[u8]) -> Result<(), ZkError> {
+        let mut world = self.lock();
+        let done = world.zk.set_node_data(path, data);
+        self.settle(world);
+        done
+    }
+
+    /// From now on, injects the faults of `faults` at random into every
+    /// session's requests, drawn from `seed`.
+    pub fn random_faults(&self, seed: u64, faults: RandomFaults) {
+        self.lock().random = Some((ChaCha8Rng::seed_from_u64(seed), faults));
+    }
+
+    /// Stops injecting random faults.
+    pub fn no_random_faults(&self) {
+        self.lock().random = None;
+    }
+
+    // ---- inspection ----
+
+    /// Every node's path, sorted (`/zookeeper` and `/` left out).
+    pub fn tree(&self) -> Vec<String> {
+        let world = self.lock();
+        let mut paths = Vec::new();
+        let mut todo = vec![String::from("/")];
+        while let Some(dir) = todo.pop() {
+            for name in world.zk.children(&dir).unwrap_or_default() {
+                let path = if dir == "/" {
+                    format!("/{name}")
+                } else {
+                    format!("{dir}/{name}")
+                };
+                if path != "/zookeeper" {
+                    todo.push(path.clone());
+                    paths.push(path);
+                }
+            }
+        }
+        paths.sort();
+        paths
+    }
+
+    /// The node at `path`: data and stat.
+    pub fn node(&self, path: &str) -> Option<Node> {
+        self.lock().zk.node(path).cloned()
+    }
+
+    /// The watches the server holds for `session`.
+    pub fn watches(&self, session: i64) -> Vec<WatchOf> {
+        self.lock().zk.watches_of(session)
+    }
+
+    /// Requests applied so far, by kind (`"create"`, `"getChildren"`,
+    /// `"multi"`, ...).
+    pub fn requests(&self) -> BTreeMap<&'static str, u64> {
+        self.lock().zk.stats().requests.clone()
+    }
+
+    /// Watch notifications delivered so far, to every session.
+    pub fn notifications(&self) -> u64 {
+        self.lock().zk.stats().notifications
+    }
+
+    /// Whether `session` is still alive (connected or not).
+    pub fn is_live(&self, session: i64) -> bool {
+        self.lock().zk.is_live(session)
+    }
+
+    // ---- for the clients ----
+
+    /// Sends `request` from `session`'s client.
+    pub(super) fn submit(
+        &self,
+        session: i64,
+        request: Request<'_>,
+    ) -> oneshot::Receiver<(OwnedReply, Option<Watcher>)> {
+        let (answer, heard) = oneshot::channel();
+        let mut world = self.lock();
+        world.serial = world.serial.wrapping_add(1);
+        let id = RequestId::new(0, world.serial);
+        let (watch, write) = match request {
+            Request::Exists { watch: true, .. } => (Some(WatchAsk::Exists), false),
+            Request::GetData { watch: true, .. } => (Some(WatchAsk::Data), false),
+            Request::GetChildren { watch: true, .. } => (Some(WatchAsk::Children), false),
+            Request::Create { .. } | Request::Delete { .. } | Request::SetData { .. } => {
+                (None, true)
+            }
+            _ => (None, false),
+        };
+        let pending = Pending {
+            answer,
+            path: request.path().to_owned(),
+            watch,
+        };
+        if let Some(client) = world.clients.get_mut(&session) {
+            client.pending.insert(id, pending);
+        }
+        world.zk.submit(session, id, &request);
+        world
+            .queued_writes
+            .entry(session)
+            .or_default()
+            .push_back(write);
+        let fault = world.roll(write);
+        if let Some(Fault::LoseReply) = fault {
+            world.lose_next_write.insert(session);
+        }
+        self.settle(world);
+        self.inject(session, fault);
+        heard
+    }
+
+    /// Applies a fenced batch from `session`: the multi of `ops`.
+    pub(super) fn multi(
+        &self,
+        session: i64,
+        ops: &[OwnedRequest],
+    ) -> Result<Vec<OwnedReply>, (usize, ZkError)> {
+        let mut world = self.lock();
+        // Whatever the session sent before goes first.
+        let broken = world.flush();
+        if world.held.contains(&session) || !broken.is_empty() {
+            drop(world);
+            for session in broken {
+                self.reconnect_after(session, LOST_REPLY_DOWN);
+            }
+            return Err((0, ZkError::ConnectionLoss));
+        }
+        let fault = world.roll(true);
+        let lose =
+            world.lose_next_write.remove(&session) || matches!(fault, Some(Fault::LoseReply));
+        let result = world
+            .zk
+            .apply_multi(session, ops)
+            .map_err(|f| (f.index, f.error));
+        if lose {
+            world.zk.disconnect(session);
+            self.settle(world);
+            self.reconnect_after(session, LOST_REPLY_DOWN);
+            return Err((0, ZkError::ConnectionLoss));
+        }
+        self.settle(world);
+        self.inject(session, fault);
+        result
+    }
+
+    fn inject(&self, session: i64, fault: Option<Fault>) {
+        match fault {
+            Some(Fault::Disconnect(down)) => self.disconnect(session, down),
+            Some(Fault::Expire) => self.expire(session),
+            Some(Fault::LoseReply) | None => {}
+        }
+    }
+
+    pub(super) fn state(&self, session: i64) -> watch::Receiver<State> {
+        let world = self.lock();
+        match world.clients.get(&session) {
+            Some(client) => client.state.subscribe(),
+            None => watch::channel(State::Closed).1,
+        }
+    }
+
+    pub(super) fn close(&self, session: i64) {
+        let mut world = self.lock();
+        world.zk.close(session);
+        self.settle(world);
+    }
+}
+
+/// A fault drawn for a request.
+enum Fault {
+    /// A write's answer is lost with the connection.
+    LoseReply,
+    /// The connection breaks once the request is answered.
+    Disconnect(Duration),
+    /// The session expires once the request is answered.
+    Expire,
+}
+
+impl World {
+    /// Draws the random faults of one request (`write`: a write, whose
+    /// reply may be lost).
+    fn roll(&mut self, write: bool) -> Option<Fault> {
+        let (rng, faults) = self.random.as_mut()?;
+        if write && rng.gen_bool(faults.lose_reply) {
+            return Some(Fault::LoseReply);
+        }
+        if rng.gen_bool(faults.disconnect) {
+            let most = faults.max_down.as_millis().max(1) as u64;
+            return Some(Fault::Disconnect(Duration::from_millis(
+                rng.gen_range(1..=most),
+            )));
+        }
+        rng.gen_bool(faults.expire).then_some(Fault::Expire)
+    }
+
+    /// Applies what can be applied and hands every reply, notification and
+    /// state change to its client, until nothing moves. Returns the
+    /// sessions whose connection broke on a lost write reply: they
+    /// reconnect soon.
+    #[must_use]
+    fn flush(&mut self) -> Vec<i64> {
+        let mut broken = Vec::new();
+        loop {
+            let mut moved = false;
+            let sessions: Vec<i64> = self.clients.keys().copied().collect();
+            for session in sessions {
+                if !self.held.contains(&session) {
+                    while self.zk.can_apply(session) {
+                        moved = true;
+                        if self.next_is_write(session) && self.lose_next_write.remove(&session) {
+                            // Applied; the connection breaks before its
+                            // answer is read.
+                            self.zk.lose_reply_after_apply(session);
+                            broken.push(session);
+                        } else {
+                            self.zk.apply_next(session);
+                        }
+                    }
+                }
+                while let Some(delivery) = self.zk.next_delivery(session) {
+                    moved = true;
+                    self.deliver(session, delivery);
+                }
+            }
+            if !moved {
+                return broken;
+            }
+        }
+    }
+
+    /// Whether the oldest request `session` has queued is a write, and
+    /// takes it off the record (it is about to be applied).
+    fn next_is_write(&mut self, session: i64) -> bool {
+        let queued = self.zk.pending_requests(session);
+        let writes = self.queued_writes.entry(session).or_default();
+        // A broken connection answers the whole queue at once: what the
+        // server no longer holds is gone from the front.
+        while writes.len() > queued {
+            writes.pop_front();
+        }
+        writes.pop_front().unwrap_or(false)
+    }
+
+    fn deliver(&mut self, session: i64, delivery: Delivery) {
+        let Some(client) = self.clients.get_mut(&session) else {
+            return;
+        };
+        match delivery {
+            Delivery::Reply(id, reply) => {
+                let Some(pending) = client.pending.remove(&id) else {
+                    return;
+                };
+                let class = match (pending.watch, &reply) {
+                    (Some(WatchAsk::Exists), OwnedReply::Exists(_)) => Some(Class::Data),
+                    (Some(WatchAsk::Exists), OwnedReply::Error(ZkError::NoNode)) => {
+                        Some(Class::Exist)
+                    }
+                    (Some(WatchAsk::Data), OwnedReply::Data(..)) => Some(Class::Data),
+                    (Some(WatchAsk::Children), OwnedReply::Children(_)) => Some(Class::Child),
+                    _ => None,
+                };
+                let watcher = class.map(|class| {
+                    let (tx, rx) = oneshot::channel();
+                    client.watchers.push((class, pending.path.clone(), tx));
+                    Watcher::Sim(rx)
+                });
+                let _ = pending.answer.send((reply, watcher));
+            }
+            Delivery::Watch(kind, path) => {
+                let (fired, kept) = std::mem::take(&mut client.watchers)
+                    .into_iter()
+                    .partition(|(class, p, _)| *p == path && class.fired_by(kind));
+                client.watchers = kept;
+                for (_, path, tx) in fired {
+                    let _ = tx.send(Notice {
+                        kind: Some(kind),
+                        path,
+                        state: State::Connected,
+                    });
+                }
+            }
+            Delivery::Session(event) => {
+                let state = match event {
+                    SessionEvent::Connected { .. } => State::Connected,
+                    SessionEvent::Suspended => State::Disconnected,
+                    SessionEvent::Expired => State::Expired,
+                    // Closed, and whatever the core adds later: over.
+                    _ => State::Closed,
+                };
+                debug!(session, ?state, "in-memory session");
+                if state.is_terminal() {
+                    for (_, pending) in std::mem::take(&mut client.pending) {
+                        let _ = pending
+                            .answer
+                            .send((OwnedReply::Error(ZkError::SessionExpired), None));
+                    }
+                    for (_, path, tx) in client.watchers.drain(..) {
+                        let _ = tx.send(Notice {
+                            kind: None,
+                            path,
+                            state,
+                        });
+                    }
+                }
+                client.state.send_replace(state);
+            }
+        }
+    }
+}

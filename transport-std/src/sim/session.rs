@@ -1,0 +1,63 @@
+//! A session on the in-memory ZooKeeper that renews itself after expiry.
+
+use std::fmt;
+
+use tokio::sync::watch;
+
+use super::{SimClient, SimServer};
+use crate::driver::Source;
+use crate::session::renew;
+
+/// The in-memory counterpart of a [`Session`](crate::Session): when its
+/// session expires it opens the next one, and the recipes started on it
+/// move there. Cheap to clone; clones follow the same current session.
+#[derive(Clone)]
+pub struct SimSession {
+    clients: watch::Receiver<SimClient>,
+}
+
+impl fmt::Debug for SimSession {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SimSession")
+            .field("session_id", &self.session_id())
+            .finish()
+    }
+}
+
+impl SimSession {
+    /// Must be called inside a tokio runtime (the renewing task).
+    pub(super) fn open(server: SimServer) -> SimSession {
+        let (tx, rx) = watch::channel(server.connect());
+        let open = move || {
+            let server = server.clone();
+            async move { Ok(server.connect()) }
+        };
+        tokio::spawn(renew(open, tx));
+        SimSession { clients: rx }
+    }
+
+    /// The current session.
+    pub fn client(&self) -> SimClient {
+        self.clients.borrow().clone()
+    }
+
+    /// The current session's id.
+    pub fn session_id(&self) -> i64 {
+        self.clients.borrow().session_id()
+    }
+
+    /// Resolves once a session other than `session_id` is current.
+    /// Cancel-safe.
+    pub async fn renewed(&self, session_id: i64) {
+        let mut clients = self.clients.clone();
+        let _ = clients.wait_for(|c| c.session_id() != session_id).await;
+    }
+}
+
+impl crate::Connection for SimSession {}
+
+impl crate::session::sealed::Sealed for SimSession {
+    fn source(&self) -> Source {
+        Source::SimRenewing(self.clients.clone())
+    }
+}
