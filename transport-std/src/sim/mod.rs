@@ -40,6 +40,8 @@ mod client;
 mod faults;
 mod server;
 mod session;
+#[cfg(test)]
+mod tests;
 
 pub use client::SimClient;
 pub use faults::RandomFaults;

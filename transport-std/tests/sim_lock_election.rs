@@ -40,9 +40,15 @@ async fn one_holder_at_a_time_and_the_lock_passes_on_release() {
 #[tokio::test(start_paused = true)]
 async fn a_lost_create_reply_leaves_one_node_and_the_lock_is_taken_once() {
     let zk = SimServer::new();
+    zk.create(DIR, b"").unwrap();
     let a = zk.connect();
     zk.lose_next_write_reply(a.session_id());
     let guard = Lock::new(&a, DIR).unwrap().acquire().await.unwrap();
+    assert_eq!(
+        zk.requests()["create"],
+        1,
+        "one create applied: the GUID found it, no second node"
+    );
     let nodes: Vec<String> = zk
         .tree()
         .into_iter()
@@ -189,4 +195,36 @@ async fn random_faults_never_give_two_holders() {
     let faults = zk.requests();
     assert!(faults.values().sum::<u64>() > 100, "{faults:?}");
     zk.no_random_faults();
+}
+
+/// A fleet in one process: 200 devices on one in-memory server elect a
+/// gateway; each leader's session expires in turn and the next in line
+/// takes over, never two at once.
+#[tokio::test(start_paused = true)]
+async fn a_fleet_of_two_hundred_elects_a_gateway_and_survives_its_leaders() {
+    let zk = SimServer::with_seed(3);
+    let leaders = Arc::new(AtomicUsize::new(0));
+    let terms = Arc::new(AtomicUsize::new(0));
+    let mut devices = Vec::new();
+    for _ in 0..200 {
+        let (client, zk) = (zk.connect(), zk.clone());
+        let (leaders, terms) = (leaders.clone(), terms.clone());
+        devices.push(tokio::spawn(async move {
+            let election = Election::new(&client, "/fleet/gateway").unwrap();
+            let Ok(leading) = election.campaign().await else {
+                return;
+            };
+            assert_eq!(leaders.fetch_add(1, Ordering::SeqCst), 0, "two gateways");
+            terms.fetch_add(1, Ordering::SeqCst);
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            leaders.fetch_sub(1, Ordering::SeqCst);
+            zk.expire(client.session_id());
+            leading.lost().await;
+        }));
+    }
+    for d in devices {
+        d.await.unwrap();
+    }
+    assert_eq!(terms.load(Ordering::SeqCst), 200, "every device led once");
+    assert_eq!(zk.tree(), ["/fleet", "/fleet/gateway"], "no candidate left");
 }

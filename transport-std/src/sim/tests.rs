@@ -1,0 +1,104 @@
+//! The faults themselves, seen from a session's raw requests: what each
+//! one does to the server and what the client hears.
+
+use std::time::Duration;
+
+use herdless_core::owned::OwnedReply;
+use herdless_core::{Acl, CreateMode, Request, ZkError};
+
+use super::SimServer;
+use crate::backend::State;
+
+fn create(path: &str) -> Request<'_> {
+    Request::Create {
+        path,
+        data: b"",
+        acl: Acl::OPEN,
+        mode: CreateMode::Persistent,
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_lost_write_reply_is_applied_and_answered_connection_loss() {
+    let zk = SimServer::new();
+    let a = zk.connect();
+    zk.lose_next_write_reply(a.session_id());
+    // A read first: only a write loses its reply.
+    let (read, _) = a
+        .call(Request::Exists {
+            path: "/x",
+            watch: false,
+        })
+        .await;
+    assert_eq!(read, OwnedReply::Error(ZkError::NoNode));
+    let (reply, _) = a.call(create("/x")).await;
+    assert_eq!(reply, OwnedReply::Error(ZkError::ConnectionLoss));
+    assert!(zk.node("/x").is_some(), "the write was applied");
+    // Whether the client saw `Disconnected` is drawn from the seed (a
+    // client may reconnect before its driver looks at its state).
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    assert_eq!(a.state(), State::Connected, "back soon");
+    let (again, _) = a.call(create("/y")).await;
+    assert!(
+        matches!(again, OwnedReply::Created(_)),
+        "only one reply is lost"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn held_requests_stay_in_flight_and_fail_unapplied() {
+    let zk = SimServer::new();
+    let a = zk.connect();
+    zk.hold(a.session_id());
+    let pending = a.call(create("/x"));
+    assert_eq!(zk.in_flight(a.session_id()), 1);
+    assert!(zk.node("/x").is_none());
+    zk.fail_in_flight(a.session_id());
+    assert_eq!(pending.await.0, OwnedReply::Error(ZkError::ConnectionLoss));
+    assert!(zk.node("/x").is_none(), "a failed request was not applied");
+    zk.hold(a.session_id());
+    let pending = a.call(create("/x"));
+    zk.release(a.session_id());
+    assert!(matches!(pending.await.0, OwnedReply::Created(_)));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_disconnection_ends_after_its_time_or_in_expiry() {
+    let zk = SimServer::new().with_session_timeout(Duration::from_secs(3));
+    let (a, b) = (zk.connect(), zk.connect());
+    zk.disconnect(a.session_id(), Duration::from_secs(1));
+    assert_eq!(a.state(), State::Disconnected);
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    assert_eq!(a.state(), State::Connected);
+    zk.disconnect(b.session_id(), Duration::from_secs(3));
+    tokio::time::sleep(Duration::from_millis(2900)).await;
+    assert!(zk.is_live(b.session_id()), "expired before its timeout");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(!zk.is_live(b.session_id()));
+    assert_eq!(b.state(), State::Expired);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_watch_fires_once_for_its_session_and_is_counted() {
+    let zk = SimServer::new();
+    let (a, b) = (zk.connect(), zk.connect());
+    zk.create("/x", b"1").unwrap();
+    let (_, watcher) = a
+        .call(Request::GetData {
+            path: "/x",
+            watch: true,
+        })
+        .await;
+    assert_eq!(zk.watches(a.session_id()), [("data", "/x".to_owned())]);
+    assert!(zk.watches(b.session_id()).is_empty());
+    let before = zk.notifications();
+    zk.set_data("/x", b"2").unwrap();
+    let Some(crate::backend::Watcher::Sim(notice)) = watcher else {
+        panic!("no watcher");
+    };
+    let notice = notice.await.unwrap();
+    assert_eq!(notice.kind, Some(herdless_core::WatchKind::NodeDataChanged));
+    assert_eq!(zk.notifications(), before + 1);
+    assert!(zk.watches(a.session_id()).is_empty(), "one-shot");
+    assert_eq!(zk.requests()["getData"], 1);
+}
