@@ -252,6 +252,31 @@ fn a_wait_whose_read_is_lost_reads_again_and_keeps_waiting() {
     assert_eq!(w.take_events(), [BarrierEvent::Passed]);
 }
 
+/// A read's answer: the barrier node is there.
+fn up() -> Reply<'static> {
+    Reply::Data {
+        data: b"",
+        stat: Stat::default(),
+    }
+}
+
+fn watch_event(kind: WatchKind) -> WatchEvent<'static> {
+    WatchEvent { kind, path: NODE }
+}
+
+/// The ids of a wait's sync and read, in the order it sends them.
+fn sync_and_read(b: &mut Barrier) -> (herdless_core::RequestId, herdless_core::RequestId) {
+    (b.poll_request().unwrap().id, b.poll_request().unwrap().id)
+}
+
+/// Answers a wait's sync and read: the barrier stands, the watch is set.
+fn found_up(b: &mut Barrier) {
+    let (sync, read) = sync_and_read(b);
+    b.handle_reply(Instant::ZERO, sync, Reply::Synced);
+    b.handle_reply(Instant::ZERO, read, up());
+    assert_eq!(b.poll_event(), None, "the barrier stands");
+}
+
 /// The deletion notification of an earlier wait's watch, handed over after
 /// the next wait began (herdless-std sets a watch zookeeper-client lost
 /// again in the background, and tells what it missed when that read
@@ -261,51 +286,25 @@ fn a_wait_whose_read_is_lost_reads_again_and_keeps_waiting() {
 #[test]
 fn a_deletion_heard_before_the_waits_own_read_does_not_pass_it() {
     let now = Instant::ZERO;
-    let deleted = WatchEvent {
-        kind: WatchKind::NodeDeleted,
-        path: NODE,
-    };
+    let deleted = watch_event(WatchKind::NodeDeleted);
     let mut b = barrier();
     b.wait();
-    let sync = b.poll_request().unwrap().id;
-    let read = b.poll_request().unwrap().id;
+    let (sync, read) = sync_and_read(&mut b);
     b.handle_watch(now, deleted);
     assert_eq!(b.poll_event(), None, "passed on an earlier wait's news");
     assert!(b.poll_request().is_none(), "the read on its way decides");
     b.handle_reply(now, sync, Reply::Synced);
-    b.handle_reply(
-        now,
-        read,
-        Reply::Data {
-            data: b"",
-            stat: Stat::default(),
-        },
-    );
+    b.handle_reply(now, read, up());
     assert_eq!(b.poll_event(), None, "the barrier stands");
     // The watch this wait set fires: now a deletion ends the wait.
     b.handle_watch(now, deleted);
     assert_eq!(b.poll_event(), Some(BarrierEvent::Passed));
 
-    // The same news with no read of this wait on its way (a driver may
-    // hand a notification over whenever): a synced read decides.
+    // The same news while the read that re-arms the watch after a data
+    // change is on its way: that read decides.
     b.wait();
-    let (sync, read) = (b.poll_request().unwrap().id, b.poll_request().unwrap().id);
-    b.handle_reply(now, sync, Reply::Synced);
-    b.handle_reply(
-        now,
-        read,
-        Reply::Data {
-            data: b"",
-            stat: Stat::default(),
-        },
-    );
-    b.handle_watch(
-        now,
-        WatchEvent {
-            kind: WatchKind::NodeDataChanged,
-            path: NODE,
-        },
-    );
+    found_up(&mut b);
+    b.handle_watch(now, watch_event(WatchKind::NodeDataChanged));
     let again = b.poll_request().unwrap().id;
     b.handle_watch(now, deleted);
     assert_eq!(b.poll_event(), None, "the re-armed read has not answered");
@@ -320,36 +319,14 @@ fn after_an_expiry_only_the_new_sessions_read_can_vouch_for_a_deletion() {
     let now = Instant::ZERO;
     let mut b = barrier();
     b.wait();
-    let (sync, read) = (b.poll_request().unwrap().id, b.poll_request().unwrap().id);
-    b.handle_reply(now, sync, Reply::Synced);
-    b.handle_reply(
-        now,
-        read,
-        Reply::Data {
-            data: b"",
-            stat: Stat::default(),
-        },
-    );
+    found_up(&mut b);
     b.handle_session(now, SessionEvent::Expired);
     b.handle_session(now, SessionEvent::Connected { session_id: 2 });
-    let (sync, read) = (b.poll_request().unwrap().id, b.poll_request().unwrap().id);
-    b.handle_watch(
-        now,
-        WatchEvent {
-            kind: WatchKind::NodeDeleted,
-            path: NODE,
-        },
-    );
+    let (sync, read) = sync_and_read(&mut b);
+    b.handle_watch(now, watch_event(WatchKind::NodeDeleted));
     assert_eq!(b.poll_event(), None, "the old session's watch is gone");
     b.handle_reply(now, sync, Reply::Synced);
-    b.handle_reply(
-        now,
-        read,
-        Reply::Data {
-            data: b"",
-            stat: Stat::default(),
-        },
-    );
+    b.handle_reply(now, read, up());
     assert_eq!(b.poll_event(), None, "the barrier stands");
     assert!(b.is_waiting());
 }
