@@ -323,14 +323,11 @@ impl<const N: usize> Recipe for Barrier<N> {
         }
         match event.kind {
             WatchKind::NodeDeleted if self.armed => self.passed(),
-            // A deletion this wait cannot vouch for (its own read has not
-            // seen the node yet): the read on its way decides, or a synced
-            // one if none is.
-            WatchKind::NodeDeleted => {
-                if self.link.is_up() && !self.ops.is_pending(Op::Watch) {
-                    self.read_synced();
-                }
-            }
+            // A deletion this wait cannot vouch for: its own read has not
+            // seen the node yet, and that read is on its way (a wait starts
+            // with one, a data change and a new connection queue one), so
+            // it decides.
+            WatchKind::NodeDeleted => {}
             // A data change spends the one-shot watch: arm it again.
             _ => {
                 self.armed = false;
