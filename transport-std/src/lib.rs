@@ -29,6 +29,11 @@
 //! held revocably ([`Lock::acquire_revocable`]), and [`revoke()`] /
 //! [`revoke_forced`] ask its holder to give it up.
 //!
+//! With the feature `sim`, [`sim`] runs every recipe on the in-memory
+//! ZooKeeper instead, with faults on demand: application code written
+//! against `&impl Connection` is tested in a `#[tokio::test]` with no
+//! server.
+//!
 //! [`inspect`] reads any recipe's directory for operators and tools (the
 //! contenders in order with their library, session, age and data, who
 //! holds, an election's leader, a queue's head): what `herdless inspect`

@@ -1,4 +1,5 @@
-//! One generic driver: runs any core [`Recipe`] over a `zookeeper_client::Client`.
+//! One generic driver: runs any core [`Recipe`] over a session (a real
+//! server's, through `zookeeper-client`, or the in-memory ZooKeeper's).
 //!
 //! The driver is a tokio task owning the recipe. It sends each request the
 //! moment the recipe emits it (so a create and a listing leave back to back,
