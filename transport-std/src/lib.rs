@@ -29,7 +29,7 @@
 //! held revocably ([`Lock::acquire_revocable`]), and [`revoke()`] /
 //! [`revoke_forced`] ask its holder to give it up.
 //!
-//! With the feature `sim`, [`sim`] runs every recipe on the in-memory
+//! With the feature `sim`, the `sim` module runs every recipe on the in-memory
 //! ZooKeeper instead, with faults on demand: application code written
 //! against `&impl Connection` is tested in a `#[tokio::test]` with no
 //! server.
