@@ -99,6 +99,9 @@ pub(super) struct World {
     /// Whether each request a session has queued on the server is a write,
     /// oldest first (the server's queue holds them as opaque requests).
     queued_writes: BTreeMap<i64, VecDeque<bool>>,
+    /// Each session's latest disconnection: a timer started for an earlier
+    /// one (its reconnect, its expiry) does nothing once another began.
+    outages: BTreeMap<i64, u64>,
     random: Option<(ChaCha8Rng, RandomFaults)>,
 }
 
@@ -126,6 +129,7 @@ impl SimServer {
                 held: BTreeSet::new(),
                 lose_next_write: BTreeSet::new(),
                 queued_writes: BTreeMap::new(),
+                outages: BTreeMap::new(),
                 random: None,
             })),
         }
@@ -142,18 +146,31 @@ impl SimServer {
     /// it asks for.
     fn settle(&self, mut world: MutexGuard<'_, World>) {
         let broken = world.flush();
+        let outages: Vec<(i64, u64)> = broken
+            .into_iter()
+            .map(|session| (session, world.outage(session)))
+            .collect();
         drop(world);
-        for session in broken {
-            self.reconnect_after(session, LOST_REPLY_DOWN);
+        for (session, outage) in outages {
+            self.end_outage_after(session, outage, LOST_REPLY_DOWN, false);
         }
     }
 
-    fn reconnect_after(&self, session: i64, down: Duration) {
+    /// After `down`, unless another disconnection of `session` began
+    /// meanwhile: reconnects it, or (`expire`) expires it.
+    fn end_outage_after(&self, session: i64, outage: u64, down: Duration, expire: bool) {
         let server = self.clone();
         tokio::spawn(async move {
             tokio::time::sleep(down).await;
             let mut world = server.lock();
-            world.zk.reconnect(session);
+            if world.outages.get(&session) != Some(&outage) {
+                return;
+            }
+            if expire {
+                world.zk.expire(session);
+            } else {
+                world.zk.reconnect(session);
+            }
             server.settle(world);
         });
     }
@@ -198,6 +215,7 @@ impl SimServer {
     pub fn disconnect(&self, session: i64, down: Duration) {
         let mut world = self.lock();
         let timeout = world.session_timeout;
+        let outage = world.outage(session);
         world.zk.disconnect(session);
         // The server may let the client miss the state (a client that
         // reconnected before its driver looked); a disconnection the test
@@ -213,14 +231,10 @@ impl SimServer {
         }
         self.settle(world);
         if down < timeout {
-            self.reconnect_after(session, down);
-            return;
+            self.end_outage_after(session, outage, down, false);
+        } else {
+            self.end_outage_after(session, outage, timeout, true);
         }
-        let server = self.clone();
-        tokio::spawn(async move {
-            tokio::time::sleep(timeout).await;
-            server.expire(session);
-        });
     }
 
     /// The next write `session` sends (create, delete, setData, or a
@@ -257,6 +271,7 @@ impl SimServer {
     pub fn fail_in_flight(&self, session: i64) {
         let mut world = self.lock();
         world.held.remove(&session);
+        world.outage(session);
         world.zk.disconnect(session);
         world.zk.reconnect(session);
         self.settle(world);
@@ -411,9 +426,13 @@ impl SimServer {
         // Whatever the session sent before goes first.
         let broken = world.flush();
         if world.held.contains(&session) || !broken.is_empty() {
+            let outages: Vec<(i64, u64)> = broken
+                .into_iter()
+                .map(|session| (session, world.outage(session)))
+                .collect();
             drop(world);
-            for session in broken {
-                self.reconnect_after(session, LOST_REPLY_DOWN);
+            for (session, outage) in outages {
+                self.end_outage_after(session, outage, LOST_REPLY_DOWN, false);
             }
             return Err((0, ZkError::ConnectionLoss));
         }
@@ -425,9 +444,10 @@ impl SimServer {
             .apply_multi(session, ops)
             .map_err(|f| (f.index, f.error));
         if lose {
+            let outage = world.outage(session);
             world.zk.disconnect(session);
             self.settle(world);
-            self.reconnect_after(session, LOST_REPLY_DOWN);
+            self.end_outage_after(session, outage, LOST_REPLY_DOWN, false);
             return Err((0, ZkError::ConnectionLoss));
         }
         self.settle(world);
@@ -469,6 +489,13 @@ enum Fault {
 }
 
 impl World {
+    /// Begins a disconnection of `session`: its number.
+    fn outage(&mut self, session: i64) -> u64 {
+        let outage = self.outages.entry(session).or_default();
+        *outage += 1;
+        *outage
+    }
+
     /// Draws the random faults of one request (`write`: a write, whose
     /// reply may be lost).
     fn roll(&mut self, write: bool) -> Option<Fault> {

@@ -102,3 +102,30 @@ async fn a_watch_fires_once_for_its_session_and_is_counted() {
     assert!(zk.watches(a.session_id()).is_empty(), "one-shot");
     assert_eq!(zk.requests()["getData"], 1);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_later_disconnection_overrides_the_timers_of_an_earlier_one() {
+    let zk = SimServer::new().with_session_timeout(Duration::from_secs(3));
+    let (a, b) = (zk.connect(), zk.connect());
+    zk.disconnect(a.session_id(), Duration::from_secs(1));
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    zk.disconnect(a.session_id(), Duration::from_secs(2));
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    assert_eq!(
+        a.state(),
+        State::Disconnected,
+        "the first timer ended the second outage"
+    );
+    tokio::time::sleep(Duration::from_millis(1400)).await;
+    assert_eq!(a.state(), State::Connected);
+    // An outage bound to expire, ended early by a reset: no expiry.
+    zk.disconnect(b.session_id(), Duration::from_secs(10));
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    zk.fail_in_flight(b.session_id());
+    assert_eq!(b.state(), State::Connected);
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    assert!(
+        zk.is_live(b.session_id()),
+        "an outage that ended still expired the session"
+    );
+}
