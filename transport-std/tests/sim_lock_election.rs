@@ -228,3 +228,49 @@ async fn a_fleet_of_two_hundred_elects_a_gateway_and_survives_its_leaders() {
     assert_eq!(terms.load(Ordering::SeqCst), 200, "every device led once");
     assert_eq!(zk.tree(), ["/fleet", "/fleet/gateway"], "no candidate left");
 }
+
+/// A fenced batch's results come back per write, in order; a refused write
+/// is named by its position among the writes (the fence's own check not
+/// counted), and nothing of the batch lands.
+#[tokio::test(start_paused = true)]
+async fn a_fenced_batch_reports_each_write_and_names_the_one_refused() {
+    let zk = SimServer::new();
+    zk.create("/job/old", b"").unwrap();
+    let a = zk.connect();
+    let guard = Lock::new(&a, DIR).unwrap().acquire().await.unwrap();
+    let mut batch = guard.fenced();
+    batch
+        .set_data("/job", b"running", None)
+        .unwrap()
+        .create("/job/step-", b"", CreateMode::PersistentSequential)
+        .unwrap()
+        .delete("/job/old", None)
+        .unwrap();
+    let results = batch.commit().await.unwrap();
+    assert!(matches!(
+        results[0],
+        herdless_std::FencedResult::DataSet { .. }
+    ));
+    assert!(
+        matches!(&results[1], herdless_std::FencedResult::Created { path } if path.starts_with("/job/step-"))
+    );
+    assert_eq!(results[2], herdless_std::FencedResult::Deleted);
+    let mut refused = guard.fenced();
+    refused
+        .set_data("/job", b"again", None)
+        .unwrap()
+        .delete("/job/missing", None)
+        .unwrap();
+    assert_eq!(
+        refused.commit().await.unwrap_err(),
+        Error::FencedWrite {
+            index: 1,
+            error: herdless_std::ZkError::NoNode
+        }
+    );
+    assert_eq!(
+        zk.node("/job").unwrap().data,
+        b"running",
+        "nothing of it landed"
+    );
+}

@@ -51,11 +51,6 @@ impl SimClient {
         self.timeout
     }
 
-    /// The server the session is on.
-    pub fn server(&self) -> &SimServer {
-        &self.server
-    }
-
     /// Closes the session: its ephemeral nodes go at once.
     pub fn close(&self) {
         self.server.close(self.session);

@@ -129,3 +129,119 @@ async fn a_later_disconnection_overrides_the_timers_of_an_earlier_one() {
         "an outage that ended still expired the session"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_session_keeps_its_timeout_and_closing_it_removes_its_ephemerals() {
+    let zk = SimServer::new().with_session_timeout(Duration::from_secs(7));
+    let a = zk.connect();
+    assert_eq!(a.session_timeout(), Duration::from_secs(7));
+    let (reply, _) = a
+        .call(Request::Create {
+            path: "/e",
+            data: b"",
+            acl: Acl::OPEN,
+            mode: CreateMode::Ephemeral,
+        })
+        .await;
+    assert!(matches!(reply, OwnedReply::Created(_)));
+    assert!(format!("{a:?}").contains(&a.session_id().to_string()));
+    assert!(format!("{zk:?}").contains(&a.session_id().to_string()));
+    a.close();
+    assert!(!zk.is_live(a.session_id()));
+    assert!(
+        zk.node("/e").is_none(),
+        "the ephemeral outlived its session"
+    );
+    assert_eq!(a.state(), State::Closed);
+}
+
+#[tokio::test(start_paused = true)]
+async fn every_request_held_is_counted_in_flight() {
+    let zk = SimServer::new();
+    let a = zk.connect();
+    zk.hold(a.session_id());
+    let first = a.call(create("/x"));
+    let second = a.call(create("/y"));
+    assert_eq!(zk.in_flight(a.session_id()), 2);
+    zk.release(a.session_id());
+    assert_eq!(zk.in_flight(a.session_id()), 0);
+    assert!(matches!(first.await.0, OwnedReply::Created(_)));
+    assert!(matches!(second.await.0, OwnedReply::Created(_)));
+}
+
+/// Which watches a change fires, by the server's rules: a data change fires
+/// data watches only, a child's creation child watches only, a deletion
+/// both.
+#[tokio::test(start_paused = true)]
+async fn each_change_fires_the_watches_the_server_fires() {
+    let zk = SimServer::new();
+    let a = zk.connect();
+    zk.create("/x", b"").unwrap();
+    let watch = |request| {
+        let call = a.call(request);
+        async move {
+            match call.await.1 {
+                Some(crate::backend::Watcher::Sim(notice)) => notice,
+                _ => panic!("no watch set"),
+            }
+        }
+    };
+    let mut data = watch(Request::GetData {
+        path: "/x",
+        watch: true,
+    })
+    .await;
+    let mut child = watch(Request::GetChildren {
+        path: "/x",
+        watch: true,
+    })
+    .await;
+    zk.set_data("/x", b"1").unwrap();
+    assert!(data.try_recv().is_ok(), "a data change fires a data watch");
+    assert!(
+        child.try_recv().is_err(),
+        "a data change fired a child watch"
+    );
+    zk.create("/x/c", b"").unwrap();
+    assert!(child.try_recv().is_ok(), "a new child fires a child watch");
+    let mut data = watch(Request::GetData {
+        path: "/x",
+        watch: true,
+    })
+    .await;
+    let mut child = watch(Request::GetChildren {
+        path: "/x",
+        watch: true,
+    })
+    .await;
+    let mut created = watch(Request::Exists {
+        path: "/y",
+        watch: true,
+    })
+    .await;
+    zk.create("/x/d", b"").unwrap();
+    assert!(data.try_recv().is_err(), "a new child fired a data watch");
+    child.try_recv().unwrap();
+    zk.create("/y", b"").unwrap();
+    assert_eq!(
+        created.try_recv().unwrap().kind,
+        Some(herdless_core::WatchKind::NodeCreated)
+    );
+    let mut child = watch(Request::GetChildren {
+        path: "/x/c",
+        watch: true,
+    })
+    .await;
+    let mut data = watch(Request::GetData {
+        path: "/x/c",
+        watch: true,
+    })
+    .await;
+    zk.delete("/x/c").unwrap();
+    assert_eq!(
+        child.try_recv().unwrap().kind,
+        Some(herdless_core::WatchKind::NodeDeleted),
+        "a deletion fires a child watch on the node"
+    );
+    assert!(data.try_recv().is_ok(), "a deletion fires a data watch");
+}
