@@ -169,6 +169,17 @@ async fn every_request_held_is_counted_in_flight() {
     assert!(matches!(second.await.0, OwnedReply::Created(_)));
 }
 
+/// The watcher `request` sets (it must set one).
+async fn watch_set_by(
+    client: &super::SimClient,
+    request: Request<'_>,
+) -> tokio::sync::oneshot::Receiver<crate::backend::Notice> {
+    match client.call(request).await.1 {
+        Some(crate::backend::Watcher::Sim(notice)) => notice,
+        _ => panic!("no watch set"),
+    }
+}
+
 /// Which watches a change fires, by the server's rules: a data change fires
 /// data watches only, a child's creation child watches only, a deletion
 /// both.
@@ -177,15 +188,7 @@ async fn each_change_fires_the_watches_the_server_fires() {
     let zk = SimServer::new();
     let a = zk.connect();
     zk.create("/x", b"").unwrap();
-    let watch = |request| {
-        let call = a.call(request);
-        async move {
-            match call.await.1 {
-                Some(crate::backend::Watcher::Sim(notice)) => notice,
-                _ => panic!("no watch set"),
-            }
-        }
-    };
+    let watch = |request| watch_set_by(&a, request);
     let mut data = watch(Request::GetData {
         path: "/x",
         watch: true,
