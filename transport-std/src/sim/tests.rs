@@ -248,3 +248,102 @@ async fn each_change_fires_the_watches_the_server_fires() {
     );
     assert!(data.try_recv().is_ok(), "a deletion fires a data watch");
 }
+
+/// A request dropped by a reset leaves no trace in which request is the
+/// next write: the lost reply goes to the create sent after it, not to the
+/// read sent first.
+#[tokio::test(start_paused = true)]
+async fn a_lost_reply_goes_to_the_next_write_after_a_reset() {
+    let zk = SimServer::new();
+    let a = zk.connect();
+    zk.hold(a.session_id());
+    let dropped = a.call(create("/x"));
+    zk.fail_in_flight(a.session_id());
+    assert_eq!(dropped.await.0, OwnedReply::Error(ZkError::ConnectionLoss));
+    zk.lose_next_write_reply(a.session_id());
+    let read = a.call(Request::Exists {
+        path: "/x",
+        watch: false,
+    });
+    assert_eq!(
+        read.await.0,
+        OwnedReply::Error(ZkError::NoNode),
+        "a read lost its reply"
+    );
+    assert_eq!(
+        a.call(create("/y")).await.0,
+        OwnedReply::Error(ZkError::ConnectionLoss)
+    );
+    assert!(zk.node("/y").is_some());
+}
+
+fn fence_batch(a: &super::SimClient) -> crate::Fenced {
+    let mut batch = crate::Fenced::on(a, "/fence").unwrap();
+    batch.set_data("/job", b"new", None).unwrap();
+    batch
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_fenced_batch_is_held_back_or_loses_its_reply_like_any_write() {
+    let zk = SimServer::new();
+    zk.create("/fence", b"").unwrap();
+    zk.create("/job", b"old").unwrap();
+    let a = zk.connect();
+    zk.hold(a.session_id());
+    assert_eq!(
+        fence_batch(&a).commit().await.unwrap_err(),
+        crate::Error::Zk(ZkError::ConnectionLoss)
+    );
+    assert_eq!(zk.node("/job").unwrap().data, b"old", "applied while held");
+    zk.release(a.session_id());
+    zk.lose_next_write_reply(a.session_id());
+    assert_eq!(
+        fence_batch(&a).commit().await.unwrap_err(),
+        crate::Error::Zk(ZkError::ConnectionLoss)
+    );
+    assert_eq!(zk.node("/job").unwrap().data, b"new", "the batch landed");
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    zk.set_data("/job", b"old").unwrap();
+    fence_batch(&a).commit().await.unwrap();
+    assert_eq!(zk.node("/job").unwrap().data, b"new", "only one reply lost");
+}
+
+/// Random faults strike at their rates: at 1 every request draws them.
+#[tokio::test(start_paused = true)]
+async fn random_faults_are_injected() {
+    let faults = |lose_reply, disconnect, expire| super::RandomFaults {
+        lose_reply,
+        disconnect,
+        expire,
+        max_down: Duration::from_millis(100),
+    };
+    let zk = SimServer::new();
+    let (a, b, c) = (zk.connect(), zk.connect(), zk.connect());
+    zk.random_faults(1, faults(1.0, 0.0, 0.0));
+    assert_eq!(
+        a.call(create("/x")).await.0,
+        OwnedReply::Error(ZkError::ConnectionLoss)
+    );
+    assert!(zk.node("/x").is_some(), "a lost reply's write is applied");
+    zk.random_faults(1, faults(0.0, 1.0, 0.0));
+    b.call(Request::Exists {
+        path: "/x",
+        watch: false,
+    })
+    .await;
+    assert_eq!(b.state(), State::Disconnected);
+    zk.random_faults(1, faults(0.0, 0.0, 1.0));
+    c.call(Request::Exists {
+        path: "/x",
+        watch: false,
+    })
+    .await;
+    assert!(!zk.is_live(c.session_id()));
+    zk.no_random_faults();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(b.state(), State::Connected);
+    assert!(matches!(
+        b.call(create("/z")).await.0,
+        OwnedReply::Created(_)
+    ));
+}
