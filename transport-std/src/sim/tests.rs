@@ -230,6 +230,17 @@ async fn each_change_fires_the_watches_the_server_fires() {
         created.try_recv().unwrap().kind,
         Some(herdless_core::WatchKind::NodeCreated)
     );
+    // An `exists` that finds the node sets a data watch.
+    let mut exists = watch(Request::Exists {
+        path: "/y",
+        watch: true,
+    })
+    .await;
+    zk.set_data("/y", b"1").unwrap();
+    assert_eq!(
+        exists.try_recv().unwrap().kind,
+        Some(herdless_core::WatchKind::NodeDataChanged)
+    );
     let mut child = watch(Request::GetChildren {
         path: "/x/c",
         watch: true,
