@@ -357,4 +357,8 @@ async fn random_faults_are_injected() {
         b.call(create("/z")).await.0,
         OwnedReply::Created(_)
     ));
+    assert!(
+        zk.is_live(b.session_id()),
+        "faults drawn after they were stopped"
+    );
 }
