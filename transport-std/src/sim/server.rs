@@ -146,6 +146,12 @@ impl SimServer {
     /// it asks for.
     fn settle(&self, mut world: MutexGuard<'_, World>) {
         let broken = world.flush();
+        self.reconnect_broken(world, broken);
+    }
+
+    /// Releases `world`, then reconnects soon the sessions whose
+    /// connection broke on a lost write reply.
+    fn reconnect_broken(&self, mut world: MutexGuard<'_, World>, broken: Vec<i64>) {
         let outages: Vec<(i64, u64)> = broken
             .into_iter()
             .map(|session| (session, world.outage(session)))
@@ -426,14 +432,7 @@ impl SimServer {
         // Whatever the session sent before goes first.
         let broken = world.flush();
         if world.held.contains(&session) || !broken.is_empty() {
-            let outages: Vec<(i64, u64)> = broken
-                .into_iter()
-                .map(|session| (session, world.outage(session)))
-                .collect();
-            drop(world);
-            for (session, outage) in outages {
-                self.end_outage_after(session, outage, LOST_REPLY_DOWN, false);
-            }
+            self.reconnect_broken(world, broken);
             return Err((0, ZkError::ConnectionLoss));
         }
         let fault = world.roll(true);
