@@ -332,23 +332,8 @@ impl SimServer {
 
     /// Every node's path, sorted (`/zookeeper` and `/` left out).
     pub fn tree(&self) -> Vec<String> {
-        let world = self.lock();
-        let mut paths = Vec::new();
-        let mut todo = vec![String::from("/")];
-        while let Some(dir) = todo.pop() {
-            for name in world.zk.children(&dir).unwrap_or_default() {
-                let path = if dir == "/" {
-                    format!("/{name}")
-                } else {
-                    format!("{dir}/{name}")
-                };
-                if path != "/zookeeper" {
-                    todo.push(path.clone());
-                    paths.push(path);
-                }
-            }
-        }
-        paths.sort();
+        let mut paths = self.lock().zk.tree_paths();
+        paths.retain(|p| p != "/zookeeper" && !p.starts_with("/zookeeper/"));
         paths
     }
 
