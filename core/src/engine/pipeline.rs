@@ -14,7 +14,7 @@ use crate::{RequestId, RequestIds};
 pub(crate) struct Pipeline<Op, const QUEUED: usize, const IN_FLIGHT: usize> {
     ids: RequestIds,
     queued: Deque<Op, QUEUED>,
-    in_flight: Deque<(RequestId, Op), IN_FLIGHT>,
+    in_flight: Vec<(RequestId, Op), IN_FLIGHT>,
 }
 
 impl<Op: Copy + PartialEq, const QUEUED: usize, const IN_FLIGHT: usize>
@@ -24,7 +24,7 @@ impl<Op: Copy + PartialEq, const QUEUED: usize, const IN_FLIGHT: usize>
         Pipeline {
             ids: RequestIds::new(),
             queued: Deque::new(),
-            in_flight: Deque::new(),
+            in_flight: Vec::new(),
         }
     }
 
@@ -75,7 +75,7 @@ impl<Op: Copy + PartialEq, const QUEUED: usize, const IN_FLIGHT: usize>
     /// Records `op` as sent and gives the id its answer will carry.
     pub(crate) fn record(&mut self, op: Op) -> RequestId {
         let id = self.ids.next_id();
-        let _ = self.in_flight.push_back((id, op));
+        let _ = self.in_flight.push((id, op));
         id
     }
 
@@ -106,17 +106,7 @@ impl<Op: Copy + PartialEq, const QUEUED: usize, const IN_FLIGHT: usize>
             return None;
         }
         let position = self.in_flight.iter().position(|(i, _)| *i == id)?;
-        let mut found = None;
-        for i in 0..self.in_flight.len() {
-            if let Some(entry) = self.in_flight.pop_front() {
-                if i == position {
-                    found = Some(entry.1);
-                } else {
-                    let _ = self.in_flight.push_back(entry);
-                }
-            }
-        }
-        found
+        Some(self.in_flight.remove(position).1)
     }
 
     /// Drops the queued ops `drop` selects; those in flight stay.
@@ -134,13 +124,7 @@ impl<Op: Copy + PartialEq, const QUEUED: usize, const IN_FLIGHT: usize>
     /// latter are then ignored.
     pub(crate) fn forget(&mut self, drop: impl Fn(Op) -> bool) {
         self.unqueue(&drop);
-        for _ in 0..self.in_flight.len() {
-            if let Some(entry) = self.in_flight.pop_front() {
-                if !drop(entry.1) {
-                    let _ = self.in_flight.push_back(entry);
-                }
-            }
-        }
+        self.in_flight.retain(|entry| !drop(entry.1));
     }
 
     /// Empties the queue (the in-flight ops stay).
@@ -160,10 +144,8 @@ impl<Op: Copy + PartialEq, const QUEUED: usize, const IN_FLIGHT: usize>
     pub(crate) fn lose(&mut self) -> Vec<Op, IN_FLIGHT> {
         self.ids.new_epoch();
         self.queued.clear();
-        let mut lost = Vec::new();
-        while let Some((_, op)) = self.in_flight.pop_front() {
-            let _ = lost.push(op);
-        }
+        let lost = self.in_flight.iter().map(|(_, op)| *op).collect();
+        self.in_flight.clear();
         lost
     }
 }
