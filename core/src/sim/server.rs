@@ -12,9 +12,10 @@ use crate::{Request, RequestId, SessionEvent, Version, WatchKind, ZkError};
 
 use super::owned::{Delivery, OwnedRequest};
 use super::tree::{Change, Node, Tree};
-use super::watches::{Table, Watches};
+use super::watches::Watches;
 use super::SessionId;
 use crate::owned::OwnedReply;
+use crate::wire::WatchClass;
 
 /// Where a session stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -31,7 +32,7 @@ pub enum SessionStatus {
 }
 
 /// A watch as a client knows it: set by a request whose reply it read.
-type ClientWatch = (Table, String);
+type ClientWatch = (WatchClass, String);
 
 /// Something on its way to a client, with the zxid it tells the client of
 /// and, for a reply, the watch its request set on the server.
@@ -309,6 +310,18 @@ impl SimZk {
     /// or with a waiting notification first under
     /// [`DriverOrder::NotificationsFirst`].
     pub fn next_delivery(&mut self, session: SessionId) -> Option<Delivery> {
+        self.next_delivery_and_watch(session)
+            .map(|(delivery, _)| delivery)
+    }
+
+    /// As [`next_delivery`](Self::next_delivery), with the watch a reply
+    /// set on the server (its class and path), which the client now knows
+    /// to be armed: a client model that hands out watchers takes them from
+    /// here rather than restating the server's rules.
+    pub fn next_delivery_and_watch(
+        &mut self,
+        session: SessionId,
+    ) -> Option<(Delivery, Option<(WatchClass, String)>)> {
         let order = self.order;
         let s = self.sessions.get_mut(&session)?;
         let index = match order {
@@ -321,18 +334,17 @@ impl SimZk {
             Delivery::Watch(kind, path) => {
                 s.notifications_delivered += 1;
                 self.stats.notifications += 1;
-                for table in Table::fired_by(*kind) {
-                    s.client_watches.remove(&(*table, path.clone()));
-                }
+                s.client_watches
+                    .retain(|(class, p)| !(p == path && class.is_fired_by(*kind)));
             }
             Delivery::Reply(..) => {
-                if let Some(watch) = out.watch {
-                    s.client_watches.insert(watch);
+                if let Some(watch) = &out.watch {
+                    s.client_watches.insert(watch.clone());
                 }
             }
             Delivery::Session(_) => {}
         }
-        Some(out.delivery)
+        Some((out.delivery, out.watch))
     }
 
     /// Breaks a session's connection, as a real server and client see it:
@@ -420,15 +432,17 @@ impl SimZk {
             )));
         let known: Vec<ClientWatch> = s.client_watches.iter().cloned().collect();
         let since = s.last_zxid;
-        for (table, path) in known {
+        for (class, path) in known {
             let node = self.tree.get(&path).map(|n| n.stat);
-            let fired = match (table, node) {
-                (Table::Data | Table::Child, None) => Some(WatchKind::NodeDeleted),
-                (Table::Data, Some(stat)) if stat.mzxid > since => Some(WatchKind::NodeDataChanged),
-                (Table::Child, Some(stat)) if stat.pzxid > since => {
+            let fired = match (class, node) {
+                (WatchClass::Data | WatchClass::Child, None) => Some(WatchKind::NodeDeleted),
+                (WatchClass::Data, Some(stat)) if stat.mzxid > since => {
+                    Some(WatchKind::NodeDataChanged)
+                }
+                (WatchClass::Child, Some(stat)) if stat.pzxid > since => {
                     Some(WatchKind::NodeChildrenChanged)
                 }
-                (Table::Exist, Some(_)) => Some(WatchKind::NodeCreated),
+                (WatchClass::Exist, Some(_)) => Some(WatchKind::NodeCreated),
                 _ => None,
             };
             match fired {
@@ -441,7 +455,7 @@ impl SimZk {
                         });
                     }
                 }
-                None => self.watches.add(table, &path, session),
+                None => self.watches.add(class, &path, session),
             }
         }
     }
@@ -507,7 +521,8 @@ impl SimZk {
         session: SessionId,
         request: &OwnedRequest,
     ) -> (OwnedReply, Option<ClientWatch>) {
-        let read = |table: Table, path: &str, watch: bool| watch.then(|| (table, path.to_string()));
+        let read =
+            |class: WatchClass, path: &str, watch: bool| watch.then(|| (class, path.to_string()));
         let (reply, watch) = match request {
             OwnedRequest::Create { .. }
             | OwnedRequest::Delete { .. }
@@ -516,19 +531,19 @@ impl SimZk {
             OwnedRequest::Exists { path, watch } => match self.tree.get(path) {
                 Some(node) => (
                     OwnedReply::Exists(node.stat),
-                    read(Table::Data, path, *watch),
+                    read(WatchClass::Data, path, *watch),
                 ),
                 // The real server keeps a creation watch on a missing node:
                 // the leak recipes avoid by watching with getData.
                 None => (
                     OwnedReply::Error(ZkError::NoNode),
-                    read(Table::Exist, path, *watch),
+                    read(WatchClass::Exist, path, *watch),
                 ),
             },
             OwnedRequest::GetData { path, watch } => match self.tree.get(path) {
                 Some(node) => (
                     OwnedReply::Data(node.data.clone(), node.stat),
-                    read(Table::Data, path, *watch),
+                    read(WatchClass::Data, path, *watch),
                 ),
                 None => (OwnedReply::Error(ZkError::NoNode), None),
             },
@@ -537,7 +552,7 @@ impl SimZk {
                     names.shuffle(&mut self.rng);
                     (
                         OwnedReply::Children(names),
-                        read(Table::Child, path, *watch),
+                        read(WatchClass::Child, path, *watch),
                     )
                 }
                 None => (OwnedReply::Error(ZkError::NoNode), None),
@@ -779,9 +794,9 @@ impl SimZk {
             .into_iter()
             .map(|(t, p)| {
                 let kind = match t {
-                    Table::Data => "data",
-                    Table::Exist => "exist",
-                    Table::Child => "child",
+                    WatchClass::Data => "data",
+                    WatchClass::Exist => "exist",
+                    WatchClass::Child => "child",
                 };
                 (kind, p)
             })

@@ -4,6 +4,7 @@ use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
+use crate::wire::WatchClass;
 use crate::WatchKind;
 
 use super::tree::{parent_of, Change};
@@ -21,33 +22,12 @@ pub(crate) struct Watches {
     child: BTreeMap<String, BTreeSet<SessionId>>,
 }
 
-/// Which table a watch goes into.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) enum Table {
-    Data,
-    Exist,
-    Child,
-}
-
-impl Table {
-    /// The tables whose watch on a path a notification of `kind` spends,
-    /// as a client forgets them (the server's triggering rules, seen from
-    /// the client).
-    pub(crate) fn fired_by(kind: WatchKind) -> &'static [Table] {
-        match kind {
-            WatchKind::NodeCreated | WatchKind::NodeDataChanged => &[Table::Data, Table::Exist],
-            WatchKind::NodeDeleted => &[Table::Data, Table::Exist, Table::Child],
-            WatchKind::NodeChildrenChanged => &[Table::Child],
-        }
-    }
-}
-
 impl Watches {
-    pub(crate) fn add(&mut self, table: Table, path: &str, session: SessionId) {
-        let map = match table {
-            Table::Data => &mut self.data,
-            Table::Exist => &mut self.exist,
-            Table::Child => &mut self.child,
+    pub(crate) fn add(&mut self, class: WatchClass, path: &str, session: SessionId) {
+        let map = match class {
+            WatchClass::Data => &mut self.data,
+            WatchClass::Exist => &mut self.exist,
+            WatchClass::Child => &mut self.child,
         };
         map.entry(path.to_string()).or_default().insert(session);
     }
@@ -118,16 +98,16 @@ impl Watches {
     }
 
     /// The paths `session` watches, with their table.
-    pub(crate) fn of_session(&self, session: SessionId) -> Vec<(Table, String)> {
+    pub(crate) fn of_session(&self, session: SessionId) -> Vec<(WatchClass, String)> {
         let mut out = Vec::new();
-        for (table, map) in [
-            (Table::Data, &self.data),
-            (Table::Exist, &self.exist),
-            (Table::Child, &self.child),
+        for (class, map) in [
+            (WatchClass::Data, &self.data),
+            (WatchClass::Exist, &self.exist),
+            (WatchClass::Child, &self.child),
         ] {
             for (path, sessions) in map {
                 if sessions.contains(&session) {
-                    out.push((table, path.clone()));
+                    out.push((class, path.clone()));
                 }
             }
         }

@@ -1,7 +1,7 @@
 //! What a client can send after the handshake: the requests recipes emit,
 //! plus `create2` and `multi`.
 
-use crate::{Acl, CreateMode, Request, Version};
+use crate::{Acl, CreateMode, Request, Version, WatchKind};
 
 /// One request to encode with [`encode::request`](super::encode::request)
 /// or send through a [`Session`](super::Session): a [`Request`] a recipe
@@ -83,7 +83,7 @@ pub enum MultiOp<'a> {
 }
 
 /// The kind of watch a request leaves when it succeeds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum WatchClass {
     /// A data watch (`getData`, or `exists` on a node that exists).
@@ -92,6 +92,21 @@ pub enum WatchClass {
     Exist,
     /// A child watch (`getChildren`).
     Child,
+}
+
+impl WatchClass {
+    /// Whether a notification of `kind` on the watch's path fires it (and
+    /// so spends it): the server's triggering rules, which every client
+    /// must follow to know which of its watches are still armed.
+    pub const fn is_fired_by(self, kind: WatchKind) -> bool {
+        match kind {
+            WatchKind::NodeCreated | WatchKind::NodeDataChanged => {
+                matches!(self, WatchClass::Data | WatchClass::Exist)
+            }
+            WatchKind::NodeChildrenChanged => matches!(self, WatchClass::Child),
+            WatchKind::NodeDeleted => true,
+        }
+    }
 }
 
 impl<'a> From<Request<'a>> for Op<'a> {
@@ -151,6 +166,30 @@ impl<'a> Op<'a> {
             },
             Op::Create2 { .. } => Expect::Create2,
             Op::Multi(ops) => Expect::Multi { ops: ops.len() },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::WatchClass::{self, Child, Data, Exist};
+    use crate::WatchKind::{self, *};
+
+    /// ZooKeeper's client rules (`ZKWatchManager.materialize`): creation
+    /// and data changes spend data and creation watches, a child change
+    /// child watches, a deletion all three.
+    #[test]
+    fn each_notification_fires_exactly_the_classes_zookeeper_fires() {
+        let table: [(WatchKind, [WatchClass; 3], usize); 4] = [
+            (NodeCreated, [Data, Exist, Child], 2),
+            (NodeDataChanged, [Data, Exist, Child], 2),
+            (NodeChildrenChanged, [Child, Data, Exist], 1),
+            (NodeDeleted, [Data, Exist, Child], 3),
+        ];
+        for (kind, classes, fired) in table {
+            for (i, class) in classes.into_iter().enumerate() {
+                assert_eq!(class.is_fired_by(kind), i < fired, "{kind:?} on {class:?}");
+            }
         }
     }
 }

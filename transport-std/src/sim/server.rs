@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use herdless_core::owned::OwnedReply;
 use herdless_core::sim::{Delivery, Node, OwnedRequest, SimZk};
-use herdless_core::{Request, RequestId, SessionEvent, WatchKind, ZkError};
+use herdless_core::wire::WatchClass;
+use herdless_core::{Request, RequestId, SessionEvent, ZkError};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::collections::VecDeque;
@@ -47,45 +48,15 @@ impl std::fmt::Debug for SimServer {
 /// and path.
 pub type WatchOf = (&'static str, String);
 
-/// Which watches a reply set, by the request that asked for one.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Class {
-    Data,
-    Exist,
-    Child,
-}
-
-impl Class {
-    /// Whether a notification of `kind` fires a watch of this class (the
-    /// server's rules).
-    fn fired_by(self, kind: WatchKind) -> bool {
-        match kind {
-            WatchKind::NodeDeleted => true,
-            WatchKind::NodeChildrenChanged => self == Class::Child,
-            _ => self != Class::Child,
-        }
-    }
-}
-
 /// A request the client waits on.
 struct Pending {
     answer: oneshot::Sender<(OwnedReply, Option<Watcher>)>,
-    path: String,
-    /// The watch it asked for, if any.
-    watch: Option<WatchAsk>,
-}
-
-#[derive(Clone, Copy)]
-enum WatchAsk {
-    Exists,
-    Data,
-    Children,
 }
 
 /// A session's client, as the zookeeper-client crate would be.
 struct ClientSide {
     pending: HashMap<RequestId, Pending>,
-    watchers: Vec<(Class, String, oneshot::Sender<Notice>)>,
+    watchers: Vec<(WatchClass, String, oneshot::Sender<Notice>)>,
     state: watch::Sender<State>,
 }
 
@@ -375,20 +346,11 @@ impl SimServer {
         let mut world = self.lock();
         world.serial = world.serial.wrapping_add(1);
         let id = RequestId::new(0, world.serial);
-        let (watch, write) = match request {
-            Request::Exists { watch: true, .. } => (Some(WatchAsk::Exists), false),
-            Request::GetData { watch: true, .. } => (Some(WatchAsk::Data), false),
-            Request::GetChildren { watch: true, .. } => (Some(WatchAsk::Children), false),
-            Request::Create { .. } | Request::Delete { .. } | Request::SetData { .. } => {
-                (None, true)
-            }
-            _ => (None, false),
-        };
-        let pending = Pending {
-            answer,
-            path: request.path().to_owned(),
-            watch,
-        };
+        let write = matches!(
+            request,
+            Request::Create { .. } | Request::Delete { .. } | Request::SetData { .. }
+        );
+        let pending = Pending { answer };
         if let Some(client) = world.clients.get_mut(&session) {
             client.pending.insert(id, pending);
         }
@@ -520,9 +482,9 @@ impl World {
                         }
                     }
                 }
-                while let Some(delivery) = self.zk.next_delivery(session) {
+                while let Some((delivery, watch)) = self.zk.next_delivery_and_watch(session) {
                     moved = true;
-                    self.deliver(session, delivery);
+                    self.deliver(session, delivery, watch);
                 }
             }
             if !moved {
@@ -544,7 +506,9 @@ impl World {
         writes.pop_front().unwrap_or(false)
     }
 
-    fn deliver(&mut self, session: i64, delivery: Delivery) {
+    /// Hands `delivery` to `session`'s client; `watch` is what a reply set
+    /// on the server, for which the client hands out a watcher.
+    fn deliver(&mut self, session: i64, delivery: Delivery, watch: Option<(WatchClass, String)>) {
         let Some(client) = self.clients.get_mut(&session) else {
             return;
         };
@@ -553,18 +517,9 @@ impl World {
                 let Some(pending) = client.pending.remove(&id) else {
                     return;
                 };
-                let class = match (pending.watch, &reply) {
-                    (Some(WatchAsk::Exists), OwnedReply::Exists(_)) => Some(Class::Data),
-                    (Some(WatchAsk::Exists), OwnedReply::Error(ZkError::NoNode)) => {
-                        Some(Class::Exist)
-                    }
-                    (Some(WatchAsk::Data), OwnedReply::Data(..)) => Some(Class::Data),
-                    (Some(WatchAsk::Children), OwnedReply::Children(_)) => Some(Class::Child),
-                    _ => None,
-                };
-                let watcher = class.map(|class| {
+                let watcher = watch.map(|(class, path)| {
                     let (tx, rx) = oneshot::channel();
-                    client.watchers.push((class, pending.path.clone(), tx));
+                    client.watchers.push((class, path, tx));
                     Watcher::Sim(rx)
                 });
                 let _ = pending.answer.send((reply, watcher));
@@ -572,7 +527,7 @@ impl World {
             Delivery::Watch(kind, path) => {
                 let (fired, kept) = std::mem::take(&mut client.watchers)
                     .into_iter()
-                    .partition(|(class, p, _)| *p == path && class.fired_by(kind));
+                    .partition(|(class, p, _)| *p == path && class.is_fired_by(kind));
                 client.watchers = kept;
                 for (_, path, tx) in fired {
                     let _ = tx.send(Notice {

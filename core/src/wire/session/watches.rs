@@ -15,7 +15,7 @@ use super::error::SendError;
 use crate::wire::encode::WatchLists;
 use crate::wire::error::EncodeError;
 use crate::wire::op::WatchClass;
-use crate::{WatchEvent, WatchKind, ZkError};
+use crate::{WatchEvent, ZkError};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Status {
@@ -188,17 +188,10 @@ impl<const N: usize, const BYTES: usize> WatchTable<N, BYTES> {
 
     /// A notification arrived: removes the watches it fired.
     pub(crate) fn fire(&mut self, event: &WatchEvent<'_>) {
-        let fires = |class: WatchClass| match event.kind {
-            WatchKind::NodeCreated | WatchKind::NodeDataChanged => {
-                matches!(class, WatchClass::Data | WatchClass::Exist)
-            }
-            WatchKind::NodeChildrenChanged => class == WatchClass::Child,
-            WatchKind::NodeDeleted => true,
-        };
         self.remove_where(|table, w| {
             matches!(w.status, Status::Armed { .. })
                 && table.path(w) == event.path
-                && fires(w.class)
+                && w.class.is_fired_by(event.kind)
         });
     }
 
