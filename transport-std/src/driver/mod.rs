@@ -151,23 +151,25 @@ impl Source {
     pub(crate) fn renewal(&self, session_id: i64) -> Option<BoxFuture<'static, bool>> {
         match self {
             Source::Fixed(_) => None,
-            Source::Renewing(clients) => {
-                let mut clients = clients.clone();
-                Some(Box::pin(async move {
-                    let renewed = clients.wait_for(|c| c.session_id().0 != session_id);
-                    renewed.await.is_ok()
-                }))
-            }
+            Source::Renewing(clients) => Some(renewed(clients, session_id, |c| c.session_id().0)),
             #[cfg(feature = "sim")]
-            Source::SimRenewing(clients) => {
-                let mut clients = clients.clone();
-                Some(Box::pin(async move {
-                    let renewed = clients.wait_for(|c| c.session_id() != session_id);
-                    renewed.await.is_ok()
-                }))
-            }
+            Source::SimRenewing(clients) => Some(renewed(clients, session_id, |c| c.session_id())),
         }
     }
+}
+
+/// Resolves once the client `clients` holds has a session other than
+/// `session_id` (`false` if the sender is gone), whatever kind of client.
+fn renewed<C: Send + Sync + 'static>(
+    clients: &watch::Receiver<C>,
+    session_id: i64,
+    id_of: fn(&C) -> i64,
+) -> BoxFuture<'static, bool> {
+    let mut clients = clients.clone();
+    Box::pin(async move {
+        let renewed = clients.wait_for(|c| id_of(c) != session_id);
+        renewed.await.is_ok()
+    })
 }
 
 /// Spawns a task running `recipe` on the clients of `source`, telling it
