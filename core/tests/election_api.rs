@@ -652,3 +652,44 @@ fn an_unconfirmed_waiter_waits_for_its_nodes_read_before_leading() {
     );
     assert_eq!(events(&mut e), [ElectionEvent::Leading]);
 }
+
+/// A candidate takes its directory's listing in parts (as the embedded
+/// driver hands over a directory larger than its receive buffer) and, as
+/// with the listing whole, decides only once the last part came: here, to
+/// watch the candidate ahead.
+#[test]
+fn a_listing_in_parts_decides_only_at_its_last_part() {
+    use herdless_core::Children;
+    let ahead = candidate_name(Guid([9; 16]), 0);
+    let own = candidate_name(Guid([4; 16]), 1);
+    for cut in 0..=2 {
+        let mut e: Election = Election::new("/e").unwrap();
+        assert!(e.takes_listing_in_parts());
+        e.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 7 });
+        e.campaign(Guid([4; 16]), b"data").unwrap();
+        let first = sent(&mut e);
+        assert_eq!(first.len(), 2, "{first:?}");
+        answer(&mut e, first[0].0, OwnedReply::Created(format!("/e/{own}")));
+        sent(&mut e);
+        let names = [own.as_str(), ahead.as_str()];
+        let mut part = |names: &[&str], last| {
+            e.handle_listing_part(Instant::ZERO, first[1].0, Children::new(&names), last);
+        };
+        part(&names[..cut], false);
+        part(&[], false);
+        assert!(sent(&mut e).is_empty(), "nothing before the last part");
+        e.handle_listing_part(
+            Instant::ZERO,
+            first[1].0,
+            Children::new(&&names[cut..]),
+            true,
+        );
+        let after = sent(&mut e);
+        assert!(
+            after
+                .iter()
+                .any(|(_, _, path)| *path == format!("/e/{ahead}")),
+            "cut at {cut}: {after:?}"
+        );
+    }
+}
