@@ -421,6 +421,53 @@ fn sent(c: &mut Cons) -> Vec<(herdless_core::RequestId, String)> {
     out
 }
 
+/// A take on session 1 whose watching listing answered `[one, two]` while
+/// a notification had a second (plain) listing sent: `one` is being read,
+/// the plain listing is still in flight. Returns the plain listing's and
+/// the read's ids.
+fn reading_one_with_a_second_listing_in_flight(
+    c: &mut Cons,
+    one: &str,
+    two: &str,
+) -> (herdless_core::RequestId, herdless_core::RequestId) {
+    use herdless_core::{Children, Reply, WatchEvent, WatchKind};
+    c.handle_session(
+        Instant::ZERO,
+        herdless_core::SessionEvent::Connected { session_id: 1 },
+    );
+    c.take(None).unwrap();
+    let s = sent(c);
+    assert_eq!(s[0].1, format!("list {QUEUE} watch=false"));
+    c.handle_reply(
+        Instant::ZERO,
+        s[0].0,
+        Reply::Children(Children::new(&(&[] as &[&str]))),
+    );
+    let s = sent(c);
+    assert_eq!(s[0].1, format!("list {QUEUE} watch=true"));
+    let watching = s[0].0;
+    // The old watch fires for a put before the watching listing is answered.
+    c.handle_watch(
+        Instant::ZERO,
+        WatchEvent {
+            kind: WatchKind::NodeChildrenChanged,
+            path: QUEUE,
+        },
+    );
+    let s = sent(c);
+    assert_eq!(s.len(), 1, "{s:?}");
+    let plain = s[0].0;
+    c.handle_reply(
+        Instant::ZERO,
+        watching,
+        Reply::Children(Children::new(&&[one, two][..])),
+    );
+    let s = sent(c);
+    assert_eq!(s[0].1, format!("read {QUEUE}/{one}"));
+    let read = s[0].0;
+    (plain, read)
+}
+
 /// After a reconnect the server keeps the child watch a waiting take set
 /// before (SetWatches), so a put can notify the consumer while its new
 /// listing is still on its way: two listings are then in flight. The later
@@ -439,40 +486,7 @@ fn a_second_listing_answered_mid_take_does_not_change_the_item_being_taken() {
         (vec![two], true),
     ] {
         let mut c: Cons = Consumer::new(QUEUE).unwrap();
-        c.handle_session(
-            Instant::ZERO,
-            herdless_core::SessionEvent::Connected { session_id: 1 },
-        );
-        c.take(None).unwrap();
-        let s = sent(&mut c);
-        assert_eq!(s[0].1, format!("list {QUEUE} watch=false"));
-        c.handle_reply(
-            Instant::ZERO,
-            s[0].0,
-            Reply::Children(Children::new(&(&[] as &[&str]))),
-        );
-        let s = sent(&mut c);
-        assert_eq!(s[0].1, format!("list {QUEUE} watch=true"));
-        let watching = s[0].0;
-        // The old watch fires for a put before the watching listing is answered.
-        c.handle_watch(
-            Instant::ZERO,
-            WatchEvent {
-                kind: WatchKind::NodeChildrenChanged,
-                path: QUEUE,
-            },
-        );
-        let s = sent(&mut c);
-        assert_eq!(s.len(), 1, "{s:?}");
-        let plain = s[0].0;
-        c.handle_reply(
-            Instant::ZERO,
-            watching,
-            Reply::Children(Children::new(&&[one, two][..])),
-        );
-        let s = sent(&mut c);
-        assert_eq!(s[0].1, format!("read {QUEUE}/{one}"));
-        let read = s[0].0;
+        let (plain, read) = reading_one_with_a_second_listing_in_flight(&mut c, one, two);
         // Another consumer took `one` meanwhile: the later listing lacks it.
         if in_parts {
             // As the embedded driver hands it over: in parts, an empty one
@@ -823,5 +837,69 @@ fn a_take_reads_the_lowest_item_of_a_listing_in_parts() {
     assert_eq!(
         sent(&mut c)[0].1,
         format!("read {QUEUE}/b-queue-0000000002")
+    );
+}
+
+/// Wherever the lowest item comes in a listing read in parts (first,
+/// middle or last part), it is the one read: a later part of the same
+/// listing adds to what the earlier ones gave, never starts it anew.
+#[test]
+fn a_take_reads_the_lowest_item_wherever_it_comes_in_the_parts() {
+    use herdless_core::Children;
+    let lowest = "b-queue-0000000002";
+    let others = [
+        "c-queue-0000000007",
+        "a-queue-0000000005",
+        "d-queue-0000000009",
+    ];
+    for at in 0..others.len() {
+        let mut c: Cons = Consumer::new(QUEUE).unwrap();
+        c.take(None).unwrap();
+        let listing = sent(&mut c)[0].0;
+        let mut parts: Vec<Vec<&str>> = others.iter().map(|name| vec![*name]).collect();
+        parts[at].push(lowest);
+        for (i, part) in parts.iter().enumerate() {
+            let names = part.as_slice();
+            let last = i + 1 == parts.len();
+            c.handle_listing_part(Instant::ZERO, listing, Children::new(&names), last);
+        }
+        assert_eq!(
+            sent(&mut c)[0].1,
+            format!("read {QUEUE}/{lowest}"),
+            "the lowest item came in part {at}"
+        );
+    }
+}
+
+/// A listing cut short by a lost connection is over: the next listing,
+/// after the reconnect, is read on its own terms. Here the cut one was
+/// being skipped (an item was being read when it began); the next one must
+/// still be read, or the take waits forever.
+#[test]
+fn a_listing_cut_by_a_lost_connection_does_not_decide_how_the_next_is_read() {
+    use herdless_core::{Children, SessionEvent};
+    let one = "a-queue-0000000001";
+    let two = "a-queue-0000000002";
+    let mut c: Cons = Consumer::new(QUEUE).unwrap();
+    let (plain, _read) = reading_one_with_a_second_listing_in_flight(&mut c, one, two);
+    let none: &[&str] = &[];
+    c.handle_listing_part(Instant::ZERO, plain, Children::new(&none), false);
+    assert!(sent(&mut c).is_empty());
+    c.handle_session(Instant::ZERO, SessionEvent::Suspended);
+    c.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 1 });
+    let s = sent(&mut c);
+    assert_eq!(
+        s.iter().map(|(_, t)| t.as_str()).collect::<Vec<_>>(),
+        [format!("list {QUEUE} watch=false")]
+    );
+    // Another consumer took `one` meanwhile.
+    let rest = [two];
+    c.handle_listing_part(Instant::ZERO, s[0].0, Children::new(&&rest[..]), true);
+    assert_eq!(
+        sent(&mut c)
+            .iter()
+            .map(|(_, t)| t.as_str())
+            .collect::<Vec<_>>(),
+        [format!("read {QUEUE}/{two}")]
     );
 }
