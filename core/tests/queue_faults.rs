@@ -476,7 +476,7 @@ fn reading_one_with_a_second_listing_in_flight(
 /// node it came from, and the delete goes to that node.
 #[test]
 fn a_second_listing_answered_mid_take_does_not_change_the_item_being_taken() {
-    use herdless_core::{Children, Reply, Stat, WatchEvent, WatchKind};
+    use herdless_core::{Children, Reply, Stat};
     let one = "a-queue-0000000001";
     let two = "a-queue-0000000002";
     for (later_listing, in_parts) in [
