@@ -48,14 +48,13 @@ impl std::fmt::Debug for SimServer {
 /// and path.
 pub type WatchOf = (&'static str, String);
 
-/// A request the client waits on.
-struct Pending {
-    answer: oneshot::Sender<(OwnedReply, Option<Watcher>)>,
-}
+/// Where the answer to a request the client waits on goes: the reply, and
+/// the watcher for the watch it set.
+type Answer = oneshot::Sender<(OwnedReply, Option<Watcher>)>;
 
 /// A session's client, as the zookeeper-client crate would be.
 struct ClientSide {
-    pending: HashMap<RequestId, Pending>,
+    pending: HashMap<RequestId, Answer>,
     watchers: Vec<(WatchClass, String, oneshot::Sender<Notice>)>,
     state: watch::Sender<State>,
 }
@@ -350,9 +349,8 @@ impl SimServer {
             request,
             Request::Create { .. } | Request::Delete { .. } | Request::SetData { .. }
         );
-        let pending = Pending { answer };
         if let Some(client) = world.clients.get_mut(&session) {
-            client.pending.insert(id, pending);
+            client.pending.insert(id, answer);
         }
         world.zk.submit(session, id, &request);
         world
@@ -514,7 +512,7 @@ impl World {
         };
         match delivery {
             Delivery::Reply(id, reply) => {
-                let Some(pending) = client.pending.remove(&id) else {
+                let Some(answer) = client.pending.remove(&id) else {
                     return;
                 };
                 let watcher = watch.map(|(class, path)| {
@@ -522,7 +520,7 @@ impl World {
                     client.watchers.push((class, path, tx));
                     Watcher::Sim(rx)
                 });
-                let _ = pending.answer.send((reply, watcher));
+                let _ = answer.send((reply, watcher));
             }
             Delivery::Watch(kind, path) => {
                 let (fired, kept) = std::mem::take(&mut client.watchers)
@@ -547,10 +545,8 @@ impl World {
                 };
                 debug!(session, ?state, "in-memory session");
                 if state.is_terminal() {
-                    for (_, pending) in std::mem::take(&mut client.pending) {
-                        let _ = pending
-                            .answer
-                            .send((OwnedReply::Error(ZkError::SessionExpired), None));
+                    for (_, answer) in std::mem::take(&mut client.pending) {
+                        let _ = answer.send((OwnedReply::Error(ZkError::SessionExpired), None));
                     }
                     for (_, path, tx) in client.watchers.drain(..) {
                         let _ = tx.send(Notice {
