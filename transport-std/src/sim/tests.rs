@@ -189,16 +189,11 @@ async fn each_change_fires_the_watches_the_server_fires() {
     let a = zk.connect();
     zk.create("/x", b"").unwrap();
     let watch = |request| watch_set_by(&a, request);
-    let mut data = watch(Request::GetData {
-        path: "/x",
-        watch: true,
-    })
-    .await;
-    let mut child = watch(Request::GetChildren {
-        path: "/x",
-        watch: true,
-    })
-    .await;
+    let get_data = |path| Request::GetData { path, watch: true };
+    let get_children = |path| Request::GetChildren { path, watch: true };
+    let exists = |path| Request::Exists { path, watch: true };
+    let mut data = watch(get_data("/x")).await;
+    let mut child = watch(get_children("/x")).await;
     zk.set_data("/x", b"1").unwrap();
     assert!(data.try_recv().is_ok(), "a data change fires a data watch");
     assert!(
@@ -207,21 +202,9 @@ async fn each_change_fires_the_watches_the_server_fires() {
     );
     zk.create("/x/c", b"").unwrap();
     assert!(child.try_recv().is_ok(), "a new child fires a child watch");
-    let mut data = watch(Request::GetData {
-        path: "/x",
-        watch: true,
-    })
-    .await;
-    let mut child = watch(Request::GetChildren {
-        path: "/x",
-        watch: true,
-    })
-    .await;
-    let mut created = watch(Request::Exists {
-        path: "/y",
-        watch: true,
-    })
-    .await;
+    let mut data = watch(get_data("/x")).await;
+    let mut child = watch(get_children("/x")).await;
+    let mut created = watch(exists("/y")).await;
     zk.create("/x/d", b"").unwrap();
     assert!(data.try_recv().is_err(), "a new child fired a data watch");
     child.try_recv().unwrap();
@@ -231,26 +214,14 @@ async fn each_change_fires_the_watches_the_server_fires() {
         Some(herdless_core::WatchKind::NodeCreated)
     );
     // An `exists` that finds the node sets a data watch.
-    let mut exists = watch(Request::Exists {
-        path: "/y",
-        watch: true,
-    })
-    .await;
+    let mut found = watch(exists("/y")).await;
     zk.set_data("/y", b"1").unwrap();
     assert_eq!(
-        exists.try_recv().unwrap().kind,
+        found.try_recv().unwrap().kind,
         Some(herdless_core::WatchKind::NodeDataChanged)
     );
-    let mut child = watch(Request::GetChildren {
-        path: "/x/c",
-        watch: true,
-    })
-    .await;
-    let mut data = watch(Request::GetData {
-        path: "/x/c",
-        watch: true,
-    })
-    .await;
+    let mut child = watch(get_children("/x/c")).await;
+    let mut data = watch(get_data("/x/c")).await;
     zk.delete("/x/c").unwrap();
     assert_eq!(
         child.try_recv().unwrap().kind,
