@@ -18,7 +18,7 @@ use crate::{Acl, CreateMode, Version};
 /// The `ConnectRequest` that opens (or resumes) a session, followed by the
 /// read-only byte.
 pub fn connect(req: &ConnectRequest<'_>, buf: &mut [u8]) -> Result<usize, EncodeError> {
-    frame(buf, DEFAULT_MAX_FRAME, |w| {
+    frame(buf, DEFAULT_MAX_FRAME, &|w| {
         w.int(0); // protocol version
         w.long(req.last_zxid_seen);
         w.int(req.timeout_ms);
@@ -31,7 +31,7 @@ pub fn connect(req: &ConnectRequest<'_>, buf: &mut [u8]) -> Result<usize, Encode
 
 /// A ping (xid -2, no body).
 pub fn ping(buf: &mut [u8]) -> Result<usize, EncodeError> {
-    frame(buf, DEFAULT_MAX_FRAME, |w| {
+    frame(buf, DEFAULT_MAX_FRAME, &|w| {
         header(w, xid::PING, op::PING);
         Ok(())
     })
@@ -39,7 +39,7 @@ pub fn ping(buf: &mut [u8]) -> Result<usize, EncodeError> {
 
 /// `closeSession` with an ordinary xid; the server answers, then closes.
 pub fn close_session(xid: i32, buf: &mut [u8]) -> Result<usize, EncodeError> {
-    frame(buf, DEFAULT_MAX_FRAME, |w| {
+    frame(buf, DEFAULT_MAX_FRAME, &|w| {
         header(w, xid, op::CLOSE_SESSION);
         Ok(())
     })
@@ -49,7 +49,7 @@ pub fn close_session(xid: i32, buf: &mut [u8]) -> Result<usize, EncodeError> {
 /// connection. Authentication is per connection: send it again after every
 /// reconnect.
 pub fn auth(scheme: &str, credential: &[u8], buf: &mut [u8]) -> Result<usize, EncodeError> {
-    frame(buf, DEFAULT_MAX_FRAME, |w| {
+    frame(buf, DEFAULT_MAX_FRAME, &|w| {
         header(w, xid::AUTH, op::AUTH);
         w.int(0); // type
         w.ustring(scheme)?;
@@ -124,7 +124,7 @@ pub(crate) fn set_watches_from(
     lists: &dyn WatchLists,
     buf: &mut [u8],
 ) -> Result<usize, EncodeError> {
-    frame(buf, DEFAULT_MAX_FRAME, |w| {
+    frame(buf, DEFAULT_MAX_FRAME, &|w| {
         header(w, xid::SET_WATCHES, op::SET_WATCHES);
         w.long(relative_zxid);
         // The record's order: data, exist, child.
@@ -142,7 +142,7 @@ pub fn request(xid: i32, op: &Op<'_>, buf: &mut [u8]) -> Result<usize, EncodeErr
     if let Op::Multi([]) = op {
         return Err(EncodeError::EmptyMulti);
     }
-    frame(buf, DEFAULT_MAX_FRAME, |w| {
+    frame(buf, DEFAULT_MAX_FRAME, &|w| {
         header(w, xid, op.opcode());
         body(w, op)
     })

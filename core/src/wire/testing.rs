@@ -13,7 +13,7 @@ use crate::Stat;
 /// A whole frame whose payload `body` writes.
 pub(crate) fn server_frame(body: impl Fn(&mut Writer<'_>) -> Result<(), EncodeError>) -> Vec<u8> {
     let mut buf = std::vec![0u8; 1 << 16];
-    let n = frame(&mut buf, DEFAULT_MAX_FRAME, body).unwrap();
+    let n = frame(&mut buf, DEFAULT_MAX_FRAME, &body).unwrap();
     buf.truncate(n);
     buf
 }
