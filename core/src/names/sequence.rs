@@ -120,6 +120,16 @@ impl Sequence {
         name: &str,
         accept: impl Fn(&str) -> bool,
     ) -> Result<(&str, Sequence), SequenceError> {
+        Sequence::split_accepted(name, &accept)
+    }
+
+    /// [`split_where`](Self::split_where) in one copy for every `accept`:
+    /// the recipes call it with several, and on a microcontroller each
+    /// copy costs flash.
+    fn split_accepted<'n>(
+        name: &'n str,
+        accept: &dyn Fn(&str) -> bool,
+    ) -> Result<(&'n str, Sequence), SequenceError> {
         let bytes = name.as_bytes();
         if bytes.len() < SUFFIX_LEN {
             return Err(SequenceError::TooShort);
