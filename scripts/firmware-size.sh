@@ -7,7 +7,9 @@
 # Code is attributed from the debug info (kept by the release profile; it
 # never reaches flash): each instruction counts for the crate of the source
 # line it was compiled from, except that helpers from `core` and `heapless`
-# inlined into another crate count for that crate. Symbol names alone would
+# inlined into another crate count for that crate, and code the machine
+# outliner moved into shared OUTLINED_FUNCTION_n counts for the crates that
+# call it, in proportion to their calls. Symbol names alone would
 # credit much of herdless to the executor: async tasks are compiled into
 # `TaskStorage::poll` with every future they await inlined, so that figure
 # is printed too, for comparison.
@@ -173,6 +175,8 @@ header = re.compile(r"^[0-9a-f]+ <(.+)>:$")
 line_info = re.compile(r"^; (/\S+):\d+$")
 marker = re.compile(r"^; \S+: (end of )?(\S+) inlined into (\S+)$")
 insn = re.compile(r"^\s*([0-9a-f]+):\s")
+outlined_call = re.compile(r"<(OUTLINED_FUNCTION_\d+)>(?: |$)")
+outlined_callers = {}  # outlined function -> {caller's group: calls}
 
 
 def credit(address):
@@ -182,6 +186,8 @@ def credit(address):
 
 
 def owner():
+    if function.startswith("OUTLINED_FUNCTION"):
+        return ("outlined", function)
     if source is not None and source not in UTILITY:
         return group(source)
     callers = {caller for _, caller in active}
@@ -225,7 +231,23 @@ for line in open(elf + ".lines"):
         address = int(m.group(1), 16)
         credit(address)
         last = (address, owner())
+        called = outlined_call.search(line)
+        if called and not function.startswith("OUTLINED_FUNCTION"):
+            callers = outlined_callers.setdefault(called.group(1), {})
+            callers[last[1]] = callers.get(last[1], 0) + 1
 credit(addresses.get(".text", 0) + code)
+
+# LLVM's machine outliner (on by default at "z") moves instruction
+# sequences repeated across functions into OUTLINED_FUNCTION_n, which has
+# no source lines: each one's bytes count for its callers, in proportion
+# to their calls, so herdless's figure includes what was outlined from it.
+for key in [k for k in by_code if isinstance(k, tuple)]:
+    size = by_code.pop(key)
+    callers = outlined_callers.get(key[1]) or {group(crate_of(key[1])): 1}
+    calls = sum(callers.values())
+    for caller, n in callers.items():
+        by_code[caller] = by_code.get(caller, 0) + size * n / calls
+by_code = {name: round(size) for name, size in by_code.items()}
 
 
 def pct(part, whole):
