@@ -133,6 +133,9 @@ pub(crate) fn frame(
     Ok(needed)
 }
 
+/// The bytes of a `Stat` record: six longs and five ints.
+const STAT_LEN: usize = 6 * 8 + 5 * 4;
+
 /// Reads jute values from a byte slice, front to back, checking the bytes
 /// left before every step.
 #[derive(Clone, Copy, Debug)]
@@ -215,18 +218,23 @@ impl<'a> Reader<'a> {
     }
 
     pub(crate) fn stat(&mut self) -> Result<Stat, DecodeError> {
+        // One length check for the whole record: the reads of its fields
+        // from a fixed-size copy cannot fail, and the compiler drops their
+        // checks (a check and an error path per field cost flash).
+        let record: [u8; STAT_LEN] = self.array()?;
+        let mut fields = Reader::new(&record);
         Ok(Stat {
-            czxid: self.long()?,
-            mzxid: self.long()?,
-            ctime: self.long()?,
-            mtime: self.long()?,
-            version: self.int()?,
-            cversion: self.int()?,
-            aversion: self.int()?,
-            ephemeral_owner: self.long()?,
-            data_length: self.int()?,
-            num_children: self.int()?,
-            pzxid: self.long()?,
+            czxid: fields.long()?,
+            mzxid: fields.long()?,
+            ctime: fields.long()?,
+            mtime: fields.long()?,
+            version: fields.int()?,
+            cversion: fields.int()?,
+            aversion: fields.int()?,
+            ephemeral_owner: fields.long()?,
+            data_length: fields.int()?,
+            num_children: fields.int()?,
+            pzxid: fields.long()?,
         })
     }
 }
