@@ -293,15 +293,19 @@ impl<const N: usize> Contention<N> {
     /// Reads one name of the listing; `waits` is its sequence if it is a
     /// node this contender waits for.
     pub(crate) fn scan_name(&mut self, name: &str, waits: Option<Sequence>) {
-        let Some(mut scan) = self.scan else {
+        // In place: a copy of the fold and back costs flash on every name.
+        let Some(scan) = self.scan.as_mut() else {
             return;
         };
         match scan.mode {
-            ScanMode::Ignore => return,
+            ScanMode::Ignore => {}
             ScanMode::Find => {
                 if !scan.seen && self.flavour.is_own(self.kind, &self.guid, name) {
                     scan.seen = true;
-                    scan.stored = self.store_own(name);
+                    let stored = self.store_own(name);
+                    if let Some(scan) = self.scan.as_mut() {
+                        scan.stored = stored;
+                    }
                 }
             }
             ScanMode::Stand => {
@@ -326,7 +330,6 @@ impl<const N: usize> Contention<N> {
                 }
             }
         }
-        self.scan = Some(scan);
     }
 
     /// The listing's last part was read: what it said.
