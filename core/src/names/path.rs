@@ -140,16 +140,23 @@ pub fn validate_name(name: &str) -> Result<(), PathError> {
 
 /// The last segment of a path (`"/a/b"` gives `"b"`, `"/"` gives `""`).
 pub fn basename(path: &str) -> &str {
-    match path.rfind('/') {
-        Some(i) => &path[i + 1..],
+    match last_slash(path) {
+        Some(i) => path.get(i + 1..).unwrap_or_default(),
         None => path,
     }
+}
+
+/// Where the last `/` of `path` is. A plain scan from the end: paths are
+/// short, and `str::rfind`'s word-at-a-time search costs some 200 bytes
+/// of flash wherever it is inlined.
+fn last_slash(path: &str) -> Option<usize> {
+    path.bytes().rposition(|b| b == b'/')
 }
 
 /// The parent of a path (`"/a/b"` gives `"/a"`, `"/a"` gives `"/"`), or
 /// `None` for the root.
 pub fn parent(path: &str) -> Option<&str> {
-    match path.rfind('/') {
+    match last_slash(path) {
         _ if path == "/" => None,
         Some(0) => Some("/"),
         Some(i) => Some(&path[..i]),
