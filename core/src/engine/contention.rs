@@ -8,8 +8,6 @@
 //! owner and write an acknowledgement first) stay in the recipe; the state
 //! and the one-pass reading of listings live here, once.
 
-use core::fmt::Write;
-
 use heapless::String;
 
 use crate::engine::ancestors;
@@ -405,8 +403,9 @@ impl<const N: usize> Contention<N> {
         acl: Acl<'a>,
     ) -> Request<'a> {
         scratch.clear();
-        // heapless' `String` refuses a write that does not fit whole.
-        let _ = write!(scratch, "{}/", self.dir);
+        // heapless' `String` refuses a push that does not fit whole.
+        let _ = scratch.push_str(&self.dir);
+        let _ = scratch.push('/');
         let _ = self.flavour.write_prefix(self.kind, &self.guid, scratch);
         Request::Create {
             path: scratch,
@@ -464,6 +463,7 @@ impl<const N: usize> Contention<N> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use core::fmt::Write as _;
 
     const G: Guid = Guid([7; 16]);
 
