@@ -128,7 +128,9 @@ fn validate_inner(path: &str, sequential: bool) -> Result<(), PathError> {
 
 /// Checks one node name (a path segment).
 pub fn validate_name(name: &str) -> Result<(), PathError> {
-    if name.is_empty() || name.contains('/') {
+    // Bytes rather than `str::contains`, whose word-at-a-time search
+    // costs flash for names of some tens of bytes.
+    if name.is_empty() || name.bytes().any(|b| b == b'/') {
         return Err(PathError::BadName);
     }
     if name == "." || name == ".." {
@@ -220,12 +222,18 @@ pub fn join_into<const N: usize>(
 /// topmost component; the deepest is `dir` itself): what recipes create,
 /// one level after the other, when their directory is missing.
 pub(crate) fn nth_ancestor_end(dir: &str, level: u8) -> usize {
-    dir.match_indices('/')
-        .map(|(i, _)| i)
-        .chain(core::iter::once(dir.len()))
-        .filter(|&i| i > 0)
-        .nth(usize::from(level.saturating_sub(1)))
-        .unwrap_or(dir.len())
+    // A byte scan, as in `validate_name`: with these two, nothing in a
+    // firmware running the lock and the election needs `str`'s searches.
+    let mut ends_before = level.saturating_sub(1);
+    for (i, b) in dir.bytes().enumerate().skip(1) {
+        if b == b'/' {
+            if ends_before == 0 {
+                return i;
+            }
+            ends_before -= 1;
+        }
+    }
+    dir.len()
 }
 
 /// Number of components of an absolute path (`/a/b` has 2).
