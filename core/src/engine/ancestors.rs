@@ -81,7 +81,10 @@ pub(crate) fn create<'a, const N: usize>(
 ) -> Request<'a> {
     let end = path::nth_ancestor_end(dir, level);
     scratch.clear();
-    let _ = scratch.push_str(&dir[..end]);
+    // `get`, not an index: the end is always at a `/` or the end of
+    // `dir`, and an index would link in core's panic message for a cut
+    // inside a character (some 2 KB of flash with the formatting it uses).
+    let _ = scratch.push_str(dir.get(..end).unwrap_or(dir));
     Request::Create {
         path: scratch,
         data: &[],

@@ -134,8 +134,12 @@ impl Sequence {
         if bytes.len() < SUFFIX_LEN {
             return Err(SequenceError::TooShort);
         }
-        let short = short_reading(bytes).map(|seq| (&name[..name.len() - SUFFIX_LEN], seq));
-        let long = long_reading(bytes).map(|seq| (&name[..name.len() - SUFFIX_LEN - 1], seq));
+        // A reading is ASCII, so the prefix ends on a character boundary;
+        // `get` rather than an index keeps core's panic message for a cut
+        // inside a character (and the formatting it uses) out of firmware.
+        let prefix = |len: usize| name.get(..bytes.len() - len).unwrap_or_default();
+        let short = short_reading(bytes).map(|seq| (prefix(SUFFIX_LEN), seq));
+        let long = long_reading(bytes).map(|seq| (prefix(SUFFIX_LEN + 1), seq));
         let mut any = false;
         for (prefix, seq) in [short, long].into_iter().flatten() {
             any = true;
