@@ -243,7 +243,8 @@ credit(addresses.get(".text", 0) + code)
 # to their calls, so herdless's figure includes what was outlined from it.
 for key in [k for k in by_code if isinstance(k, tuple)]:
     size = by_code.pop(key)
-    callers = outlined_callers.get(key[1]) or {group(crate_of(key[1])): 1}
+    # One that nothing calls (none so far) stays unattributed.
+    callers = outlined_callers.get(key[1]) or {OTHER: 1}
     calls = sum(callers.values())
     for caller, n in callers.items():
         by_code[caller] = by_code.get(caller, 0) + size * n / calls

@@ -82,8 +82,9 @@ pub(crate) fn create<'a, const N: usize>(
     let end = path::nth_ancestor_end(dir, level);
     scratch.clear();
     // `get`, not an index: the end is always at a `/` or the end of
-    // `dir`, and an index would link in core's panic message for a cut
-    // inside a character (some 2 KB of flash with the formatting it uses).
+    // `dir`, and an index would link in core's panic for a cut inside a
+    // character, whose message needs `char`'s `Debug` and the Unicode
+    // tables (5 KB of flash on the STM32 firmware).
     let _ = scratch.push_str(dir.get(..end).unwrap_or(dir));
     Request::Create {
         path: scratch,
