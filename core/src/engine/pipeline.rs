@@ -144,7 +144,12 @@ impl<Op: Copy + PartialEq, const QUEUED: usize, const IN_FLIGHT: usize>
     pub(crate) fn lose(&mut self) -> Vec<Op, IN_FLIGHT> {
         self.ids.new_epoch();
         self.queued.clear();
-        let lost = self.in_flight.iter().map(|(_, op)| *op).collect();
+        // Pushed one by one: `collect` would carry heapless's overflow
+        // panic, which cannot happen here (both hold `IN_FLIGHT`).
+        let mut lost = Vec::new();
+        for (_, op) in self.in_flight.iter() {
+            let _ = lost.push(*op);
+        }
         self.in_flight.clear();
         lost
     }

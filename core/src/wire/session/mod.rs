@@ -572,7 +572,7 @@ impl<T: Copy, const PENDING: usize, const WATCHES: usize, const WATCH_BYTES: usi
     }
 
     fn connect_timeout(&self) -> u64 {
-        (self.timeout_ms() / self.config.servers as u64).max(1)
+        (self.timeout_ms() / (self.config.servers as u64).max(1)).max(1)
     }
 
     /// When the session is lost if no server answers before then.
