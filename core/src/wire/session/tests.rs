@@ -293,6 +293,26 @@ fn a_reply_out_of_order_drops_the_connection() {
 }
 
 #[test]
+fn a_reply_nobody_waits_for_drops_the_connection_not_the_session() {
+    let mut t = Script::three();
+    t.establish(9000);
+    t.events();
+    let old = t.conn;
+    // No request pending and no close sent: the reply answers nothing.
+    assert_eq!(
+        t.frame(&empty_reply(5, 1, 0)).err(),
+        Some(SessionError::XidOutOfOrder {
+            expected: None,
+            got: 5
+        })
+    );
+    assert_eq!(t.s.poll_action(), Some(Action::Close { conn: old }));
+    assert_eq!(t.next_attempt(), 1);
+    assert_eq!(t.s.state(), State::Connecting);
+    assert_eq!(t.events(), [Event::Session(SessionEvent::Suspended)]);
+}
+
+#[test]
 fn a_malformed_reply_is_a_typed_error_and_its_request_is_lost() {
     let mut t = Script::three();
     t.establish(9000);
@@ -398,6 +418,44 @@ fn resumes_on_the_next_server_with_id_password_and_last_zxid() {
         ]
     );
     assert_eq!(t.s.server(), 2);
+}
+
+#[test]
+fn a_malformed_handshake_answer_tries_the_next_server() {
+    let mut t = Script::three();
+    t.open();
+    let old = t.conn;
+    // A connect response cut short, for a new session.
+    assert!(matches!(
+        t.frame(&[0, 0, 0, 3, 0, 0, 0]),
+        Err(SessionError::Decode(_))
+    ));
+    assert_eq!(t.s.poll_action(), Some(Action::Close { conn: old }));
+    assert_eq!(t.next_attempt(), 1);
+    t.establish(9000);
+    // And again while resuming it: the session is not given up.
+    t.now = 100;
+    assert_eq!(t.drop_connection(), 2);
+    t.open();
+    assert!(matches!(
+        t.frame(&[0, 0, 0, 3, 0, 0, 0]),
+        Err(SessionError::Decode(_))
+    ));
+    assert_eq!(t.next_attempt(), 0);
+    assert_eq!(t.s.state(), State::Connecting);
+    t.open();
+    t.frame(&connect_response(9000, SID, &PASSWORD, false))
+        .unwrap();
+    assert_eq!(t.s.state(), State::Connected { read_only: false });
+}
+
+#[test]
+fn the_frame_limit_is_the_configured_one() {
+    let at = Instant::from_millis(0);
+    let s = S::new(SessionConfig::new(1, 9000), at);
+    assert_eq!(s.max_frame(), DEFAULT_MAX_FRAME);
+    let s = S::new(SessionConfig::new(1, 9000).with_max_frame(4096), at);
+    assert_eq!(s.max_frame(), 4096);
 }
 
 #[test]
