@@ -477,12 +477,16 @@ fn a_connection_attempt_that_hangs_is_given_up() {
     // 9 s over 3 servers: 3 s per attempt.
     assert_eq!(t.s.poll_timeout(), Some(Instant::from_millis(3000)));
     let first = t.conn;
+    t.advance(2999);
+    assert_eq!(t.actions(), [], "not given up before its time");
     t.advance(3000);
     assert_eq!(t.s.poll_action(), Some(Action::Close { conn: first }));
     assert_eq!(t.next_attempt(), 1);
     // A handshake with no answer too.
     t.open();
     let second = t.conn;
+    t.advance(5999);
+    assert_eq!(t.actions(), [], "not given up before its time");
     t.advance(6000);
     assert_eq!(t.s.poll_action(), Some(Action::Close { conn: second }));
     assert_eq!(t.next_attempt(), 2);
@@ -688,6 +692,30 @@ fn notifications_spend_the_watches_they_fire() {
     t.frame(&connect_response(9000, SID, &PASSWORD, false))
         .unwrap();
     assert!(t.transmit().is_empty());
+}
+
+#[test]
+fn a_reply_settles_its_own_requests_watch_when_the_table_has_moved() {
+    let mut t = Script::three();
+    t.establish(9000);
+    let read = |path| Op::Request(Request::GetData { path, watch: true });
+    let data = |w: &mut crate::wire::jute::Writer<'_>| {
+        w.buffer(b"v")?;
+        w.stat(&sample_stat());
+        Ok(())
+    };
+    let a = t.send(1, read("/a"));
+    t.frame(&reply(a, 5, 0, data)).unwrap();
+    let b = t.send(2, read("/b"));
+    let c = t.send(3, read("/c"));
+    // /a fires and leaves the table, which puts /c's entry before /b's.
+    t.frame(&notification(3, "/a")).unwrap();
+    t.frame(&empty_reply(b, 6, ZkError::NoNode.code())).unwrap();
+    t.frame(&reply(c, 7, 0, data)).unwrap();
+    assert_eq!(
+        t.s.watches().collect::<Vec<_>>(),
+        [(WatchClass::Data, "/c")]
+    );
 }
 
 #[test]
@@ -898,6 +926,17 @@ fn close_completes_on_eof_or_after_a_while() {
     t.transmit();
     assert_eq!(t.s.poll_timeout(), Some(Instant::from_millis(6000)));
     t.advance(6000);
+    assert_eq!(t.s.state(), State::Closed);
+
+    // Closing late in a silence: the close's own wait, not the session's
+    // expiry (which would come first and change nothing), is the timer.
+    let mut t = Script::three();
+    t.establish(9000);
+    t.advance(3500);
+    t.s.close(t.at());
+    t.transmit();
+    assert_eq!(t.s.poll_timeout(), Some(Instant::from_millis(9500)));
+    t.advance(9500);
     assert_eq!(t.s.state(), State::Closed);
 
     let mut t = Script::three();
@@ -1268,4 +1307,17 @@ fn a_large_frame_that_is_no_reply_or_out_of_order_drops_the_connection() {
         Ok(LargeFrame::Stale),
         "the connection was dropped: its frames are stale"
     );
+    // xid 0 is no server's own frame (those are negative) and no
+    // request's (they start at 1): a reply out of order.
+    let mut t = Script::three();
+    t.establish(9000);
+    let at = t.at();
+    assert_eq!(
+        t.s.handle_large_frame(t.conn, &head(0, 1, 0), at),
+        Err(SessionError::XidOutOfOrder {
+            expected: None,
+            got: 0
+        })
+    );
+    assert!(t.actions().contains(&Action::Close { conn: t.conn }));
 }
