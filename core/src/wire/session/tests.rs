@@ -528,6 +528,30 @@ fn the_server_saying_expired_ends_the_session_and_a_new_one_starts() {
 }
 
 #[test]
+fn a_resume_answered_with_another_session_is_the_old_ones_expiry() {
+    let mut t = Script::three();
+    t.establish(9000);
+    three_watches(&mut t);
+    t.drop_connection();
+    t.events();
+    t.open();
+    t.frame(&connect_response(9000, SID + 1, &PASSWORD, false))
+        .unwrap();
+    assert_eq!(
+        t.events(),
+        [
+            Event::Session(SessionEvent::Expired),
+            Event::Session(SessionEvent::Connected {
+                session_id: SID + 1
+            }),
+        ]
+    );
+    // The old session's watches are not carried to the new one.
+    assert_eq!(t.s.watches().count(), 0);
+    assert!(t.transmit().is_empty());
+}
+
+#[test]
 fn expiry_without_renewal_is_final() {
     let mut t = Script::new(SessionConfig::new(1, 9000).with_renew_after_expiry(false));
     t.establish(9000);
