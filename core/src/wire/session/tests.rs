@@ -1102,6 +1102,45 @@ fn lost_requests_drain_before_the_event_that_lost_them() {
     );
 }
 
+#[test]
+fn lost_requests_not_yet_reported_count_against_the_pending_bound() {
+    let mut t = Script::three();
+    t.establish(9000);
+    t.send(1, Op::Request(Request::Sync { path: "/" }));
+    t.send(2, Op::Request(Request::Sync { path: "/" }));
+    t.drop_connection();
+    t.establish(9000);
+    // Two lost, not yet reported, and two in flight fill the four places,
+    // so that the next loss has room for every one of them.
+    t.send(3, Op::Request(Request::Sync { path: "/" }));
+    t.send(4, Op::Request(Request::Sync { path: "/" }));
+    let mut buf = [0u8; 64];
+    assert_eq!(
+        t.s.send(
+            5,
+            &Op::Request(Request::Sync { path: "/" }),
+            &mut buf,
+            t.at()
+        ),
+        Err(SendError::TooManyPending)
+    );
+    t.drop_connection();
+    let lost: Vec<_> = t
+        .events()
+        .into_iter()
+        .filter(|e| matches!(e, Event::Lost(_)))
+        .collect();
+    assert_eq!(
+        lost,
+        [
+            Event::Lost(1),
+            Event::Lost(2),
+            Event::Lost(3),
+            Event::Lost(4)
+        ]
+    );
+}
+
 /// The watches' paths share one pool (32 bytes here): it bounds their total
 /// length, and a path spent by a notification leaves room that the next
 /// watch takes, with every remaining path intact for the next setWatches.
