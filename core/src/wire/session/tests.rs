@@ -1141,6 +1141,31 @@ fn lost_requests_not_yet_reported_count_against_the_pending_bound() {
     );
 }
 
+/// A zero-length path takes no room in the pool and so shares its start
+/// with the next path; removing that one leaves it as it was.
+#[test]
+fn an_empty_watched_path_survives_its_neighbours_removal() {
+    let mut t = Script::three();
+    t.establish(9000);
+    let read = |path| Op::Request(Request::GetData { path, watch: true });
+    let data = |w: &mut crate::wire::jute::Writer<'_>| {
+        w.buffer(b"v")?;
+        w.stat(&sample_stat());
+        Ok(())
+    };
+    let empty = t.send(1, read(""));
+    let b = t.send(2, read("/b"));
+    t.frame(&reply(empty, 5, 0, data)).unwrap();
+    t.frame(&reply(b, 6, 0, data)).unwrap();
+    t.frame(&notification(3, "/b")).unwrap();
+    assert_eq!(t.s.watches().collect::<Vec<_>>(), [(WatchClass::Data, "")]);
+    let c = t.send(3, read("/c"));
+    t.frame(&reply(c, 7, 0, data)).unwrap();
+    let mut watches = t.s.watches().collect::<Vec<_>>();
+    watches.sort_by_key(|(_, p)| *p);
+    assert_eq!(watches, [(WatchClass::Data, ""), (WatchClass::Data, "/c")]);
+}
+
 /// The watches' paths share one pool (32 bytes here): it bounds their total
 /// length, and a path spent by a notification leaves room that the next
 /// watch takes, with every remaining path intact for the next setWatches.
