@@ -343,6 +343,9 @@ fn pings_after_a_third_of_the_timeout_one_at_a_time() {
     t.advance(2999);
     assert!(t.transmit().is_empty());
     t.advance(3000);
+    // Due, not yet sent: the timer is no longer the ping's, which has
+    // passed (a driver would spin on it), but the dead line.
+    assert_eq!(t.s.poll_timeout(), Some(Instant::from_millis(6000)));
     let frames = t.transmit();
     assert_eq!(frames.len(), 1);
     assert_eq!(header(&frames[0]), (-2, 11));
@@ -952,6 +955,17 @@ fn close_completes_on_eof_or_after_a_while() {
     t.advance(6000);
     assert_eq!(t.s.state(), State::Closed);
 
+    // A connection failing while closing ends the close; no new
+    // connection is opened for a session being closed.
+    let mut t = Script::three();
+    t.establish(9000);
+    t.s.close(t.at());
+    t.transmit();
+    let xid = t.s.close_xid.unwrap();
+    assert!(t.frame(&empty_reply(xid + 1, 1, 0)).is_err());
+    assert_eq!(t.s.state(), State::Closed);
+    assert_eq!(t.actions(), [Action::Close { conn: t.conn }]);
+
     // Closing late in a silence: the close's own wait, not the session's
     // expiry (which would come first and change nothing), is the timer.
     let mut t = Script::three();
@@ -1106,14 +1120,16 @@ fn lost_requests_drain_before_the_event_that_lost_them() {
 fn lost_requests_not_yet_reported_count_against_the_pending_bound() {
     let mut t = Script::three();
     t.establish(9000);
-    t.send(1, Op::Request(Request::Sync { path: "/" }));
-    t.send(2, Op::Request(Request::Sync { path: "/" }));
+    for tag in 1..=3 {
+        t.send(tag, Op::Request(Request::Sync { path: "/" }));
+    }
     t.drop_connection();
     t.establish(9000);
-    // Two lost, not yet reported, and two in flight fill the four places,
-    // so that the next loss has room for every one of them.
-    t.send(3, Op::Request(Request::Sync { path: "/" }));
+    // Three lost, not yet reported, and one in flight fill the four
+    // places, so that the next loss has room for every one of them.
+    assert!(t.s.can_send());
     t.send(4, Op::Request(Request::Sync { path: "/" }));
+    assert!(!t.s.can_send());
     let mut buf = [0u8; 64];
     assert_eq!(
         t.s.send(
