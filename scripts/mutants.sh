@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Mutation testing of herdless-core's recipes with cargo-mutants.
+# Mutation testing of herdless-core's recipes and of the wire session with
+# cargo-mutants.
 #
 #   ./scripts/mutants.sh                 every recipe module (hours on 2 cores)
 #   ./scripts/mutants.sh lock barrier    some of them
@@ -39,6 +40,7 @@ declare -A FILES=(
     [link]="core/src/engine/link.rs"
     [ancestors]="core/src/engine/ancestors.rs"
     [contention]="core/src/engine/contention.rs core/src/engine/contention_flow.rs"
+    [session]="core/src/wire/session/mod.rs core/src/wire/session/watches.rs core/src/wire/session/auth.rs core/src/wire/session/config.rs core/src/wire/session/error.rs core/src/wire/session/output.rs"
 )
 declare -A TESTS=(
     [lock]="lock_safety lock_protocol lock_pitfalls lock_sim rwlock_protocol rwlock_pitfalls rwlock_sim wire_lock acl"
@@ -53,8 +55,9 @@ declare -A TESTS=(
     [ancestors]="lock_protocol lock_pitfalls election_faults election_pitfalls queue_api queue_faults barrier_faults barrier_double_faults two_phase_faults two_phase_api membership_faults membership_api acl"
     [link]="lock_protocol election_faults queue_api barrier_double_faults membership_api membership_faults config_faults barrier_faults"
     [contention]="lock_safety lock_protocol lock_pitfalls lock_sim rwlock_protocol rwlock_sim wire_lock election_api election_faults election_pitfalls election_sim acl"
+    [session]="wire_lock wire_roundtrip"
 )
-ORDER=(lock revoke election config barrier double_barrier queue two_phase membership link ancestors contention)
+ORDER=(lock revoke election config barrier double_barrier queue two_phase membership link ancestors contention session)
 
 list=false
 modules=()
