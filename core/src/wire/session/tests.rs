@@ -158,6 +158,12 @@ impl Script {
         server.expect("a new connection asked for")
     }
 
+    /// Sends `op` and returns the session's answer, refusals included.
+    fn try_send(&mut self, tag: u32, op: Op<'_>) -> Result<usize, SendError> {
+        let mut buf = [0u8; 512];
+        self.s.send(tag, &op, &mut buf, self.at())
+    }
+
     fn send(&mut self, tag: u32, op: Op<'_>) -> i32 {
         let mut buf = [0u8; 512];
         let n = self.s.send(tag, &op, &mut buf, self.at()).unwrap();
@@ -620,6 +626,20 @@ fn local_expiry_is_exact_at_the_deadline() {
     assert_eq!(t.open().session_id, 0);
 }
 
+/// A getData that sets a data watch on `path`.
+fn watched_read(path: &str) -> Op<'_> {
+    Op::Request(Request::GetData { path, watch: true })
+}
+
+/// A getData's answer: one byte of data and a stat.
+fn data_reply(xid: i32, zxid: i64) -> Vec<u8> {
+    reply(xid, zxid, 0, |w| {
+        w.buffer(b"v")?;
+        w.stat(&sample_stat());
+        Ok(())
+    })
+}
+
 /// Sets a data watch on /d, a creation watch on /e and a child watch on /c.
 fn three_watches(t: &mut Script) {
     let d = t.send(
@@ -725,20 +745,14 @@ fn notifications_spend_the_watches_they_fire() {
 fn a_reply_settles_its_own_requests_watch_when_the_table_has_moved() {
     let mut t = Script::three();
     t.establish(9000);
-    let read = |path| Op::Request(Request::GetData { path, watch: true });
-    let data = |w: &mut crate::wire::jute::Writer<'_>| {
-        w.buffer(b"v")?;
-        w.stat(&sample_stat());
-        Ok(())
-    };
-    let a = t.send(1, read("/a"));
-    t.frame(&reply(a, 5, 0, data)).unwrap();
-    let b = t.send(2, read("/b"));
-    let c = t.send(3, read("/c"));
+    let a = t.send(1, watched_read("/a"));
+    t.frame(&data_reply(a, 5)).unwrap();
+    let b = t.send(2, watched_read("/b"));
+    let c = t.send(3, watched_read("/c"));
     // /a fires and leaves the table, which puts /c's entry before /b's.
     t.frame(&notification(3, "/a")).unwrap();
     t.frame(&empty_reply(b, 6, ZkError::NoNode.code())).unwrap();
-    t.frame(&reply(c, 7, 0, data)).unwrap();
+    t.frame(&data_reply(c, 7)).unwrap();
     assert_eq!(
         t.s.watches().collect::<Vec<_>>(),
         [(WatchClass::Data, "/c")]
@@ -1002,12 +1016,7 @@ fn bounded_tables_refuse_with_typed_errors_and_consume_nothing() {
     }
     assert!(!t.s.can_send());
     assert_eq!(
-        t.s.send(
-            9,
-            &Op::Request(Request::Sync { path: "/" }),
-            &mut buf,
-            t.at()
-        ),
+        t.try_send(9, Op::Request(Request::Sync { path: "/" })),
         Err(SendError::TooManyPending)
     );
     for xid in 1..=4 {
@@ -1130,14 +1139,8 @@ fn lost_requests_not_yet_reported_count_against_the_pending_bound() {
     assert!(t.s.can_send());
     t.send(4, Op::Request(Request::Sync { path: "/" }));
     assert!(!t.s.can_send());
-    let mut buf = [0u8; 64];
     assert_eq!(
-        t.s.send(
-            5,
-            &Op::Request(Request::Sync { path: "/" }),
-            &mut buf,
-            t.at()
-        ),
+        t.try_send(5, Op::Request(Request::Sync { path: "/" })),
         Err(SendError::TooManyPending)
     );
     t.drop_connection();
@@ -1163,20 +1166,14 @@ fn lost_requests_not_yet_reported_count_against_the_pending_bound() {
 fn an_empty_watched_path_survives_its_neighbours_removal() {
     let mut t = Script::three();
     t.establish(9000);
-    let read = |path| Op::Request(Request::GetData { path, watch: true });
-    let data = |w: &mut crate::wire::jute::Writer<'_>| {
-        w.buffer(b"v")?;
-        w.stat(&sample_stat());
-        Ok(())
-    };
-    let empty = t.send(1, read(""));
-    let b = t.send(2, read("/b"));
-    t.frame(&reply(empty, 5, 0, data)).unwrap();
-    t.frame(&reply(b, 6, 0, data)).unwrap();
+    let empty = t.send(1, watched_read(""));
+    let b = t.send(2, watched_read("/b"));
+    t.frame(&data_reply(empty, 5)).unwrap();
+    t.frame(&data_reply(b, 6)).unwrap();
     t.frame(&notification(3, "/b")).unwrap();
     assert_eq!(t.s.watches().collect::<Vec<_>>(), [(WatchClass::Data, "")]);
-    let c = t.send(3, read("/c"));
-    t.frame(&reply(c, 7, 0, data)).unwrap();
+    let c = t.send(3, watched_read("/c"));
+    t.frame(&data_reply(c, 7)).unwrap();
     let mut watches = t.s.watches().collect::<Vec<_>>();
     watches.sort_by_key(|(_, p)| *p);
     assert_eq!(watches, [(WatchClass::Data, ""), (WatchClass::Data, "/c")]);
