@@ -1422,3 +1422,37 @@ fn a_large_frame_that_is_no_reply_or_out_of_order_drops_the_connection() {
     );
     assert!(t.actions().contains(&Action::Close { conn: t.conn }));
 }
+
+#[test]
+fn connection_attempts_are_numbered_from_one() {
+    let mut t = Script::three();
+    assert_eq!(t.conn.generation(), 1);
+    assert_eq!(t.drop_connection(), 1);
+    assert_eq!(t.conn.generation(), 2);
+}
+
+/// Each error says what went wrong in words, with its details.
+#[test]
+fn errors_display_their_cause() {
+    use std::string::ToString;
+    let shown = [
+        SendError::NotConnected.to_string(),
+        SendError::TooManyWatches.to_string(),
+        SendError::Encode(EncodeError::TooLong).to_string(),
+        SessionError::XidOutOfOrder {
+            expected: Some(3),
+            got: 7,
+        }
+        .to_string(),
+        SessionError::SetWatchesFailed(ZkError::NoAuth).to_string(),
+        AuthError::TooMany.to_string(),
+        AuthError::TooLong.to_string(),
+    ];
+    assert_eq!(shown[0], "not connected");
+    assert_eq!(shown[1], "watch table full");
+    assert!(shown[2].starts_with("cannot encode: "), "{}", shown[2]);
+    assert_eq!(shown[3], "reply xid 7 out of order (expected Some(3))");
+    assert!(shown[4].starts_with("setWatches failed: "), "{}", shown[4]);
+    assert_eq!(shown[5], "too many credentials");
+    assert_eq!(shown[6], "scheme or credential too long");
+}
