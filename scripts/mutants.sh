@@ -2,7 +2,7 @@
 # Mutation testing of herdless-core's recipes and of the wire session with
 # cargo-mutants.
 #
-#   ./scripts/mutants.sh                 every recipe module (hours on 2 cores)
+#   ./scripts/mutants.sh                 every module (hours on 2 cores)
 #   ./scripts/mutants.sh lock barrier    some of them
 #   ./scripts/mutants.sh --list          how many mutants each module has
 #   ./scripts/mutants.sh --in-diff REV lock
