@@ -642,13 +642,7 @@ fn data_reply(xid: i32, zxid: i64) -> Vec<u8> {
 
 /// Sets a data watch on /d, a creation watch on /e and a child watch on /c.
 fn three_watches(t: &mut Script) {
-    let d = t.send(
-        1,
-        Op::Request(Request::GetData {
-            path: "/d",
-            watch: true,
-        }),
-    );
+    let d = t.send(1, watched_read("/d"));
     let e = t.send(
         2,
         Op::Request(Request::Exists {
@@ -663,12 +657,7 @@ fn three_watches(t: &mut Script) {
             watch: true,
         }),
     );
-    t.frame(&reply(d, 50, 0, |w| {
-        w.buffer(b"v")?;
-        w.stat(&sample_stat());
-        Ok(())
-    }))
-    .unwrap();
+    t.frame(&data_reply(d, 50)).unwrap();
     t.frame(&empty_reply(e, 51, ZkError::NoNode.code()))
         .unwrap();
     t.frame(&reply(c, 52, 0, |w| {
@@ -763,13 +752,7 @@ fn a_reply_settles_its_own_requests_watch_when_the_table_has_moved() {
 fn a_failed_watching_read_sets_no_watch_and_duplicates_count_once() {
     let mut t = Script::three();
     t.establish(9000);
-    let a = t.send(
-        1,
-        Op::Request(Request::GetData {
-            path: "/gone",
-            watch: true,
-        }),
-    );
+    let a = t.send(1, watched_read("/gone"));
     t.frame(&empty_reply(a, 5, ZkError::NoNode.code())).unwrap();
     assert_eq!(t.s.watches().count(), 0);
     for _ in 0..2 {
@@ -1003,16 +986,7 @@ fn bounded_tables_refuse_with_typed_errors_and_consume_nothing() {
     t.establish(9000);
     let mut buf = [0u8; 512];
     for i in 0..4 {
-        t.s.send(
-            i,
-            &Op::Request(Request::GetData {
-                path: "/w",
-                watch: true,
-            }),
-            &mut buf,
-            t.at(),
-        )
-        .unwrap();
+        t.s.send(i, &watched_read("/w"), &mut buf, t.at()).unwrap();
     }
     assert!(!t.s.can_send());
     assert_eq!(
@@ -1190,26 +1164,13 @@ fn watched_paths_share_one_pool_that_closes_its_gaps() {
     let xids: Vec<i32> = paths
         .iter()
         .enumerate()
-        .map(|(i, path)| {
-            t.send(
-                i as u32,
-                Op::Request(Request::GetData { path, watch: true }),
-            )
-        })
+        .map(|(i, path)| t.send(i as u32, watched_read(path)))
         .collect();
     for (i, xid) in xids.into_iter().enumerate() {
-        t.frame(&reply(xid, 50 + i as i64, 0, |w| {
-            w.buffer(b"v")?;
-            w.stat(&sample_stat());
-            Ok(())
-        }))
-        .unwrap();
+        t.frame(&data_reply(xid, 50 + i as i64)).unwrap();
     }
     let mut buf = [0u8; 256];
-    let watch_dd = Op::Request(Request::GetData {
-        path: "/dd",
-        watch: true,
-    });
+    let watch_dd = watched_read("/dd");
     // Three watches of the four counted, but 31 of the 32 bytes taken.
     assert_eq!(
         t.s.send(9, &watch_dd, &mut buf, t.at()),
@@ -1217,12 +1178,7 @@ fn watched_paths_share_one_pool_that_closes_its_gaps() {
     );
     t.frame(&notification(3, "/bbbbbbbbbb")).unwrap();
     let dd = t.send(9, watch_dd);
-    t.frame(&reply(dd, 60, 0, |w| {
-        w.buffer(b"v")?;
-        w.stat(&sample_stat());
-        Ok(())
-    }))
-    .unwrap();
+    t.frame(&data_reply(dd, 60)).unwrap();
     let mut watched: Vec<&str> = t.s.watches().map(|(_, p)| p).collect();
     watched.sort_unstable();
     assert_eq!(watched, ["/aaaaaaaaaa", "/cccccccc", "/dd"]);
@@ -1247,31 +1203,12 @@ fn the_pool_fits_a_path_of_its_size_and_a_failed_send_leaves_it_whole() {
     let full = "/0123456789012345678901234567890";
     assert_eq!(full.len(), 32);
     assert!(matches!(
-        t.s.send(
-            1,
-            &Op::Request(Request::GetData {
-                path: full,
-                watch: true
-            }),
-            &mut tiny,
-            t.at()
-        ),
+        t.s.send(1, &watched_read(full), &mut tiny, t.at()),
         Err(SendError::Encode(_))
     ));
     // Had the failed send kept its reservation, no path would fit now.
-    let xid = t.send(
-        2,
-        Op::Request(Request::GetData {
-            path: full,
-            watch: true,
-        }),
-    );
-    t.frame(&reply(xid, 50, 0, |w| {
-        w.buffer(b"v")?;
-        w.stat(&sample_stat());
-        Ok(())
-    }))
-    .unwrap();
+    let xid = t.send(2, watched_read(full));
+    t.frame(&data_reply(xid, 50)).unwrap();
     assert_eq!(
         t.s.watches().collect::<Vec<_>>(),
         [(WatchClass::Data, full)]
@@ -1287,10 +1224,7 @@ fn reservations_lost_with_the_connection_free_the_table() {
     t.establish(9000);
     let paths = ["/p00000", "/p11111", "/p22222", "/p33333"];
     for (i, path) in paths.iter().enumerate() {
-        t.send(
-            i as u32,
-            Op::Request(Request::GetData { path, watch: true }),
-        );
+        t.send(i as u32, watched_read(path));
     }
     t.drop_connection();
     t.open();
@@ -1299,10 +1233,7 @@ fn reservations_lost_with_the_connection_free_the_table() {
     let _ = t.events();
     assert!(t.transmit().is_empty(), "nothing was armed to set again");
     for (i, path) in paths.iter().enumerate() {
-        t.send(
-            10 + i as u32,
-            Op::Request(Request::GetData { path, watch: true }),
-        );
+        t.send(10 + i as u32, watched_read(path));
     }
 }
 
@@ -1346,13 +1277,7 @@ fn a_large_listing_is_matched_and_its_watch_kept_and_the_session_carries_on() {
             watch: true,
         }),
     );
-    let read = t.send(
-        2,
-        Op::Request(Request::GetData {
-            path: "/blob",
-            watch: true,
-        }),
-    );
+    let read = t.send(2, watched_read("/blob"));
     let sync = t.send(3, Op::Request(Request::Sync { path: "/" }));
     let at = t.at();
     assert_eq!(
@@ -1435,24 +1360,23 @@ fn connection_attempts_are_numbered_from_one() {
 #[test]
 fn errors_display_their_cause() {
     use std::string::ToString;
-    let shown = [
-        SendError::NotConnected.to_string(),
-        SendError::TooManyWatches.to_string(),
-        SendError::Encode(EncodeError::TooLong).to_string(),
-        SessionError::XidOutOfOrder {
-            expected: Some(3),
-            got: 7,
-        }
-        .to_string(),
-        SessionError::SetWatchesFailed(ZkError::NoAuth).to_string(),
-        AuthError::TooMany.to_string(),
+    assert_eq!(SendError::NotConnected.to_string(), "not connected");
+    assert_eq!(SendError::TooManyWatches.to_string(), "watch table full");
+    let encode = SendError::Encode(EncodeError::TooLong).to_string();
+    assert!(encode.starts_with("cannot encode: "), "{encode}");
+    let order = SessionError::XidOutOfOrder {
+        expected: Some(3),
+        got: 7,
+    };
+    assert_eq!(
+        order.to_string(),
+        "reply xid 7 out of order (expected Some(3))"
+    );
+    let rearm = SessionError::SetWatchesFailed(ZkError::NoAuth).to_string();
+    assert!(rearm.starts_with("setWatches failed: "), "{rearm}");
+    assert_eq!(AuthError::TooMany.to_string(), "too many credentials");
+    assert_eq!(
         AuthError::TooLong.to_string(),
-    ];
-    assert_eq!(shown[0], "not connected");
-    assert_eq!(shown[1], "watch table full");
-    assert!(shown[2].starts_with("cannot encode: "), "{}", shown[2]);
-    assert_eq!(shown[3], "reply xid 7 out of order (expected Some(3))");
-    assert!(shown[4].starts_with("setWatches failed: "), "{}", shown[4]);
-    assert_eq!(shown[5], "too many credentials");
-    assert_eq!(shown[6], "scheme or credential too long");
+        "scheme or credential too long"
+    );
 }
