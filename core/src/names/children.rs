@@ -162,14 +162,36 @@ mod tests {
     }
 
     #[test]
+    fn a_slice_is_empty_only_without_names() {
+        let none: &[&str] = &[];
+        let one: &[&str] = &["a"];
+        assert!(NameList::is_empty(&none));
+        assert!(!NameList::is_empty(&one));
+    }
+
+    #[test]
+    fn debug_lists_the_names_without_consuming_them() {
+        use core::fmt::Write;
+        let bytes = [0, 0, 0, 1, b'x', 0, 0, 0, 2, b'y', b'z'];
+        let children = Children::from_validated_jute(&bytes, 2);
+        let mut shown = heapless::String::<32>::new();
+        write!(shown, "{children:?}").unwrap();
+        assert_eq!(shown, r#"["x", "yz"]"#);
+        assert_eq!(children.count(), 2);
+    }
+
+    #[test]
     fn streams_a_validated_jute_vector() {
         let bytes = [0, 0, 0, 1, b'x', 0, 0, 0, 0, 0, 0, 0, 2, b'y', b'z'];
-        let children = Children::from_validated_jute(&bytes, 3);
+        let mut children = Children::from_validated_jute(&bytes, 3);
         assert_eq!(children.count_all(), 3);
         assert_eq!(children.size_hint(), (3, Some(3)));
+        assert_eq!(children.next(), Some("x"));
+        assert_eq!(children.size_hint(), (2, Some(2)), "one name taken");
+        assert_eq!(children.count_all(), 3, "all names, taken or not");
         assert_eq!(
             children.collect::<heapless::Vec<_, 4>>().as_slice(),
-            &["x", "", "yz"]
+            &["", "yz"]
         );
     }
 
