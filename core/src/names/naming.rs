@@ -173,9 +173,10 @@ struct PrefixMatcher<'a> {
 
 impl Write for PrefixMatcher<'_> {
     fn write_str(&mut self, s: &str) -> fmt::Result {
+        // Once a piece differs the answer is no, whatever follows.
         match self.rest.strip_prefix(s) {
-            Some(rest) if self.ok => self.rest = rest,
-            _ => self.ok = false,
+            Some(rest) => self.rest = rest,
+            None => self.ok = false,
         }
         Ok(())
     }
@@ -455,5 +456,14 @@ mod tests {
         g.write_hyphenated(&mut s).unwrap();
         assert_eq!(&s[14..15], "4");
         assert!(matches!(&s[19..20], "8" | "9" | "a" | "b"));
+    }
+
+    #[test]
+    fn guid_displays_hyphenated() {
+        use core::fmt::Write as _;
+        let g = Guid(core::array::from_fn(|i| i as u8 * 17));
+        let mut shown: String<40> = String::new();
+        write!(shown, "{g}").unwrap();
+        assert_eq!(shown, "00112233-4455-6677-8899-aabbccddeeff");
     }
 }

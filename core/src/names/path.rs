@@ -72,12 +72,13 @@ impl fmt::Display for PathError {
 }
 
 fn forbidden(c: char) -> bool {
+    // The last range runs to the end: the server refuses U+FFF0..U+FFFF,
+    // and any character beyond them reaches it as a surrogate pair.
     matches!(c,
         '\u{0}'..='\u{1f}'
         | '\u{7f}'..='\u{9f}'
         | '\u{e000}'..='\u{f8ff}'
-        | '\u{fff0}'..='\u{ffff}')
-        || (c as u32) > 0xffff
+        | '\u{fff0}'..=char::MAX)
 }
 
 /// Checks `path` against the server's rules for an existing node's path.
@@ -306,6 +307,48 @@ mod tests {
             validate("/\u{1f600}"),
             Err(PathError::ForbiddenChar { at: 1 })
         );
+    }
+
+    #[test]
+    fn a_name_is_one_valid_segment() {
+        assert_eq!(validate_name("lock-0000000001"), Ok(()));
+        assert_eq!(validate_name("..."), Ok(()));
+        assert_eq!(validate_name(""), Err(PathError::BadName));
+        assert_eq!(validate_name("a/b"), Err(PathError::BadName));
+        assert_eq!(validate_name("/"), Err(PathError::BadName));
+        assert_eq!(
+            validate_name("."),
+            Err(PathError::RelativeSegment { at: 0 })
+        );
+        assert_eq!(
+            validate_name(".."),
+            Err(PathError::RelativeSegment { at: 0 })
+        );
+        assert_eq!(
+            validate_name("ab\u{7f}"),
+            Err(PathError::ForbiddenChar { at: 2 })
+        );
+    }
+
+    #[test]
+    fn forbidden_ranges_end_where_the_servers_do() {
+        let refused = |c: char| {
+            let mut path: String<8> = String::new();
+            path.push('/').unwrap();
+            path.push(c).unwrap();
+            validate(&path).is_err()
+        };
+        for c in [
+            '\u{1f}', '\u{7f}', '\u{9f}', '\u{e000}', '\u{f8ff}', '\u{fff0}',
+        ] {
+            assert!(refused(c), "{c:?}");
+        }
+        for c in ['\u{ffff}', '\u{10000}', char::MAX] {
+            assert!(refused(c), "{c:?}");
+        }
+        for c in [' ', '~', '\u{a0}', '\u{d7ff}', '\u{f900}', '\u{ffef}'] {
+            assert!(!refused(c), "{c:?}");
+        }
     }
 
     #[test]
