@@ -201,8 +201,10 @@ pub fn joined_len(dir: &str, name: &str) -> usize {
     dir.len() + usize::from(!dir.ends_with('/')) + name.len()
 }
 
-/// `dir + "/" + name` (or `"/" + name` when `dir` is the root), validated,
-/// into a `heapless::String<N>`.
+/// `dir + "/" + name` (or `"/" + name` when `dir` is the root) into a
+/// `heapless::String<N>`, failing with [`PathError::TooLong`] instead of
+/// truncating. Only the length is checked: check the parts with
+/// [`validate`] and [`validate_name`] first.
 pub fn join<const N: usize>(dir: &str, name: &str) -> Result<String<N>, PathError> {
     let mut out = String::new();
     join_into(&mut out, dir, name)?;
@@ -367,6 +369,17 @@ mod tests {
         assert_eq!(ok.as_str(), "/a/bcd");
         let root: String<8> = join("/", "x").unwrap();
         assert_eq!(root.as_str(), "/x");
+        let parts: String<8> = concat(&["/a", "", "/b"]).unwrap();
+        assert_eq!(parts.as_str(), "/a/b");
+        let mut out: String<4> = concat(&["/old"]).unwrap();
+        assert_eq!(
+            concat_into(&mut out, &["/a", "/b", "/c"]),
+            Err(PathError::TooLong {
+                needed: 6,
+                capacity: 4
+            })
+        );
+        assert_eq!(out.as_str(), "", "nothing left behind on failure");
         let err = join::<6>("/a", "bcdef");
         assert_eq!(
             err,
