@@ -269,6 +269,33 @@ mod tests {
             Sequence::parse("-000000000"),
             Err(SequenceError::NotANumber)
         );
+        assert_eq!(
+            Sequence::parse("lock--0000x0001"),
+            Err(SequenceError::NotANumber),
+            "a minus sign, then not only digits"
+        );
+    }
+
+    #[test]
+    fn errors_say_what_the_name_lacks() {
+        use core::fmt::Write;
+        let shown = |e: SequenceError| {
+            let mut s = heapless::String::<80>::new();
+            write!(s, "{e}").unwrap();
+            s
+        };
+        assert_eq!(
+            shown(SequenceError::TooShort),
+            "name too short for a sequence suffix"
+        );
+        assert_eq!(
+            shown(SequenceError::NotANumber),
+            "name does not end in a %010d sequence number"
+        );
+        assert_eq!(
+            shown(SequenceError::Unexpected),
+            "name does not end in the expected text and a sequence number"
+        );
     }
 
     #[test]
