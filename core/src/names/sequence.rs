@@ -277,6 +277,21 @@ mod tests {
     }
 
     #[test]
+    fn a_suffix_alone_is_ten_or_eleven_characters() {
+        assert_eq!(Sequence::from_suffix("0000000042"), Some(Sequence(42)));
+        assert_eq!(
+            Sequence::from_suffix("-1000000005"),
+            Some(Sequence(-1_000_000_005))
+        );
+        assert_eq!(
+            Sequence::from_suffix("x-1000000005"),
+            None,
+            "a name, not a suffix"
+        );
+        assert_eq!(Sequence::from_suffix("000000042"), None);
+    }
+
+    #[test]
     fn errors_say_what_the_name_lacks() {
         use core::fmt::Write;
         let shown = |e: SequenceError| {
