@@ -95,3 +95,42 @@ impl fmt::Display for FrameError {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use core::fmt::Write;
+
+    fn shown(e: &dyn fmt::Display) -> heapless::String<64> {
+        let mut s = heapless::String::new();
+        write!(s, "{e}").unwrap();
+        s
+    }
+
+    #[test]
+    fn messages_name_the_figures() {
+        let small = EncodeError::BufferTooSmall {
+            needed: 20,
+            capacity: 16,
+        };
+        assert_eq!(shown(&small), "frame needs 20 bytes, buffer has 16");
+        assert_eq!(
+            shown(&EncodeError::TooLong),
+            "field or frame too long for the wire"
+        );
+        assert_eq!(
+            shown(&DecodeError::NegativeLength(-2)),
+            "negative length -2"
+        );
+        assert_eq!(
+            shown(&DecodeError::UnexpectedMultiType(8)),
+            "unexpected multi result type 8"
+        );
+        assert_eq!(
+            shown(&FrameError::NegativeLength(-1)),
+            "negative frame length -1"
+        );
+        let large = FrameError::TooLarge { len: 17, max: 16 };
+        assert_eq!(shown(&large), "frame of 17 bytes exceeds the limit of 16");
+    }
+}

@@ -31,17 +31,12 @@ pub struct Frame<'a> {
 /// assert_eq!(split(&buf[6..], 1024), Ok(None)); // a prefix still incomplete
 /// ```
 pub fn split(buf: &[u8], max: usize) -> Result<Option<Frame<'_>>, FrameError> {
-    let Some((prefix, rest)) = buf.split_first_chunk::<4>() else {
+    let Some(total) = total_len(buf, max)? else {
         return Ok(None);
     };
-    let announced = i32::from_be_bytes(*prefix);
-    let len = usize::try_from(announced).map_err(|_| FrameError::NegativeLength(announced))?;
-    if len > max {
-        return Err(FrameError::TooLarge { len, max });
-    }
-    Ok(rest.get(..len).map(|payload| Frame {
+    Ok(buf.get(4..total).map(|payload| Frame {
         payload,
-        consumed: len + 4,
+        consumed: total,
     }))
 }
 
@@ -95,6 +90,8 @@ mod tests {
             split(&[0, 0, 0, 17], 16),
             Err(FrameError::TooLarge { len: 17, max: 16 })
         );
+        assert_eq!(total_len(&[0, 0, 0, 16], 16), Ok(Some(20)), "at the limit");
+        assert_eq!(split(&[0, 0, 0, 0], 0).unwrap().unwrap().consumed, 4);
         assert_eq!(
             total_len(&[0x80, 0, 0, 0], 16),
             Err(FrameError::NegativeLength(i32::MIN))

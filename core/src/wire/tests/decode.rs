@@ -272,15 +272,26 @@ fn check_answered_through_a_multi() {
         decoded(Expect::Check, &failed),
         Ok(Response::Error(ZkError::BadVersion))
     ));
-    let wrong = reply(1, 9, 0, |w| {
-        multi_header(w, 2, false, 0);
-        multi_header(w, -1, true, -1);
-        Ok(())
-    });
-    assert_eq!(
-        decoded(Expect::Check, &wrong).err(),
-        Some(DecodeError::UnexpectedMultiType(2))
-    );
+    // A check answered as a create, create2, delete or setData: each named
+    // by its own type.
+    for kind in [1, 15, 2, 5] {
+        let wrong = reply(1, 9, 0, |w| {
+            multi_header(w, kind, false, 0);
+            if kind == 1 || kind == 15 {
+                w.ustring("/a")?;
+            }
+            if kind == 15 || kind == 5 {
+                w.stat(&sample_stat());
+            }
+            multi_header(w, -1, true, -1);
+            Ok(())
+        });
+        assert_eq!(
+            decoded(Expect::Check, &wrong).err(),
+            Some(DecodeError::UnexpectedMultiType(kind)),
+            "type {kind}"
+        );
+    }
 }
 
 #[test]
