@@ -313,6 +313,7 @@ fn multi_results_in_order() {
         panic!()
     };
     assert_eq!(results.len(), 5);
+    assert!(!results.is_empty());
     assert_eq!(results.first_error(), None);
     assert_eq!(
         results.iter().collect::<Vec<_>>(),
@@ -386,6 +387,10 @@ fn responses_become_recipe_replies() {
     let reply = decoded(Expect::Create2, &bytes).unwrap().into_reply();
     assert!(matches!(reply, Some(crate::Reply::Created { path: "/b" })));
     let multi = reply_multi_empty();
+    match decoded(Expect::Multi { ops: 0 }, &multi) {
+        Ok(Response::Multi(results)) => assert!(results.is_empty()),
+        other => panic!("{other:?}"),
+    }
     assert!(decoded(Expect::Multi { ops: 0 }, &multi)
         .unwrap()
         .into_reply()
