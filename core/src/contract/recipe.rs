@@ -135,3 +135,37 @@ pub trait Recipe {
         let _ = (now, id, names, last);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A recipe that implements only what it must.
+    struct Bare;
+
+    impl Recipe for Bare {
+        type Event = ();
+        fn poll_request(&mut self) -> Option<Outgoing<'_>> {
+            None
+        }
+        fn handle_reply(&mut self, _: Instant, _: RequestId, _: Reply<'_>) {}
+        fn handle_watch(&mut self, _: Instant, _: WatchEvent<'_>) {}
+        fn handle_session(&mut self, _: Instant, _: SessionEvent) {}
+        fn poll_event(&mut self) -> Option<()> {
+            None
+        }
+    }
+
+    #[test]
+    fn a_recipe_without_timers_or_parts_asks_for_neither() {
+        assert_eq!(
+            Bare.poll_timeout(),
+            None,
+            "a driver would wake it for nothing"
+        );
+        assert!(
+            !Bare.takes_listing_in_parts(),
+            "a driver would send it parts it ignores"
+        );
+    }
+}

@@ -79,3 +79,14 @@ impl Reply<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_failed_request_has_an_error() {
+        assert_eq!(Reply::Error(ZkError::NoNode).error(), Some(ZkError::NoNode));
+        assert_eq!(Reply::Checked.error(), None);
+    }
+}

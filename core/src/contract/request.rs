@@ -324,3 +324,73 @@ impl<'a> Request<'a> {
         )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_count_up_and_a_new_epoch_makes_earlier_ones_stale() {
+        let mut ids = RequestIds::new();
+        let first = ids.next_id();
+        let second = ids.next_id();
+        assert_eq!((first.epoch(), first.serial()), (0, 1));
+        assert_eq!((second.epoch(), second.serial()), (0, 2));
+        assert!(ids.is_current(first));
+        ids.new_epoch();
+        assert!(!ids.is_current(first), "sent before the loss");
+        assert!(!ids.is_current(RequestId::new(2, 1)), "from no epoch yet");
+        let third = ids.next_id();
+        assert_eq!((third.epoch(), third.serial()), (1, 3));
+        assert!(ids.is_current(third));
+    }
+
+    #[test]
+    fn an_id_shows_as_epoch_dot_serial() {
+        use core::fmt::Write;
+        let mut shown = heapless::String::<16>::new();
+        write!(shown, "{}", RequestId::new(3, 14)).unwrap();
+        assert_eq!(shown, "3.14");
+    }
+
+    #[test]
+    fn a_version_condition_matches_only_its_version() {
+        assert!(Version::Any.matches(7));
+        assert!(Version::Exactly(7).matches(7));
+        assert!(!Version::Exactly(7).matches(8));
+        assert_eq!((Version::Any.wire(), Version::Exactly(7).wire()), (-1, 7));
+    }
+
+    #[test]
+    fn writes_are_the_requests_that_change_the_tree() {
+        let create = Request::Create {
+            path: "/a",
+            data: b"",
+            acl: Acl::OPEN,
+            mode: CreateMode::Ephemeral,
+        };
+        let delete = Request::Delete {
+            path: "/a",
+            version: Version::Any,
+        };
+        let set = Request::SetData {
+            path: "/a",
+            data: b"x",
+            version: Version::Any,
+        };
+        let read = Request::GetData {
+            path: "/a",
+            watch: true,
+        };
+        let check = Request::Check {
+            path: "/a",
+            version: Version::Exactly(1),
+        };
+        for request in [create, delete, set] {
+            assert!(request.is_write(), "{request:?}");
+        }
+        for request in [read, check, Request::Sync { path: "/a" }] {
+            assert!(!request.is_write(), "{request:?}");
+        }
+    }
+}
