@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Mutation testing of herdless-core's recipes and of the wire session with
-# cargo-mutants.
+# Mutation testing of herdless-core with cargo-mutants: the recipes, the
+# engine parts, names and contract types they share, the wire codec and the
+# wire session.
 #
 #   ./scripts/mutants.sh                 every module (hours on 2 cores)
 #   ./scripts/mutants.sh lock barrier    some of them
@@ -40,6 +41,10 @@ declare -A FILES=(
     [link]="core/src/engine/link.rs"
     [ancestors]="core/src/engine/ancestors.rs"
     [contention]="core/src/engine/contention.rs core/src/engine/contention_flow.rs"
+    [pipeline]="core/src/engine/pipeline.rs core/src/engine/event_queue.rs"
+    [names]="core/src/names/*.rs"
+    [contract]="core/src/contract/*.rs"
+    [wire]="core/src/wire/*.rs"
     [session]="core/src/wire/session/mod.rs core/src/wire/session/watches.rs core/src/wire/session/auth.rs core/src/wire/session/config.rs core/src/wire/session/error.rs core/src/wire/session/output.rs"
 )
 declare -A TESTS=(
@@ -55,9 +60,13 @@ declare -A TESTS=(
     [ancestors]="lock_protocol lock_pitfalls election_faults election_pitfalls queue_api queue_faults barrier_faults barrier_double_faults two_phase_faults two_phase_api membership_faults membership_api acl"
     [link]="lock_protocol election_faults queue_api barrier_double_faults membership_api membership_faults config_faults barrier_faults"
     [contention]="lock_safety lock_protocol lock_pitfalls lock_sim rwlock_protocol rwlock_sim wire_lock election_api election_faults election_pitfalls election_sim acl"
+    [pipeline]="lock_safety lock_protocol lock_pitfalls election_faults election_pitfalls wire_lock acl"
+    [names]="lock_protocol lock_pitfalls election_faults election_pitfalls queue_api membership_api barrier_double_faults two_phase_api config_api acl"
+    [contract]="lock_protocol election_faults config_api queue_api acl wire_lock wire_roundtrip"
+    [wire]="wire_lock wire_roundtrip"
     [session]="wire_lock wire_roundtrip"
 )
-ORDER=(lock revoke election config barrier double_barrier queue two_phase membership link ancestors contention session)
+ORDER=(lock revoke election config barrier double_barrier queue two_phase membership link ancestors contention pipeline names contract wire session)
 
 list=false
 modules=()
