@@ -40,3 +40,20 @@ impl Add<u64> for Instant {
         self.plus_millis(millis)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn adding_milliseconds_saturates() {
+        let start = Instant::from_millis(5);
+        assert_eq!(start + 10, Instant::from_millis(15));
+        assert_eq!((start + 10).as_millis(), 15);
+        assert_eq!(
+            Instant::from_millis(u64::MAX) + 1,
+            Instant::from_millis(u64::MAX),
+            "a far deadline does not wrap to the past"
+        );
+    }
+}
