@@ -243,4 +243,30 @@ mod tests {
         let client_side = ZkError::ReplyTooLarge;
         assert_eq!(ZkError::from_code(client_side.code()), Some(client_side));
     }
+
+    #[test]
+    fn messages_say_what_the_server_refused() {
+        use core::fmt::Write;
+        let shown = |e: ZkError| {
+            let mut s = heapless::String::<64>::new();
+            write!(s, "{e}").unwrap();
+            s
+        };
+        assert_eq!(shown(ZkError::NoNode), "node does not exist");
+        assert_eq!(shown(ZkError::NodeExists), "node already exists");
+        assert_eq!(
+            shown(ZkError::Unknown(-9)),
+            "unknown ZooKeeper error code -9"
+        );
+        // Each known code has its own message.
+        for a in -200..0 {
+            for b in (a + 1)..0 {
+                if let (Some(x), Some(y)) = (ZkError::from_code(a), ZkError::from_code(b)) {
+                    if !matches!(x, ZkError::Unknown(_)) && !matches!(y, ZkError::Unknown(_)) {
+                        assert_ne!(shown(x), shown(y), "{x:?} and {y:?}");
+                    }
+                }
+            }
+        }
+    }
 }
