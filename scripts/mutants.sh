@@ -43,6 +43,7 @@ declare -A FILES=(
     [contention]="core/src/engine/contention.rs core/src/engine/contention_flow.rs"
     [pipeline]="core/src/engine/pipeline.rs core/src/engine/event_queue.rs"
     [names]="core/src/names/*.rs"
+    [sim_tree]="core/src/sim/tree.rs core/src/sim/watches.rs"
     [contract]="core/src/contract/*.rs"
     [wire]="core/src/wire/*.rs"
     [session]="core/src/wire/session/mod.rs core/src/wire/session/watches.rs core/src/wire/session/auth.rs core/src/wire/session/config.rs core/src/wire/session/error.rs core/src/wire/session/output.rs"
@@ -62,11 +63,12 @@ declare -A TESTS=(
     [contention]="lock_safety lock_protocol lock_pitfalls lock_sim rwlock_protocol rwlock_sim wire_lock election_api election_faults election_pitfalls election_sim acl"
     [pipeline]="lock_safety lock_protocol lock_pitfalls election_faults election_pitfalls wire_lock acl"
     [names]="lock_protocol lock_pitfalls election_faults election_pitfalls queue_api membership_api barrier_double_faults two_phase_api config_api acl"
+    [sim_tree]="sim_multi lock_sim election_sim queue_sim config_faults lock_protocol"
     [contract]="lock_protocol election_faults config_api queue_api acl wire_lock wire_roundtrip"
     [wire]="wire_lock wire_roundtrip"
     [session]="wire_lock wire_roundtrip"
 )
-ORDER=(lock revoke election config barrier double_barrier queue two_phase membership link ancestors contention pipeline names contract wire session)
+ORDER=(lock revoke election config barrier double_barrier queue two_phase membership link ancestors contention pipeline names contract wire session sim_tree)
 
 list=false
 modules=()

@@ -192,3 +192,150 @@ pub(crate) fn parent_of(p: &str) -> &str {
         Some(i) => &p[..i],
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ZXID: i64 = 7;
+    const NOW: i64 = 1_000;
+
+    fn tree_with(paths: &[(&str, CreateMode, SessionId)]) -> Tree {
+        let mut tree = Tree::new();
+        for (path, mode, owner) in paths {
+            tree.create(path, b"", *mode, *owner, 1, 1).unwrap();
+        }
+        tree
+    }
+
+    #[test]
+    fn a_new_tree_has_the_root_and_the_reserved_node() {
+        let tree = Tree::new();
+        assert!(tree.get("/").is_some());
+        assert!(tree.get("/zookeeper").is_some());
+        assert_eq!(tree.paths(), ["/zookeeper"]);
+    }
+
+    #[test]
+    fn a_created_node_and_its_parent_carry_the_servers_stats() {
+        let mut tree = tree_with(&[("/d", CreateMode::Persistent, 0)]);
+        let path = tree
+            .create("/d/n", b"abc", CreateMode::Ephemeral, 42, ZXID, NOW)
+            .unwrap();
+        assert_eq!(path, "/d/n");
+        let stat = tree.get("/d/n").unwrap().stat;
+        assert_eq!((stat.czxid, stat.mzxid, stat.pzxid), (ZXID, ZXID, ZXID));
+        assert_eq!((stat.ctime, stat.mtime), (NOW, NOW));
+        assert_eq!((stat.version, stat.data_length), (0, 3));
+        assert_eq!(stat.ephemeral_owner, 42);
+        let parent = tree.get("/d").unwrap().stat;
+        assert_eq!(
+            (parent.cversion, parent.num_children, parent.pzxid),
+            (1, 1, ZXID)
+        );
+        assert_eq!(tree.children_of("/d").unwrap(), ["n"]);
+        assert_eq!(tree.ephemerals_of(42), ["/d/n"]);
+        let persistent = tree
+            .create("/d/p", b"", CreateMode::Persistent, 42, ZXID, NOW)
+            .unwrap();
+        assert_eq!(tree.get(&persistent).unwrap().stat.ephemeral_owner, 0);
+        assert_eq!(tree.ephemerals_of(42), ["/d/n"], "only the ephemeral one");
+    }
+
+    #[test]
+    fn sequential_names_count_the_parents_creations() {
+        let mut tree = tree_with(&[("/q", CreateMode::Persistent, 0)]);
+        let create = |tree: &mut Tree| {
+            tree.create("/q/x-", b"", CreateMode::PersistentSequential, 0, ZXID, NOW)
+                .unwrap()
+        };
+        assert_eq!(create(&mut tree), "/q/x-0000000000");
+        tree.delete("/q/x-0000000000", Version::Any, ZXID).unwrap();
+        // A deletion does not move cversion: the next number is still new.
+        assert_eq!(create(&mut tree), "/q/x-0000000001");
+        tree.get_mut("/q").unwrap().stat.cversion = -1;
+        assert_eq!(
+            create(&mut tree),
+            "/q/x--000000001",
+            "Java's %010d after the wrap"
+        );
+    }
+
+    #[test]
+    fn creates_the_server_refuses() {
+        let mut tree = tree_with(&[
+            ("/e", CreateMode::Ephemeral, 5),
+            ("/d", CreateMode::Persistent, 0),
+        ]);
+        let mut create = |path: &str| tree.create(path, b"", CreateMode::Persistent, 0, ZXID, NOW);
+        assert_eq!(create("/e/c"), Err(ZkError::NoChildrenForEphemerals));
+        assert_eq!(create("/missing/c"), Err(ZkError::NoNode));
+        assert_eq!(create("/d"), Err(ZkError::NodeExists));
+        assert_eq!(create("/"), Err(ZkError::BadArguments));
+        assert_eq!(create("d/c"), Err(ZkError::BadArguments));
+        assert_eq!(create("/d/"), Err(ZkError::BadArguments));
+    }
+
+    #[test]
+    fn a_delete_checks_version_and_children_and_moves_the_parents_pzxid() {
+        let mut tree = tree_with(&[
+            ("/d", CreateMode::Persistent, 0),
+            ("/d/n", CreateMode::Persistent, 0),
+        ]);
+        assert_eq!(
+            tree.delete("/d", Version::Any, ZXID),
+            Err(ZkError::NotEmpty)
+        );
+        assert_eq!(
+            tree.delete("/d/n", Version::Exactly(1), ZXID),
+            Err(ZkError::BadVersion)
+        );
+        assert_eq!(
+            tree.delete("/d/x", Version::Any, ZXID),
+            Err(ZkError::NoNode)
+        );
+        assert_eq!(
+            tree.delete("/", Version::Any, ZXID),
+            Err(ZkError::BadArguments)
+        );
+        assert_eq!(tree.delete("/d/n", Version::Exactly(0), ZXID), Ok(()));
+        assert!(tree.get("/d/n").is_none());
+        let parent = tree.get("/d").unwrap().stat;
+        assert_eq!(
+            (parent.num_children, parent.pzxid, parent.cversion),
+            (0, ZXID, 1)
+        );
+        assert!(tree.children_of("/d").unwrap().is_empty());
+        assert_eq!(tree.delete("/d", Version::Any, ZXID), Ok(()), "empty now");
+    }
+
+    #[test]
+    fn set_data_checks_the_version_and_moves_it() {
+        let mut tree = tree_with(&[("/c", CreateMode::Persistent, 0)]);
+        assert_eq!(
+            tree.set_data("/c", b"x", Version::Exactly(3), ZXID, NOW),
+            Err(ZkError::BadVersion)
+        );
+        assert_eq!(
+            tree.set_data("/missing", b"x", Version::Any, ZXID, NOW),
+            Err(ZkError::NoNode)
+        );
+        let stat = tree
+            .set_data("/c", b"xy", Version::Exactly(0), ZXID, NOW)
+            .unwrap();
+        assert_eq!(
+            (stat.version, stat.mzxid, stat.mtime, stat.data_length),
+            (1, ZXID, NOW, 2)
+        );
+        assert_eq!((stat.czxid, stat.ctime), (1, 1), "creation stays");
+        assert_eq!(tree.get("/c").unwrap().data, b"xy");
+        assert_eq!(tree.get("/c").unwrap().stat, stat);
+    }
+
+    #[test]
+    fn parents_of_paths_and_prefixes() {
+        assert_eq!(parent_of("/a"), "/");
+        assert_eq!(parent_of("/a/b"), "/a");
+        assert_eq!(parent_of("/a/"), "/a", "a sequential prefix ending in '/'");
+    }
+}

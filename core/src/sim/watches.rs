@@ -114,3 +114,81 @@ impl Watches {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn created(path: &str) -> Change {
+        Change::Created {
+            path: path.to_string(),
+        }
+    }
+
+    #[test]
+    fn a_watch_fires_once_with_the_kind_of_change() {
+        let mut w = Watches::default();
+        w.add(WatchClass::Exist, "/n", 1);
+        w.add(WatchClass::Data, "/n", 1);
+        w.add(WatchClass::Child, "/", 2);
+        w.add(WatchClass::Child, "/", 2);
+        assert_eq!(w.count(), 3, "the same watch set twice is one");
+        let fired = w.trigger(&created("/n"));
+        assert_eq!(
+            fired,
+            [
+                (1, WatchKind::NodeCreated, "/n".to_string()),
+                (2, WatchKind::NodeChildrenChanged, "/".to_string()),
+            ]
+        );
+        assert_eq!(w.count(), 0);
+        assert!(w.trigger(&created("/n")).is_empty(), "one-shot");
+    }
+
+    #[test]
+    fn a_deletion_reaches_every_table() {
+        let mut w = Watches::default();
+        w.add(WatchClass::Data, "/d", 1);
+        w.add(WatchClass::Child, "/d", 2);
+        w.add(WatchClass::Child, "/", 3);
+        w.add(WatchClass::Data, "/other", 1);
+        let fired = w.trigger(&Change::Deleted {
+            path: "/d".to_string(),
+        });
+        assert_eq!(
+            fired,
+            [
+                (1, WatchKind::NodeDeleted, "/d".to_string()),
+                (2, WatchKind::NodeDeleted, "/d".to_string()),
+                (3, WatchKind::NodeChildrenChanged, "/".to_string()),
+            ]
+        );
+        let changed = w.trigger(&Change::DataChanged {
+            path: "/other".to_string(),
+        });
+        assert_eq!(
+            changed,
+            [(1, WatchKind::NodeDataChanged, "/other".to_string())]
+        );
+    }
+
+    #[test]
+    fn a_session_that_ends_leaves_no_watch() {
+        let mut w = Watches::default();
+        w.add(WatchClass::Data, "/a", 1);
+        w.add(WatchClass::Child, "/a", 1);
+        w.add(WatchClass::Exist, "/b", 2);
+        w.add(WatchClass::Data, "/a", 2);
+        assert_eq!(
+            w.of_session(1),
+            [
+                (WatchClass::Data, "/a".to_string()),
+                (WatchClass::Child, "/a".to_string())
+            ]
+        );
+        w.drop_session(1);
+        assert_eq!(w.count(), 2);
+        assert!(w.of_session(1).is_empty());
+        assert_eq!(w.trigger(&created("/a/c")), [], "its child watch went too");
+    }
+}
