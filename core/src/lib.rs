@@ -97,6 +97,8 @@ mod engine;
 mod names;
 mod recipes;
 #[cfg(feature = "sim")]
+#[cfg(test)]
+mod shown;
 pub mod sim;
 pub mod wire;
 

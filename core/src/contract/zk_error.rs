@@ -246,12 +246,7 @@ mod tests {
 
     #[test]
     fn messages_say_what_the_server_refused() {
-        use core::fmt::Write;
-        let shown = |e: ZkError| {
-            let mut s = heapless::String::<64>::new();
-            write!(s, "{e}").unwrap();
-            s
-        };
+        let shown = |e: ZkError| crate::shown::shown(&e);
         assert_eq!(shown(ZkError::NoNode), "node does not exist");
         assert_eq!(shown(ZkError::NodeExists), "node already exists");
         assert_eq!(

@@ -293,12 +293,7 @@ mod tests {
 
     #[test]
     fn errors_say_what_the_name_lacks() {
-        use core::fmt::Write;
-        let shown = |e: SequenceError| {
-            let mut s = heapless::String::<80>::new();
-            write!(s, "{e}").unwrap();
-            s
-        };
+        let shown = |e: SequenceError| crate::shown::shown(&e);
         assert_eq!(
             shown(SequenceError::TooShort),
             "name too short for a sequence suffix"

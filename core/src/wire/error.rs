@@ -99,13 +99,7 @@ impl fmt::Display for FrameError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use core::fmt::Write;
-
-    fn shown(e: &dyn fmt::Display) -> heapless::String<64> {
-        let mut s = heapless::String::new();
-        write!(s, "{e}").unwrap();
-        s
-    }
+    use crate::shown::shown;
 
     #[test]
     fn messages_name_the_figures() {
