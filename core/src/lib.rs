@@ -96,9 +96,9 @@ mod contract;
 mod engine;
 mod names;
 mod recipes;
-#[cfg(feature = "sim")]
 #[cfg(test)]
 mod shown;
+#[cfg(feature = "sim")]
 pub mod sim;
 pub mod wire;
 
