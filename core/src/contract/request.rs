@@ -347,10 +347,7 @@ mod tests {
 
     #[test]
     fn an_id_shows_as_epoch_dot_serial() {
-        use core::fmt::Write;
-        let mut shown = heapless::String::<16>::new();
-        write!(shown, "{}", RequestId::new(3, 14)).unwrap();
-        assert_eq!(shown, "3.14");
+        assert_eq!(crate::shown::shown(&RequestId::new(3, 14)), "3.14");
     }
 
     #[test]

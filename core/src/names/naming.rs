@@ -460,10 +460,10 @@ mod tests {
 
     #[test]
     fn guid_displays_hyphenated() {
-        use core::fmt::Write as _;
         let g = Guid(core::array::from_fn(|i| i as u8 * 17));
-        let mut shown: String<40> = String::new();
-        write!(shown, "{g}").unwrap();
-        assert_eq!(shown, "00112233-4455-6677-8899-aabbccddeeff");
+        assert_eq!(
+            crate::shown::shown(&g),
+            "00112233-4455-6677-8899-aabbccddeeff"
+        );
     }
 }

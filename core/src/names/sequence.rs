@@ -310,13 +310,8 @@ mod tests {
 
     #[test]
     fn formats_like_java() {
-        use core::fmt::Write;
-        let mut s: heapless::String<16> = heapless::String::new();
-        write!(s, "{}", Sequence(7)).unwrap();
-        assert_eq!(s.as_str(), "0000000007");
-        s.clear();
-        write!(s, "{}", Sequence(-1)).unwrap();
-        assert_eq!(s.as_str(), "-000000001");
+        assert_eq!(crate::shown::shown(&Sequence(7)), "0000000007");
+        assert_eq!(crate::shown::shown(&Sequence(-1)), "-000000001");
     }
 
     #[test]
