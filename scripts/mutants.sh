@@ -44,6 +44,8 @@ declare -A FILES=(
     [pipeline]="core/src/engine/pipeline.rs core/src/engine/event_queue.rs"
     [names]="core/src/names/*.rs"
     [sim_tree]="core/src/sim/tree.rs core/src/sim/watches.rs"
+    [sim_server]="core/src/sim/server.rs core/src/sim/owned.rs"
+    [sim_world]="core/src/sim/world.rs core/src/sim/peer.rs core/src/sim/either.rs"
     [contract]="core/src/contract/*.rs"
     [wire]="core/src/wire/*.rs"
     [session]="core/src/wire/session/mod.rs core/src/wire/session/watches.rs core/src/wire/session/auth.rs core/src/wire/session/config.rs core/src/wire/session/error.rs core/src/wire/session/output.rs"
@@ -64,11 +66,13 @@ declare -A TESTS=(
     [pipeline]="lock_safety lock_protocol lock_pitfalls election_faults election_pitfalls wire_lock acl"
     [names]="lock_protocol lock_pitfalls election_faults election_pitfalls queue_api membership_api barrier_double_faults two_phase_api config_api acl"
     [sim_tree]="sim_multi lock_sim election_sim queue_sim config_faults lock_protocol"
+    [sim_server]="sim_multi lock_safety lock_sim election_sim queue_sim config_faults election_faults barrier_double_faults membership_faults"
+    [sim_world]="sim_multi lock_safety lock_sim election_sim queue_sim config_faults election_faults barrier_double_faults membership_faults"
     [contract]="lock_protocol election_faults config_api queue_api acl wire_lock wire_roundtrip"
     [wire]="wire_lock wire_roundtrip"
     [session]="wire_lock wire_roundtrip"
 )
-ORDER=(lock revoke election config barrier double_barrier queue two_phase membership link ancestors contention pipeline names contract wire session sim_tree)
+ORDER=(lock revoke election config barrier double_barrier queue two_phase membership link ancestors contention pipeline names contract wire session sim_tree sim_server sim_world)
 
 list=false
 modules=()
