@@ -1,6 +1,6 @@
 //! Two kinds of recipe in one simulated world.
 
-use crate::{Instant, Outgoing, Recipe, Reply, RequestId, SessionEvent, WatchEvent};
+use crate::{Children, Instant, Outgoing, Recipe, Reply, RequestId, SessionEvent, WatchEvent};
 
 /// Either of two recipes, so one [`World`](super::World) runs both (say,
 /// producers and consumers of a queue, or members and an observer).
@@ -106,6 +106,28 @@ impl<A: Recipe, B: Recipe> Recipe for Either<A, B> {
         match self {
             Either::A(a) => a.poll_event().map(Either::A),
             Either::B(b) => b.poll_event().map(Either::B),
+        }
+    }
+
+    // Forwarded too, or a world of mixed recipes would hand every listing
+    // over whole and never take the path the embedded driver takes.
+    fn takes_listing_in_parts(&self) -> bool {
+        match self {
+            Either::A(a) => a.takes_listing_in_parts(),
+            Either::B(b) => b.takes_listing_in_parts(),
+        }
+    }
+
+    fn handle_listing_part(
+        &mut self,
+        now: Instant,
+        id: RequestId,
+        names: Children<'_>,
+        last: bool,
+    ) {
+        match self {
+            Either::A(a) => a.handle_listing_part(now, id, names, last),
+            Either::B(b) => b.handle_listing_part(now, id, names, last),
         }
     }
 }
