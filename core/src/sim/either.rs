@@ -131,3 +131,54 @@ impl<A: Recipe, B: Recipe> Recipe for Either<A, B> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::recorder::Recorder;
+    use super::*;
+
+    type Two = Either<Recorder, Recorder>;
+
+    #[test]
+    fn the_accessors_find_the_kind_held() {
+        let mut a = Two::A(Recorder::default());
+        let mut b = Two::B(Recorder::default());
+        assert!(a.a().is_some() && a.b().is_none());
+        assert!(b.b().is_some() && b.a().is_none());
+        assert!(a.a_mut().is_some() && a.b_mut().is_none());
+        assert!(b.b_mut().is_some() && b.a_mut().is_none());
+    }
+
+    #[test]
+    fn timers_and_listings_in_parts_reach_the_recipe_held() {
+        let timer = Some(Instant::from_millis(5));
+        for mut either in [
+            Two::A(Recorder {
+                in_parts: true,
+                timer,
+                ..Recorder::default()
+            }),
+            Two::B(Recorder {
+                in_parts: true,
+                timer,
+                ..Recorder::default()
+            }),
+        ] {
+            assert!(either.takes_listing_in_parts());
+            assert_eq!(either.poll_timeout(), timer);
+            let names: &[&str] = &["x"];
+            either.handle_listing_part(
+                Instant::ZERO,
+                RequestId::new(0, 1),
+                Children::new(&names),
+                true,
+            );
+            either.handle_timeout(Instant::from_millis(5));
+            let held = match &either {
+                Either::A(r) | Either::B(r) => r,
+            };
+            assert_eq!(held.log, ["part of 1 last true", "timeout at 5"]);
+        }
+        assert!(!Two::B(Recorder::default()).takes_listing_in_parts());
+    }
+}

@@ -53,6 +53,8 @@
 mod either;
 mod owned;
 mod peer;
+#[cfg(test)]
+mod recorder;
 mod server;
 mod tree;
 mod watches;

@@ -149,3 +149,95 @@ impl<R: Recipe> Peer<R> {
         &self.events
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use alloc::string::ToString;
+    use alloc::vec;
+
+    use super::super::recorder::Recorder;
+    use super::*;
+
+    /// A peer whose recorder lists `/d` (holding `children` nodes) on a
+    /// server that hands listings over two names at a time.
+    fn listing_of(children: usize, recorder: Recorder) -> (Peer<Recorder>, SimZk) {
+        let mut zk = SimZk::new(1);
+        zk.set_listing_part(Some(2));
+        zk.create_persistent("/d", b"").unwrap();
+        for i in 0..children {
+            zk.create_persistent(&alloc::format!("/d/{i}"), b"")
+                .unwrap();
+        }
+        let session = zk.open_session();
+        let mut peer = Peer::new(recorder, session);
+        peer.recipe.to_list.push_back("/d".to_string());
+        peer.pump(&mut zk);
+        assert!(zk.apply_next(session));
+        assert!(peer.deliver_one(&mut zk));
+        peer.recipe.log.remove(0); // Connected, checked on its own
+        (peer, zk)
+    }
+
+    #[test]
+    fn a_recipe_hears_its_session_first() {
+        let peer = Peer::new(Recorder::default(), 0x42);
+        assert_eq!(peer.recipe.log, ["session Connected { session_id: 66 }"]);
+        assert_eq!(peer.session(), 0x42);
+    }
+
+    #[test]
+    fn a_listing_goes_over_in_parts_with_requests_sent_in_between() {
+        let recorder = Recorder {
+            in_parts: true,
+            list_on_part: true,
+            ..Recorder::default()
+        };
+        let (peer, _) = listing_of(5, recorder);
+        assert_eq!(
+            peer.recipe.log,
+            [
+                "sent /d",
+                "part of 2 last false",
+                "sent /",
+                "part of 2 last false",
+                "sent /",
+                "part of 1 last true",
+            ]
+        );
+        let mut names = peer.recipe.names.clone();
+        names.sort();
+        assert_eq!(names, ["0", "1", "2", "3", "4"]);
+    }
+
+    #[test]
+    fn an_empty_listing_is_one_empty_last_part() {
+        let recorder = Recorder {
+            in_parts: true,
+            ..Recorder::default()
+        };
+        let (peer, _) = listing_of(0, recorder);
+        assert_eq!(peer.recipe.log, ["sent /d", "part of 0 last true"]);
+    }
+
+    #[test]
+    fn a_recipe_that_takes_listings_whole_gets_them_whole() {
+        let (peer, _) = listing_of(3, Recorder::default());
+        assert_eq!(peer.recipe.log.len(), 2);
+        assert!(
+            peer.recipe.log[1].starts_with("reply Children"),
+            "{:?}",
+            peer.recipe.log
+        );
+    }
+
+    #[test]
+    fn events_are_kept_until_taken() {
+        let mut zk = SimZk::new(1);
+        let session = zk.open_session();
+        let mut peer = Peer::new(Recorder::default(), session);
+        peer.act(&mut zk, |r| r.events.extend([7, 8]));
+        assert_eq!(peer.events(), [7, 8]);
+        assert_eq!(peer.take_events(), vec![7, 8]);
+        assert!(peer.events().is_empty());
+    }
+}

@@ -186,7 +186,8 @@ impl SimZk {
         }
     }
 
-    /// Opens a new, connected session.
+    /// Opens a new, connected session. Ids count up, so a later session
+    /// has a larger id.
     pub fn open_session(&mut self) -> SessionId {
         self.next_session += 1;
         self.sessions.insert(
@@ -815,3 +816,6 @@ impl SimZk {
         &self.stats
     }
 }
+
+#[cfg(test)]
+mod tests;

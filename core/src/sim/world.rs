@@ -242,3 +242,22 @@ impl<R: Recipe> World<R> {
         quiet
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::recorder::Recorder;
+    use super::*;
+
+    #[test]
+    fn time_moves_to_the_earliest_timer_and_fires_it() {
+        let mut world: World<Recorder> = World::new(1);
+        let p = world.add_peer(Recorder {
+            timer: Some(Instant::from_millis(50)),
+            ..Recorder::default()
+        });
+        assert_eq!(world.now(), Instant::ZERO);
+        assert!(world.run_until_quiet(10));
+        assert_eq!(world.now(), Instant::from_millis(50));
+        assert_eq!(world.peers[p].recipe.log.last().unwrap(), "timeout at 50");
+    }
+}

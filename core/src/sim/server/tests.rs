@@ -1,0 +1,410 @@
+//! The in-memory server's own rules: delivery orders, how a lost
+//! connection is reported, `SetWatches` on reconnect, session ends, zxids
+//! and the operator's helpers. Every simulated test stands on these, and
+//! a recipe test only fails when one of them is wrong if a recipe happens
+//! to depend on it.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+use alloc::{format, vec};
+
+use super::*;
+use crate::{Acl, CreateMode};
+
+const FIRST: RequestId = RequestId::new(0, 1);
+const SECOND: RequestId = RequestId::new(0, 2);
+
+fn create(path: &str, mode: CreateMode) -> Request<'_> {
+    Request::Create {
+        path,
+        data: b"",
+        acl: Acl::OPEN,
+        mode,
+    }
+}
+
+/// Submits `request`, applies it and hands back what the client reads.
+fn call(zk: &mut SimZk, session: SessionId, request: &Request<'_>) -> Delivery {
+    zk.submit(session, FIRST, request);
+    assert!(zk.apply_next(session));
+    zk.next_delivery(session).unwrap()
+}
+
+fn drain(zk: &mut SimZk, session: SessionId) -> Vec<Delivery> {
+    core::iter::from_fn(|| zk.next_delivery(session)).collect()
+}
+
+fn changed(path: &str) -> Delivery {
+    Delivery::Watch(WatchKind::NodeDataChanged, path.into())
+}
+
+fn reply(id: RequestId, reply: OwnedReply) -> Delivery {
+    Delivery::Reply(id, reply)
+}
+
+#[test]
+fn sessions_get_ids_that_count_up() {
+    let mut zk = SimZk::new(1);
+    let a = zk.open_session();
+    let b = zk.open_session();
+    assert!(b > a, "{a:#x} then {b:#x}");
+    assert_eq!(zk.status(b), Some(SessionStatus::Connected));
+}
+
+/// A notification and the reply queued ahead of it, for one session: the
+/// reply answers an `exists` on `/other`, the notification is for `/n`,
+/// whose data watch the client already knows of.
+fn notification_behind_a_reply(order: DriverOrder) -> Vec<Delivery> {
+    let mut zk = SimZk::new(1);
+    zk.set_driver_order(order);
+    zk.create_persistent("/n", b"").unwrap();
+    let s = zk.open_session();
+    call(
+        &mut zk,
+        s,
+        &Request::GetData {
+            path: "/n",
+            watch: true,
+        },
+    );
+    zk.submit(
+        s,
+        SECOND,
+        &Request::Exists {
+            path: "/other",
+            watch: false,
+        },
+    );
+    zk.apply_next(s);
+    zk.set_node_data("/n", b"new").unwrap();
+    drain(&mut zk, s)
+}
+
+#[test]
+fn in_wire_order_a_notification_waits_behind_earlier_replies() {
+    assert_eq!(
+        notification_behind_a_reply(DriverOrder::Wire),
+        [
+            reply(SECOND, OwnedReply::Error(ZkError::NoNode)),
+            changed("/n")
+        ]
+    );
+}
+
+#[test]
+fn notifications_first_lets_a_notification_overtake_earlier_replies() {
+    assert_eq!(
+        notification_behind_a_reply(DriverOrder::NotificationsFirst),
+        [
+            changed("/n"),
+            reply(SECOND, OwnedReply::Error(ZkError::NoNode))
+        ]
+    );
+}
+
+#[test]
+fn no_notification_overtakes_the_reply_that_set_its_watch() {
+    let mut zk = SimZk::new(1);
+    zk.set_driver_order(DriverOrder::NotificationsFirst);
+    zk.create_persistent("/n", b"").unwrap();
+    let s = zk.open_session();
+    zk.submit(
+        s,
+        FIRST,
+        &Request::GetData {
+            path: "/n",
+            watch: true,
+        },
+    );
+    zk.apply_next(s);
+    zk.set_node_data("/n", b"new").unwrap();
+    let first = zk.next_delivery(s).unwrap();
+    assert!(
+        matches!(first, Delivery::Reply(FIRST, OwnedReply::Data(..))),
+        "{first:?}"
+    );
+    assert_eq!(zk.next_delivery(s), Some(changed("/n")));
+}
+
+#[test]
+fn no_notification_overtakes_a_session_event() {
+    let mut zk = SimZk::new(1);
+    zk.set_driver_order(DriverOrder::NotificationsFirst);
+    zk.create_persistent("/n", b"").unwrap();
+    let s = zk.open_session();
+    call(
+        &mut zk,
+        s,
+        &Request::GetData {
+            path: "/n",
+            watch: true,
+        },
+    );
+    zk.disconnect(s);
+    zk.set_node_data("/n", b"new").unwrap();
+    zk.reconnect(s);
+    let got = drain(&mut zk, s);
+    let connected = Delivery::Session(SessionEvent::Connected { session_id: s });
+    assert_eq!(got.last(), Some(&changed("/n")), "{got:?}");
+    assert_eq!(got[got.len() - 2], connected, "{got:?}");
+}
+
+#[test]
+fn listings_in_parts_hold_at_least_one_name() {
+    let mut zk = SimZk::new(1);
+    assert_eq!(zk.listing_part(), None);
+    zk.set_listing_part(Some(3));
+    assert_eq!(zk.listing_part(), Some(3));
+    zk.set_listing_part(Some(0));
+    assert_eq!(zk.listing_part(), Some(1));
+    zk.set_listing_part(None);
+    assert_eq!(zk.listing_part(), None);
+}
+
+#[test]
+fn the_clock_stamps_what_is_written() {
+    let mut zk = SimZk::new(1);
+    zk.set_time(5_000);
+    zk.create_persistent("/n", b"").unwrap();
+    zk.set_time(7_000);
+    zk.set_node_data("/n", b"x").unwrap();
+    let stat = zk.node("/n").unwrap().stat;
+    assert_eq!((stat.ctime, stat.mtime), (5_000, 7_000));
+}
+
+#[test]
+fn applied_requests_are_counted_by_kind() {
+    let mut zk = SimZk::new(1);
+    let s = zk.open_session();
+    call(&mut zk, s, &create("/a", CreateMode::Persistent));
+    call(&mut zk, s, &create("/b", CreateMode::Persistent));
+    call(
+        &mut zk,
+        s,
+        &Request::Exists {
+            path: "/a",
+            watch: false,
+        },
+    );
+    assert_eq!(zk.stats().count("create"), 2);
+    assert_eq!(zk.stats().count("exists"), 1);
+    assert_eq!(zk.stats().count("delete"), 0);
+}
+
+/// What the client reads after its connection broke with one request
+/// applied and unanswered.
+fn loss_report(zk: &mut SimZk) -> Vec<Delivery> {
+    let s = zk.open_session();
+    zk.submit(
+        s,
+        FIRST,
+        &Request::Exists {
+            path: "/",
+            watch: false,
+        },
+    );
+    zk.apply_next(s);
+    zk.disconnect(s);
+    drain(zk, s)
+}
+
+#[test]
+fn a_lost_connection_is_reported_before_after_or_without_the_lost_answers() {
+    let mut zk = SimZk::new(1);
+    let lost = reply(FIRST, OwnedReply::Error(ZkError::ConnectionLoss));
+    let suspended = Delivery::Session(SessionEvent::Suspended);
+    let mut seen = [0; 3];
+    for _ in 0..60 {
+        let report = loss_report(&mut zk);
+        let which = if report == [suspended.clone(), lost.clone()] {
+            0
+        } else if report == [lost.clone(), suspended.clone()] {
+            1
+        } else if report == [lost.clone()] {
+            2
+        } else {
+            panic!("{report:?}");
+        };
+        seen[which] += 1;
+    }
+    assert!(seen.iter().all(|&n| n > 0), "{seen:?}");
+}
+
+#[test]
+fn a_lost_reply_leaves_the_write_applied_and_the_client_in_doubt() {
+    let mut zk = SimZk::new(1);
+    let s = zk.open_session();
+    zk.submit(s, FIRST, &create("/n", CreateMode::Persistent));
+    zk.lose_reply_after_apply(s);
+    assert!(zk.node("/n").is_some());
+    assert_eq!(zk.status(s), Some(SessionStatus::Disconnected));
+    let got = drain(&mut zk, s);
+    assert!(
+        got.contains(&reply(FIRST, OwnedReply::Error(ZkError::ConnectionLoss))),
+        "{got:?}"
+    );
+    assert!(got
+        .iter()
+        .all(|d| !matches!(d, Delivery::Reply(_, OwnedReply::Created(_)))));
+}
+
+/// A session that sets a watch with `request` (reading its reply), loses
+/// its connection, sees `meanwhile` done by an operator, and reconnects:
+/// the notifications it reads, and the watches the server holds for it.
+fn reconnect_after(
+    request: &Request<'_>,
+    meanwhile: impl FnOnce(&mut SimZk),
+) -> (Vec<Delivery>, Vec<(&'static str, String)>) {
+    let mut zk = SimZk::new(1);
+    zk.create_persistent("/p/old", b"").unwrap();
+    let s = zk.open_session();
+    // The session's own write makes its last zxid that of /p's last
+    // child change, the edge `SetWatches` compares against.
+    call(&mut zk, s, &create("/p/mine", CreateMode::Persistent));
+    call(&mut zk, s, request);
+    zk.disconnect(s);
+    drain(&mut zk, s);
+    meanwhile(&mut zk);
+    zk.reconnect(s);
+    let got = drain(&mut zk, s)
+        .into_iter()
+        .filter(|d| matches!(d, Delivery::Watch(..)))
+        .collect();
+    (got, zk.watches_of(s))
+}
+
+#[test]
+fn a_child_watch_fires_on_reconnect_only_if_the_children_changed() {
+    let list = Request::GetChildren {
+        path: "/p",
+        watch: true,
+    };
+    let (fired, _) = reconnect_after(&list, |zk| {
+        zk.create_persistent("/p/new", b"").unwrap();
+    });
+    assert_eq!(
+        fired,
+        [Delivery::Watch(WatchKind::NodeChildrenChanged, "/p".into())]
+    );
+    let (fired, kept) = reconnect_after(&list, |_| {});
+    assert_eq!(fired, []);
+    assert_eq!(kept, [("child", String::from("/p"))]);
+}
+
+#[test]
+fn an_exists_watch_on_a_missing_node_fires_on_reconnect_once_it_exists() {
+    let probe = Request::Exists {
+        path: "/e",
+        watch: true,
+    };
+    let (fired, _) = reconnect_after(&probe, |zk| {
+        zk.create_persistent("/e", b"").unwrap();
+    });
+    assert_eq!(
+        fired,
+        [Delivery::Watch(WatchKind::NodeCreated, "/e".into())]
+    );
+    let (fired, kept) = reconnect_after(&probe, |_| {});
+    assert_eq!(fired, []);
+    assert_eq!(kept, [("exist", String::from("/e"))]);
+}
+
+#[test]
+fn a_client_forgets_only_the_watch_a_notification_fired() {
+    let mut zk = SimZk::new(1);
+    zk.create_persistent("/n", b"").unwrap();
+    let s = zk.open_session();
+    call(
+        &mut zk,
+        s,
+        &Request::GetData {
+            path: "/n",
+            watch: true,
+        },
+    );
+    call(
+        &mut zk,
+        s,
+        &Request::GetChildren {
+            path: "/n",
+            watch: true,
+        },
+    );
+    zk.set_node_data("/n", b"x").unwrap();
+    assert_eq!(drain(&mut zk, s), [changed("/n")]);
+    // Still armed as the client knows it: a reconnect re-registers it and
+    // fires it for the child created meanwhile.
+    zk.disconnect(s);
+    drain(&mut zk, s);
+    zk.create_persistent("/n/c", b"").unwrap();
+    zk.reconnect(s);
+    let fired: Vec<Delivery> = drain(&mut zk, s)
+        .into_iter()
+        .filter(|d| matches!(d, Delivery::Watch(..)))
+        .collect();
+    assert_eq!(
+        fired,
+        [Delivery::Watch(WatchKind::NodeChildrenChanged, "/n".into())]
+    );
+}
+
+#[test]
+fn a_session_ends_once() {
+    let mut zk = SimZk::new(1);
+    let s = zk.open_session();
+    zk.expire(s);
+    zk.expire(s);
+    zk.close(s);
+    assert_eq!(zk.status(s), Some(SessionStatus::Expired));
+    assert_eq!(
+        drain(&mut zk, s),
+        [Delivery::Session(SessionEvent::Expired)]
+    );
+}
+
+#[test]
+fn every_change_takes_a_zxid_above_all_before_it() {
+    let mut zk = SimZk::new(1);
+    let mut last = 0;
+    let mut above = |zxid: i64, what: &str| {
+        assert!(zxid > last, "{what}: zxid {zxid} after {last}");
+        last = zxid;
+    };
+    zk.create_persistent("/a", b"").unwrap();
+    above(zk.node("/a").unwrap().stat.czxid, "create_persistent");
+    zk.create_persistent("/b", b"").unwrap();
+    above(zk.node("/b").unwrap().stat.czxid, "create_persistent");
+    zk.delete_node("/b").unwrap();
+    above(zk.node("/").unwrap().stat.pzxid, "delete_node");
+    zk.set_node_data("/a", b"x").unwrap();
+    above(zk.node("/a").unwrap().stat.mzxid, "set_node_data");
+    let s = zk.open_session();
+    call(&mut zk, s, &create("/a/e", CreateMode::Ephemeral));
+    above(zk.node("/a/e").unwrap().stat.czxid, "create");
+    zk.expire(s);
+    above(zk.node("/a").unwrap().stat.pzxid, "expiry");
+    let t = zk.open_session();
+    let ops = [OwnedRequest::Create {
+        path: "/a/m".into(),
+        data: vec![],
+        mode: CreateMode::Persistent,
+    }];
+    zk.apply_multi(t, &ops).unwrap();
+    above(zk.node("/a/m").unwrap().stat.czxid, "multi");
+}
+
+#[test]
+fn delete_recursive_counts_every_node_it_deleted() {
+    let mut zk = SimZk::new(1);
+    for path in ["/a/b/c", "/a/d", "/z"] {
+        zk.create_persistent(path, b"").unwrap();
+    }
+    assert_eq!(zk.delete_recursive("/a"), Ok(4));
+    assert_eq!(zk.tree_paths(), ["/z", "/zookeeper"]);
+    assert_eq!(zk.delete_recursive("/a"), Err(ZkError::NoNode));
+    let names: Vec<String> = (0..3).map(|i| format!("/y/{i}")).collect();
+    for path in &names {
+        zk.create_persistent(path, b"").unwrap();
+    }
+    assert_eq!(zk.delete_recursive("/y"), Ok(4));
+}
