@@ -260,4 +260,109 @@ mod tests {
         assert_eq!(world.now(), Instant::from_millis(50));
         assert_eq!(world.peers[p].recipe.log.last().unwrap(), "timeout at 50");
     }
+
+    fn only(fault: impl FnOnce(&mut Faults)) -> Faults {
+        let mut faults = Faults {
+            disconnect: 0.0,
+            lose_reply: 0.0,
+            expire: 0.0,
+            reconnect: 0.0,
+        };
+        fault(&mut faults);
+        faults
+    }
+
+    /// Two peers, each with a listing queued on the server.
+    fn two_listing_peers(seed: u64) -> World<Recorder> {
+        let mut world: World<Recorder> = World::new(seed);
+        for _ in 0..2 {
+            let p = world.add_peer(Recorder::default());
+            world.act(p, |r| r.to_list.push_back("/".into()));
+        }
+        world
+    }
+
+    #[test]
+    fn a_certain_fault_is_the_step_taken() {
+        for seed in 0..8 {
+            let mut world = two_listing_peers(seed);
+            world.faults = only(|f| f.disconnect = 1.0);
+            let Some(Step::Disconnect(i)) = world.step() else {
+                panic!("seed {seed}: no disconnect");
+            };
+            let session = world.peers[i].session();
+            assert_eq!(world.zk.status(session), Some(SessionStatus::Disconnected));
+
+            let mut world = two_listing_peers(seed);
+            world.faults = only(|f| f.lose_reply = 1.0);
+            let Some(Step::LoseReply(i)) = world.step() else {
+                panic!("seed {seed}: no lost reply");
+            };
+            let session = world.peers[i].session();
+            assert_eq!(world.zk.status(session), Some(SessionStatus::Disconnected));
+            assert_eq!(world.zk.stats().count("getChildren"), 1);
+
+            let mut world = two_listing_peers(seed);
+            world.faults = only(|f| f.expire = 1.0);
+            let Some(Step::Expire(i)) = world.step() else {
+                panic!("seed {seed}: no expiry");
+            };
+            assert!(!world.zk.is_live(world.peers[i].session()));
+        }
+    }
+
+    #[test]
+    fn without_peers_there_is_nothing_to_break() {
+        let mut world: World<Recorder> = World::new(1);
+        world.faults = Faults {
+            disconnect: 1.0,
+            lose_reply: 1.0,
+            expire: 1.0,
+            reconnect: 1.0,
+        };
+        assert_eq!(world.step(), None);
+    }
+
+    #[test]
+    fn a_disconnected_peer_reconnects_at_its_rate_or_when_nothing_else_can_happen() {
+        let mut world = two_listing_peers(3);
+        world.apply(Step::Disconnect(0));
+        world.faults = only(|f| f.reconnect = 1.0);
+        assert_eq!(world.step(), Some(Step::Reconnect(0)));
+
+        // At rate 0 the other peer's work comes first, then the reconnect.
+        let mut world = two_listing_peers(3);
+        world.apply(Step::Disconnect(0));
+        world.faults = only(|_| {});
+        let mut steps = Vec::new();
+        while let Some(step) = world.step() {
+            steps.push(step);
+            if step == Step::Reconnect(0) {
+                break;
+            }
+        }
+        assert_eq!(steps.last(), Some(&Step::Reconnect(0)), "{steps:?}");
+        assert!(steps[..steps.len() - 1]
+            .iter()
+            .all(|s| matches!(s, Step::Apply(1) | Step::Deliver(_))));
+    }
+
+    #[test]
+    fn busy_while_requests_or_deliveries_wait_or_a_session_is_disconnected() {
+        let mut world: World<Recorder> = World::new(1);
+        let p = world.add_peer(Recorder::default());
+        assert!(!world.busy());
+        world.act(p, |r| r.to_list.push_back("/".into()));
+        assert!(world.busy()); // a request waits
+        world.apply(Step::Apply(p));
+        assert!(world.busy()); // its reply waits
+        world.apply(Step::Deliver(p));
+        assert!(!world.busy());
+        world.apply(Step::Disconnect(p));
+        world.apply(Step::Deliver(p)); // `Suspended`, if reported
+        assert!(world.busy());
+        world.apply(Step::Reconnect(p));
+        assert!(world.run_until_quiet(10));
+        assert!(!world.busy());
+    }
 }
