@@ -273,40 +273,49 @@ fn reconnect_after(
     (got, zk.watches_of(s))
 }
 
+/// `request` sets a watch on `path`: a reconnect fires it as `kind` if an
+/// operator created `created` meanwhile, and re-registers it as a `class`
+/// watch if nothing changed.
+fn fires_on_reconnect_only_after_a_change(
+    request: Request<'_>,
+    created: &str,
+    kind: WatchKind,
+    class: &str,
+) {
+    let path = request.path();
+    let (fired, _) = reconnect_after(&request, |zk| {
+        zk.create_persistent(created, b"").unwrap();
+    });
+    assert_eq!(fired, [Delivery::Watch(kind, path.into())]);
+    let (fired, kept) = reconnect_after(&request, |_| {});
+    assert_eq!(fired, []);
+    assert_eq!(kept, [(class, String::from(path))]);
+}
+
 #[test]
 fn a_child_watch_fires_on_reconnect_only_if_the_children_changed() {
-    let list = Request::GetChildren {
-        path: "/p",
-        watch: true,
-    };
-    let (fired, _) = reconnect_after(&list, |zk| {
-        zk.create_persistent("/p/new", b"").unwrap();
-    });
-    assert_eq!(
-        fired,
-        [Delivery::Watch(WatchKind::NodeChildrenChanged, "/p".into())]
+    fires_on_reconnect_only_after_a_change(
+        Request::GetChildren {
+            path: "/p",
+            watch: true,
+        },
+        "/p/new",
+        WatchKind::NodeChildrenChanged,
+        "child",
     );
-    let (fired, kept) = reconnect_after(&list, |_| {});
-    assert_eq!(fired, []);
-    assert_eq!(kept, [("child", String::from("/p"))]);
 }
 
 #[test]
 fn an_exists_watch_on_a_missing_node_fires_on_reconnect_once_it_exists() {
-    let probe = Request::Exists {
-        path: "/e",
-        watch: true,
-    };
-    let (fired, _) = reconnect_after(&probe, |zk| {
-        zk.create_persistent("/e", b"").unwrap();
-    });
-    assert_eq!(
-        fired,
-        [Delivery::Watch(WatchKind::NodeCreated, "/e".into())]
+    fires_on_reconnect_only_after_a_change(
+        Request::Exists {
+            path: "/e",
+            watch: true,
+        },
+        "/e",
+        WatchKind::NodeCreated,
+        "exist",
     );
-    let (fired, kept) = reconnect_after(&probe, |_| {});
-    assert_eq!(fired, []);
-    assert_eq!(kept, [("exist", String::from("/e"))]);
 }
 
 #[test]
