@@ -358,6 +358,33 @@ fn a_client_forgets_only_the_watch_a_notification_fired() {
 }
 
 #[test]
+fn the_watch_count_follows_watches_set_and_fired() {
+    let mut zk = SimZk::new(1);
+    zk.create_persistent("/n", b"").unwrap();
+    let s = zk.open_session();
+    assert_eq!(zk.watch_count(), 0);
+    call(
+        &mut zk,
+        s,
+        &Request::GetData {
+            path: "/n",
+            watch: true,
+        },
+    );
+    call(
+        &mut zk,
+        s,
+        &Request::GetChildren {
+            path: "/n",
+            watch: true,
+        },
+    );
+    assert_eq!(zk.watch_count(), 2);
+    zk.set_node_data("/n", b"x").unwrap();
+    assert_eq!(zk.watch_count(), 1);
+}
+
+#[test]
 fn a_session_ends_once() {
     let mut zk = SimZk::new(1);
     let s = zk.open_session();
