@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Mutation testing of herdless-core with cargo-mutants: the recipes, the
-# engine parts, names and contract types they share, the wire codec and the
-# wire session.
+# engine parts, names and contract types they share, the wire codec, the
+# wire session, and the in-memory ZooKeeper the simulated tests run on.
 #
 #   ./scripts/mutants.sh                 every module (hours on 2 cores)
 #   ./scripts/mutants.sh lock barrier    some of them
