@@ -23,6 +23,28 @@ fn create(path: &str, mode: CreateMode) -> Request<'_> {
     }
 }
 
+const DATA_OF_N: Request<'static> = Request::GetData {
+    path: "/n",
+    watch: true,
+};
+const CHILDREN_OF_N: Request<'static> = Request::GetChildren {
+    path: "/n",
+    watch: true,
+};
+
+/// A session, on a server delivering in `order`, that has read the
+/// replies to `watching` (requests setting watches on `/n`).
+fn watching_n(order: DriverOrder, watching: &[Request<'_>]) -> (SimZk, SessionId) {
+    let mut zk = SimZk::new(1);
+    zk.set_driver_order(order);
+    zk.create_persistent("/n", b"").unwrap();
+    let s = zk.open_session();
+    for request in watching {
+        call(&mut zk, s, request);
+    }
+    (zk, s)
+}
+
 /// Submits `request`, applies it and hands back what the client reads.
 fn call(zk: &mut SimZk, session: SessionId, request: &Request<'_>) -> Delivery {
     zk.submit(session, FIRST, request);
@@ -32,6 +54,14 @@ fn call(zk: &mut SimZk, session: SessionId, request: &Request<'_>) -> Delivery {
 
 fn drain(zk: &mut SimZk, session: SessionId) -> Vec<Delivery> {
     core::iter::from_fn(|| zk.next_delivery(session)).collect()
+}
+
+/// The watch notifications among what the client reads now.
+fn notifications(zk: &mut SimZk, session: SessionId) -> Vec<Delivery> {
+    drain(zk, session)
+        .into_iter()
+        .filter(|d| matches!(d, Delivery::Watch(..)))
+        .collect()
 }
 
 fn changed(path: &str) -> Delivery {
@@ -55,18 +85,7 @@ fn sessions_get_ids_that_count_up() {
 /// reply answers an `exists` on `/other`, the notification is for `/n`,
 /// whose data watch the client already knows of.
 fn notification_behind_a_reply(order: DriverOrder) -> Vec<Delivery> {
-    let mut zk = SimZk::new(1);
-    zk.set_driver_order(order);
-    zk.create_persistent("/n", b"").unwrap();
-    let s = zk.open_session();
-    call(
-        &mut zk,
-        s,
-        &Request::GetData {
-            path: "/n",
-            watch: true,
-        },
-    );
+    let (mut zk, s) = watching_n(order, &[DATA_OF_N]);
     zk.submit(
         s,
         SECOND,
@@ -128,18 +147,7 @@ fn no_notification_overtakes_the_reply_that_set_its_watch() {
 
 #[test]
 fn no_notification_overtakes_a_session_event() {
-    let mut zk = SimZk::new(1);
-    zk.set_driver_order(DriverOrder::NotificationsFirst);
-    zk.create_persistent("/n", b"").unwrap();
-    let s = zk.open_session();
-    call(
-        &mut zk,
-        s,
-        &Request::GetData {
-            path: "/n",
-            watch: true,
-        },
-    );
+    let (mut zk, s) = watching_n(DriverOrder::NotificationsFirst, &[DATA_OF_N]);
     zk.disconnect(s);
     zk.set_node_data("/n", b"new").unwrap();
     zk.reconnect(s);
@@ -266,11 +274,7 @@ fn reconnect_after(
     drain(&mut zk, s);
     meanwhile(&mut zk);
     zk.reconnect(s);
-    let got = drain(&mut zk, s)
-        .into_iter()
-        .filter(|d| matches!(d, Delivery::Watch(..)))
-        .collect();
-    (got, zk.watches_of(s))
+    (notifications(&mut zk, s), zk.watches_of(s))
 }
 
 /// `request` sets a watch on `path`: a reconnect fires it as `kind` if an
@@ -320,25 +324,7 @@ fn an_exists_watch_on_a_missing_node_fires_on_reconnect_once_it_exists() {
 
 #[test]
 fn a_client_forgets_only_the_watch_a_notification_fired() {
-    let mut zk = SimZk::new(1);
-    zk.create_persistent("/n", b"").unwrap();
-    let s = zk.open_session();
-    call(
-        &mut zk,
-        s,
-        &Request::GetData {
-            path: "/n",
-            watch: true,
-        },
-    );
-    call(
-        &mut zk,
-        s,
-        &Request::GetChildren {
-            path: "/n",
-            watch: true,
-        },
-    );
+    let (mut zk, s) = watching_n(DriverOrder::Wire, &[DATA_OF_N, CHILDREN_OF_N]);
     zk.set_node_data("/n", b"x").unwrap();
     assert_eq!(drain(&mut zk, s), [changed("/n")]);
     // Still armed as the client knows it: a reconnect re-registers it and
@@ -347,38 +333,16 @@ fn a_client_forgets_only_the_watch_a_notification_fired() {
     drain(&mut zk, s);
     zk.create_persistent("/n/c", b"").unwrap();
     zk.reconnect(s);
-    let fired: Vec<Delivery> = drain(&mut zk, s)
-        .into_iter()
-        .filter(|d| matches!(d, Delivery::Watch(..)))
-        .collect();
     assert_eq!(
-        fired,
+        notifications(&mut zk, s),
         [Delivery::Watch(WatchKind::NodeChildrenChanged, "/n".into())]
     );
 }
 
 #[test]
 fn the_watch_count_follows_watches_set_and_fired() {
-    let mut zk = SimZk::new(1);
-    zk.create_persistent("/n", b"").unwrap();
-    let s = zk.open_session();
-    assert_eq!(zk.watch_count(), 0);
-    call(
-        &mut zk,
-        s,
-        &Request::GetData {
-            path: "/n",
-            watch: true,
-        },
-    );
-    call(
-        &mut zk,
-        s,
-        &Request::GetChildren {
-            path: "/n",
-            watch: true,
-        },
-    );
+    assert_eq!(SimZk::new(1).watch_count(), 0);
+    let (mut zk, _) = watching_n(DriverOrder::Wire, &[DATA_OF_N, CHILDREN_OF_N]);
     assert_eq!(zk.watch_count(), 2);
     zk.set_node_data("/n", b"x").unwrap();
     assert_eq!(zk.watch_count(), 1);
