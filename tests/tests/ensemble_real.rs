@@ -216,8 +216,10 @@ async fn listings_per_server(ensemble: &ZkEnsemble, dir: &str) -> Vec<Vec<String
     let mut views = Vec::new();
     for addr in addrs(ensemble) {
         let client = herdless_std::connect(&addr, SESSION).await.unwrap();
-        let nodes = herdless_std::inspect::children(&client, dir).await.unwrap();
-        views.push(nodes.into_iter().map(|node| node.name).collect());
+        // Sorted: each server lists in its own hash order.
+        let mut names = client.list_children(dir).await.unwrap();
+        names.sort();
+        views.push(names);
     }
     views
 }
