@@ -160,7 +160,7 @@ mod tests {
 
     /// A peer whose recorder lists `/d` (holding `children` nodes) on a
     /// server that hands listings over two names at a time.
-    fn listing_of(children: usize, recorder: Recorder) -> (Peer<Recorder>, SimZk) {
+    fn listing_of(children: usize, recorder: Recorder) -> Peer<Recorder> {
         let mut zk = SimZk::new(1);
         zk.set_listing_part(Some(2));
         zk.create_persistent("/d", b"").unwrap();
@@ -175,7 +175,7 @@ mod tests {
         assert!(zk.apply_next(session));
         assert!(peer.deliver_one(&mut zk));
         peer.recipe.log.remove(0); // Connected, checked on its own
-        (peer, zk)
+        peer
     }
 
     #[test]
@@ -192,7 +192,7 @@ mod tests {
             list_on_part: true,
             ..Recorder::default()
         };
-        let (peer, _) = listing_of(5, recorder);
+        let peer = listing_of(5, recorder);
         assert_eq!(
             peer.recipe.log,
             [
@@ -215,13 +215,13 @@ mod tests {
             in_parts: true,
             ..Recorder::default()
         };
-        let (peer, _) = listing_of(0, recorder);
+        let peer = listing_of(0, recorder);
         assert_eq!(peer.recipe.log, ["sent /d", "part of 0 last true"]);
     }
 
     #[test]
     fn a_recipe_that_takes_listings_whole_gets_them_whole() {
-        let (peer, _) = listing_of(3, Recorder::default());
+        let peer = listing_of(3, Recorder::default());
         assert_eq!(peer.recipe.log.len(), 2);
         assert!(
             peer.recipe.log[1].starts_with("reply Children"),
