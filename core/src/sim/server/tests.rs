@@ -123,18 +123,8 @@ fn notifications_first_lets_a_notification_overtake_earlier_replies() {
 
 #[test]
 fn no_notification_overtakes_the_reply_that_set_its_watch() {
-    let mut zk = SimZk::new(1);
-    zk.set_driver_order(DriverOrder::NotificationsFirst);
-    zk.create_persistent("/n", b"").unwrap();
-    let s = zk.open_session();
-    zk.submit(
-        s,
-        FIRST,
-        &Request::GetData {
-            path: "/n",
-            watch: true,
-        },
-    );
+    let (mut zk, s) = watching_n(DriverOrder::NotificationsFirst, &[]);
+    zk.submit(s, FIRST, &DATA_OF_N);
     zk.apply_next(s);
     zk.set_node_data("/n", b"new").unwrap();
     let first = zk.next_delivery(s).unwrap();
@@ -221,18 +211,18 @@ fn a_lost_connection_is_reported_before_after_or_without_the_lost_answers() {
     let mut zk = SimZk::new(1);
     let lost = reply(FIRST, OwnedReply::Error(ZkError::ConnectionLoss));
     let suspended = Delivery::Session(SessionEvent::Suspended);
+    let reports = [
+        vec![suspended.clone(), lost.clone()],
+        vec![lost.clone(), suspended],
+        vec![lost],
+    ];
     let mut seen = [0; 3];
     for _ in 0..60 {
         let report = loss_report(&mut zk);
-        let which = if report == [suspended.clone(), lost.clone()] {
-            0
-        } else if report == [lost.clone(), suspended.clone()] {
-            1
-        } else if report == [lost.clone()] {
-            2
-        } else {
-            panic!("{report:?}");
-        };
+        let which = reports
+            .iter()
+            .position(|r| *r == report)
+            .unwrap_or_else(|| panic!("{report:?}"));
         seen[which] += 1;
     }
     assert!(seen.iter().all(|&n| n > 0), "{seen:?}");
@@ -402,9 +392,8 @@ fn delete_recursive_counts_every_node_it_deleted() {
     assert_eq!(zk.delete_recursive("/a"), Ok(4));
     assert_eq!(zk.tree_paths(), ["/z", "/zookeeper"]);
     assert_eq!(zk.delete_recursive("/a"), Err(ZkError::NoNode));
-    let names: Vec<String> = (0..3).map(|i| format!("/y/{i}")).collect();
-    for path in &names {
-        zk.create_persistent(path, b"").unwrap();
+    for i in 0..3 {
+        zk.create_persistent(&format!("/y/{i}"), b"").unwrap();
     }
     assert_eq!(zk.delete_recursive("/y"), Ok(4));
 }
