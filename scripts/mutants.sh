@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Mutation testing of herdless-core with cargo-mutants: the recipes, the
-# engine parts, names and contract types they share, the wire codec, the
-# wire session, and the in-memory ZooKeeper the simulated tests run on.
+# Mutation testing with cargo-mutants: herdless-core's recipes, the engine
+# parts, names and contract types they share, the wire codec, the wire
+# session and the in-memory ZooKeeper the simulated tests run on; and
+# herdless-embassy's driver, against the real-server tests that run it on
+# the host (these need a `zkServer.sh`, as `./scripts/test.sh` installs).
 #
 #   ./scripts/mutants.sh                 every module (hours on 2 cores)
 #   ./scripts/mutants.sh lock barrier    some of them
@@ -49,6 +51,7 @@ declare -A FILES=(
     [contract]="core/src/contract/*.rs"
     [wire]="core/src/wire/*.rs"
     [session]="core/src/wire/session/mod.rs core/src/wire/session/watches.rs core/src/wire/session/auth.rs core/src/wire/session/config.rs core/src/wire/session/error.rs core/src/wire/session/output.rs"
+    [embassy]="transport-embassy/src/zk/*.rs transport-embassy/src/handle.rs transport-embassy/src/erased.rs"
 )
 declare -A TESTS=(
     [lock]="lock_safety lock_protocol lock_pitfalls lock_sim rwlock_protocol rwlock_pitfalls rwlock_sim wire_lock acl"
@@ -71,8 +74,12 @@ declare -A TESTS=(
     [contract]="lock_protocol election_faults config_api queue_api acl wire_lock wire_roundtrip"
     [wire]="wire_lock wire_roundtrip"
     [session]="wire_lock wire_roundtrip"
+    [embassy]="embassy_real embassy_recipes_real embassy_fleet_real"
 )
-ORDER=(lock revoke election config barrier double_barrier queue two_phase membership link ancestors contention pipeline names contract wire session sim_tree sim_server sim_world)
+# Where a module's code and its tests live, when not both in herdless-core.
+declare -A PACKAGE=([embassy]=herdless-embassy)
+declare -A TEST_PACKAGE=([embassy]=herdless-tests)
+ORDER=(lock revoke election config barrier double_barrier queue two_phase membership link ancestors contention pipeline names contract wire session sim_tree sim_server sim_world embassy)
 
 list=false
 modules=()
@@ -85,7 +92,7 @@ while [ $# -gt 0 ]; do
         --in-diff)
             [ $# -gt 0 ] || { echo "--in-diff needs a revision" >&2; exit 2; }
             mkdir -p mutants.out
-            git diff "$1" -- core/src >mutants.out/since.diff
+            git diff "$1" -- core/src transport-embassy/src >mutants.out/since.diff
             diff_args=(--in-diff mutants.out/since.diff)
             shift
             ;;
@@ -102,20 +109,27 @@ equivalent=core/mutants-equivalent.txt
 failed=0
 summary=()
 for m in "${modules[@]}"; do
+    package="${PACKAGE[$m]:-herdless-core}"
+    package_args=(-p "$package")
+    test_args=()
+    if [ -n "${TEST_PACKAGE[$m]+x}" ]; then
+        package_args+=(--test-package "${TEST_PACKAGE[$m]}")
+    else
+        test_args+=(--lib)
+    fi
     file_args=()
     for f in ${FILES[$m]}; do file_args+=(--file "$f"); done
     if $list; then
-        printf '%-15s %4d mutants\n' "$m" "$(cargo mutants -p herdless-core "${file_args[@]}" ${diff_args[@]+"${diff_args[@]}"} --list | wc -l)"
+        printf '%-15s %4d mutants\n' "$m" "$(cargo mutants "${package_args[@]}" "${file_args[@]}" ${diff_args[@]+"${diff_args[@]}"} --list | wc -l)"
         continue
     fi
-    test_args=(--lib)
     for t in ${TESTS[$m]}; do test_args+=(--test "$t"); done
     out="mutants.out/$m"
     rm -rf "$out"
     mkdir -p "$out"
     echo "==> $m: mutating ${FILES[$m]} against ${TESTS[$m]} (HERDLESS_SCHEDULES=$HERDLESS_SCHEDULES)"
     # Exit 2 means mutants were missed: judged below against the list.
-    cargo mutants -p herdless-core "${file_args[@]}" ${diff_args[@]+"${diff_args[@]}"} --output "$out" --profile mutants \
+    cargo mutants "${package_args[@]}" "${file_args[@]}" ${diff_args[@]+"${diff_args[@]}"} --output "$out" --profile mutants \
         --minimum-test-timeout 60 -- "${test_args[@]}" || true
     dir="$out/mutants.out"
     count() { if [ -f "$dir/$1" ]; then grep -c . "$dir/$1" || true; else echo 0; fi; }
