@@ -113,7 +113,12 @@ for m in "${modules[@]}"; do
     package_args=(-p "$package")
     test_args=()
     if [ -n "${TEST_PACKAGE[$m]+x}" ]; then
-        package_args+=(--test-package "${TEST_PACKAGE[$m]}")
+        # cargo-mutants (27.1) runs its unmutated baseline on the mutated
+        # package's own tests even with --test-package (`cargo mutants -p A
+        # --test-package B -- --test t` fails its baseline: "no test target
+        # named t in A"). So the baseline is run here instead, and the
+        # timeout it would have derived from it (5 times ~30 s) is set.
+        package_args+=(--test-package "${TEST_PACKAGE[$m]}" --baseline skip --timeout 150)
     else
         test_args+=(--lib)
     fi
@@ -127,6 +132,11 @@ for m in "${modules[@]}"; do
     out="mutants.out/$m"
     rm -rf "$out"
     mkdir -p "$out"
+    if [ -n "${TEST_PACKAGE[$m]+x}" ]; then
+        # Every mutant would count as caught if these failed unmutated.
+        echo "==> $m: the unmutated baseline"
+        cargo test -p "${TEST_PACKAGE[$m]}" --profile mutants "${test_args[@]}"
+    fi
     echo "==> $m: mutating ${FILES[$m]} against ${TESTS[$m]} (HERDLESS_SCHEDULES=$HERDLESS_SCHEDULES)"
     # Exit 2 means mutants were missed: judged below against the list.
     cargo mutants "${package_args[@]}" "${file_args[@]}" ${diff_args[@]+"${diff_args[@]}"} --output "$out" --profile mutants \
