@@ -51,7 +51,8 @@ declare -A FILES=(
     [contract]="core/src/contract/*.rs"
     [wire]="core/src/wire/*.rs"
     [session]="core/src/wire/session/mod.rs core/src/wire/session/watches.rs core/src/wire/session/auth.rs core/src/wire/session/config.rs core/src/wire/session/error.rs core/src/wire/session/output.rs"
-    [embassy]="transport-embassy/src/zk/*.rs transport-embassy/src/handle.rs transport-embassy/src/erased.rs"
+    [embassy]="transport-embassy/src/zk/*.rs"
+    [embassy_api]="transport-embassy/src/handle.rs transport-embassy/src/erased.rs transport-embassy/src/lock.rs transport-embassy/src/election.rs transport-embassy/src/config.rs transport-embassy/src/member.rs transport-embassy/src/barrier.rs transport-embassy/src/queue.rs transport-embassy/src/two_phase.rs transport-embassy/src/error.rs"
 )
 declare -A TESTS=(
     [lock]="lock_safety lock_protocol lock_pitfalls lock_sim rwlock_protocol rwlock_pitfalls rwlock_sim wire_lock acl"
@@ -75,11 +76,12 @@ declare -A TESTS=(
     [wire]="wire_lock wire_roundtrip"
     [session]="wire_lock wire_roundtrip"
     [embassy]="embassy_real embassy_recipes_real embassy_fleet_real"
+    [embassy_api]="embassy_real embassy_recipes_real embassy_fleet_real"
 )
 # Where a module's code and its tests live, when not both in herdless-core.
-declare -A PACKAGE=([embassy]=herdless-embassy)
-declare -A TEST_PACKAGE=([embassy]=herdless-tests)
-ORDER=(lock revoke election config barrier double_barrier queue two_phase membership link ancestors contention pipeline names contract wire session sim_tree sim_server sim_world embassy)
+declare -A PACKAGE=([embassy]=herdless-embassy [embassy_api]=herdless-embassy)
+declare -A TEST_PACKAGE=([embassy]=herdless-tests [embassy_api]=herdless-tests)
+ORDER=(lock revoke election config barrier double_barrier queue two_phase membership link ancestors contention pipeline names contract wire session sim_tree sim_server sim_world embassy embassy_api)
 
 list=false
 modules=()
@@ -112,6 +114,7 @@ for m in "${modules[@]}"; do
     package="${PACKAGE[$m]:-herdless-core}"
     package_args=(-p "$package")
     test_args=()
+    run_env=()
     if [ -n "${TEST_PACKAGE[$m]+x}" ]; then
         # cargo-mutants (27.1) runs its unmutated baseline on the mutated
         # package's own tests even with --test-package (`cargo mutants -p A
@@ -119,6 +122,12 @@ for m in "${modules[@]}"; do
         # named t in A"). So the baseline is run here instead, and the
         # timeout it would have derived from it (5 times ~30 s) is set.
         package_args+=(--test-package "${TEST_PACKAGE[$m]}" --baseline skip --timeout 150)
+        # A real-server test that fails waits out its own limits (tens of
+        # seconds); all of a file's tests at once make a caught mutant cost
+        # the longest of them rather than their sum. They mostly wait on
+        # the network, so two mutants at a time fit two cores
+        # (CARGO_MUTANTS_JOBS overrides).
+        run_env+=("RUST_TEST_THREADS=${RUST_TEST_THREADS:-16}" "CARGO_MUTANTS_JOBS=${CARGO_MUTANTS_JOBS:-2}")
     else
         test_args+=(--lib)
     fi
@@ -135,11 +144,11 @@ for m in "${modules[@]}"; do
     if [ -n "${TEST_PACKAGE[$m]+x}" ]; then
         # Every mutant would count as caught if these failed unmutated.
         echo "==> $m: the unmutated baseline"
-        cargo test -p "${TEST_PACKAGE[$m]}" --profile mutants "${test_args[@]}"
+        env ${run_env[@]+"${run_env[@]}"} cargo test -p "${TEST_PACKAGE[$m]}" --profile mutants "${test_args[@]}"
     fi
     echo "==> $m: mutating ${FILES[$m]} against ${TESTS[$m]} (HERDLESS_SCHEDULES=$HERDLESS_SCHEDULES)"
     # Exit 2 means mutants were missed: judged below against the list.
-    cargo mutants "${package_args[@]}" "${file_args[@]}" ${diff_args[@]+"${diff_args[@]}"} --output "$out" --profile mutants \
+    env ${run_env[@]+"${run_env[@]}"} cargo mutants "${package_args[@]}" "${file_args[@]}" ${diff_args[@]+"${diff_args[@]}"} --output "$out" --profile mutants \
         --minimum-test-timeout 60 -- "${test_args[@]}" || true
     dir="$out/mutants.out"
     count() { if [ -f "$dir/$1" ]; then grep -c . "$dir/$1" || true; else echo 0; fi; }
