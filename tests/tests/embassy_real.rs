@@ -440,7 +440,15 @@ async fn embassy_reader_shares_with_std_readers_and_excludes_std_writers() {
         tokio::time::sleep(Duration::from_millis(200)).await;
         writer.release().await.unwrap();
     });
-    zk.handle(id).acquire(guid()).await.unwrap();
+    let held = zk
+        .handle(id)
+        .acquire_timeout(guid(), embassy_time::Duration::from_secs(10))
+        .await
+        .unwrap();
+    assert!(
+        held,
+        "the reader gets in within its timeout once the writer left"
+    );
     release_writer.await.unwrap();
     // Another reader shares at once; a writer waits for the device.
     let other = rw
@@ -638,5 +646,49 @@ async fn embassy_a_connect_cut_short_by_a_dropped_call_is_opened_again() {
         restored.elapsed()
     );
     zk.handle(id).release().await.unwrap();
+    zk.close().await.unwrap();
+}
+
+/// What the driver says of itself and of its recipe table: the timeout
+/// the server granted, a full table, ids from another driver, and how an
+/// id prints.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embassy_driver_reports_its_timeout_and_guards_its_recipe_table() {
+    use herdless_core::election::Election;
+
+    let server = ZkServer::start();
+    let (mut rx, mut tx) = ([0u8; 1024], [0u8; 512]);
+    let mut lock: Lock = Lock::new("/table/lock").unwrap();
+    let mut spare: Lock = Lock::new("/table/spare").unwrap();
+    let mut zk: Zk<'_, _, 1> = Zk::new(
+        TokioTransport::new(vec![server.addr()]),
+        Buffers::new(&mut rx, &mut tx),
+        // Within the test server's bounds (1 s to 60 s): granted as asked.
+        SessionConfig::new(1, 7_000),
+    );
+    assert_eq!(zk.negotiated_timeout_ms(), 0, "nothing granted yet");
+    let id = zk.add(&mut lock).unwrap();
+    assert_eq!(format!("{id:?}"), "RecipeId(0)");
+    assert!(matches!(zk.add(&mut spare), Err(Error::TooManyRecipes)));
+
+    // Ids handed out by another driver: an index this one does not have,
+    // and its own index 0 holding another kind of recipe.
+    let (mut rx2, mut tx2) = ([0u8; 256], [0u8; 256]);
+    let mut candidate: Election = Election::new("/table/election").unwrap();
+    let mut other_lock: Lock = Lock::new("/table/other").unwrap();
+    let mut other: Zk<'_, _, 2> = Zk::new(
+        TokioTransport::new(vec![server.addr()]),
+        Buffers::new(&mut rx2, &mut tx2),
+        SessionConfig::new(2, 7_000),
+    );
+    let election_id = other.add(&mut candidate).unwrap();
+    let second_lock = other.add(&mut other_lock).unwrap();
+    assert_eq!(format!("{second_lock:?}"), "RecipeId(1)");
+    assert!(matches!(zk.recipe(election_id), Err(Error::UnknownRecipe)));
+    assert!(matches!(zk.recipe(second_lock), Err(Error::UnknownRecipe)));
+    assert!(zk.recipe(id).is_ok());
+
+    zk.connect().await.unwrap();
+    assert_eq!(zk.negotiated_timeout_ms(), 7_000);
     zk.close().await.unwrap();
 }
