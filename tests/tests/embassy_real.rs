@@ -692,3 +692,26 @@ async fn embassy_driver_reports_its_timeout_and_guards_its_recipe_table() {
     assert_eq!(zk.negotiated_timeout_ms(), 7_000);
     zk.close().await.unwrap();
 }
+
+/// A recipe called before the session is connected waits for the
+/// handshake: its request is not handed to a connection still opening
+/// (the session would refuse it, and the recipe hear a connection loss).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embassy_lock_asked_for_before_connect_waits_for_the_handshake() {
+    let server = ZkServer::start();
+    let (mut rx, mut tx) = ([0u8; 1024], [0u8; 512]);
+    let mut lock: Lock = Lock::new("/early/lock").unwrap();
+    let mut zk: Zk<'_, _> = Zk::new(
+        TokioTransport::new(vec![server.addr()]),
+        Buffers::new(&mut rx, &mut tx),
+        SessionConfig::new(1, 10_000),
+    );
+    let id = zk.add(&mut lock).unwrap();
+    tokio::time::timeout(Duration::from_secs(10), zk.handle(id).acquire(guid()))
+        .await
+        .expect("acquired without a connect() first")
+        .unwrap();
+    assert_eq!(zk.faults(), 0, "{:?}", zk.last_fault());
+    zk.handle(id).release().await.unwrap();
+    zk.close().await.unwrap();
+}
