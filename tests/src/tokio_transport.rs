@@ -22,6 +22,9 @@ pub struct TokioTransport {
     /// Bytes one read hands over at most: small values cut every frame,
     /// header, count and name at every place a slow link would.
     pub max_read: usize,
+    /// Reads started so far: a driver that waits starts one per wake-up,
+    /// one that polls (a timer always due) thousands a second.
+    pub reads: usize,
 }
 
 impl TokioTransport {
@@ -34,6 +37,7 @@ impl TokioTransport {
             trickle: false,
             connect_delay: std::time::Duration::ZERO,
             max_read: usize::MAX,
+            reads: 0,
         }
     }
 
@@ -50,6 +54,7 @@ impl ErrorType for TokioTransport {
 
 impl Read for TokioTransport {
     async fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.reads += 1;
         let limit = buf.len().min(self.max_read);
         let buf = buf.get_mut(..limit).unwrap_or_default();
         self.stream()?.read(buf).await

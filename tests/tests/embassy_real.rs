@@ -715,3 +715,25 @@ async fn embassy_lock_asked_for_before_connect_waits_for_the_handshake() {
     zk.handle(id).release().await.unwrap();
     zk.close().await.unwrap();
 }
+
+/// An idle driver sleeps until bytes or its next timer (the session's
+/// ping): it does not spin through reads started and dropped.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embassy_driver_waits_rather_than_polls_while_idle() {
+    let server = ZkServer::start();
+    let (mut rx, mut tx) = ([0u8; 1024], [0u8; 512]);
+    let mut zk: Zk<'_, _> = Zk::new(
+        TokioTransport::new(vec![server.addr()]),
+        Buffers::new(&mut rx, &mut tx),
+        // Pings every few seconds: none due in the second watched.
+        SessionConfig::new(1, 20_000),
+    );
+    zk.connect().await.unwrap();
+    let before = zk.transport().reads;
+    zk.run_for(embassy_time::Duration::from_secs(1))
+        .await
+        .unwrap();
+    let reads = zk.transport().reads - before;
+    assert!(reads <= 5, "{reads} reads started in an idle second");
+    zk.close().await.unwrap();
+}
