@@ -561,3 +561,34 @@ async fn embassy_a_reply_over_the_buffer_is_a_typed_error_and_the_session_carrie
     assert_eq!(zk.session_id(), session);
     zk.close().await.unwrap();
 }
+
+/// The receive buffer's edge: a reply whose frame fills it exactly is read
+/// whole; one byte more is over it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embassy_a_reply_that_fills_the_buffer_exactly_is_read_whole() {
+    // A getData reply's frame: length prefix 4, reply header 16, data
+    // length 4, the data, the stat 68.
+    const AROUND_DATA: usize = 4 + 16 + 4 + 68;
+    let server = ZkServer::start();
+    let admin = std_client(&server).await;
+    let open = CreateMode::Persistent.with_acls(Acls::anyone_all());
+    let fits = RX - AROUND_DATA;
+    admin.create("/edge", &vec![1; fits], &open).await.unwrap();
+    admin
+        .create("/past-edge", &vec![2; fits + 1], &open)
+        .await
+        .unwrap();
+
+    let (mut rx, mut tx) = ([0u8; RX], [0u8; 512]);
+    let mut edge = Reader::new("/edge", false);
+    let mut past = Reader::new("/past-edge", false);
+    let mut zk = driver(&server, &mut rx, &mut tx, usize::MAX);
+    let edge = zk.add(&mut edge).unwrap();
+    let past = zk.add(&mut past).unwrap();
+    zk.connect().await.unwrap();
+    assert_eq!(outcome(&mut zk, edge).await, Ok(fits));
+    assert_eq!(outcome(&mut zk, past).await, Err(ZkError::ReplyTooLarge));
+    assert_eq!(outcome(&mut zk, edge).await, Ok(fits), "and the next reads");
+    assert_eq!(zk.faults(), 0, "last fault: {:?}", zk.last_fault());
+    zk.close().await.unwrap();
+}
