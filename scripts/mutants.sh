@@ -52,7 +52,8 @@ declare -A FILES=(
     [wire]="core/src/wire/*.rs"
     [session]="core/src/wire/session/mod.rs core/src/wire/session/watches.rs core/src/wire/session/auth.rs core/src/wire/session/config.rs core/src/wire/session/error.rs core/src/wire/session/output.rs"
     [embassy]="transport-embassy/src/zk/*.rs"
-    [embassy_api]="transport-embassy/src/handle.rs transport-embassy/src/erased.rs transport-embassy/src/lock.rs transport-embassy/src/election.rs transport-embassy/src/config.rs transport-embassy/src/member.rs transport-embassy/src/barrier.rs transport-embassy/src/queue.rs transport-embassy/src/two_phase.rs transport-embassy/src/error.rs"
+    [embassy_handles]="transport-embassy/src/handle.rs transport-embassy/src/erased.rs transport-embassy/src/lock.rs transport-embassy/src/election.rs transport-embassy/src/error.rs"
+    [embassy_recipes]="transport-embassy/src/config.rs transport-embassy/src/member.rs transport-embassy/src/barrier.rs transport-embassy/src/queue.rs transport-embassy/src/two_phase.rs"
 )
 declare -A TESTS=(
     [lock]="lock_safety lock_protocol lock_pitfalls lock_sim rwlock_protocol rwlock_pitfalls rwlock_sim wire_lock acl"
@@ -75,13 +76,14 @@ declare -A TESTS=(
     [contract]="lock_protocol election_faults config_api queue_api acl wire_lock wire_roundtrip"
     [wire]="wire_lock wire_roundtrip"
     [session]="wire_lock wire_roundtrip"
-    [embassy]="embassy_real embassy_recipes_real embassy_fleet_real"
-    [embassy_api]="embassy_real embassy_recipes_real embassy_fleet_real"
+    [embassy]="embassy_real embassy_recipes_real embassy_fleet_real security_real"
+    [embassy_handles]="embassy_real embassy_recipes_real embassy_fleet_real security_real"
+    [embassy_recipes]="embassy_recipes_real"
 )
 # Where a module's code and its tests live, when not both in herdless-core.
-declare -A PACKAGE=([embassy]=herdless-embassy [embassy_api]=herdless-embassy)
-declare -A TEST_PACKAGE=([embassy]=herdless-tests [embassy_api]=herdless-tests)
-ORDER=(lock revoke election config barrier double_barrier queue two_phase membership link ancestors contention pipeline names contract wire session sim_tree sim_server sim_world embassy embassy_api)
+declare -A PACKAGE=([embassy]=herdless-embassy [embassy_handles]=herdless-embassy [embassy_recipes]=herdless-embassy)
+declare -A TEST_PACKAGE=([embassy]=herdless-tests [embassy_handles]=herdless-tests [embassy_recipes]=herdless-tests)
+ORDER=(lock revoke election config barrier double_barrier queue two_phase membership link ancestors contention pipeline names contract wire session sim_tree sim_server sim_world embassy embassy_handles embassy_recipes)
 
 list=false
 modules=()
