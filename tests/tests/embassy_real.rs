@@ -363,7 +363,12 @@ async fn embassy_candidate_takes_over_from_a_herdless_std_leader_and_doubts_at_o
         tokio::time::sleep(Duration::from_millis(200)).await;
         service.resign().await.unwrap();
     });
-    zk.handle(id).campaign(guid(), b"device").await.unwrap();
+    let leads = zk
+        .handle(id)
+        .campaign_timeout(guid(), b"device", embassy_time::Duration::from_secs(10))
+        .await
+        .unwrap();
+    assert!(leads, "leads within its timeout once the service resigned");
     resign.await.unwrap();
     // `Leading` is reported as the acknowledgement is written, not once it
     // is answered: other sessions see it a round trip later.
@@ -735,5 +740,109 @@ async fn embassy_driver_waits_rather_than_polls_while_idle() {
         .unwrap();
     let reads = zk.transport().reads - before;
     assert!(reads <= 5, "{reads} reads started in an idle second");
+    zk.close().await.unwrap();
+}
+
+/// Runs the driver until the candidate is out of the election.
+async fn until_idle<T: herdless_embassy::Transport>(
+    zk: &mut Zk<'_, T>,
+    id: herdless_embassy::RecipeId<herdless_core::election::Election>,
+) {
+    use herdless_core::election::ElectionState;
+    let started = Instant::now();
+    while zk.recipe(id).unwrap().state() != ElectionState::Idle {
+        assert!(started.elapsed() < Duration::from_secs(10), "still in");
+        zk.run_for(embassy_time::Duration::from_millis(20))
+            .await
+            .unwrap();
+    }
+}
+
+/// A leader hears that its leadership is gone wherever it waits: working
+/// (its node deleted by someone else), waiting to resume after a cut (the
+/// node deleted meanwhile), and resigning while cut off for longer than
+/// it may lead in doubt.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embassy_leader_hears_its_loss_while_working_resuming_and_resigning() {
+    use herdless_core::election::Election;
+    const LIMIT: Duration = Duration::from_secs(10);
+    let server = ZkServer::start();
+    let admin = std_client(&server).await;
+    let proxy = Proxy::start(server.port());
+    let (mut rx, mut tx) = ([0u8; 1024], [0u8; 512]);
+    let mut election: Election = Election::new("/plant/lost").unwrap();
+    let mut zk: Zk<'_, _> = Zk::new(
+        TokioTransport::new(vec![proxy.addr()]),
+        Buffers::new(&mut rx, &mut tx),
+        SessionConfig::new(1, 6_000).with_retry_delay_ms(200),
+    );
+    let id = zk.add(&mut election).unwrap();
+    zk.connect().await.unwrap();
+    let campaign = embassy_time::Duration::from_secs(5);
+
+    // Working.
+    assert!(zk
+        .handle(id)
+        .campaign_timeout(guid(), b"d", campaign)
+        .await
+        .unwrap());
+    let own = zk.recipe(id).unwrap().own_path().unwrap().to_owned();
+    admin.delete(&own, None).await.unwrap();
+    let working = tokio::time::timeout(
+        LIMIT,
+        zk.handle(id)
+            .lead_while(tokio::time::sleep(Duration::from_secs(30))),
+    )
+    .await
+    .expect("the work stops");
+    assert_eq!(working, Err(Error::Lost));
+    until_idle(&mut zk, id).await;
+
+    // Waiting to resume.
+    assert!(zk
+        .handle(id)
+        .campaign_timeout(guid(), b"d", campaign)
+        .await
+        .unwrap());
+    let own = zk.recipe(id).unwrap().own_path().unwrap().to_owned();
+    proxy.cut();
+    let working = tokio::time::timeout(
+        LIMIT,
+        zk.handle(id)
+            .lead_while(tokio::time::sleep(Duration::from_secs(30))),
+    )
+    .await
+    .expect("the cut is doubt");
+    assert_eq!(working, Err(Error::Suspended));
+    admin.delete(&own, None).await.unwrap();
+    proxy.restore();
+    let resumed = tokio::time::timeout(LIMIT, zk.handle(id).resumed())
+        .await
+        .expect("resumed() answers");
+    assert_eq!(resumed, Err(Error::Lost));
+    until_idle(&mut zk, id).await;
+
+    // Resigning, cut off.
+    assert!(zk
+        .handle(id)
+        .campaign_timeout(guid(), b"d", campaign)
+        .await
+        .unwrap());
+    zk.recipe(id).unwrap().set_lost_after(Some(500));
+    proxy.cut();
+    let working = tokio::time::timeout(
+        LIMIT,
+        zk.handle(id)
+            .lead_while(tokio::time::sleep(Duration::from_secs(30))),
+    )
+    .await
+    .expect("the cut is doubt");
+    assert_eq!(working, Err(Error::Suspended));
+    tokio::time::timeout(LIMIT, zk.handle(id).resign())
+        .await
+        .expect("resign() answers once the doubt outlasts lost_after")
+        .unwrap();
+    proxy.restore();
+    until_idle(&mut zk, id).await;
     zk.close().await.unwrap();
 }
