@@ -846,3 +846,33 @@ async fn embassy_leader_hears_its_loss_while_working_resuming_and_resigning() {
     until_idle(&mut zk, id).await;
     zk.close().await.unwrap();
 }
+
+/// A campaign the server refuses (no right to create in the directory's
+/// parent) ends the call with the recipe's error instead of waiting on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embassy_campaign_refused_by_an_acl_fails_the_call() {
+    use herdless_core::election::Election;
+    use zookeeper_client::{Acls, CreateMode};
+    let server = ZkServer::start();
+    let admin = std_client(&server).await;
+    let read_only = CreateMode::Persistent.with_acls(Acls::anyone_read());
+    admin.create("/closed", b"", &read_only).await.unwrap();
+
+    let (mut rx, mut tx) = ([0u8; 1024], [0u8; 512]);
+    let mut election: Election = Election::new("/closed/election").unwrap();
+    let mut zk: Zk<'_, _> = Zk::new(
+        TokioTransport::new(vec![server.addr()]),
+        Buffers::new(&mut rx, &mut tx),
+        SessionConfig::new(1, 10_000),
+    );
+    let id = zk.add(&mut election).unwrap();
+    zk.connect().await.unwrap();
+    let outcome = tokio::time::timeout(
+        Duration::from_secs(10),
+        zk.handle(id).campaign(guid(), b"d"),
+    )
+    .await
+    .expect("the refused campaign answers");
+    assert!(matches!(outcome, Err(Error::Recipe(_))), "{outcome:?}");
+    zk.close().await.unwrap();
+}
