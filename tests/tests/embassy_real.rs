@@ -876,3 +876,58 @@ async fn embassy_campaign_refused_by_an_acl_fails_the_call() {
     assert!(matches!(outcome, Err(Error::Recipe(_))), "{outcome:?}");
     zk.close().await.unwrap();
 }
+
+/// A loss the application never read (it checked `is_leading` or
+/// `is_held` instead) belongs to the round it ended: the next campaign or
+/// acquisition waits for its own outcome, rather than answering `Lost`
+/// while it goes on to lead or hold unbeknownst to the application.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embassy_next_round_is_not_ended_by_an_unread_loss_of_the_last() {
+    use herdless_core::election::Election;
+    let server = ZkServer::start();
+    let admin = std_client(&server).await;
+    let (mut rx, mut tx) = ([0u8; 1024], [0u8; 512]);
+    let mut election: Election = Election::new("/plant/rounds").unwrap();
+    let mut lock: Lock = Lock::new("/locks/rounds").unwrap();
+    let mut zk: Zk<'_, _> = Zk::new(
+        TokioTransport::new(vec![server.addr()]),
+        Buffers::new(&mut rx, &mut tx),
+        SessionConfig::new(1, 10_000),
+    );
+    let candidate = zk.add(&mut election).unwrap();
+    let holder = zk.add(&mut lock).unwrap();
+    zk.connect().await.unwrap();
+
+    zk.handle(candidate).campaign(guid(), b"d").await.unwrap();
+    zk.handle(holder).acquire(guid()).await.unwrap();
+    let own = zk.recipe(candidate).unwrap().own_path().unwrap().to_owned();
+    let node: heapless::String<128> = zk.handle(holder).node_path().unwrap();
+    admin.delete(&own, None).await.unwrap();
+    admin.delete(&node, None).await.unwrap();
+    let started = Instant::now();
+    while zk.handle(candidate).is_leading() || zk.handle(holder).is_held() {
+        assert!(started.elapsed() < Duration::from_secs(10), "no loss seen");
+        zk.run_for(embassy_time::Duration::from_millis(20))
+            .await
+            .unwrap();
+    }
+    until_idle(&mut zk, candidate).await;
+    let started = Instant::now();
+    while zk.recipe(holder).unwrap().state() != herdless_core::lock::LockState::Idle {
+        assert!(started.elapsed() < Duration::from_secs(10), "still holding");
+        zk.run_for(embassy_time::Duration::from_millis(20))
+            .await
+            .unwrap();
+    }
+
+    let limit = Duration::from_secs(10);
+    let again = tokio::time::timeout(limit, zk.handle(candidate).campaign(guid(), b"d")).await;
+    assert_eq!(again.expect("leads again"), Ok(()));
+    assert!(zk.handle(candidate).is_leading());
+    let again = tokio::time::timeout(limit, zk.handle(holder).acquire(guid())).await;
+    assert_eq!(again.expect("holds again"), Ok(()));
+    assert!(zk.handle(holder).is_held());
+    zk.handle(holder).release().await.unwrap();
+    zk.handle(candidate).resign().await.unwrap();
+    zk.close().await.unwrap();
+}

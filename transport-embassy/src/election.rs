@@ -3,7 +3,7 @@
 use core::future::Future;
 
 use embassy_time::Duration;
-use herdless_core::election::{Election, ElectionEvent};
+use herdless_core::election::{Election, ElectionEvent, ElectionState};
 use herdless_core::naming::Guid;
 
 use crate::error::Error;
@@ -17,15 +17,19 @@ impl<T: Transport, const K: usize, const N: usize, const D: usize>
     /// this candidate leads; `guid` must be fresh random bytes for every
     /// campaign.
     ///
+    /// Events of an earlier campaign still unread are dropped.
+    ///
     /// Not cancel-safe: a dropped call leaves the candidate in the
     /// election; call [`resign`](Self::resign) to leave it.
     pub async fn campaign(&mut self, guid: Guid, data: &[u8]) -> Result<(), Error> {
+        self.forget_past_campaigns()?;
         self.recipe()?.campaign(guid, data)?;
         self.until_leading().await
     }
 
     /// Volunteers for at most `timeout`; `Ok(false)` when this candidate
-    /// did not lead by then (its node is removed).
+    /// did not lead by then (its node is removed). Events of an earlier
+    /// campaign still unread are dropped.
     pub async fn campaign_timeout(
         &mut self,
         guid: Guid,
@@ -33,6 +37,7 @@ impl<T: Transport, const K: usize, const N: usize, const D: usize>
         timeout: Duration,
     ) -> Result<bool, Error> {
         let deadline = self.zk.deadline_in(timeout);
+        self.forget_past_campaigns()?;
         self.recipe()?.campaign_until(guid, data, deadline)?;
         granted(self.until_leading().await)
     }
@@ -86,6 +91,10 @@ impl<T: Transport, const K: usize, const N: usize, const D: usize>
                 _ => continue,
             }
         }
+    }
+
+    fn forget_past_campaigns(&mut self) -> Result<(), Error> {
+        self.forget_past_rounds(|e| e.state() == ElectionState::Idle)
     }
 
     async fn until_leading(&mut self) -> Result<(), Error> {

@@ -61,6 +61,23 @@ impl<'z, 'a, T: Transport, R: Recipe + 'static, const K: usize> Handle<'z, 'a, T
             .await
     }
 
+    /// Drops the events an earlier round left unread, if the recipe is
+    /// `idle` (that round is over): a call starting a new round waits for
+    /// that round's events, and an old `Lost` would end its wait with an
+    /// error while the new round went on, to lead or hold unbeknownst to
+    /// the application. A recipe that is not idle keeps its events (the
+    /// call is refused).
+    pub(crate) fn forget_past_rounds(
+        &mut self,
+        idle: impl FnOnce(&R) -> bool,
+    ) -> Result<(), Error> {
+        let recipe = self.recipe()?;
+        if idle(recipe) {
+            while recipe.poll_event().is_some() {}
+        }
+        Ok(())
+    }
+
     /// Runs `work` while driving the session, and stops it (dropping
     /// `work`) with the error `stop` makes of one of the recipe's events;
     /// the events `stop` passes over (`None`) are consumed.

@@ -3,7 +3,7 @@
 use core::future::Future;
 
 use embassy_time::Duration;
-use herdless_core::lock::{Lock, LockEvent};
+use herdless_core::lock::{Lock, LockEvent, LockState};
 use herdless_core::naming::Guid;
 
 use crate::error::Error;
@@ -13,11 +13,13 @@ use crate::transport::Transport;
 impl<T: Transport, const K: usize, const N: usize> Handle<'_, '_, T, Lock<N>, K> {
     /// Waits for the lock; `guid` must be fresh random bytes for every
     /// attempt (the hardware RNG), so a node left by an earlier attempt is
-    /// never mistaken for this one.
+    /// never mistaken for this one. Events of an earlier attempt still
+    /// unread are dropped (so are those of the other two ways to acquire).
     ///
     /// Not cancel-safe: a dropped call leaves the attempt going; call
     /// [`cancel`](Self::cancel) to withdraw it.
     pub async fn acquire(&mut self, guid: Guid) -> Result<(), Error> {
+        self.forget_past_attempts()?;
         self.recipe()?.acquire(guid)?;
         self.until_acquired().await
     }
@@ -26,6 +28,7 @@ impl<T: Transport, const K: usize, const N: usize> Handle<'_, '_, T, Lock<N>, K>
     /// not come (the attempt's node is removed).
     pub async fn acquire_timeout(&mut self, guid: Guid, timeout: Duration) -> Result<bool, Error> {
         let deadline = self.zk.deadline_in(timeout);
+        self.forget_past_attempts()?;
         self.recipe()?.acquire_until(guid, deadline)?;
         granted(self.until_acquired().await)
     }
@@ -33,6 +36,7 @@ impl<T: Transport, const K: usize, const N: usize> Handle<'_, '_, T, Lock<N>, K>
     /// Takes the lock only if nobody holds or waits for it; `Ok(false)`
     /// otherwise.
     pub async fn try_acquire(&mut self, guid: Guid) -> Result<bool, Error> {
+        self.forget_past_attempts()?;
         self.recipe()?.try_acquire(guid)?;
         granted(self.until_acquired().await)
     }
@@ -91,6 +95,10 @@ impl<T: Transport, const K: usize, const N: usize> Handle<'_, '_, T, Lock<N>, K>
                 _ => continue,
             }
         }
+    }
+
+    fn forget_past_attempts(&mut self) -> Result<(), Error> {
+        self.forget_past_rounds(|lock| lock.state() == LockState::Idle)
     }
 
     async fn until_acquired(&mut self) -> Result<(), Error> {
