@@ -931,3 +931,54 @@ async fn embassy_next_round_is_not_ended_by_an_unread_loss_of_the_last() {
     zk.handle(candidate).resign().await.unwrap();
     zk.close().await.unwrap();
 }
+
+/// `cancel` withdraws an attempt that waits behind a holder, and releases
+/// a lock already held; either way the node is gone when it returns.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embassy_cancel_withdraws_a_waiting_attempt_and_releases_a_held_lock() {
+    let server = ZkServer::start();
+    let client = std_client(&server).await;
+    let std_lock = herdless_std::Lock::new(&client, "/locks/cancel").unwrap();
+    let guard = std_lock.acquire().await.unwrap();
+
+    let (mut rx, mut tx) = ([0u8; 1024], [0u8; 512]);
+    let mut lock: Lock = Lock::new("/locks/cancel").unwrap();
+    let mut zk: Zk<'_, _> = Zk::new(
+        TokioTransport::new(vec![server.addr()]),
+        Buffers::new(&mut rx, &mut tx),
+        SessionConfig::new(1, 10_000),
+    );
+    let id = zk.add(&mut lock).unwrap();
+    zk.connect().await.unwrap();
+    zk.recipe(id).unwrap().acquire(guid()).unwrap();
+    let started = Instant::now();
+    while client.list_children("/locks/cancel").await.unwrap().len() < 2 {
+        assert!(started.elapsed() < Duration::from_secs(10), "no waiter");
+        zk.run_for(embassy_time::Duration::from_millis(20))
+            .await
+            .unwrap();
+    }
+    let limit = Duration::from_secs(10);
+    tokio::time::timeout(limit, zk.handle(id).cancel())
+        .await
+        .expect("the waiting attempt is withdrawn")
+        .unwrap();
+    assert_eq!(
+        client.list_children("/locks/cancel").await.unwrap().len(),
+        1
+    );
+    assert!(!zk.handle(id).is_held());
+
+    guard.release().await.unwrap();
+    zk.handle(id).acquire(guid()).await.unwrap();
+    tokio::time::timeout(limit, zk.handle(id).cancel())
+        .await
+        .expect("the held lock is released")
+        .unwrap();
+    assert!(client
+        .list_children("/locks/cancel")
+        .await
+        .unwrap()
+        .is_empty());
+    zk.close().await.unwrap();
+}
