@@ -24,6 +24,36 @@ fn millis(d: Duration) -> u32 {
     u32::try_from(d.as_millis()).unwrap()
 }
 
+/// The embedded driver to `addr` on `rx` and `tx`, asking for a session
+/// of `timeout_ms`.
+fn driver<'a>(
+    addr: String,
+    rx: &'a mut [u8],
+    tx: &'a mut [u8],
+    timeout_ms: u32,
+) -> Zk<'a, TokioTransport> {
+    Zk::new(
+        TokioTransport::new(vec![addr]),
+        Buffers::new(rx, tx),
+        SessionConfig::new(1, timeout_ms),
+    )
+}
+
+/// Runs the driver until `done` holds, failing with `what` after 10 s.
+async fn drive_until<'a>(
+    zk: &mut Zk<'a, TokioTransport>,
+    what: &str,
+    mut done: impl FnMut(&mut Zk<'a, TokioTransport>) -> bool,
+) {
+    let started = Instant::now();
+    while !done(zk) {
+        assert!(started.elapsed() < Duration::from_secs(10), "{what}");
+        zk.run_for(embassy_time::Duration::from_millis(20))
+            .await
+            .unwrap();
+    }
+}
+
 async fn std_client(server: &ZkServer) -> herdless_std::Client {
     herdless_std::connect(&server.addr(), Duration::from_secs(30))
         .await
@@ -706,11 +736,7 @@ async fn embassy_lock_asked_for_before_connect_waits_for_the_handshake() {
     let server = ZkServer::start();
     let (mut rx, mut tx) = ([0u8; 1024], [0u8; 512]);
     let mut lock: Lock = Lock::new("/early/lock").unwrap();
-    let mut zk: Zk<'_, _> = Zk::new(
-        TokioTransport::new(vec![server.addr()]),
-        Buffers::new(&mut rx, &mut tx),
-        SessionConfig::new(1, 10_000),
-    );
+    let mut zk = driver(server.addr(), &mut rx, &mut tx, 10_000);
     let id = zk.add(&mut lock).unwrap();
     tokio::time::timeout(Duration::from_secs(10), zk.handle(id).acquire(guid()))
         .await
@@ -744,18 +770,15 @@ async fn embassy_driver_waits_rather_than_polls_while_idle() {
 }
 
 /// Runs the driver until the candidate is out of the election.
-async fn until_idle<T: herdless_embassy::Transport>(
-    zk: &mut Zk<'_, T>,
+async fn until_idle(
+    zk: &mut Zk<'_, TokioTransport>,
     id: herdless_embassy::RecipeId<herdless_core::election::Election>,
 ) {
     use herdless_core::election::ElectionState;
-    let started = Instant::now();
-    while zk.recipe(id).unwrap().state() != ElectionState::Idle {
-        assert!(started.elapsed() < Duration::from_secs(10), "still in");
-        zk.run_for(embassy_time::Duration::from_millis(20))
-            .await
-            .unwrap();
-    }
+    drive_until(zk, "still in the election", |zk| {
+        zk.recipe(id).unwrap().state() == ElectionState::Idle
+    })
+    .await;
 }
 
 /// A leader hears that its leadership is gone wherever it waits: working
@@ -860,11 +883,7 @@ async fn embassy_campaign_refused_by_an_acl_fails_the_call() {
 
     let (mut rx, mut tx) = ([0u8; 1024], [0u8; 512]);
     let mut election: Election = Election::new("/closed/election").unwrap();
-    let mut zk: Zk<'_, _> = Zk::new(
-        TokioTransport::new(vec![server.addr()]),
-        Buffers::new(&mut rx, &mut tx),
-        SessionConfig::new(1, 10_000),
-    );
+    let mut zk = driver(server.addr(), &mut rx, &mut tx, 10_000);
     let id = zk.add(&mut election).unwrap();
     zk.connect().await.unwrap();
     let outcome = tokio::time::timeout(
@@ -889,11 +908,7 @@ async fn embassy_next_round_is_not_ended_by_an_unread_loss_of_the_last() {
     let (mut rx, mut tx) = ([0u8; 1024], [0u8; 512]);
     let mut election: Election = Election::new("/plant/rounds").unwrap();
     let mut lock: Lock = Lock::new("/locks/rounds").unwrap();
-    let mut zk: Zk<'_, _> = Zk::new(
-        TokioTransport::new(vec![server.addr()]),
-        Buffers::new(&mut rx, &mut tx),
-        SessionConfig::new(1, 10_000),
-    );
+    let mut zk = driver(server.addr(), &mut rx, &mut tx, 10_000);
     let candidate = zk.add(&mut election).unwrap();
     let holder = zk.add(&mut lock).unwrap();
     zk.connect().await.unwrap();
@@ -904,21 +919,15 @@ async fn embassy_next_round_is_not_ended_by_an_unread_loss_of_the_last() {
     let node: heapless::String<128> = zk.handle(holder).node_path().unwrap();
     admin.delete(&own, None).await.unwrap();
     admin.delete(&node, None).await.unwrap();
-    let started = Instant::now();
-    while zk.handle(candidate).is_leading() || zk.handle(holder).is_held() {
-        assert!(started.elapsed() < Duration::from_secs(10), "no loss seen");
-        zk.run_for(embassy_time::Duration::from_millis(20))
-            .await
-            .unwrap();
-    }
+    drive_until(&mut zk, "no loss seen", |zk| {
+        !zk.handle(candidate).is_leading() && !zk.handle(holder).is_held()
+    })
+    .await;
     until_idle(&mut zk, candidate).await;
-    let started = Instant::now();
-    while zk.recipe(holder).unwrap().state() != herdless_core::lock::LockState::Idle {
-        assert!(started.elapsed() < Duration::from_secs(10), "still holding");
-        zk.run_for(embassy_time::Duration::from_millis(20))
-            .await
-            .unwrap();
-    }
+    drive_until(&mut zk, "still holding", |zk| {
+        zk.recipe(holder).unwrap().state() == herdless_core::lock::LockState::Idle
+    })
+    .await;
 
     let limit = Duration::from_secs(10);
     let again = tokio::time::timeout(limit, zk.handle(candidate).campaign(guid(), b"d")).await;
@@ -943,11 +952,7 @@ async fn embassy_cancel_withdraws_a_waiting_attempt_and_releases_a_held_lock() {
 
     let (mut rx, mut tx) = ([0u8; 1024], [0u8; 512]);
     let mut lock: Lock = Lock::new("/locks/cancel").unwrap();
-    let mut zk: Zk<'_, _> = Zk::new(
-        TokioTransport::new(vec![server.addr()]),
-        Buffers::new(&mut rx, &mut tx),
-        SessionConfig::new(1, 10_000),
-    );
+    let mut zk = driver(server.addr(), &mut rx, &mut tx, 10_000);
     let id = zk.add(&mut lock).unwrap();
     zk.connect().await.unwrap();
     zk.recipe(id).unwrap().acquire(guid()).unwrap();
