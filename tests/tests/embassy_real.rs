@@ -704,7 +704,9 @@ async fn embassy_driver_reports_its_timeout_and_guards_its_recipe_table() {
     assert_eq!(zk.negotiated_timeout_ms(), 0, "nothing granted yet");
     let id = zk.add(&mut lock).unwrap();
     assert_eq!(format!("{id:?}"), "RecipeId(0)");
-    assert!(matches!(zk.add(&mut spare), Err(Error::TooManyRecipes)));
+    let full = zk.add(&mut spare).unwrap_err();
+    assert!(matches!(full, Error::TooManyRecipes));
+    assert_eq!(full.to_string(), "the driver's recipe table is full");
 
     // Ids handed out by another driver: an index this one does not have,
     // and its own index 0 holding another kind of recipe.
@@ -753,12 +755,15 @@ async fn embassy_lock_asked_for_before_connect_waits_for_the_handshake() {
 async fn embassy_driver_waits_rather_than_polls_while_idle() {
     let server = ZkServer::start();
     let (mut rx, mut tx) = ([0u8; 1024], [0u8; 512]);
+    // A recipe with no timer due: its timers are asked for too.
+    let mut lock: Lock = Lock::new("/idle/lock").unwrap();
     let mut zk: Zk<'_, _> = Zk::new(
         TokioTransport::new(vec![server.addr()]),
         Buffers::new(&mut rx, &mut tx),
         // Pings every few seconds: none due in the second watched.
         SessionConfig::new(1, 20_000),
     );
+    zk.add(&mut lock).unwrap();
     zk.connect().await.unwrap();
     let before = zk.transport().reads;
     zk.run_for(embassy_time::Duration::from_secs(1))
