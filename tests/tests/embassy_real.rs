@@ -948,6 +948,7 @@ async fn embassy_next_round_is_not_ended_by_an_unread_loss_of_the_last() {
 
 /// `cancel` withdraws an attempt that waits behind a holder, and releases
 /// a lock already held; either way the node is gone when it returns.
+/// `try_acquire` takes only a free lock.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn embassy_cancel_withdraws_a_waiting_attempt_and_releases_a_held_lock() {
     let server = ZkServer::start();
@@ -960,6 +961,8 @@ async fn embassy_cancel_withdraws_a_waiting_attempt_and_releases_a_held_lock() {
     let mut zk = driver(server.addr(), &mut rx, &mut tx, 10_000);
     let id = zk.add(&mut lock).unwrap();
     zk.connect().await.unwrap();
+    let taken = zk.handle(id).try_acquire(guid()).await.unwrap();
+    assert!(!taken, "try_acquire took a held lock");
     zk.recipe(id).unwrap().acquire(guid()).unwrap();
     let started = Instant::now();
     while client.list_children("/locks/cancel").await.unwrap().len() < 2 {
@@ -990,5 +993,7 @@ async fn embassy_cancel_withdraws_a_waiting_attempt_and_releases_a_held_lock() {
         .await
         .unwrap()
         .is_empty());
+    assert!(zk.handle(id).try_acquire(guid()).await.unwrap(), "free");
+    zk.handle(id).release().await.unwrap();
     zk.close().await.unwrap();
 }
