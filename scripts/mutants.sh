@@ -2,8 +2,9 @@
 # Mutation testing with cargo-mutants: herdless-core's recipes, the engine
 # parts, names and contract types they share, the wire codec, the wire
 # session and the in-memory ZooKeeper the simulated tests run on; and
-# herdless-embassy's driver, against the real-server tests that run it on
-# the host (these need a `zkServer.sh`, as `./scripts/test.sh` installs).
+# herdless-embassy's driver and handles, against the real-server tests that
+# run them on the host (these need ZooKeeper at /usr/share/java, as
+# `./scripts/test.sh` installs it).
 #
 #   ./scripts/mutants.sh                 every module (hours on 2 cores)
 #   ./scripts/mutants.sh lock barrier    some of them
