@@ -757,12 +757,8 @@ async fn embassy_driver_waits_rather_than_polls_while_idle() {
     let (mut rx, mut tx) = ([0u8; 1024], [0u8; 512]);
     // A recipe with no timer due: its timers are asked for too.
     let mut lock: Lock = Lock::new("/idle/lock").unwrap();
-    let mut zk: Zk<'_, _> = Zk::new(
-        TokioTransport::new(vec![server.addr()]),
-        Buffers::new(&mut rx, &mut tx),
-        // Pings every few seconds: none due in the second watched.
-        SessionConfig::new(1, 20_000),
-    );
+    // Pings every few seconds: none due in the second watched.
+    let mut zk = driver(server.addr(), &mut rx, &mut tx, 20_000);
     zk.add(&mut lock).unwrap();
     zk.connect().await.unwrap();
     let before = zk.transport().reads;
@@ -784,6 +780,17 @@ async fn until_idle(
         zk.recipe(id).unwrap().state() == ElectionState::Idle
     })
     .await;
+}
+
+/// Leads while 30 s of work run, failing after 10 s: what stopped it.
+async fn lead_while_working(
+    zk: &mut Zk<'_, TokioTransport>,
+    id: herdless_embassy::RecipeId<herdless_core::election::Election>,
+) -> Result<(), Error> {
+    let work = tokio::time::sleep(Duration::from_secs(30));
+    tokio::time::timeout(Duration::from_secs(10), zk.handle(id).lead_while(work))
+        .await
+        .expect("the work goes on: no loss or doubt heard")
 }
 
 /// A leader hears that its leadership is gone wherever it waits: working
@@ -816,13 +823,7 @@ async fn embassy_leader_hears_its_loss_while_working_resuming_and_resigning() {
         .unwrap());
     let own = zk.recipe(id).unwrap().own_path().unwrap().to_owned();
     admin.delete(&own, None).await.unwrap();
-    let working = tokio::time::timeout(
-        LIMIT,
-        zk.handle(id)
-            .lead_while(tokio::time::sleep(Duration::from_secs(30))),
-    )
-    .await
-    .expect("the work stops");
+    let working = lead_while_working(&mut zk, id).await;
     assert_eq!(working, Err(Error::Lost));
     until_idle(&mut zk, id).await;
 
@@ -834,13 +835,7 @@ async fn embassy_leader_hears_its_loss_while_working_resuming_and_resigning() {
         .unwrap());
     let own = zk.recipe(id).unwrap().own_path().unwrap().to_owned();
     proxy.cut();
-    let working = tokio::time::timeout(
-        LIMIT,
-        zk.handle(id)
-            .lead_while(tokio::time::sleep(Duration::from_secs(30))),
-    )
-    .await
-    .expect("the cut is doubt");
+    let working = lead_while_working(&mut zk, id).await;
     assert_eq!(working, Err(Error::Suspended));
     admin.delete(&own, None).await.unwrap();
     proxy.restore();
@@ -858,13 +853,7 @@ async fn embassy_leader_hears_its_loss_while_working_resuming_and_resigning() {
         .unwrap());
     zk.recipe(id).unwrap().set_lost_after(Some(500));
     proxy.cut();
-    let working = tokio::time::timeout(
-        LIMIT,
-        zk.handle(id)
-            .lead_while(tokio::time::sleep(Duration::from_secs(30))),
-    )
-    .await
-    .expect("the cut is doubt");
+    let working = lead_while_working(&mut zk, id).await;
     assert_eq!(working, Err(Error::Suspended));
     tokio::time::timeout(LIMIT, zk.handle(id).resign())
         .await

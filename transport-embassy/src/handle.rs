@@ -63,8 +63,8 @@ impl<'z, 'a, T: Transport, R: Recipe + 'static, const K: usize> Handle<'z, 'a, T
 
     /// Drops the events an earlier round left unread, if the recipe is
     /// `idle` (that round is over): a call starting a new round waits for
-    /// that round's events, and an old `Lost` would end its wait with an
-    /// error while the new round went on, to lead or hold unbeknownst to
+    /// its own round's events, and an old `Lost` would end that wait with
+    /// an error while the new round went on, to lead or hold unbeknownst to
     /// the application. A recipe that is not idle keeps its events (the
     /// call is refused).
     pub(crate) fn forget_past_rounds(
