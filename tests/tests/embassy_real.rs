@@ -865,7 +865,8 @@ async fn embassy_leader_hears_its_loss_while_working_resuming_and_resigning() {
 }
 
 /// A campaign the server refuses (no right to create in the directory's
-/// parent) ends the call with the recipe's error instead of waiting on.
+/// parent) ends the call with the recipe's error instead of waiting on,
+/// whether the call is `campaign` or `resumed`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn embassy_campaign_refused_by_an_acl_fails_the_call() {
     use herdless_core::election::Election;
@@ -886,6 +887,14 @@ async fn embassy_campaign_refused_by_an_acl_fails_the_call() {
     )
     .await
     .expect("the refused campaign answers");
+    assert!(matches!(outcome, Err(Error::Recipe(_))), "{outcome:?}");
+
+    // Waiting to resume a campaign started on the recipe itself: the
+    // refusal ends the wait too.
+    zk.recipe(id).unwrap().campaign(guid(), b"d").unwrap();
+    let outcome = tokio::time::timeout(Duration::from_secs(10), zk.handle(id).resumed())
+        .await
+        .expect("the refused campaign answers");
     assert!(matches!(outcome, Err(Error::Recipe(_))), "{outcome:?}");
     zk.close().await.unwrap();
 }
@@ -984,5 +993,106 @@ async fn embassy_cancel_withdraws_a_waiting_attempt_and_releases_a_held_lock() {
         .is_empty());
     assert!(zk.handle(id).try_acquire(guid()).await.unwrap(), "free");
     zk.handle(id).release().await.unwrap();
+    zk.close().await.unwrap();
+}
+
+/// A loss reported while nobody read the candidate's events, with its
+/// cleanup still to do (it was cut off for longer than it may lead in
+/// doubt, and the same session comes back), does not end a later
+/// `resign` early: `resign` returns once the node is gone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embassy_resign_after_an_unread_loss_waits_for_the_cleanup() {
+    use herdless_core::election::{Election, ElectionState};
+    let server = ZkServer::start();
+    let admin = std_client(&server).await;
+    let proxy = Proxy::start(server.port());
+    let (mut rx, mut tx) = ([0u8; 1024], [0u8; 512]);
+    let mut election: Election = Election::new("/plant/unread").unwrap();
+    let mut zk: Zk<'_, _> = Zk::new(
+        TokioTransport::new(vec![proxy.addr()]),
+        Buffers::new(&mut rx, &mut tx),
+        SessionConfig::new(1, 8_000).with_retry_delay_ms(200),
+    );
+    let id = zk.add(&mut election).unwrap();
+    zk.connect().await.unwrap();
+    zk.handle(id).campaign(guid(), b"d").await.unwrap();
+    zk.recipe(id).unwrap().set_lost_after(Some(500));
+
+    proxy.cut();
+    drive_until(&mut zk, "leadership outlived lost_after", |zk| {
+        zk.recipe(id).unwrap().state() == ElectionState::Resigning
+    })
+    .await;
+    proxy.restore();
+    let resigned = tokio::time::timeout(Duration::from_secs(10), zk.handle(id).resign()).await;
+    assert_eq!(resigned.expect("resign() answers"), Ok(()));
+    assert_eq!(zk.recipe(id).unwrap().state(), ElectionState::Idle);
+    let left = admin.list_children("/plant/unread").await.unwrap();
+    assert!(
+        left.is_empty(),
+        "resign() returned before its node went: {left:?}"
+    );
+    zk.close().await.unwrap();
+}
+
+/// Takes every right to delete in `dir` away (reading stays).
+async fn forbid_deletes(admin: &herdless_std::Client, dir: &str) {
+    admin
+        .set_acl(dir, &zookeeper_client::Acls::anyone_read(), None)
+        .await
+        .unwrap();
+}
+
+/// A wind-up whose delete the server refuses (someone took the right to
+/// delete in the directory away) fails the call with the recipe's error,
+/// rather than reporting a node gone that is still there: resigning, and
+/// releasing or withdrawing a lock attempt.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embassy_wind_ups_refused_by_an_acl_fail_the_call() {
+    use herdless_core::election::Election;
+    const LIMIT: Duration = Duration::from_secs(10);
+    let server = ZkServer::start();
+    let admin = std_client(&server).await;
+    let (mut rx, mut tx) = ([0u8; 1024], [0u8; 512]);
+    let mut election: Election = Election::new("/plant/kept").unwrap();
+    let mut held: Lock = Lock::new("/locks/kept").unwrap();
+    let mut waiting: Lock = Lock::new("/locks/kept").unwrap();
+    let mut zk = driver(server.addr(), &mut rx, &mut tx, 10_000);
+    let candidate = zk.add(&mut election).unwrap();
+    let holder = zk.add(&mut held).unwrap();
+    let waiter = zk.add(&mut waiting).unwrap();
+    zk.connect().await.unwrap();
+    zk.handle(candidate).campaign(guid(), b"d").await.unwrap();
+    zk.handle(holder).acquire(guid()).await.unwrap();
+    zk.recipe(waiter).unwrap().acquire(guid()).unwrap();
+    let started = Instant::now();
+    while admin.list_children("/locks/kept").await.unwrap().len() < 2 {
+        assert!(started.elapsed() < LIMIT, "no waiter");
+        zk.run_for(embassy_time::Duration::from_millis(20))
+            .await
+            .unwrap();
+    }
+    let own = zk.recipe(candidate).unwrap().own_path().unwrap().to_owned();
+    forbid_deletes(&admin, "/plant/kept").await;
+    forbid_deletes(&admin, "/locks/kept").await;
+
+    let refused = |outcome: Result<Result<(), Error>, _>, what: &str| match outcome {
+        Ok(Err(Error::Recipe(herdless_core::Error::Zk(_)))) => {}
+        other => panic!("{what}: {other:?}"),
+    };
+    refused(
+        tokio::time::timeout(LIMIT, zk.handle(candidate).resign()).await,
+        "resign",
+    );
+    refused(
+        tokio::time::timeout(LIMIT, zk.handle(waiter).cancel()).await,
+        "cancel",
+    );
+    refused(
+        tokio::time::timeout(LIMIT, zk.handle(holder).release()).await,
+        "release",
+    );
+    assert!(admin.check_stat(&own).await.unwrap().is_some());
+    assert_eq!(admin.list_children("/locks/kept").await.unwrap().len(), 2);
     zk.close().await.unwrap();
 }

@@ -82,19 +82,21 @@ impl<T: Transport, const K: usize, const N: usize, const D: usize>
     /// acknowledgement, when leading) is deleted.
     pub async fn resign(&mut self) -> Result<(), Error> {
         self.recipe()?.resign()?;
-        loop {
-            match self.next_event().await? {
-                ElectionEvent::Resigned | ElectionEvent::TimedOut => return Ok(()),
-                // The session took the node with it.
-                ElectionEvent::Lost => return Ok(()),
-                ElectionEvent::Failed(e) => return Err(Error::Recipe(e)),
-                _ => continue,
-            }
-        }
+        // `Resigned`, `TimedOut` (a deadline met on the way out) and `Lost`
+        // (the session took the node with it) all leave nothing behind.
+        self.until_wound_up(Self::idle, |event| match event {
+            ElectionEvent::Failed(e) => Some(Error::Recipe(e)),
+            _ => None,
+        })
+        .await
     }
 
     fn forget_past_campaigns(&mut self) -> Result<(), Error> {
-        self.forget_past_rounds(|e| e.state() == ElectionState::Idle)
+        self.forget_past_rounds(Self::idle)
+    }
+
+    fn idle(election: &Election<N, D>) -> bool {
+        election.state() == ElectionState::Idle
     }
 
     async fn until_leading(&mut self) -> Result<(), Error> {

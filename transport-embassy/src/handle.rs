@@ -78,6 +78,32 @@ impl<'z, 'a, T: Transport, R: Recipe + 'static, const K: usize> Handle<'z, 'a, T
         Ok(())
     }
 
+    /// Runs the session until the recipe is `idle` again, after a call
+    /// that winds its round up (resign, release, cancel, leave), and
+    /// answers the error `failed` makes of the event the round ended with.
+    ///
+    /// Idleness, not an event, ends the wait: a `Lost` still unread may
+    /// have been reported before the wind-up was asked for, while the
+    /// round's cleanup still runs, and returning on it would return before
+    /// the cleanup the call promises. The round's events are all consumed;
+    /// the one reported last (when it went idle) is its outcome.
+    pub(crate) async fn until_wound_up(
+        &mut self,
+        idle: impl Fn(&R) -> bool,
+        failed: impl FnOnce(R::Event) -> Option<Error>,
+    ) -> Result<(), Error> {
+        let id = self.id;
+        self.zk
+            .drive_until(|zk| zk.recipe(id).ok().filter(|r| idle(r)).map(|_| ()))
+            .await?;
+        let recipe = self.recipe()?;
+        let mut outcome = None;
+        while let Some(event) = recipe.poll_event() {
+            outcome = Some(event);
+        }
+        outcome.and_then(failed).map_or(Ok(()), Err)
+    }
+
     /// Runs `work` while driving the session, and stops it (dropping
     /// `work`) with the error `stop` makes of one of the recipe's events;
     /// the events `stop` passes over (`None`) are consumed.

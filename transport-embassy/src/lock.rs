@@ -45,15 +45,7 @@ impl<T: Transport, const K: usize, const N: usize> Handle<'_, '_, T, Lock<N>, K>
     /// acquired) and waits until its node is gone.
     pub async fn cancel(&mut self) -> Result<(), Error> {
         self.recipe()?.cancel()?;
-        loop {
-            match self.next_event().await? {
-                LockEvent::NotAcquired(_) | LockEvent::Released | LockEvent::Lost => return Ok(()),
-                LockEvent::Failed(e) => return Err(Error::Recipe(e)),
-                // An `Acquired` that came before the cancel: the core
-                // releases instead, and `Released` follows.
-                _ => continue,
-            }
-        }
+        self.until_wound_up(Self::idle, Self::failure).await
     }
 
     /// Whether the lock is held (and the session not in doubt).
@@ -86,19 +78,25 @@ impl<T: Transport, const K: usize, const N: usize> Handle<'_, '_, T, Lock<N>, K>
     /// Releases the lock and waits until its node is deleted.
     pub async fn release(&mut self) -> Result<(), Error> {
         self.recipe()?.release()?;
-        loop {
-            match self.next_event().await? {
-                LockEvent::Released => return Ok(()),
-                LockEvent::Failed(e) => return Err(Error::Recipe(e)),
-                // The node went with the session: nothing left to release.
-                LockEvent::Lost => return Ok(()),
-                _ => continue,
-            }
-        }
+        self.until_wound_up(Self::idle, Self::failure).await
     }
 
     fn forget_past_attempts(&mut self) -> Result<(), Error> {
-        self.forget_past_rounds(|lock| lock.state() == LockState::Idle)
+        self.forget_past_rounds(Self::idle)
+    }
+
+    fn idle(lock: &Lock<N>) -> bool {
+        lock.state() == LockState::Idle
+    }
+
+    /// How a wound-up attempt's last event fails the call: only `Failed`
+    /// (its node refused to go). `Released`, `NotAcquired` and `Lost` (the
+    /// node went with the session) all leave nothing behind.
+    fn failure(event: LockEvent) -> Option<Error> {
+        match event {
+            LockEvent::Failed(e) => Some(Error::Recipe(e)),
+            _ => None,
+        }
     }
 
     async fn until_acquired(&mut self) -> Result<(), Error> {

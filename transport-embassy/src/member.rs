@@ -12,6 +12,7 @@ impl<T: Transport, const K: usize, const D: usize, const N: usize>
     Handle<'_, '_, T, Member<D, N>, K>
 {
     /// Joins the group with `data` and waits until the member node exists.
+    /// Events of an earlier membership still unread are dropped.
     /// The member then stays in the group by itself: after a session
     /// expiry it re-joins on the next session (the recipe reports `Out`,
     /// then `Rejoined`, through [`next_event`](Self::next_event)).
@@ -19,6 +20,7 @@ impl<T: Transport, const K: usize, const D: usize, const N: usize>
     /// Not cancel-safe: a dropped call leaves the join going; call
     /// [`leave`](Self::leave) to undo it.
     pub async fn join(&mut self, data: &[u8]) -> Result<(), Error> {
+        self.forget_past_rounds(Member::is_idle)?;
         self.recipe()?.join(data)?;
         loop {
             match self.next_event().await? {
@@ -38,13 +40,11 @@ impl<T: Transport, const K: usize, const D: usize, const N: usize>
     /// deleted (retried across connection losses).
     pub async fn leave(&mut self) -> Result<(), Error> {
         self.recipe()?.leave()?;
-        loop {
-            match self.next_event().await? {
-                MemberEvent::Left => return Ok(()),
-                MemberEvent::Failed(e) => return Err(Error::Recipe(e)),
-                _ => continue,
-            }
-        }
+        self.until_wound_up(Member::is_idle, |event| match event {
+            MemberEvent::Failed(e) => Some(Error::Recipe(e)),
+            _ => None,
+        })
+        .await
     }
 }
 
