@@ -95,3 +95,21 @@ impl Transport for TokioTransport {
         self.stream = None;
     }
 }
+
+/// Runs `zk` until `done` holds, failing the test with `what` after
+/// `limit`; returns how long it took.
+pub async fn drive_until<'a>(
+    zk: &mut herdless_embassy::Zk<'a, TokioTransport>,
+    what: &str,
+    limit: std::time::Duration,
+    mut done: impl FnMut(&mut herdless_embassy::Zk<'a, TokioTransport>) -> bool,
+) -> std::time::Duration {
+    let started = std::time::Instant::now();
+    while !done(zk) {
+        assert!(started.elapsed() < limit, "{what}");
+        zk.run_for(embassy_time::Duration::from_millis(20))
+            .await
+            .unwrap();
+    }
+    started.elapsed()
+}

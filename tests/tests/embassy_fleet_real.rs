@@ -12,7 +12,7 @@ use herdless_core::{Children, Outgoing, Recipe, Reply, Request, RequestId, Reque
 use herdless_core::{Instant as CoreInstant, SessionEvent, WatchEvent, ZkError};
 use herdless_embassy::wire::SessionConfig;
 use herdless_embassy::{Buffers, Zk};
-use herdless_tests::tokio_transport::TokioTransport;
+use herdless_tests::tokio_transport::{drive_until, TokioTransport};
 use herdless_tests::ZkServer;
 use zookeeper_client::{Acls, CreateMode};
 
@@ -44,24 +44,6 @@ fn driver<'a>(
         Buffers::new(rx, tx),
         SessionConfig::new(1, 10_000),
     )
-}
-
-/// Runs the driver until `done` holds, failing with `what` after `limit`;
-/// returns how long it took.
-async fn drive_until<'a>(
-    zk: &mut Zk<'a, TokioTransport>,
-    what: &str,
-    limit: Duration,
-    mut done: impl FnMut(&mut Zk<'a, TokioTransport>) -> bool,
-) -> Duration {
-    let started = Instant::now();
-    while !done(zk) {
-        assert!(started.elapsed() < limit, "{what}");
-        zk.run_for(embassy_time::Duration::from_millis(20))
-            .await
-            .unwrap();
-    }
-    started.elapsed()
 }
 
 /// Bytes of the jute vector a listing of `names` takes on the wire.

@@ -13,7 +13,10 @@ use herdless_core::lock::{Lock, LockEvent};
 use herdless_core::naming::Guid;
 use herdless_embassy::wire::{SessionConfig, SessionError, State};
 use herdless_embassy::{Buffers, Error, Fault, Zk};
-use herdless_tests::tokio_transport::TokioTransport;
+use herdless_tests::tokio_transport::{drive_until, TokioTransport};
+
+/// How long a step may take before the test fails instead of hanging.
+const LIMIT: Duration = Duration::from_secs(10);
 use herdless_tests::{Proxy, ZkServer};
 
 fn guid() -> Guid {
@@ -37,21 +40,6 @@ fn driver<'a>(
         Buffers::new(rx, tx),
         SessionConfig::new(1, timeout_ms),
     )
-}
-
-/// Runs the driver until `done` holds, failing with `what` after 10 s.
-async fn drive_until<'a>(
-    zk: &mut Zk<'a, TokioTransport>,
-    what: &str,
-    mut done: impl FnMut(&mut Zk<'a, TokioTransport>) -> bool,
-) {
-    let started = Instant::now();
-    while !done(zk) {
-        assert!(started.elapsed() < Duration::from_secs(10), "{what}");
-        zk.run_for(embassy_time::Duration::from_millis(20))
-            .await
-            .unwrap();
-    }
 }
 
 async fn std_client(server: &ZkServer) -> herdless_std::Client {
@@ -776,7 +764,7 @@ async fn until_idle(
     id: herdless_embassy::RecipeId<herdless_core::election::Election>,
 ) {
     use herdless_core::election::ElectionState;
-    drive_until(zk, "still in the election", |zk| {
+    drive_until(zk, "still in the election", LIMIT, |zk| {
         zk.recipe(id).unwrap().state() == ElectionState::Idle
     })
     .await;
@@ -800,7 +788,6 @@ async fn lead_while_working(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn embassy_leader_hears_its_loss_while_working_resuming_and_resigning() {
     use herdless_core::election::Election;
-    const LIMIT: Duration = Duration::from_secs(10);
     let server = ZkServer::start();
     let admin = std_client(&server).await;
     let proxy = Proxy::start(server.port());
@@ -922,21 +909,20 @@ async fn embassy_next_round_is_not_ended_by_an_unread_loss_of_the_last() {
     let node: heapless::String<128> = zk.handle(holder).node_path().unwrap();
     admin.delete(&own, None).await.unwrap();
     admin.delete(&node, None).await.unwrap();
-    drive_until(&mut zk, "no loss seen", |zk| {
+    drive_until(&mut zk, "no loss seen", LIMIT, |zk| {
         !zk.handle(candidate).is_leading() && !zk.handle(holder).is_held()
     })
     .await;
     until_idle(&mut zk, candidate).await;
-    drive_until(&mut zk, "still holding", |zk| {
+    drive_until(&mut zk, "still holding", LIMIT, |zk| {
         zk.recipe(holder).unwrap().state() == herdless_core::lock::LockState::Idle
     })
     .await;
 
-    let limit = Duration::from_secs(10);
-    let again = tokio::time::timeout(limit, zk.handle(candidate).campaign(guid(), b"d")).await;
+    let again = tokio::time::timeout(LIMIT, zk.handle(candidate).campaign(guid(), b"d")).await;
     assert_eq!(again.expect("leads again"), Ok(()));
     assert!(zk.handle(candidate).is_leading());
-    let again = tokio::time::timeout(limit, zk.handle(holder).acquire(guid())).await;
+    let again = tokio::time::timeout(LIMIT, zk.handle(holder).acquire(guid())).await;
     assert_eq!(again.expect("holds again"), Ok(()));
     assert!(zk.handle(holder).is_held());
     zk.handle(holder).release().await.unwrap();
@@ -969,8 +955,7 @@ async fn embassy_cancel_withdraws_a_waiting_attempt_and_releases_a_held_lock() {
             .await
             .unwrap();
     }
-    let limit = Duration::from_secs(10);
-    tokio::time::timeout(limit, zk.handle(id).cancel())
+    tokio::time::timeout(LIMIT, zk.handle(id).cancel())
         .await
         .expect("the waiting attempt is withdrawn")
         .unwrap();
@@ -982,7 +967,7 @@ async fn embassy_cancel_withdraws_a_waiting_attempt_and_releases_a_held_lock() {
 
     guard.release().await.unwrap();
     zk.handle(id).acquire(guid()).await.unwrap();
-    tokio::time::timeout(limit, zk.handle(id).cancel())
+    tokio::time::timeout(LIMIT, zk.handle(id).cancel())
         .await
         .expect("the held lock is released")
         .unwrap();
@@ -1019,7 +1004,7 @@ async fn embassy_resign_after_an_unread_loss_waits_for_the_cleanup() {
     zk.recipe(id).unwrap().set_lost_after(Some(500));
 
     proxy.cut();
-    drive_until(&mut zk, "leadership outlived lost_after", |zk| {
+    drive_until(&mut zk, "leadership outlived lost_after", LIMIT, |zk| {
         zk.recipe(id).unwrap().state() == ElectionState::Resigning
     })
     .await;
@@ -1050,7 +1035,6 @@ async fn forbid_deletes(admin: &herdless_std::Client, dir: &str) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn embassy_wind_ups_refused_by_an_acl_fail_the_call() {
     use herdless_core::election::Election;
-    const LIMIT: Duration = Duration::from_secs(10);
     let server = ZkServer::start();
     let admin = std_client(&server).await;
     let (mut rx, mut tx) = ([0u8; 1024], [0u8; 512]);
