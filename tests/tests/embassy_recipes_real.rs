@@ -865,3 +865,81 @@ async fn one_embassy_session_runs_a_member_an_observer_a_config_watcher_and_a_co
     controller.leave().await.unwrap();
     zk.close().await.unwrap();
 }
+
+/// Outcomes of earlier calls nobody read (a take or a put dropped once on
+/// its way, a join that failed while nobody listened) are not taken for
+/// the next call's: the next put returns its own item, the next join waits
+/// for its own node, and the item the dropped take took is what the next
+/// take hands out, with nothing taken behind the application's back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embassy_calls_are_not_answered_by_unread_outcomes_of_earlier_ones() {
+    use herdless_tests::tokio_transport::drive_until;
+    let server = ZkServer::start();
+    let client = std_client(&server).await;
+    let queue = herdless_std::queue::Queue::new(&client, "/plant/backlog")
+        .await
+        .unwrap();
+    for i in 0..2 {
+        queue.put(format!("job-{i}").as_bytes()).await.unwrap();
+    }
+    // Nobody may create in /closed until its ACL is opened.
+    use zookeeper_client::{Acl, Acls, AuthId, CreateMode, Permission};
+    let closed = [Acl::new(
+        Permission::READ | Permission::ADMIN,
+        AuthId::anyone(),
+    )];
+    let closed = CreateMode::Persistent.with_acls(Acls::new(&closed));
+    client.create("/closed", b"", &closed).await.unwrap();
+
+    let (mut rx, mut tx) = ([0u8; 4096], [0u8; 1024]);
+    let mut consumer: Consumer<4, 64> = Consumer::new("/plant/backlog").unwrap();
+    let mut producer: Producer<64> = Producer::new("/plant/outbox").unwrap();
+    let mut member: Member = Member::new("/closed/crew", "device-7").unwrap();
+    let mut zk: Zk<'_, _> = Zk::new(
+        transport(&server),
+        Buffers::new(&mut rx, &mut tx),
+        session(),
+    );
+    let taker = zk.add(&mut consumer).unwrap();
+    let putter = zk.add(&mut producer).unwrap();
+    let joiner = zk.add(&mut member).unwrap();
+    zk.connect().await.unwrap();
+
+    // As if the calls had been dropped on their way: started on the
+    // recipes, run to their end, their outcomes left unread.
+    zk.recipe(taker).unwrap().take(None).unwrap();
+    zk.recipe(putter)
+        .unwrap()
+        .put(guid(), b"first", None, false)
+        .unwrap();
+    zk.recipe(joiner).unwrap().join(b"").unwrap();
+    drive_until(&mut zk, "the calls never ended", STEP, |zk| {
+        !zk.recipe(taker).unwrap().is_busy()
+            && !zk.recipe(putter).unwrap().is_busy()
+            && zk.recipe(joiner).unwrap().is_idle()
+    })
+    .await;
+
+    let item = step("the take", zk.handle(taker).take()).await.unwrap();
+    assert_eq!(item.data, b"job-0");
+    zk.run_for(embassy_time::Duration::from_millis(300))
+        .await
+        .unwrap();
+    let next = queue.peek().await.unwrap().map(|item| item.data);
+    assert_eq!(next.as_deref(), Some(&b"job-1"[..]), "taken unseen");
+
+    let node = step("the put", zk.handle(putter).put(guid(), b"second", None))
+        .await
+        .unwrap()
+        .to_owned();
+    let (data, _) = client.get_data(&node).await.unwrap();
+    assert_eq!(data, b"second", "put() answered with an earlier item");
+
+    client
+        .set_acl("/closed", &Acls::anyone_all(), None)
+        .await
+        .unwrap();
+    step("the join", zk.handle(joiner).join(b"")).await.unwrap();
+    assert!(zk.handle(joiner).is_in());
+    zk.close().await.unwrap();
+}

@@ -3,6 +3,7 @@
 use embassy_time::Duration;
 use herdless_core::naming::Guid;
 use herdless_core::queue::{Consumer, ConsumerEvent, Producer, ProducerEvent};
+use herdless_core::Recipe;
 
 use crate::error::Error;
 use crate::handle::Handle;
@@ -30,12 +31,15 @@ impl<'z, T: Transport, const K: usize, const D: usize, const N: usize>
     /// RNG): it finds the item again if the create's answer is lost.
     ///
     /// Takes the handle, so the node's name can borrow from the driver.
+    /// Events of an earlier put still unread are dropped (the item of a
+    /// dropped put stays in the queue).
     pub async fn put(
         mut self,
         guid: Guid,
         data: &[u8],
         priority: Option<u8>,
     ) -> Result<&'z str, Error> {
+        self.forget_past_rounds(|producer| !producer.is_busy())?;
         self.recipe()?.put(guid, data, priority, false)?;
         loop {
             match self.next_event().await? {
@@ -56,8 +60,13 @@ impl<'z, T: Transport, const K: usize, const B: usize, const D: usize, const N: 
     ///
     /// Not cancel-safe: a dropped call leaves the take going; call
     /// `cancel()` on the [`recipe`](Self::recipe) (which refuses once the
-    /// item's delete is on its way).
+    /// item's delete is on its way). An item such a take went on to take
+    /// is handed out by the next `take` or `take_timeout`, so it is not
+    /// lost; other events of earlier calls still unread are dropped.
     pub async fn take(mut self) -> Result<Item<'z>, Error> {
+        if let Some(certain) = self.taken_unread()? {
+            return self.item(certain);
+        }
         self.recipe()?.take(None)?;
         match self.until_done().await? {
             Some(certain) => self.item(certain),
@@ -66,8 +75,12 @@ impl<'z, T: Transport, const K: usize, const B: usize, const D: usize, const N: 
     }
 
     /// Takes the lowest item, waiting at most `timeout` for one; `None` if
-    /// none came.
+    /// none came. Hands out an item a dropped take took first, as
+    /// [`take`](Self::take) does.
     pub async fn take_timeout(mut self, timeout: Duration) -> Result<Option<Item<'z>>, Error> {
+        if let Some(certain) = self.taken_unread()? {
+            return self.item(certain).map(Some);
+        }
         let deadline = self.zk.deadline_in(timeout);
         self.recipe()?.take(Some(deadline))?;
         match self.until_done().await? {
@@ -77,13 +90,36 @@ impl<'z, T: Transport, const K: usize, const B: usize, const D: usize, const N: 
     }
 
     /// Reads the lowest item without taking it; `None` if the queue is
-    /// empty.
+    /// empty. Events of earlier calls still unread are dropped, an item a
+    /// dropped take went on to take among them: hand that out with
+    /// [`take`](Self::take) before peeking.
     pub async fn peek(mut self) -> Result<Option<Item<'z>>, Error> {
+        self.taken_unread()?;
         self.recipe()?.peek()?;
         match self.until_done().await? {
             Some(_) => self.item(true).map(Some),
             None => Ok(None),
         }
+    }
+
+    /// Drops the events earlier calls left unread, while no take or peek
+    /// runs: `Some(certain)` when the last of them says an item was taken
+    /// (by a take dropped once its delete was on the way), still in
+    /// [`Consumer::item`]. A call starting a new take or peek must not read
+    /// them as its own outcome: a stale `Taken` would hand out the old
+    /// item while the new take went on to take another, unseen.
+    fn taken_unread(&mut self) -> Result<Option<bool>, Error> {
+        let consumer = self.recipe()?;
+        let mut last = None;
+        if !consumer.is_busy() {
+            while let Some(event) = consumer.poll_event() {
+                last = Some(event);
+            }
+        }
+        Ok(match last {
+            Some(ConsumerEvent::Taken { certain }) => Some(certain),
+            _ => None,
+        })
     }
 
     /// `Some(certain)` for an item taken or peeked, `None` for an empty
