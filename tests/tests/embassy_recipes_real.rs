@@ -927,6 +927,27 @@ async fn embassy_calls_are_not_answered_by_unread_outcomes_of_earlier_ones() {
         .unwrap();
     let next = queue.peek().await.unwrap().map(|item| item.data);
     assert_eq!(next.as_deref(), Some(&b"job-1"[..]), "taken unseen");
+    zk.recipe(taker).unwrap().take(None).unwrap();
+    drive_until(&mut zk, "the take never ended", STEP, |zk| {
+        !zk.recipe(taker).unwrap().is_busy()
+    })
+    .await;
+    let wait = embassy_time::Duration::from_millis(300);
+    let item = step("the take", zk.handle(taker).take_timeout(wait)).await;
+    assert_eq!(item.unwrap().map(|item| item.data), Some(&b"job-1"[..]));
+
+    // A peek that saw an item since taken by someone else is not the
+    // next peek's answer.
+    queue.put(b"job-2").await.unwrap();
+    zk.recipe(taker).unwrap().peek().unwrap();
+    drive_until(&mut zk, "the peek never ended", STEP, |zk| {
+        !zk.recipe(taker).unwrap().is_busy()
+    })
+    .await;
+    queue.take().await.unwrap();
+    queue.put(b"job-3").await.unwrap();
+    let item = step("the peek", zk.handle(taker).peek()).await.unwrap();
+    assert_eq!(item.map(|item| item.data), Some(&b"job-3"[..]));
 
     let node = step("the put", zk.handle(putter).put(guid(), b"second", None))
         .await
