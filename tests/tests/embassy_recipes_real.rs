@@ -21,10 +21,10 @@ use herdless_core::queue::{Consumer, Producer};
 use herdless_core::two_phase::{Outcome, TwoPhase, Variant, Vote};
 use herdless_core::Version;
 use herdless_embassy::wire::SessionConfig;
-use herdless_embassy::{Buffers, Written, Zk};
+use herdless_embassy::{Buffers, Error, Written, Zk};
 use herdless_std::config::Written as StdWritten;
-use herdless_tests::tokio_transport::TokioTransport;
-use herdless_tests::ZkServer;
+use herdless_tests::tokio_transport::{drive_until, TokioTransport};
+use herdless_tests::{Proxy, ZkServer};
 
 /// How long any one step may take before the test fails instead of hanging.
 const STEP: Duration = Duration::from_secs(10);
@@ -39,6 +39,18 @@ async fn mkdir(client: &herdless_std::Client, path: &str) {
     let open =
         zookeeper_client::CreateMode::Persistent.with_acls(zookeeper_client::Acls::anyone_all());
     client.create(path, b"", &open).await.unwrap();
+}
+
+/// Creates `path` with an ACL that lets anyone read it and change its ACL,
+/// and nothing else: no creating or deleting below it, no writing it.
+async fn closed(client: &herdless_std::Client, path: &str, data: &[u8]) {
+    use zookeeper_client::{Acl, Acls, AuthId, CreateMode, Permission};
+    let acl = [Acl::new(
+        Permission::READ | Permission::ADMIN,
+        AuthId::anyone(),
+    )];
+    let mode = CreateMode::Persistent.with_acls(Acls::new(&acl));
+    client.create(path, data, &mode).await.unwrap();
 }
 
 fn guid() -> Guid {
@@ -873,7 +885,6 @@ async fn one_embassy_session_runs_a_member_an_observer_a_config_watcher_and_a_co
 /// take hands out, with nothing taken behind the application's back.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn embassy_calls_are_not_answered_by_unread_outcomes_of_earlier_ones() {
-    use herdless_tests::tokio_transport::drive_until;
     let server = ZkServer::start();
     let client = std_client(&server).await;
     let queue = herdless_std::queue::Queue::new(&client, "/plant/backlog")
@@ -883,13 +894,7 @@ async fn embassy_calls_are_not_answered_by_unread_outcomes_of_earlier_ones() {
         queue.put(format!("job-{i}").as_bytes()).await.unwrap();
     }
     // Nobody may create in /closed until its ACL is opened.
-    use zookeeper_client::{Acl, Acls, AuthId, CreateMode, Permission};
-    let closed = [Acl::new(
-        Permission::READ | Permission::ADMIN,
-        AuthId::anyone(),
-    )];
-    let closed = CreateMode::Persistent.with_acls(Acls::new(&closed));
-    client.create("/closed", b"", &closed).await.unwrap();
+    closed(&client, "/closed", b"").await;
 
     let (mut rx, mut tx) = ([0u8; 4096], [0u8; 1024]);
     let mut consumer: Consumer<4, 64> = Consumer::new("/plant/backlog").unwrap();
@@ -957,10 +962,188 @@ async fn embassy_calls_are_not_answered_by_unread_outcomes_of_earlier_ones() {
     assert_eq!(data, b"second", "put() answered with an earlier item");
 
     client
-        .set_acl("/closed", &Acls::anyone_all(), None)
+        .set_acl("/closed", &zookeeper_client::Acls::anyone_all(), None)
         .await
         .unwrap();
     step("the join", zk.handle(joiner).join(b"")).await.unwrap();
     assert!(zk.handle(joiner).is_in());
+    zk.close().await.unwrap();
+}
+
+/// A barrier's calls end with the recipe's error when the server refuses
+/// them, and each waits for its own outcome: a `remove` while a dropped
+/// wait still waits, then a `set`, return only once the node is gone and
+/// there again, not on the passing wait's event.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embassy_barrier_fails_when_refused_and_each_call_waits_for_its_own_outcome() {
+    let server = ZkServer::start();
+    let client = std_client(&server).await;
+    closed(&client, "/closed", b"").await;
+    let (mut rx, mut tx) = ([0u8; 4096], [0u8; 1024]);
+    let mut refused: Barrier = Barrier::new("/closed/gate").unwrap();
+    let mut barrier: Barrier = Barrier::new("/plant/gate").unwrap();
+    let mut zk: Zk<'_, _> = Zk::new(
+        transport(&server),
+        Buffers::new(&mut rx, &mut tx),
+        session(),
+    );
+    let refused = zk.add(&mut refused).unwrap();
+    let id = zk.add(&mut barrier).unwrap();
+    zk.connect().await.unwrap();
+
+    let outcome = step("the refused set", zk.handle(refused).set()).await;
+    assert!(matches!(outcome, Err(Error::Recipe(_))), "{outcome:?}");
+
+    step("set", zk.handle(id).set()).await.unwrap();
+    zk.recipe(id).unwrap().wait();
+    zk.run_for(embassy_time::Duration::from_millis(200))
+        .await
+        .unwrap();
+    step("remove", zk.handle(id).remove()).await.unwrap();
+    step("set again", zk.handle(id).set()).await.unwrap();
+    assert!(
+        client.check_stat("/plant/gate").await.unwrap().is_some(),
+        "set() returned before the barrier stood"
+    );
+    zk.close().await.unwrap();
+}
+
+/// A double barrier's calls end with the recipe's error when the server
+/// refuses them, with `Lost` when the session expires while waiting, and
+/// `leave` waits for its own outcome, not an unread `Entered`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embassy_double_barrier_fails_when_refused_hears_its_loss_and_leaves_for_real() {
+    let server = ZkServer::start();
+    let client = std_client(&server).await;
+    closed(&client, "/closed", b"").await;
+    let proxy = Proxy::start(server.port());
+    let (mut rx, mut tx) = ([0u8; 4096], [0u8; 1024]);
+    let mut refused: DoubleBarrier = DoubleBarrier::new("/closed/batch", "a").unwrap();
+    let mut alone: DoubleBarrier = DoubleBarrier::new("/plant/solo", "a").unwrap();
+    let mut stranded: DoubleBarrier = DoubleBarrier::new("/plant/pair", "a").unwrap();
+    let mut zk: Zk<'_, _> = Zk::new(
+        TokioTransport::new(vec![proxy.addr()]),
+        Buffers::new(&mut rx, &mut tx),
+        SessionConfig::new(1, 2_000).with_retry_delay_ms(200),
+    );
+    let refused = zk.add(&mut refused).unwrap();
+    let alone = zk.add(&mut alone).unwrap();
+    let stranded = zk.add(&mut stranded).unwrap();
+    zk.connect().await.unwrap();
+
+    let outcome = step("the refused enter", zk.handle(refused).enter(1)).await;
+    assert!(matches!(outcome, Err(Error::Recipe(_))), "{outcome:?}");
+
+    // Entered, as if by a dropped call, its `Entered` unread.
+    zk.recipe(alone).unwrap().enter(1).unwrap();
+    drive_until(&mut zk, "never entered", STEP, |zk| {
+        zk.recipe(alone).unwrap().is_inside()
+    })
+    .await;
+    step("leave", zk.handle(alone).leave()).await.unwrap();
+    assert!(
+        zk.recipe(alone).unwrap().is_idle(),
+        "leave() returned inside"
+    );
+    assert!(client
+        .list_children("/plant/solo")
+        .await
+        .unwrap()
+        .is_empty());
+
+    // Waiting for a second process that never comes, cut off for longer
+    // than the session lasts.
+    let cut_off = async {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        proxy.cut();
+        tokio::time::sleep(Duration::from_secs(4)).await;
+        proxy.restore();
+    };
+    let mut handle = zk.handle(stranded);
+    let (outcome, ()) = tokio::join!(tokio::time::timeout(STEP, handle.enter(2)), cut_off);
+    assert_eq!(outcome.expect("enter() answers"), Err(Error::Lost));
+}
+
+/// A configuration value's calls end with a typed error when the value
+/// does not fit or the server refuses a read or a write, and a write whose
+/// answer was lost with the connection is reported as `Unknown`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embassy_config_reports_too_large_refused_and_unknown_outcomes() {
+    use zookeeper_client::{Acl, Acls, AuthId, CreateMode, Permission};
+    let server = ZkServer::start();
+    let client = std_client(&server).await;
+    mkdir(&client, "/plant").await;
+    let open = CreateMode::Persistent.with_acls(Acls::anyone_all());
+    client
+        .create("/plant/big", &[7u8; 100], &open)
+        .await
+        .unwrap();
+    client
+        .create("/plant/rate", b"rate=1", &open)
+        .await
+        .unwrap();
+    closed(&client, "/plant/frozen", b"rate=1").await;
+    let unreadable = [Acl::new(Permission::ADMIN, AuthId::anyone())];
+    let unreadable = CreateMode::Persistent.with_acls(Acls::new(&unreadable));
+    client
+        .create("/plant/secret", b"k", &unreadable)
+        .await
+        .unwrap();
+
+    let proxy = Proxy::start(server.port());
+    let (mut rx, mut tx) = ([0u8; 4096], [0u8; 1024]);
+    let mut big: Config<16> = Config::new("/plant/big").unwrap();
+    let mut frozen: Config = Config::new("/plant/frozen").unwrap();
+    let mut secret: Config = Config::new("/plant/secret").unwrap();
+    let mut rate: Config = Config::new("/plant/rate").unwrap();
+    let mut zk: Zk<'_, _> = Zk::new(
+        TokioTransport::new(vec![proxy.addr()]),
+        Buffers::new(&mut rx, &mut tx),
+        session().with_retry_delay_ms(200),
+    );
+    let big = zk.add(&mut big).unwrap();
+    let frozen = zk.add(&mut frozen).unwrap();
+    let secret = zk.add(&mut secret).unwrap();
+    let rate = zk.add(&mut rate).unwrap();
+    zk.connect().await.unwrap();
+
+    let outcome = step("the big value", zk.handle(big).changed()).await;
+    assert!(
+        matches!(
+            outcome,
+            Err(Error::Recipe(herdless_core::Error::TooLarge {
+                len: 100,
+                ..
+            }))
+        ),
+        "{outcome:?}"
+    );
+    let outcome = step("the unreadable value", zk.handle(secret).changed()).await;
+    assert!(matches!(outcome, Err(Error::Recipe(_))), "{outcome:?}");
+    let written = step(
+        "the refused write",
+        zk.handle(frozen).set(b"rate=2", Version::Exactly(0)),
+    )
+    .await;
+    assert!(matches!(written, Err(Error::Recipe(_))), "{written:?}");
+
+    // The write reaches the server, its answer is held back by the link,
+    // and the connection drops before it arrives.
+    assert_eq!(step("read", zk.handle(rate).changed()).await, Ok(Some(0)));
+    let held = Duration::from_millis(800);
+    proxy.delay(held, held);
+    let drop_the_answer = async {
+        tokio::time::sleep(held + held / 2).await;
+        proxy.delay(Duration::ZERO, Duration::ZERO);
+        proxy.reset();
+    };
+    let mut handle = zk.handle(rate);
+    let (written, ()) = tokio::join!(
+        tokio::time::timeout(STEP, handle.set(b"rate=2", Version::Exactly(0))),
+        drop_the_answer
+    );
+    assert_eq!(written.expect("set() answers"), Ok(Written::Unknown));
+    let (data, stat) = client.get_data("/plant/rate").await.unwrap();
+    assert_eq!((data.as_slice(), stat.version), (&b"rate=2"[..], 1));
     zk.close().await.unwrap();
 }
