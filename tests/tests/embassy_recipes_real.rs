@@ -1147,3 +1147,37 @@ async fn embassy_config_reports_too_large_refused_and_unknown_outcomes() {
     assert_eq!((data.as_slice(), stat.version), (&b"rate=2"[..], 1));
     zk.close().await.unwrap();
 }
+
+/// A member's join and leave end with the recipe's error when the server
+/// refuses them (no right to create, then to delete, in the group).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embassy_member_fails_when_refused_to_join_or_leave() {
+    let server = ZkServer::start();
+    let client = std_client(&server).await;
+    closed(&client, "/closed", b"").await;
+    let (mut rx, mut tx) = ([0u8; 4096], [0u8; 1024]);
+    let mut refused: Member = Member::new("/closed/crew", "device-7").unwrap();
+    let mut member: Member = Member::new("/plant/crew", "device-7").unwrap();
+    let mut zk: Zk<'_, _> = Zk::new(
+        transport(&server),
+        Buffers::new(&mut rx, &mut tx),
+        session(),
+    );
+    let refused = zk.add(&mut refused).unwrap();
+    let id = zk.add(&mut member).unwrap();
+    zk.connect().await.unwrap();
+
+    let outcome = step("the refused join", zk.handle(refused).join(b"")).await;
+    assert!(matches!(outcome, Err(Error::Recipe(_))), "{outcome:?}");
+
+    step("join", zk.handle(id).join(b"")).await.unwrap();
+    client
+        .set_acl("/plant/crew", &zookeeper_client::Acls::anyone_read(), None)
+        .await
+        .unwrap();
+    let outcome = step("the refused leave", zk.handle(id).leave()).await;
+    assert!(matches!(outcome, Err(Error::Recipe(_))), "{outcome:?}");
+    let members = client.list_children("/plant/crew").await.unwrap();
+    assert_eq!(members, ["device-7"]);
+    zk.close().await.unwrap();
+}
