@@ -1181,3 +1181,69 @@ async fn embassy_member_fails_when_refused_to_join_or_leave() {
     assert_eq!(members, ["device-7"]);
     zk.close().await.unwrap();
 }
+
+/// A site's attempt that failed while nobody read its events (the
+/// transaction was unreadable to it) does not fail the next attempt, once
+/// the transaction can be read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embassy_site_takes_part_again_after_an_unread_failure() {
+    use zookeeper_client::{Acl, AuthId, Permission};
+    let server = ZkServer::start();
+    let client = std_client(&server).await;
+    let variant = Variant::Coordinated {
+        ephemeral_votes: true,
+    };
+    let _coordinator = herdless_std::two_phase::Coordinator::start(
+        &client,
+        "/plant/tx/hidden",
+        b"release batch 9",
+        &["device"],
+        variant,
+        Duration::from_secs(30),
+    )
+    .await
+    .unwrap();
+    let admin_only = [Acl::new(Permission::ADMIN, AuthId::anyone())];
+    client
+        .set_acl("/plant/tx/hidden", &admin_only, None)
+        .await
+        .unwrap();
+
+    let (mut rx, mut tx) = ([0u8; 4096], [0u8; 1024]);
+    let mut site: TwoPhase = TwoPhase::new("/plant/tx/hidden").unwrap();
+    let mut zk: Zk<'_, _> = Zk::new(
+        transport(&server),
+        Buffers::new(&mut rx, &mut tx),
+        session(),
+    );
+    let id = zk.add(&mut site).unwrap();
+    zk.connect().await.unwrap();
+    zk.recipe(id)
+        .unwrap()
+        .participate("device", variant)
+        .unwrap();
+    drive_until(
+        &mut zk,
+        "the unreadable transaction did not fail",
+        STEP,
+        |zk| zk.recipe(id).unwrap().is_done(),
+    )
+    .await;
+
+    client
+        .set_acl(
+            "/plant/tx/hidden",
+            &zookeeper_client::Acls::anyone_all(),
+            None,
+        )
+        .await
+        .unwrap();
+    let outcome = step(
+        "the second attempt",
+        zk.handle(id).participate("device", variant),
+    )
+    .await;
+    assert_eq!(outcome, Ok(None));
+    assert_eq!(zk.handle(id).body(), Some(&b"release batch 9"[..]));
+    zk.close().await.unwrap();
+}

@@ -20,12 +20,16 @@ impl<
     /// its body is read (`Ok(None)`: read it with [`body`](Self::body),
     /// then [`vote`](Self::vote)), or until the outcome is known
     /// (`Ok(Some(outcome))`: a site that comes after the decision learns
-    /// it at once and has nothing to vote on).
+    /// it at once and has nothing to vote on). Events of an earlier
+    /// attempt still unread (one that failed) are dropped.
     pub async fn participate(
         &mut self,
         name: &str,
         variant: Variant,
     ) -> Result<Option<Outcome>, Error> {
+        // Only a participant that is idle, not one that learnt a decision,
+        // may take part again.
+        self.forget_past_rounds(|tx| tx.is_done() && tx.decision().is_none())?;
         self.recipe()?.participate(name, variant)?;
         loop {
             match self.next_event().await? {
