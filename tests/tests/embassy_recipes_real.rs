@@ -1247,3 +1247,33 @@ async fn embassy_site_takes_part_again_after_an_unread_failure() {
     assert_eq!(zk.handle(id).body(), Some(&b"release batch 9"[..]));
     zk.close().await.unwrap();
 }
+
+/// An observer reports a group that does not exist as `(0, 0)` and one it
+/// may not read with the recipe's error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embassy_observer_reports_a_missing_group_and_a_refused_read() {
+    use zookeeper_client::{Acl, Acls, AuthId, CreateMode, Permission};
+    let server = ZkServer::start();
+    let client = std_client(&server).await;
+    let admin_only = [Acl::new(Permission::ADMIN, AuthId::anyone())];
+    let mode = CreateMode::Persistent.with_acls(Acls::new(&admin_only));
+    client.create("/hidden", b"", &mode).await.unwrap();
+
+    let (mut rx, mut tx) = ([0u8; 4096], [0u8; 1024]);
+    let mut missing: members::Observer = members::Observer::new("/plant/nobody").unwrap();
+    let mut hidden: members::Observer = members::Observer::new("/hidden").unwrap();
+    let mut zk: Zk<'_, _> = Zk::new(
+        transport(&server),
+        Buffers::new(&mut rx, &mut tx),
+        session(),
+    );
+    let missing = zk.add(&mut missing).unwrap();
+    let hidden = zk.add(&mut hidden).unwrap();
+    zk.connect().await.unwrap();
+
+    let outcome = step("the missing group", zk.handle(missing).changed()).await;
+    assert_eq!(outcome, Ok((0, 0)));
+    let outcome = step("the hidden group", zk.handle(hidden).changed()).await;
+    assert!(matches!(outcome, Err(Error::Recipe(_))), "{outcome:?}");
+    zk.close().await.unwrap();
+}
