@@ -1277,3 +1277,73 @@ async fn embassy_observer_reports_a_missing_group_and_a_refused_read() {
     assert!(matches!(outcome, Err(Error::Recipe(_))), "{outcome:?}");
     zk.close().await.unwrap();
 }
+
+/// A put, a take and a site's participation end with the recipe's error
+/// when the server refuses them, and a site that comes after the decision
+/// learns it at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embassy_queue_and_site_fail_when_refused_and_a_late_site_learns_the_outcome() {
+    use zookeeper_client::{Acl, Acls, AuthId, CreateMode, Permission};
+    let server = ZkServer::start();
+    let client = std_client(&server).await;
+    closed(&client, "/closed", b"").await;
+    let admin_only = [Acl::new(Permission::ADMIN, AuthId::anyone())];
+    let hidden = CreateMode::Persistent.with_acls(Acls::new(&admin_only));
+    client.create("/hidden", b"", &hidden).await.unwrap();
+    let variant = Variant::Coordinated {
+        ephemeral_votes: true,
+    };
+    let coordinator = herdless_std::two_phase::Coordinator::start(
+        &client,
+        "/plant/tx/done",
+        b"release batch 10",
+        &["mes"],
+        variant,
+        Duration::from_secs(30),
+    )
+    .await
+    .unwrap();
+    let mes = herdless_std::two_phase::Site::join(&client, "/plant/tx/done", "mes", variant)
+        .await
+        .unwrap();
+    mes.vote(Vote::Commit).await.unwrap();
+    assert_eq!(coordinator.outcome().await.unwrap(), Outcome::Commit);
+
+    let (mut rx, mut tx) = ([0u8; 4096], [0u8; 1024]);
+    let mut producer: Producer<64> = Producer::new("/closed/outbox").unwrap();
+    let mut consumer: Consumer<4, 64> = Consumer::new("/hidden").unwrap();
+    let mut refused: TwoPhase = TwoPhase::new("/hidden").unwrap();
+    let mut late: TwoPhase = TwoPhase::new("/plant/tx/done").unwrap();
+    let mut zk: Zk<'_, _> = Zk::new(
+        transport(&server),
+        Buffers::new(&mut rx, &mut tx),
+        session(),
+    );
+    let producer = zk.add(&mut producer).unwrap();
+    let consumer = zk.add(&mut consumer).unwrap();
+    let refused = zk.add(&mut refused).unwrap();
+    let late = zk.add(&mut late).unwrap();
+    zk.connect().await.unwrap();
+
+    let put = step(
+        "the refused put",
+        zk.handle(producer).put(guid(), b"x", None),
+    )
+    .await;
+    assert!(matches!(put, Err(Error::Recipe(_))), "{put:?}");
+    let taken = step("the refused take", zk.handle(consumer).take()).await;
+    assert!(matches!(taken, Err(Error::Recipe(_))), "{taken:?}");
+    let joined = step(
+        "the refused site",
+        zk.handle(refused).participate("device", variant),
+    )
+    .await;
+    assert!(matches!(joined, Err(Error::Recipe(_))), "{joined:?}");
+    let joined = step(
+        "the late site",
+        zk.handle(late).participate("device", variant),
+    )
+    .await;
+    assert_eq!(joined, Ok(Some(Outcome::Commit)));
+    zk.close().await.unwrap();
+}
