@@ -1184,7 +1184,7 @@ async fn embassy_member_fails_when_refused_to_join_or_leave() {
 
 /// A site's attempt that failed while nobody read its events (the
 /// transaction was unreadable to it) does not fail the next attempt, once
-/// the transaction can be read.
+/// the transaction can be read; a vote the server refuses fails the call.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn embassy_site_takes_part_again_after_an_unread_failure() {
     use zookeeper_client::{Acl, AuthId, Permission};
@@ -1245,6 +1245,29 @@ async fn embassy_site_takes_part_again_after_an_unread_failure() {
     .await;
     assert_eq!(outcome, Ok(None));
     assert_eq!(zk.handle(id).body(), Some(&b"release batch 9"[..]));
+
+    // A vote the server refuses (its vote node made read-only) fails.
+    let started = Instant::now();
+    let own = loop {
+        let votes = client.list_children("/plant/tx/hidden").await.unwrap();
+        if let Some(own) = votes.into_iter().find(|name| name.contains("device")) {
+            break own;
+        }
+        assert!(started.elapsed() < STEP, "the vote node never came");
+        zk.run_for(embassy_time::Duration::from_millis(20))
+            .await
+            .unwrap();
+    };
+    client
+        .set_acl(
+            &format!("/plant/tx/hidden/{own}"),
+            &zookeeper_client::Acls::anyone_read(),
+            None,
+        )
+        .await
+        .unwrap();
+    let voted = step("the refused vote", zk.handle(id).vote(Vote::Commit)).await;
+    assert!(matches!(voted, Err(Error::Recipe(_))), "{voted:?}");
     zk.close().await.unwrap();
 }
 
