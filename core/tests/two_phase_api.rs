@@ -226,6 +226,7 @@ fn new_checks_the_transaction_path_and_that_every_path_fits() {
 fn an_idle_participant_is_done_and_sends_nothing() {
     let mut t = Tp::new(TX).unwrap();
     assert!(t.is_done());
+    assert!(t.is_idle());
     assert_eq!(t.decision(), None);
     assert_eq!(t.body(), None);
     assert!(votes(&t).is_empty());
@@ -1005,6 +1006,11 @@ fn a_site_that_sees_the_decision_created_reads_it() {
     assert_eq!(texts(&d), ["read /app/tx/t1/decision watch=true"]);
     t.handle_reply(Instant::ZERO, d[0].0, data(b"abort", 0));
     assert_eq!(events(&mut t), [TxEvent::Decided(Outcome::Abort)]);
+    assert!(
+        t.is_done() && !t.is_idle(),
+        "decided, not free to take part again"
+    );
+    assert_eq!(t.participate("s1", COORDINATED), Err(Error::InvalidState));
     // The body arrives after the decision: no transaction to vote on.
     t.handle_reply(Instant::ZERO, s[1].0, data(b"pay", 1));
     assert!(events(&mut t).is_empty());
@@ -1092,9 +1098,12 @@ fn a_site_whose_server_has_not_seen_the_transaction_yet_syncs_and_joins() {
 fn the_transaction_node_deleted_under_a_site_fails_it() {
     let mut t = Tp::new(TX).unwrap();
     t.participate("s1", COORDINATED).unwrap();
+    assert!(!t.is_idle());
     sent(&mut t);
     t.handle_watch(Instant::ZERO, watch(WatchKind::NodeDeleted, TX));
     assert_eq!(events(&mut t), [TxEvent::Failed(Error::NoTransaction)]);
+    assert!(t.is_idle(), "a failed site may take part again");
+    t.participate("s1", COORDINATED).unwrap();
 }
 
 #[test]

@@ -27,9 +27,7 @@ impl<
         name: &str,
         variant: Variant,
     ) -> Result<Option<Outcome>, Error> {
-        // Only a participant that is idle, not one that learnt a decision,
-        // may take part again.
-        self.forget_past_rounds(|tx| tx.is_done() && tx.decision().is_none())?;
+        self.forget_past_rounds(TwoPhase::is_idle)?;
         self.recipe()?.participate(name, variant)?;
         loop {
             match self.next_event().await? {

@@ -271,7 +271,14 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> TwoPhase<S,
     /// Whether the participant has nothing left to do (idle, decided, or
     /// failed).
     pub fn is_done(&self) -> bool {
-        self.role == Role::Idle || self.decision.is_some()
+        self.is_idle() || self.decision.is_some()
+    }
+
+    /// Whether this participant has no part in a transaction (never took
+    /// one, or failed): only then may it coordinate or take part again. A
+    /// decided participant is done but not idle.
+    pub fn is_idle(&self) -> bool {
+        self.role == Role::Idle
     }
 
     /// Starts the transaction as its coordinator: creates `<tx>` (and its
@@ -285,7 +292,7 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> TwoPhase<S,
         variant: Variant,
         deadline: Option<Instant>,
     ) -> Result<(), Error> {
-        if self.role != Role::Idle {
+        if !self.is_idle() {
             return Err(Error::InvalidState);
         }
         if sites.is_empty() {
@@ -331,7 +338,7 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> TwoPhase<S,
     /// ([`TxEvent::Transaction`] follows), learns the decision, and in the
     /// ephemeral variant creates its own vote node.
     pub fn participate(&mut self, name: &str, variant: Variant) -> Result<(), Error> {
-        if self.role != Role::Idle {
+        if !self.is_idle() {
             return Err(Error::InvalidState);
         }
         self.own = site_name::<K>(name)?;
