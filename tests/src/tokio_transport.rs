@@ -113,3 +113,18 @@ pub async fn drive_until<'a>(
     }
     started.elapsed()
 }
+
+/// The embedded driver to `addr` on `rx` and `tx`, asking for a session
+/// of `timeout_ms`.
+pub fn driver<'a>(
+    addr: String,
+    rx: &'a mut [u8],
+    tx: &'a mut [u8],
+    timeout_ms: u32,
+) -> herdless_embassy::Zk<'a, TokioTransport> {
+    herdless_embassy::Zk::new(
+        TokioTransport::new(vec![addr]),
+        herdless_embassy::Buffers::new(rx, tx),
+        herdless_embassy::wire::SessionConfig::new(1, timeout_ms),
+    )
+}

@@ -13,7 +13,7 @@ use herdless_core::lock::{Lock, LockEvent};
 use herdless_core::naming::Guid;
 use herdless_embassy::wire::{SessionConfig, SessionError, State};
 use herdless_embassy::{Buffers, Error, Fault, Zk};
-use herdless_tests::tokio_transport::{drive_until, TokioTransport};
+use herdless_tests::tokio_transport::{drive_until, driver, TokioTransport};
 
 /// How long a step may take before the test fails instead of hanging.
 const LIMIT: Duration = Duration::from_secs(10);
@@ -25,21 +25,6 @@ fn guid() -> Guid {
 
 fn millis(d: Duration) -> u32 {
     u32::try_from(d.as_millis()).unwrap()
-}
-
-/// The embedded driver to `addr` on `rx` and `tx`, asking for a session
-/// of `timeout_ms`.
-fn driver<'a>(
-    addr: String,
-    rx: &'a mut [u8],
-    tx: &'a mut [u8],
-    timeout_ms: u32,
-) -> Zk<'a, TokioTransport> {
-    Zk::new(
-        TokioTransport::new(vec![addr]),
-        Buffers::new(rx, tx),
-        SessionConfig::new(1, timeout_ms),
-    )
 }
 
 async fn std_client(server: &ZkServer) -> herdless_std::Client {

@@ -23,7 +23,7 @@ use herdless_core::Version;
 use herdless_embassy::wire::SessionConfig;
 use herdless_embassy::{Buffers, Error, Written, Zk};
 use herdless_std::config::Written as StdWritten;
-use herdless_tests::tokio_transport::{drive_until, TokioTransport};
+use herdless_tests::tokio_transport::{drive_until, driver, TokioTransport};
 use herdless_tests::{Proxy, ZkServer};
 
 /// How long any one step may take before the test fails instead of hanging.
@@ -57,13 +57,8 @@ fn guid() -> Guid {
     Guid::from_random_bytes(uuid::Uuid::new_v4().into_bytes())
 }
 
-fn transport(server: &ZkServer) -> TokioTransport {
-    TokioTransport::new(vec![server.addr()])
-}
-
-fn session() -> SessionConfig {
-    SessionConfig::new(1, 10_000)
-}
+/// The session timeout every embedded driver here asks for.
+const TIMEOUT_MS: u32 = 10_000;
 
 /// Fails the test if `fut` takes longer than [`STEP`].
 async fn step<F: std::future::Future>(what: &str, fut: F) -> F::Output {
@@ -92,11 +87,7 @@ async fn embassy_config_watcher_sees_every_std_version_and_its_compare_and_set_c
 
     let (mut rx, mut tx) = ([0u8; 4096], [0u8; 1024]);
     let mut config: Config = Config::new("/plant/config").unwrap();
-    let mut zk: Zk<'_, _> = Zk::new(
-        transport(&server),
-        Buffers::new(&mut rx, &mut tx),
-        session(),
-    );
+    let mut zk = driver(server.addr(), &mut rx, &mut tx, TIMEOUT_MS);
     let id = zk.add(&mut config).unwrap();
     zk.connect().await.unwrap();
     assert_eq!(
@@ -255,11 +246,7 @@ async fn embassy_member_is_seen_by_std_and_embassy_observer_follows_std_members(
     let (mut rx, mut tx) = ([0u8; 4096], [0u8; 1024]);
     let mut member: Member = Member::new("/plant/devices", "dev-7").unwrap();
     let mut observer: members::Observer = members::Observer::new("/plant/devices").unwrap();
-    let mut zk: Zk<'_, _> = Zk::new(
-        transport(&server),
-        Buffers::new(&mut rx, &mut tx),
-        session(),
-    );
+    let mut zk = driver(server.addr(), &mut rx, &mut tx, TIMEOUT_MS);
     let me = zk.add(&mut member).unwrap();
     let view = zk.add(&mut observer).unwrap();
     zk.connect().await.unwrap();
@@ -376,11 +363,7 @@ async fn embassy_barrier_waiter_passes_only_when_std_removes_it_and_the_other_wa
 
     let (mut rx, mut tx) = ([0u8; 4096], [0u8; 1024]);
     let mut barrier: Barrier = Barrier::new("/plant/start").unwrap();
-    let mut zk: Zk<'_, _> = Zk::new(
-        transport(&server),
-        Buffers::new(&mut rx, &mut tx),
-        session(),
-    );
+    let mut zk = driver(server.addr(), &mut rx, &mut tx, TIMEOUT_MS);
     let id = zk.add(&mut barrier).unwrap();
     zk.connect().await.unwrap();
 
@@ -474,7 +457,7 @@ impl Crowd {
 async fn embassy_process(server: &ZkServer, name: &str, delay: Duration, crowd: &Crowd) {
     let (mut rx, mut tx) = ([0u8; 4096], [0u8; 1024]);
     let mut process: DoubleBarrier = DoubleBarrier::new("/plant/batch", name).unwrap();
-    let mut zk: Zk<'_, _> = Zk::new(transport(server), Buffers::new(&mut rx, &mut tx), session());
+    let mut zk = driver(server.addr(), &mut rx, &mut tx, TIMEOUT_MS);
     let id = zk.add(&mut process).unwrap();
     zk.connect().await.unwrap();
     zk.run(tokio::time::sleep(delay)).await.unwrap();
@@ -545,11 +528,7 @@ async fn embassy_consumer_takes_each_std_item_once_in_order() {
     let (mut rx, mut tx) = ([0u8; 4096], [0u8; 1024]);
     let mut consumer: Consumer<4, 64> = Consumer::new("/plant/jobs").unwrap();
     let mut producer: Producer<64> = Producer::new("/plant/reports").unwrap();
-    let mut zk: Zk<'_, _> = Zk::new(
-        transport(&server),
-        Buffers::new(&mut rx, &mut tx),
-        session(),
-    );
+    let mut zk = driver(server.addr(), &mut rx, &mut tx, TIMEOUT_MS);
     let id = zk.add(&mut consumer).unwrap();
     let reports = zk.add(&mut producer).unwrap();
     zk.connect().await.unwrap();
@@ -633,11 +612,7 @@ async fn embassy_priority_consumer_takes_an_urgent_std_item_put_later_first() {
 
     let (mut rx, mut tx) = ([0u8; 4096], [0u8; 1024]);
     let mut consumer: Consumer<8, 64> = Consumer::priority("/plant/urgent").unwrap();
-    let mut zk: Zk<'_, _> = Zk::new(
-        transport(&server),
-        Buffers::new(&mut rx, &mut tx),
-        session(),
-    );
+    let mut zk = driver(server.addr(), &mut rx, &mut tx, TIMEOUT_MS);
     let id = zk.add(&mut consumer).unwrap();
     zk.connect().await.unwrap();
 
@@ -729,11 +704,7 @@ async fn embassy_site_votes_in_a_std_coordinators_transaction_and_learns_the_out
 
         let (mut rx, mut tx) = ([0u8; 4096], [0u8; 1024]);
         let mut site: TwoPhase = TwoPhase::new(&tx_path).unwrap();
-        let mut zk: Zk<'_, _> = Zk::new(
-            transport(&server),
-            Buffers::new(&mut rx, &mut tx),
-            session(),
-        );
+        let mut zk = driver(server.addr(), &mut rx, &mut tx, TIMEOUT_MS);
         let id = zk.add(&mut site).unwrap();
         zk.connect().await.unwrap();
         let decided = step("participate", zk.handle(id).participate("device", variant))
@@ -786,9 +757,9 @@ async fn one_embassy_session_runs_a_member_an_observer_a_config_watcher_and_a_co
     let mut settings: Config<64> = Config::new("/plant/config").unwrap();
     let mut jobs: Consumer<4, 64> = Consumer::new("/plant/jobs").unwrap();
     let mut zk: Zk<'_, _, 8> = Zk::new(
-        transport(&server),
+        TokioTransport::new(vec![server.addr()]),
         Buffers::new(&mut rx, &mut tx),
-        session(),
+        SessionConfig::new(1, TIMEOUT_MS),
     );
     let me = zk.add(&mut member).unwrap();
     let view = zk.add(&mut peers).unwrap();
@@ -900,11 +871,7 @@ async fn embassy_calls_are_not_answered_by_unread_outcomes_of_earlier_ones() {
     let mut consumer: Consumer<4, 64> = Consumer::new("/plant/backlog").unwrap();
     let mut producer: Producer<64> = Producer::new("/plant/outbox").unwrap();
     let mut member: Member = Member::new("/closed/crew", "device-7").unwrap();
-    let mut zk: Zk<'_, _> = Zk::new(
-        transport(&server),
-        Buffers::new(&mut rx, &mut tx),
-        session(),
-    );
+    let mut zk = driver(server.addr(), &mut rx, &mut tx, TIMEOUT_MS);
     let taker = zk.add(&mut consumer).unwrap();
     let putter = zk.add(&mut producer).unwrap();
     let joiner = zk.add(&mut member).unwrap();
@@ -982,11 +949,7 @@ async fn embassy_barrier_fails_when_refused_and_each_call_waits_for_its_own_outc
     let (mut rx, mut tx) = ([0u8; 4096], [0u8; 1024]);
     let mut refused: Barrier = Barrier::new("/closed/gate").unwrap();
     let mut barrier: Barrier = Barrier::new("/plant/gate").unwrap();
-    let mut zk: Zk<'_, _> = Zk::new(
-        transport(&server),
-        Buffers::new(&mut rx, &mut tx),
-        session(),
-    );
+    let mut zk = driver(server.addr(), &mut rx, &mut tx, TIMEOUT_MS);
     let refused = zk.add(&mut refused).unwrap();
     let id = zk.add(&mut barrier).unwrap();
     zk.connect().await.unwrap();
@@ -1099,7 +1062,7 @@ async fn embassy_config_reports_too_large_refused_and_unknown_outcomes() {
     let mut zk: Zk<'_, _> = Zk::new(
         TokioTransport::new(vec![proxy.addr()]),
         Buffers::new(&mut rx, &mut tx),
-        session().with_retry_delay_ms(200),
+        SessionConfig::new(1, TIMEOUT_MS).with_retry_delay_ms(200),
     );
     let big = zk.add(&mut big).unwrap();
     let frozen = zk.add(&mut frozen).unwrap();
@@ -1158,11 +1121,7 @@ async fn embassy_member_fails_when_refused_to_join_or_leave() {
     let (mut rx, mut tx) = ([0u8; 4096], [0u8; 1024]);
     let mut refused: Member = Member::new("/closed/crew", "device-7").unwrap();
     let mut member: Member = Member::new("/plant/crew", "device-7").unwrap();
-    let mut zk: Zk<'_, _> = Zk::new(
-        transport(&server),
-        Buffers::new(&mut rx, &mut tx),
-        session(),
-    );
+    let mut zk = driver(server.addr(), &mut rx, &mut tx, TIMEOUT_MS);
     let refused = zk.add(&mut refused).unwrap();
     let id = zk.add(&mut member).unwrap();
     zk.connect().await.unwrap();
@@ -1211,11 +1170,7 @@ async fn embassy_site_takes_part_again_after_an_unread_failure() {
 
     let (mut rx, mut tx) = ([0u8; 4096], [0u8; 1024]);
     let mut site: TwoPhase = TwoPhase::new("/plant/tx/hidden").unwrap();
-    let mut zk: Zk<'_, _> = Zk::new(
-        transport(&server),
-        Buffers::new(&mut rx, &mut tx),
-        session(),
-    );
+    let mut zk = driver(server.addr(), &mut rx, &mut tx, TIMEOUT_MS);
     let id = zk.add(&mut site).unwrap();
     zk.connect().await.unwrap();
     zk.recipe(id)
@@ -1285,11 +1240,7 @@ async fn embassy_observer_reports_a_missing_group_and_a_refused_read() {
     let (mut rx, mut tx) = ([0u8; 4096], [0u8; 1024]);
     let mut missing: members::Observer = members::Observer::new("/plant/nobody").unwrap();
     let mut hidden: members::Observer = members::Observer::new("/hidden").unwrap();
-    let mut zk: Zk<'_, _> = Zk::new(
-        transport(&server),
-        Buffers::new(&mut rx, &mut tx),
-        session(),
-    );
+    let mut zk = driver(server.addr(), &mut rx, &mut tx, TIMEOUT_MS);
     let missing = zk.add(&mut missing).unwrap();
     let hidden = zk.add(&mut hidden).unwrap();
     zk.connect().await.unwrap();
@@ -1337,11 +1288,7 @@ async fn embassy_queue_and_site_fail_when_refused_and_a_late_site_learns_the_out
     let mut consumer: Consumer<4, 64> = Consumer::new("/hidden").unwrap();
     let mut refused: TwoPhase = TwoPhase::new("/hidden").unwrap();
     let mut late: TwoPhase = TwoPhase::new("/plant/tx/done").unwrap();
-    let mut zk: Zk<'_, _> = Zk::new(
-        transport(&server),
-        Buffers::new(&mut rx, &mut tx),
-        session(),
-    );
+    let mut zk = driver(server.addr(), &mut rx, &mut tx, TIMEOUT_MS);
     let producer = zk.add(&mut producer).unwrap();
     let consumer = zk.add(&mut consumer).unwrap();
     let refused = zk.add(&mut refused).unwrap();
