@@ -22,7 +22,7 @@ impl<T: Transport, const K: usize, const N: usize, const D: usize>
     /// Not cancel-safe: a dropped call leaves the candidate in the
     /// election; call [`resign`](Self::resign) to leave it.
     pub async fn campaign(&mut self, guid: Guid, data: &[u8]) -> Result<(), Error> {
-        self.forget_past_campaigns()?;
+        self.forget_past_rounds(Self::idle)?;
         self.recipe()?.campaign(guid, data)?;
         self.until_leading().await
     }
@@ -37,7 +37,7 @@ impl<T: Transport, const K: usize, const N: usize, const D: usize>
         timeout: Duration,
     ) -> Result<bool, Error> {
         let deadline = self.zk.deadline_in(timeout);
-        self.forget_past_campaigns()?;
+        self.forget_past_rounds(Self::idle)?;
         self.recipe()?.campaign_until(guid, data, deadline)?;
         granted(self.until_leading().await)
     }
@@ -89,10 +89,6 @@ impl<T: Transport, const K: usize, const N: usize, const D: usize>
             _ => None,
         })
         .await
-    }
-
-    fn forget_past_campaigns(&mut self) -> Result<(), Error> {
-        self.forget_past_rounds(Self::idle)
     }
 
     fn idle(election: &Election<N, D>) -> bool {

@@ -62,20 +62,24 @@ impl<'z, 'a, T: Transport, R: Recipe + 'static, const K: usize> Handle<'z, 'a, T
     }
 
     /// Drops the events an earlier round left unread, if the recipe is
-    /// `idle` (that round is over): a call starting a new round waits for
-    /// its own round's events, and an old `Lost` would end that wait with
-    /// an error while the new round went on, to lead or hold unbeknownst to
-    /// the application. A recipe that is not idle keeps its events (the
-    /// call is refused).
+    /// `idle` (that round is over), and returns the last of them (that
+    /// round's outcome): a call starting a new round waits for its own
+    /// round's events, and an old `Lost` would end that wait with an error
+    /// while the new round went on, to lead or hold unbeknownst to the
+    /// application. A recipe that is not idle keeps its events (the call
+    /// is refused).
     pub(crate) fn forget_past_rounds(
         &mut self,
         idle: impl FnOnce(&R) -> bool,
-    ) -> Result<(), Error> {
+    ) -> Result<Option<R::Event>, Error> {
         let recipe = self.recipe()?;
+        let mut last = None;
         if idle(recipe) {
-            while recipe.poll_event().is_some() {}
+            while let Some(event) = recipe.poll_event() {
+                last = Some(event);
+            }
         }
-        Ok(())
+        Ok(last)
     }
 
     /// Runs the session until the recipe is `idle` again, after a call
@@ -96,11 +100,7 @@ impl<'z, 'a, T: Transport, R: Recipe + 'static, const K: usize> Handle<'z, 'a, T
         self.zk
             .drive_until(|zk| zk.recipe(id).ok().filter(|r| idle(r)).map(|_| ()))
             .await?;
-        let recipe = self.recipe()?;
-        let mut outcome = None;
-        while let Some(event) = recipe.poll_event() {
-            outcome = Some(event);
-        }
+        let outcome = self.forget_past_rounds(idle)?;
         outcome.and_then(failed).map_or(Ok(()), Err)
     }
 

@@ -19,7 +19,7 @@ impl<T: Transport, const K: usize, const N: usize> Handle<'_, '_, T, Lock<N>, K>
     /// Not cancel-safe: a dropped call leaves the attempt going; call
     /// [`cancel`](Self::cancel) to withdraw it.
     pub async fn acquire(&mut self, guid: Guid) -> Result<(), Error> {
-        self.forget_past_attempts()?;
+        self.forget_past_rounds(Self::idle)?;
         self.recipe()?.acquire(guid)?;
         self.until_acquired().await
     }
@@ -28,7 +28,7 @@ impl<T: Transport, const K: usize, const N: usize> Handle<'_, '_, T, Lock<N>, K>
     /// not come (the attempt's node is removed).
     pub async fn acquire_timeout(&mut self, guid: Guid, timeout: Duration) -> Result<bool, Error> {
         let deadline = self.zk.deadline_in(timeout);
-        self.forget_past_attempts()?;
+        self.forget_past_rounds(Self::idle)?;
         self.recipe()?.acquire_until(guid, deadline)?;
         granted(self.until_acquired().await)
     }
@@ -36,7 +36,7 @@ impl<T: Transport, const K: usize, const N: usize> Handle<'_, '_, T, Lock<N>, K>
     /// Takes the lock only if nobody holds or waits for it; `Ok(false)`
     /// otherwise.
     pub async fn try_acquire(&mut self, guid: Guid) -> Result<bool, Error> {
-        self.forget_past_attempts()?;
+        self.forget_past_rounds(Self::idle)?;
         self.recipe()?.try_acquire(guid)?;
         granted(self.until_acquired().await)
     }
@@ -79,10 +79,6 @@ impl<T: Transport, const K: usize, const N: usize> Handle<'_, '_, T, Lock<N>, K>
     pub async fn release(&mut self) -> Result<(), Error> {
         self.recipe()?.release()?;
         self.until_wound_up(Self::idle, Self::failure).await
-    }
-
-    fn forget_past_attempts(&mut self) -> Result<(), Error> {
-        self.forget_past_rounds(Self::idle)
     }
 
     fn idle(lock: &Lock<N>) -> bool {

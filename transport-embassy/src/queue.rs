@@ -3,7 +3,6 @@
 use embassy_time::Duration;
 use herdless_core::naming::Guid;
 use herdless_core::queue::{Consumer, ConsumerEvent, Producer, ProducerEvent};
-use herdless_core::Recipe;
 
 use crate::error::Error;
 use crate::handle::Handle;
@@ -109,13 +108,7 @@ impl<'z, T: Transport, const K: usize, const B: usize, const D: usize, const N: 
     /// them as its own outcome: a stale `Taken` would hand out the old
     /// item while the new take went on to take another, unseen.
     fn taken_unread(&mut self) -> Result<Option<bool>, Error> {
-        let consumer = self.recipe()?;
-        let mut last = None;
-        if !consumer.is_busy() {
-            while let Some(event) = consumer.poll_event() {
-                last = Some(event);
-            }
-        }
+        let last = self.forget_past_rounds(|consumer| !consumer.is_busy())?;
         Ok(match last {
             Some(ConsumerEvent::Taken { certain }) => Some(certain),
             _ => None,
