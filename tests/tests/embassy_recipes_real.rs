@@ -964,6 +964,13 @@ async fn embassy_barrier_fails_when_refused_and_each_call_waits_for_its_own_outc
         .unwrap();
     step("remove", zk.handle(id).remove()).await.unwrap();
     step("set again", zk.handle(id).set()).await.unwrap();
+    // The recipe's own view first: whether the server already applied a
+    // create the driver merely sent is a race another client's read may
+    // win or lose, while the recipe knows when the answer came.
+    assert!(
+        zk.recipe(id).unwrap().is_idle(),
+        "set() returned before its create was answered"
+    );
     assert!(
         client.check_stat("/plant/gate").await.unwrap().is_some(),
         "set() returned before the barrier stood"
