@@ -195,10 +195,14 @@ fn embassy_zk<'a>(
     rx: &'a mut [u8],
     tx: &'a mut [u8],
 ) -> Zk<'a, TokioTransport> {
+    // The session must know every server: with fewer it never moves on to
+    // the others, and a connect stuck on a stalled link may use up its whole
+    // timeout (connect timeout = session timeout / servers).
+    let servers = addrs.len();
     Zk::new(
         TokioTransport::new(addrs),
         Buffers::new(rx, tx),
-        SessionConfig::new(1, SESSION.as_millis() as u32).with_retry_delay_ms(200),
+        SessionConfig::new(servers, SESSION.as_millis() as u32).with_retry_delay_ms(200),
     )
 }
 

@@ -19,6 +19,10 @@ pub struct TcpTransport<'s, 'd> {
 impl<'s, 'd> TcpTransport<'s, 'd> {
     /// A transport over `socket` to `servers` (the ensemble; the session
     /// moves through them by index after failures).
+    ///
+    /// Give the session the same count, `SessionConfig::new(servers.len(),
+    /// ..)`: a smaller one leaves the servers past it unused, so the driver
+    /// keeps reconnecting to the first ones while others would serve it.
     pub fn new(socket: TcpSocket<'d>, servers: &'s [IpEndpoint]) -> Self {
         TcpTransport { socket, servers }
     }

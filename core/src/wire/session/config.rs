@@ -10,6 +10,8 @@ use crate::wire::jute::DEFAULT_MAX_FRAME;
 pub struct SessionConfig {
     /// How many servers the driver can connect to; the session names them
     /// by index `0..servers` and moves to the next one after a failure.
+    /// It also sets the connect timeout (the session timeout divided by
+    /// it), so it must be the transport's whole list of servers.
     pub servers: usize,
     /// The session timeout asked for, in milliseconds (the server clamps it
     /// to its own bounds, by default 4 to 40 s).
