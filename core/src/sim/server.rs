@@ -69,6 +69,9 @@ struct Session {
     client_watches: BTreeSet<ClientWatch>,
     /// The last zxid the client read, sent with `SetWatches`.
     last_zxid: i64,
+    /// The zxid up to which the session's server has applied transactions,
+    /// when reads lag (see [`lag`]).
+    view: i64,
     notifications_delivered: u64,
 }
 
@@ -167,6 +170,8 @@ pub struct SimZk {
     stats: Stats,
     order: DriverOrder,
     listing_part: Option<usize>,
+    /// Past states of the tree, while reads lag.
+    lag: Option<lag::History>,
 }
 
 impl SimZk {
@@ -183,6 +188,7 @@ impl SimZk {
             stats: Stats::default(),
             order: DriverOrder::Wire,
             listing_part: None,
+            lag: None,
         }
     }
 
@@ -190,6 +196,7 @@ impl SimZk {
     /// has a larger id.
     pub fn open_session(&mut self) -> SessionId {
         self.next_session += 1;
+        let view = self.zxid;
         self.sessions.insert(
             self.next_session,
             Session {
@@ -198,6 +205,7 @@ impl SimZk {
                 outbound: VecDeque::new(),
                 client_watches: BTreeSet::new(),
                 last_zxid: 0,
+                view,
                 notifications_delivered: 0,
             },
         );
@@ -295,14 +303,34 @@ impl SimZk {
             return false;
         };
         *self.stats.requests.entry(request.kind()).or_default() += 1;
-        let (reply, watch) = self.apply(session, &request);
-        let zxid = self.zxid;
+        let before = self.zxid;
+        let view = self.view_for(session, &request);
+        let (reply, watch) = self.apply(session, &request, view);
+        let current = self.zxid;
+        // A read as of the present, and any write, tell of the present.
+        let told = if view == before { current } else { view };
+        // A lagging server's watch owes the changes it has not applied.
+        let owed = watch.as_ref().and_then(|w| self.owed_by(view, w));
+        let owes = owed.is_some();
+        if let (None, Some((table, path))) = (&owed, &watch) {
+            self.watches.add(*table, path, session);
+        }
         if let Some(s) = self.sessions.get_mut(&session) {
             s.outbound.push_back(Outbound {
                 delivery: Delivery::Reply(id, reply),
-                zxid,
+                zxid: told,
                 watch,
             });
+            if let Some((kind, path)) = owed {
+                s.outbound.push_back(Outbound {
+                    delivery: Delivery::Watch(kind, path),
+                    zxid: current,
+                    watch: None,
+                });
+            }
+        }
+        if owes || told == current {
+            self.see(session, current);
         }
         true
     }
@@ -425,6 +453,9 @@ impl SimZk {
             return;
         }
         s.status = SessionStatus::Connected;
+        // The new server may be behind the old one, though not behind what
+        // the client has read (it would refuse the client).
+        s.view = s.last_zxid;
         s.outbound
             .push_back(Outbound::without_zxid(Delivery::Session(
                 SessionEvent::Connected {
@@ -454,6 +485,9 @@ impl SimZk {
                             zxid,
                             watch: None,
                         });
+                        // `SetWatches` was judged on the present tree: the
+                        // new server has applied what fired it.
+                        s.view = zxid;
                     }
                 }
                 None => self.watches.add(class, &path, session),
@@ -493,7 +527,7 @@ impl SimZk {
         }
         self.watches.drop_session(session);
         for path in self.tree.ephemerals_of(session) {
-            self.zxid += 1;
+            self.next_zxid();
             if self.tree.delete(&path, Version::Any, self.zxid).is_ok() {
                 self.notify(Change::Deleted { path });
             }
@@ -511,25 +545,30 @@ impl SimZk {
                         zxid,
                         watch: None,
                     });
+                    // Its server fires the watch as it applies the change.
+                    s.view = s.view.max(zxid);
                 }
             }
         }
     }
 
-    /// Applies a request; returns the reply and the watch it set.
+    /// Applies a request, reading the tree as of `view`; returns the reply
+    /// and the watch it asks for (which the caller registers).
     fn apply(
         &mut self,
         session: SessionId,
         request: &OwnedRequest,
+        view: i64,
     ) -> (OwnedReply, Option<ClientWatch>) {
         let read =
             |class: WatchClass, path: &str, watch: bool| watch.then(|| (class, path.to_string()));
-        let (reply, watch) = match request {
+        let tree = self.tree_as_of(view);
+        match request {
             OwnedRequest::Create { .. }
             | OwnedRequest::Delete { .. }
             | OwnedRequest::SetData { .. }
             | OwnedRequest::Check { .. } => (self.apply_write(session, request), None),
-            OwnedRequest::Exists { path, watch } => match self.tree.get(path) {
+            OwnedRequest::Exists { path, watch } => match tree.get(path) {
                 Some(node) => (
                     OwnedReply::Exists(node.stat),
                     read(WatchClass::Data, path, *watch),
@@ -541,14 +580,14 @@ impl SimZk {
                     read(WatchClass::Exist, path, *watch),
                 ),
             },
-            OwnedRequest::GetData { path, watch } => match self.tree.get(path) {
+            OwnedRequest::GetData { path, watch } => match tree.get(path) {
                 Some(node) => (
                     OwnedReply::Data(node.data.clone(), node.stat),
                     read(WatchClass::Data, path, *watch),
                 ),
                 None => (OwnedReply::Error(ZkError::NoNode), None),
             },
-            OwnedRequest::GetChildren { path, watch } => match self.tree.children_of(path) {
+            OwnedRequest::GetChildren { path, watch } => match tree.children_of(path) {
                 Some(mut names) => {
                     names.shuffle(&mut self.rng);
                     (
@@ -559,11 +598,7 @@ impl SimZk {
                 None => (OwnedReply::Error(ZkError::NoNode), None),
             },
             OwnedRequest::Sync { .. } => (OwnedReply::Synced, None),
-        };
-        if let Some((table, path)) = &watch {
-            self.watches.add(*table, path, session);
         }
-        (reply, watch)
     }
 
     /// Applies one write or check as a transaction of its own.
@@ -571,7 +606,7 @@ impl SimZk {
         // A failed write still takes a zxid, as the server logs an error
         // transaction for it; a check alone changes nothing and takes none.
         if !matches!(request, OwnedRequest::Check { .. }) {
-            self.zxid += 1;
+            self.next_zxid();
         }
         match self.write(session, request) {
             Ok((reply, change)) => {
@@ -660,7 +695,7 @@ impl SimZk {
         // server gives the failed multi an error transaction's zxid; here
         // nothing moves, so tests can compare before and after.)
         let (saved_tree, saved_zxid) = (self.tree.clone(), self.zxid);
-        self.zxid += 1;
+        self.next_zxid();
         let mut replies = Vec::with_capacity(ops.len());
         let mut changes = Vec::new();
         for (index, op) in ops.iter().enumerate() {
@@ -678,6 +713,7 @@ impl SimZk {
         }
         // The session's `last_zxid` stays: notifications queued before this
         // reply are still unread, and a reconnect must not count them seen.
+        self.see(session, self.zxid);
         for change in changes {
             self.notify(change);
         }
@@ -713,7 +749,7 @@ impl SimZk {
     }
 
     fn create_setup(&mut self, path: &str, data: &[u8]) -> Result<(), ZkError> {
-        self.zxid += 1;
+        self.next_zxid();
         match self.tree.create(
             path,
             data,
@@ -735,7 +771,7 @@ impl SimZk {
     /// (`delete` in zkCli): watches fire as for any deletion. Fails as the
     /// server does (`NoNode`, `NotEmpty`).
     pub fn delete_node(&mut self, path: &str) -> Result<(), ZkError> {
-        self.zxid += 1;
+        self.next_zxid();
         self.tree.delete(path, Version::Any, self.zxid)?;
         self.notify(Change::Deleted {
             path: path.to_string(),
@@ -763,7 +799,7 @@ impl SimZk {
     /// Writes a node's data outside any recipe, as an operator would
     /// (`set` in zkCli), with any version.
     pub fn set_node_data(&mut self, path: &str, data: &[u8]) -> Result<(), ZkError> {
-        self.zxid += 1;
+        self.next_zxid();
         self.tree
             .set_data(path, data, Version::Any, self.zxid, self.now_ms)?;
         self.notify(Change::DataChanged {
@@ -817,5 +853,6 @@ impl SimZk {
     }
 }
 
+mod lag;
 #[cfg(test)]
 mod tests;

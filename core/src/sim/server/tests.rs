@@ -397,3 +397,99 @@ fn delete_recursive_counts_every_node_it_deleted() {
     }
     assert_eq!(zk.delete_recursive("/y"), Ok(4));
 }
+
+/// A server behind the quorum (lagging reads), a reader whose server has
+/// applied nothing past `/n`'s creation, and another session's write of
+/// `/n/late` after it.
+fn reader_behind_a_write() -> (SimZk, SessionId) {
+    let mut zk = SimZk::new(7);
+    zk.set_lagging_reads(true);
+    zk.create_persistent("/n", b"").unwrap();
+    let reader = zk.open_session();
+    zk.create_persistent("/n/late", b"").unwrap();
+    (zk, reader)
+}
+
+const LATE: Request<'static> = Request::GetData {
+    path: "/n/late",
+    watch: false,
+};
+
+/// How many of `tries` fresh lagging readers miss `/n/late` after
+/// sending `first` (and reading its answer).
+fn misses_after(first: Option<&Request<'_>>, tries: u64) -> usize {
+    (0..tries)
+        .filter(|&seed| {
+            let (mut zk, reader) = reader_behind_a_write();
+            zk.rng = ChaCha8Rng::seed_from_u64(seed);
+            if let Some(first) = first {
+                call(&mut zk, reader, first);
+            }
+            call(&mut zk, reader, &LATE) == reply(FIRST, OwnedReply::Error(ZkError::NoNode))
+        })
+        .count()
+}
+
+#[test]
+fn a_lagging_read_can_miss_another_sessions_write_and_a_sync_does_not_help() {
+    assert!(misses_after(None, 32) > 0, "never missed");
+    let sync = Request::Sync { path: "/n/late" };
+    assert!(misses_after(Some(&sync), 32) > 0, "a sync caught it up");
+}
+
+#[test]
+fn a_write_of_the_session_catches_its_reads_up() {
+    let check = Request::Check {
+        path: "/n",
+        version: Version::Any,
+    };
+    assert_eq!(misses_after(Some(&check), 32), 0);
+    let failed = create("/n/late", CreateMode::Persistent);
+    assert_eq!(
+        misses_after(Some(&failed), 32),
+        0,
+        "an error transaction too"
+    );
+}
+
+#[test]
+fn without_lagging_reads_every_read_is_current() {
+    let mut zk = SimZk::new(7);
+    zk.create_persistent("/n", b"").unwrap();
+    let reader = zk.open_session();
+    zk.create_persistent("/n/late", b"").unwrap();
+    assert!(matches!(
+        call(&mut zk, reader, &LATE),
+        Delivery::Reply(_, OwnedReply::Data(..))
+    ));
+}
+
+/// A watch set by a stale read is on a server that still has to apply the
+/// change the read missed: it fires as soon as that server does.
+#[test]
+fn a_watch_set_on_a_stale_read_fires_for_the_change_it_missed() {
+    for seed in 0..32 {
+        let mut zk = SimZk::new(seed);
+        zk.set_lagging_reads(true);
+        zk.create_persistent("/n", b"old").unwrap();
+        let reader = zk.open_session();
+        zk.set_node_data("/n", b"new").unwrap();
+        zk.submit(reader, FIRST, &DATA_OF_N);
+        zk.apply_next(reader);
+        let got = drain(&mut zk, reader);
+        match &got[..] {
+            [Delivery::Reply(_, OwnedReply::Data(data, _))] => assert_eq!(data, b"new"),
+            [Delivery::Reply(_, OwnedReply::Data(data, _)), notification] => {
+                assert_eq!(data, b"old");
+                assert_eq!(*notification, changed("/n"));
+                // The notification came from a server that has the change.
+                assert!(matches!(
+                    call(&mut zk, reader, &DATA_OF_N),
+                    Delivery::Reply(_, OwnedReply::Data(d, _)) if d == b"new"
+                ));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(zk.watch_count(), 1, "one watch armed after all");
+    }
+}
