@@ -264,15 +264,15 @@ fn watch_event(kind: WatchKind) -> WatchEvent<'static> {
     WatchEvent { kind, path: NODE }
 }
 
-/// The ids of a wait's sync and read, in the order it sends them.
-fn sync_and_read(b: &mut Barrier) -> (herdless_core::RequestId, herdless_core::RequestId) {
+/// The ids of a wait's no-op write and read, in the order it sends them.
+fn check_and_read(b: &mut Barrier) -> (herdless_core::RequestId, herdless_core::RequestId) {
     (b.poll_request().unwrap().id, b.poll_request().unwrap().id)
 }
 
-/// Answers a wait's sync and read: the barrier stands, the watch is set.
+/// Answers a wait's no-op write and read: the barrier stands, the watch is set.
 fn found_up(b: &mut Barrier) {
-    let (sync, read) = sync_and_read(b);
-    b.handle_reply(Instant::ZERO, sync, Reply::Synced);
+    let (check, read) = check_and_read(b);
+    b.handle_reply(Instant::ZERO, check, Reply::Checked);
     b.handle_reply(Instant::ZERO, read, up());
     assert_eq!(b.poll_event(), None, "the barrier stands");
 }
@@ -289,11 +289,11 @@ fn a_deletion_heard_before_the_waits_own_read_does_not_pass_it() {
     let deleted = watch_event(WatchKind::NodeDeleted);
     let mut b = barrier();
     b.wait();
-    let (sync, read) = sync_and_read(&mut b);
+    let (check, read) = check_and_read(&mut b);
     b.handle_watch(now, deleted);
     assert_eq!(b.poll_event(), None, "passed on an earlier wait's news");
     assert!(b.poll_request().is_none(), "the read on its way decides");
-    b.handle_reply(now, sync, Reply::Synced);
+    b.handle_reply(now, check, Reply::Checked);
     b.handle_reply(now, read, up());
     assert_eq!(b.poll_event(), None, "the barrier stands");
     // The watch this wait set fires: now a deletion ends the wait.
@@ -322,10 +322,10 @@ fn after_an_expiry_only_the_new_sessions_read_can_vouch_for_a_deletion() {
     found_up(&mut b);
     b.handle_session(now, SessionEvent::Expired);
     b.handle_session(now, SessionEvent::Connected { session_id: 2 });
-    let (sync, read) = sync_and_read(&mut b);
+    let (check, read) = check_and_read(&mut b);
     b.handle_watch(now, watch_event(WatchKind::NodeDeleted));
     assert_eq!(b.poll_event(), None, "the old session's watch is gone");
-    b.handle_reply(now, sync, Reply::Synced);
+    b.handle_reply(now, check, Reply::Checked);
     b.handle_reply(now, read, up());
     assert_eq!(b.poll_event(), None, "the barrier stands");
     assert!(b.is_waiting());
@@ -365,9 +365,9 @@ fn other_errors_fail_the_operation_without_retry() {
 
     b.wait();
     let sent = sent_now(&mut b);
-    assert_eq!(sent.len(), 2, "sync, then the read: {sent:?}");
-    let (sync, read) = (sent[0].0, sent[1].0);
-    b.handle_reply(Instant::ZERO, sync, Reply::Synced);
+    assert_eq!(sent.len(), 2, "the no-op write, then the read: {sent:?}");
+    let (check, read) = (sent[0].0, sent[1].0);
+    b.handle_reply(Instant::ZERO, check, Reply::Checked);
     b.handle_reply(Instant::ZERO, read, Reply::Error(ZkError::NoAuth));
     assert_eq!(
         b.poll_event(),
@@ -386,7 +386,7 @@ fn each_connection_loss_answer_waits_for_connected_and_retries() {
     for (start, kinds) in [
         ("set", &["create"][..]),
         ("remove", &["delete"][..]),
-        ("wait", &["sync", "getData"][..]),
+        ("wait", &["check", "getData"][..]),
     ] {
         let mut b = barrier();
         match start {
@@ -663,7 +663,11 @@ fn a_wait_cancelled_with_its_read_in_flight_reports_nothing() {
     let mut zk = SimZk::new(16);
     let mut w = Driver::open(&mut zk, barrier());
     w.act(&mut zk, |b| b.wait());
-    assert_eq!(zk.pending_requests(w.session), 2, "the sync and the read");
+    assert_eq!(
+        zk.pending_requests(w.session),
+        2,
+        "the no-op write and the read"
+    );
     w.act(&mut zk, |b| b.cancel_wait());
     w.run(&mut zk);
     assert!(w.take_events().is_empty(), "a cancelled wait passed");
@@ -767,7 +771,7 @@ fn a_session_gone_answer_is_retried_on_the_next_session() {
             again,
             [
                 ("create", NODE.to_owned()),
-                ("sync", NODE.to_owned()),
+                ("check", NODE.to_owned()),
                 ("getData", NODE.to_owned())
             ],
             "{error:?}"
@@ -776,20 +780,22 @@ fn a_session_gone_answer_is_retried_on_the_next_session() {
 }
 
 /// A waiter's server may lag behind the quorum: every wait, and every read
-/// after a reconnect, goes out behind a `sync` in the same flight, so a wait
-/// begun after another session's `set` returned cannot read the node as
-/// missing. A data change's re-read needs none (the server that told of the
+/// after a reconnect, goes out behind a no-op write (a `check`) in the same
+/// flight, so a wait begun after another session's `set` returned cannot
+/// read the node as missing. A `sync` would not do: on the leader it is
+/// answered at once, and the leader applies a write after its followers may
+/// have. A data change's re-read needs none (the server that told of the
 /// change has it).
 #[test]
-fn every_wait_and_every_reconnect_read_goes_out_behind_a_sync() {
+fn every_wait_and_every_reconnect_read_goes_out_behind_a_no_op_write() {
     let mut b = barrier();
     b.wait();
     let kinds = |sent: &[(herdless_core::RequestId, &'static str, String)]| {
         sent.iter().map(|(_, k, _)| *k).collect::<Vec<_>>()
     };
     let first = sent_now(&mut b);
-    assert_eq!(kinds(&first), ["sync", "getData"], "one flight");
-    b.handle_reply(Instant::ZERO, first[0].0, Reply::Synced);
+    assert_eq!(kinds(&first), ["check", "getData"], "one flight");
+    b.handle_reply(Instant::ZERO, first[0].0, Reply::Checked);
     b.handle_reply(
         Instant::ZERO,
         first[1].0,
@@ -807,12 +813,12 @@ fn every_wait_and_every_reconnect_read_goes_out_behind_a_sync() {
         },
     );
     let rearm = sent_now(&mut b);
-    assert_eq!(kinds(&rearm), ["getData"], "a re-arm needs no sync");
+    assert_eq!(kinds(&rearm), ["getData"], "a re-arm needs no catching up");
     b.handle_session(Instant::ZERO, SessionEvent::Suspended);
     b.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 1 });
     let again = sent_now(&mut b);
-    assert_eq!(kinds(&again), ["sync", "getData"], "after a reconnect");
-    // A refused sync leaves the answer to the read queued behind it.
+    assert_eq!(kinds(&again), ["check", "getData"], "after a reconnect");
+    // A refused check leaves the answer to the read queued behind it.
     b.handle_reply(Instant::ZERO, again[0].0, Reply::Error(ZkError::NoAuth));
     assert_eq!(b.poll_event(), None);
     b.handle_reply(Instant::ZERO, again[1].0, Reply::Error(ZkError::NoNode));

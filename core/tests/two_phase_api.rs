@@ -737,11 +737,11 @@ fn an_all_watch_site_whose_listing_finds_no_transaction_fails() {
     assert_eq!(
         texts(&again),
         [
-            "Sync { path: \"/app/tx/t1\" }",
+            "Check { path: \"/app/tx/t1\", version: Any }",
             "list /app/tx/t1 watch=true"
         ]
     );
-    t.handle_reply(Instant::ZERO, again[0].0, Reply::Synced);
+    t.handle_reply(Instant::ZERO, again[0].0, Reply::Checked);
     t.handle_reply(Instant::ZERO, again[1].0, err(ZkError::NoNode));
     assert_eq!(events(&mut t), [TxEvent::Failed(Error::NoTransaction)]);
     assert!(sent(&mut t).is_empty(), "not listed again");
@@ -1036,7 +1036,7 @@ fn a_vote_write_that_finds_no_node_means_the_transaction_is_gone() {
 }
 
 #[test]
-fn a_site_without_a_transaction_fails_once_a_sync_confirms_it() {
+fn a_site_without_a_transaction_fails_once_a_catch_up_confirms_it() {
     let mut t = Tp::new(TX).unwrap();
     t.participate("s1", COORDINATED).unwrap();
     let s = sent(&mut t);
@@ -1046,11 +1046,11 @@ fn a_site_without_a_transaction_fails_once_a_sync_confirms_it() {
     assert_eq!(
         texts(&again),
         [
-            "Sync { path: \"/app/tx/t1\" }",
+            "Check { path: \"/app/tx/t1\", version: Any }",
             "read /app/tx/t1 watch=true"
         ]
     );
-    t.handle_reply(Instant::ZERO, again[0].0, Reply::Synced);
+    t.handle_reply(Instant::ZERO, again[0].0, Reply::Checked);
     t.handle_reply(Instant::ZERO, again[1].0, err(ZkError::NoNode));
     assert_eq!(events(&mut t), [TxEvent::Failed(Error::NoTransaction)]);
     assert!(t.is_done());
@@ -1059,7 +1059,7 @@ fn a_site_without_a_transaction_fails_once_a_sync_confirms_it() {
 
 /// A coordinated site whose first reads found no transaction (its server
 /// lagging): returns it and the requests of its second try, still
-/// unanswered (the decision's watch, a `sync`, the body's read).
+/// unanswered (the decision's watch, a no-op write, the body's read).
 fn site_that_missed_the_transaction() -> (Tp, Vec<(RequestId, String)>) {
     let mut t = Tp::new(TX).unwrap();
     t.participate("s1", COORDINATED).unwrap();
@@ -1072,7 +1072,7 @@ fn site_that_missed_the_transaction() -> (Tp, Vec<(RequestId, String)>) {
         texts(&again),
         [
             "exists /app/tx/t1/decision watch=true",
-            "Sync { path: \"/app/tx/t1\" }",
+            "Check { path: \"/app/tx/t1\", version: Any }",
             "read /app/tx/t1 watch=true"
         ]
     );
@@ -1084,10 +1084,10 @@ fn site_that_missed_the_transaction() -> (Tp, Vec<(RequestId, String)>) {
 /// are served by the server a session is connected to, which may lag behind
 /// the quorum. Seen on a three-server ensemble with servers killed.
 #[test]
-fn a_site_whose_server_has_not_seen_the_transaction_yet_syncs_and_joins() {
+fn a_site_whose_server_has_not_seen_the_transaction_yet_catches_up_and_joins() {
     let (mut t, again) = site_that_missed_the_transaction();
     t.handle_reply(Instant::ZERO, again[0].0, err(ZkError::NoNode));
-    t.handle_reply(Instant::ZERO, again[1].0, Reply::Synced);
+    t.handle_reply(Instant::ZERO, again[1].0, Reply::Checked);
     t.handle_reply(Instant::ZERO, again[2].0, data(b"pay", 1));
     assert_eq!(events(&mut t), [TxEvent::Transaction]);
     t.vote(Vote::Commit).unwrap();
@@ -1459,10 +1459,10 @@ fn a_coordinator_resends_its_proposal_after_a_connection_loss() {
     );
 }
 
-/// A `sync` answered with an error that is not a lost connection: the site
+/// The no-op write answered with an error that is not a lost connection: the site
 /// trusts the read that follows it (here: the transaction is not there).
 #[test]
-fn a_site_whose_sync_is_refused_trusts_the_next_read() {
+fn a_site_whose_catch_up_is_refused_trusts_the_next_read() {
     let (mut t, again) = site_that_missed_the_transaction();
     t.handle_reply(Instant::ZERO, again[0].0, err(ZkError::NoNode));
     t.handle_reply(Instant::ZERO, again[1].0, err(ZkError::NoAuth));
@@ -1470,14 +1470,14 @@ fn a_site_whose_sync_is_refused_trusts_the_next_read() {
     assert_eq!(events(&mut t), [TxEvent::Failed(Error::NoTransaction)]);
 }
 
-/// A `sync` whose answer the connection lost proves nothing: after the
-/// reconnect, a read that finds no transaction syncs again before the site
-/// believes it.
+/// A no-op write whose answer the connection lost proves nothing: after
+/// the reconnect, a read that finds no transaction catches up again before
+/// the site believes it.
 #[test]
-fn a_site_whose_sync_was_lost_syncs_again_before_it_believes_a_miss() {
+fn a_site_whose_catch_up_was_lost_catches_up_again_before_it_believes_a_miss() {
     let (mut t, again) = site_that_missed_the_transaction();
     // The decision's watch is answered; the connection goes before the
-    // sync's answer.
+    // check's answer.
     t.handle_reply(Instant::ZERO, again[0].0, err(ZkError::NoNode));
     t.handle_reply(Instant::ZERO, again[1].0, err(ZkError::ConnectionLoss));
     t.handle_reply(Instant::ZERO, again[2].0, err(ZkError::ConnectionLoss));
@@ -1489,10 +1489,14 @@ fn a_site_whose_sync_was_lost_syncs_again_before_it_believes_a_miss() {
             t.handle_reply(Instant::ZERO, *id, err(ZkError::NoNode));
         }
     }
-    assert_eq!(events(&mut t), [], "not failed on a read no sync preceded");
+    assert_eq!(
+        events(&mut t),
+        [],
+        "not failed on a read no catch-up preceded"
+    );
     let next = sent(&mut t);
     assert!(
-        texts(&next).iter().any(|r| r.starts_with("Sync")),
+        texts(&next).iter().any(|r| r.starts_with("Check")),
         "{:?}",
         texts(&next)
     );

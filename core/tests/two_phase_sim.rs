@@ -352,6 +352,24 @@ fn participants_agree_commit_only_unanimously_and_never_hang_under_faults() {
     assert!(commits > 0 && aborts > 0, "both outcomes were exercised");
 }
 
+/// Every read served by a server that may be behind the quorum, a `sync`
+/// proving nothing (as on the leader): a site told of the transaction can
+/// find no transaction node on its server, and must catch up before it
+/// believes that, or it fails with `NoTransaction` though the transaction
+/// is there.
+#[test]
+fn participants_agree_and_none_fails_on_lagging_servers() {
+    let (outcomes, secs) = support::for_each_seed("two_phase_sim", DEFAULT_SCHEDULES / 2, |seed| {
+        let mut run = Run::new(seed, true);
+        run.world.zk.set_lagging_reads(true);
+        run.run()
+    });
+    println!(
+        "{} seeded schedules on lagging servers in {secs:.1} s",
+        outcomes.len()
+    );
+}
+
 #[test]
 fn without_faults_unanimous_commit_commits_and_a_crash_aborts() {
     // [other variants, ephemeral votes]

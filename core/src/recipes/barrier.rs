@@ -8,16 +8,18 @@
 //! wait. `getData`, not the recipe's `exists`: on a node that is already
 //! gone it leaves no watch behind, where `exists` would leave a creation
 //! watch on the server for as long as the session lives (the leak of
-//! CURATOR-654). The first read of a wait goes out behind a `sync` in the
-//! same flight: ZooKeeper orders one client's view, not two clients', and a
-//! waiter on a follower that has not yet applied another client's `set`
-//! would otherwise pass a barrier that is up.
+//! CURATOR-654). The first read of a wait goes out behind a no-op write in
+//! the same flight (see `engine::catch_up`): ZooKeeper orders one client's
+//! view, not two clients', and a waiter on a server that has not yet
+//! applied another client's `set` would otherwise pass a barrier that is
+//! up. A `sync` is not enough: it does nothing on the leader.
 
 use core::fmt;
 
 use heapless::String;
 
 use crate::engine::ancestors;
+use crate::engine::catch_up;
 use crate::engine::event_queue::EventQueue;
 use crate::engine::link::{Link, Reconnect};
 use crate::engine::pipeline::Pipeline;
@@ -51,8 +53,8 @@ enum Op {
     Ensure(u8),
     Create,
     Delete,
-    /// `sync` ahead of a wait's first read, in the same flight.
-    Sync,
+    /// The no-op write ahead of a wait's first read, in the same flight.
+    CatchUp,
     /// getData with a watch, while waiting.
     Watch,
 }
@@ -68,9 +70,9 @@ ancestors::ancestor_op!(Op);
 ///
 /// let mut barrier: Barrier = Barrier::new("/jobs/start").unwrap();
 /// barrier.wait();
-/// let sync = barrier.poll_request().unwrap().id; // catch up with the quorum
+/// let check = barrier.poll_request().unwrap().id; // a no-op write: catch up
 /// let read = barrier.poll_request().unwrap().id; // in the same flight
-/// barrier.handle_reply(now, sync, Reply::Synced);
+/// barrier.handle_reply(now, check, Reply::Checked);
 /// // The barrier was never set (or is already removed): pass at once.
 /// barrier.handle_reply(now, read, Reply::Error(ZkError::NoNode));
 /// assert_eq!(barrier.poll_event(), Some(BarrierEvent::Passed));
@@ -178,17 +180,17 @@ impl<const N: usize> Barrier<N> {
         if !self.waiting {
             self.waiting = true;
             self.armed = false;
-            self.read_synced();
+            self.read_caught_up();
         }
     }
 
-    /// Reads the node after a `sync`: the server a waiter is connected to
-    /// may lag behind the quorum, and without the sync a wait begun after
-    /// another client's `set` returned could read the node as missing and
-    /// pass. The read follows in the same flight (the server keeps one
+    /// Reads the node behind a no-op write: the server a waiter is
+    /// connected to may lag behind the quorum, and without it a wait begun
+    /// after another client's `set` returned could read the node as missing
+    /// and pass. The read follows in the same flight (the server keeps one
     /// session's requests in order), so it costs no round trip of its own.
-    fn read_synced(&mut self) {
-        self.ops.queue(Op::Sync);
+    fn read_caught_up(&mut self) {
+        self.ops.queue(Op::CatchUp);
         self.ops.queue(Op::Watch);
     }
 
@@ -197,7 +199,7 @@ impl<const N: usize> Barrier<N> {
     /// back.
     pub fn cancel_wait(&mut self) {
         self.waiting = false;
-        self.ops.forget(|op| matches!(op, Op::Sync | Op::Watch));
+        self.ops.forget(|op| matches!(op, Op::CatchUp | Op::Watch));
     }
 
     fn write_done(&mut self, event: BarrierEvent) {
@@ -210,7 +212,7 @@ impl<const N: usize> Barrier<N> {
     fn passed(&mut self) {
         if self.waiting {
             self.waiting = false;
-            self.ops.forget(|op| matches!(op, Op::Sync | Op::Watch));
+            self.ops.forget(|op| matches!(op, Op::CatchUp | Op::Watch));
             self.events.emit(BarrierEvent::Passed);
         }
     }
@@ -250,7 +252,7 @@ impl<const N: usize> Recipe for Barrier<N> {
                 path: node,
                 version: Version::Any,
             },
-            Op::Sync => Request::Sync { path: node },
+            Op::CatchUp => catch_up::request(node),
             Op::Watch => Request::GetData {
                 path: node,
                 watch: true,
@@ -288,7 +290,7 @@ impl<const N: usize> Recipe for Barrier<N> {
             (Op::Delete, Reply::Deleted | Reply::Error(ZkError::NoNode)) => {
                 self.write_done(BarrierEvent::Removed)
             }
-            (Op::Sync, Reply::Synced) => {}
+            (Op::CatchUp, Reply::Checked) => {}
             // Up: the watch is armed.
             (Op::Watch, Reply::Data { .. }) => self.armed = self.waiting,
             (Op::Watch, Reply::Error(ZkError::NoNode)) => self.passed(),
@@ -307,8 +309,9 @@ impl<const N: usize> Recipe for Barrier<N> {
             (Op::Create | Op::Delete, Reply::Error(e)) => {
                 self.write_done(BarrierEvent::Failed(Error::Zk(e)))
             }
-            // The read queued behind it answers for the wait.
-            (Op::Sync, Reply::Error(_)) => {}
+            // The read queued behind it answers for the wait (`NoNode`
+            // here only says the barrier is down; the read says it too).
+            (Op::CatchUp, Reply::Error(_)) => {}
             (Op::Watch, Reply::Error(e)) => {
                 self.waiting = false;
                 self.events.emit(BarrierEvent::Failed(Error::Zk(e)));
@@ -355,9 +358,9 @@ impl<const N: usize> Recipe for Barrier<N> {
                         self.ops.queue(op);
                     }
                     // The first read may not have been answered, and the
-                    // new server may lag behind the quorum: sync again.
+                    // new server may lag behind the quorum: catch up again.
                     if self.waiting {
-                        self.read_synced();
+                        self.read_caught_up();
                     }
                 }
             }

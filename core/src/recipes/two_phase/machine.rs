@@ -5,6 +5,7 @@ use core::fmt;
 use heapless::{Deque, String, Vec};
 
 use crate::engine::ancestors;
+use crate::engine::catch_up;
 use crate::engine::event_queue::EventQueue;
 use crate::engine::link::{Link, Reconnect};
 use crate::engine::pipeline::Pipeline;
@@ -114,9 +115,10 @@ enum Op {
     ReadBody,
     CreateOwn,
     WriteVote,
-    /// sync of the transaction node, before a site reads again what a read
-    /// found missing (see [`TwoPhase::site_missed_tx`]).
-    Sync,
+    /// The no-op write on the transaction node (`engine::catch_up`),
+    /// before a site reads again what a read found missing (see
+    /// [`TwoPhase::site_missed_tx`]).
+    CatchUp,
 }
 
 ancestors::ancestor_op!(Op);
@@ -157,9 +159,10 @@ pub struct TwoPhase<
     own: String<K>,
     body: Vec<u8, B>,
     body_known: bool,
-    /// A `sync` answered: this session's reads are at least as recent as
-    /// the quorum was then, so a missing transaction node is really gone.
-    synced: bool,
+    /// The no-op write answered: this session's reads are at least as
+    /// recent as the quorum was then, so a missing transaction node is
+    /// really gone.
+    caught_up: bool,
     sites: Vec<Site<K>, S>,
     /// Whether this participant decides (coordinator, or an all-watch site).
     decider: bool,
@@ -216,7 +219,7 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> TwoPhase<S,
             own: String::new(),
             body: Vec::new(),
             body_known: false,
-            synced: false,
+            caught_up: false,
             sites: Vec::new(),
             decider: false,
             unreadable: false,
@@ -650,13 +653,13 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> TwoPhase<S,
     /// A site's read (`op`) found no transaction node. The site learned of
     /// the transaction from someone else, and the server it reads from may
     /// not have applied the create yet (reads are served locally; only
-    /// writes go through the quorum): before believing it, sync and read
-    /// again, in one flight. Once synced, missing means gone.
+    /// writes go through the quorum): before believing it, catch up and
+    /// read again, in one flight. Once caught up, missing means gone.
     fn site_missed_tx(&mut self, op: Op) {
-        if self.synced {
+        if self.caught_up {
             self.fail(Error::NoTransaction);
         } else {
-            self.ops.queue(Op::Sync);
+            self.ops.queue(Op::CatchUp);
             self.ops.queue(op);
         }
     }
@@ -817,7 +820,7 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> Recipe
                 path: &self.tx,
                 watch: true,
             },
-            Op::Sync => Request::Sync { path: &self.tx },
+            Op::CatchUp => catch_up::request(&self.tx),
             Op::CreateOwn | Op::WriteVote => {
                 let _ = path::join_into(&mut self.scratch, &self.tx, &self.own);
                 if op == Op::CreateOwn {
@@ -925,10 +928,11 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> Recipe
                     self.site_missed_tx(Op::ReadBody);
                 }
             }
-            (Op::Sync, Reply::Synced) => self.synced = true,
-            // Nothing better to do than trust the next read.
-            (Op::Sync, Reply::Error(e)) if !e.is_connection_loss() && !e.is_session_gone() => {
-                self.synced = true;
+            (Op::CatchUp, Reply::Checked) => self.caught_up = true,
+            // `NoNode`: gone at that point, as the read will say. Otherwise
+            // there is nothing better to do than trust the next read.
+            (Op::CatchUp, Reply::Error(e)) if !e.is_connection_loss() && !e.is_session_gone() => {
+                self.caught_up = true;
             }
             (Op::CreateOwn, Reply::Created { .. })
             | (Op::CreateOwn, Reply::Error(ZkError::NodeExists)) => {
