@@ -262,10 +262,15 @@ fn a_lost_create_reply_is_recovered_by_guid_for_readers_too() {
     lock.handle_session(Instant::ZERO, SessionEvent::Suspended);
     lock.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 1 });
     let sent = drain(&mut lock);
-    assert_eq!(sent.len(), 1, "no second create before looking: {sent:?}");
+    // No second create before looking: a no-op write, then the search.
+    assert_eq!(sent.len(), 2, "{sent:?}");
+    assert_eq!(
+        sent[0].1,
+        format!("Check {{ path: \"{DIR}\", version: Any }}")
+    );
     // A writer node with the same GUID is not ours: only the reader is.
     let writer_same_guid = "11111111-1111-1111-1111-111111111111-write-0000000002";
-    children(&mut lock, sent[0].0, &[writer_same_guid, READ]);
+    children(&mut lock, sent[1].0, &[writer_same_guid, READ]);
     assert_eq!(lock.own_node(), Some(READ));
     let sent = drain(&mut lock);
     assert_eq!(sent[0].1, format!("getData {DIR}/{READ} watch=true"));

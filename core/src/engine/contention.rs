@@ -415,6 +415,11 @@ impl<const N: usize> Contention<N> {
         }
     }
 
+    /// The no-op write ahead of a search by GUID.
+    pub(crate) fn catch_up_request(&self) -> Request<'_> {
+        crate::engine::catch_up::request(&self.dir)
+    }
+
     /// The listing of the directory, without a watch: a waiter watches its
     /// predecessor alone.
     pub(crate) fn list_request(&self) -> Request<'_> {

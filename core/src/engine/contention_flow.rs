@@ -24,6 +24,9 @@ pub(crate) trait ContentionFlow<const N: usize, const Q: usize> {
     const CREATE: Self::Op;
     /// The listing of the directory.
     const LIST: Self::Op;
+    /// The no-op write ahead of a search by GUID (see
+    /// [`queue_search`](Self::queue_search)).
+    const CATCH_UP: Self::Op;
 
     /// The contender's place in the directory.
     fn line(&mut self) -> &mut Contention<N>;
@@ -78,6 +81,20 @@ pub(crate) trait ContentionFlow<const N: usize, const Q: usize> {
         self.ops().queue(Self::LIST);
     }
 
+    /// Lists the directory to search for a create in doubt, behind a
+    /// no-op write in the same flight (`engine::catch_up`). The create's
+    /// answer was lost, so the client has not seen its zxid, and the
+    /// server it reconnected to may not have applied it yet: a listing
+    /// from there would miss the node, and the contender would create a
+    /// second one that nobody deletes, every later contender stuck behind
+    /// it. The write is ordered after the create on every server (a
+    /// create from the old connection is refused once the session has
+    /// moved), so the listing behind it shows the node if it was made.
+    fn queue_search(&mut self) {
+        self.ops().queue(Self::CATCH_UP);
+        self.ops().queue(Self::LIST);
+    }
+
     /// Creates the directory's ancestors, then the own node and the
     /// listing.
     fn create_with_ancestors(&mut self) {
@@ -114,6 +131,14 @@ pub(crate) trait ContentionFlow<const N: usize, const Q: usize> {
                 Reply::Children(children) => self.read_listing(id, children, true),
                 Reply::Error(ZkError::NoNode) => self.on_directory_gone(),
                 other => return Some(other),
+            }
+        } else if op == Self::CATCH_UP {
+            match reply {
+                Reply::Error(e) if e.is_connection_loss() || e.is_session_gone() => {
+                    return Some(reply)
+                }
+                // The listing behind it answers, a missing directory too.
+                _ => {}
             }
         } else {
             return Some(reply);

@@ -259,6 +259,8 @@ pub(crate) enum Op {
     Ensure(u8),
     Create,
     List,
+    /// The no-op write ahead of a search by GUID.
+    CatchUp,
     WatchPredecessor,
     Delete,
     Verify,
@@ -764,6 +766,7 @@ impl<const N: usize> Lock<N> {
             }
             Op::Create => self.line.create_request(&mut self.scratch, &[], self.acl),
             Op::List => self.line.list_request(),
+            Op::CatchUp => self.line.catch_up_request(),
             Op::WatchPredecessor => self.line.predecessor_watch(),
             Op::Delete => self.line.own_delete(),
             Op::Verify => self.line.own_exists(),
@@ -776,6 +779,7 @@ impl<const N: usize> ContentionFlow<N, QUEUED> for Lock<N> {
     type Op = Op;
     const CREATE: Op = Op::Create;
     const LIST: Op = Op::List;
+    const CATCH_UP: Op = Op::CatchUp;
 
     fn line(&mut self) -> &mut Contention<N> {
         &mut self.line
@@ -829,7 +833,7 @@ impl<const N: usize> ContentionFlow<N, QUEUED> for Lock<N> {
 
     fn find(&mut self) {
         self.step = Step::Finding;
-        self.ops.queue(Op::List);
+        self.queue_search();
     }
 
     fn placed(&mut self) {

@@ -105,6 +105,8 @@ pub(crate) enum Op {
     Ensure(u8),
     Create,
     List,
+    /// The no-op write ahead of a search by GUID.
+    CatchUp,
     WatchPredecessor,
     /// getData with a watch on the own node: its owner, and its deletion.
     Confirm,
@@ -1046,6 +1048,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
                 self.acl,
             ),
             Op::List => self.line.list_request(),
+            Op::CatchUp => self.line.catch_up_request(),
             Op::WatchPredecessor => self.line.predecessor_watch(),
             Op::Confirm => self.line.own_watch(),
             Op::Ack => Request::Create {
@@ -1105,6 +1108,7 @@ impl<const N: usize, const D: usize> ContentionFlow<N, QUEUED> for Election<N, D
     type Op = Op;
     const CREATE: Op = Op::Create;
     const LIST: Op = Op::List;
+    const CATCH_UP: Op = Op::CatchUp;
 
     fn line(&mut self) -> &mut Contention<N> {
         &mut self.line
@@ -1178,7 +1182,7 @@ impl<const N: usize, const D: usize> ContentionFlow<N, QUEUED> for Election<N, D
 
     fn find(&mut self) {
         self.step = Step::Finding;
-        self.ops.queue(Op::List);
+        self.queue_search();
     }
 
     fn placed(&mut self) {
