@@ -715,10 +715,13 @@ fn a_notification_while_a_lost_delete_is_checked_keeps_the_item() {
         let s = sent(&mut c);
         assert_eq!(
             s.iter().map(|(_, t)| t.as_str()).collect::<Vec<_>>(),
-            [format!("exists {one}")],
-            "{kind}"
+            [
+                format!("Check {{ path: {one:?}, version: Any }}"),
+                format!("exists {one}")
+            ],
+            "{kind}: the check goes behind a no-op write"
         );
-        let check = s[0].0;
+        let check = s[1].0;
         c.handle_watch(
             Instant::ZERO,
             WatchEvent {

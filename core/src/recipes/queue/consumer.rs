@@ -6,6 +6,7 @@ use core::fmt;
 use heapless::{String, Vec};
 
 use super::{Error, ItemKey};
+use crate::engine::catch_up;
 use crate::engine::event_queue::EventQueue;
 use crate::engine::link::{Link, Reconnect};
 use crate::engine::pipeline::Pipeline;
@@ -53,6 +54,8 @@ enum Op {
     Delete,
     /// A delete's answer was lost: is the item still there?
     Check,
+    /// The no-op write ahead of a [`Check`](Op::Check), in the same flight.
+    CatchUp,
     /// The directory is missing: exists with a watch, to hear of its
     /// creation.
     AwaitDir,
@@ -306,13 +309,26 @@ impl<const B: usize, const D: usize, const N: usize> Consumer<B, D, N> {
         if !self.link.lose() {
             return;
         }
+        // A check still queued is dropped with the rest.
+        let checking = self.ops.is_pending(Op::Check);
         let lost = self.ops.lose();
         let unsure = |op: &Op| matches!(op, Op::Delete | Op::Check);
-        if lost.iter().any(unsure) || also.as_ref().is_some_and(unsure) {
+        if checking || lost.iter().any(unsure) || also.as_ref().is_some_and(unsure) {
             // Whether our delete removed it is unknown (a check lost on its
             // way leaves it just as unknown): check after the reconnect.
-            self.ops.queue(Op::Check);
+            self.check_again();
         }
+    }
+
+    /// Asks whether the item our lost delete was for is still there,
+    /// behind a no-op write in the same flight (`engine::catch_up`): the
+    /// server asked may not have applied the delete yet, and an item it
+    /// still shows would be deleted again, answered `NoNode`, and skipped,
+    /// taken by us and delivered to nobody.
+    fn check_again(&mut self) {
+        self.ops.forget(|op| matches!(op, Op::CatchUp | Op::Check));
+        self.ops.queue(Op::CatchUp);
+        self.ops.queue(Op::Check);
     }
 }
 
@@ -345,6 +361,7 @@ impl<const B: usize, const D: usize, const N: usize> Recipe for Consumer<B, D, N
                 path: &self.dir,
                 watch: true,
             },
+            Op::CatchUp => catch_up::request(self.first_path()),
         };
         Some(Outgoing { id, request })
     }
@@ -401,6 +418,8 @@ impl<const B: usize, const D: usize, const N: usize> Recipe for Consumer<B, D, N
                 self.finish(ConsumerEvent::Taken { certain: true })
             }
             (Op::Delete, Reply::Error(ZkError::NoNode)) => self.skip(),
+            // The check behind it answers (`NoNode`: our delete landed).
+            (Op::CatchUp, Reply::Checked | Reply::Error(ZkError::NoNode)) => {}
             // Still there: our delete never landed. Send it again.
             (Op::Check, Reply::Exists { .. }) => self.ops.queue(Op::Delete),
             (Op::Check, Reply::Error(ZkError::NoNode)) => {
@@ -418,7 +437,7 @@ impl<const B: usize, const D: usize, const N: usize> Recipe for Consumer<B, D, N
                 self.ops.lose();
                 if deleting {
                     // As on `Expired`: checked on the next session.
-                    self.ops.queue(Op::Check);
+                    self.check_again();
                 } else {
                     self.finish(ConsumerEvent::Failed(Error::SessionEnded));
                 }
@@ -470,7 +489,7 @@ impl<const B: usize, const D: usize, const N: usize> Recipe for Consumer<B, D, N
                         // whether the delete landed (and deletes again if
                         // not), rather than report an item still in the
                         // queue as taken, for another consumer to take too.
-                        self.ops.queue(Op::Check);
+                        self.check_again();
                     } else if deleting {
                         // Closed: no session follows to check on.
                         self.finish(ConsumerEvent::Taken { certain: false });
