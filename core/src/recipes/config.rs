@@ -39,6 +39,7 @@ use core::fmt;
 
 use heapless::{String, Vec};
 
+use crate::engine::catch_up;
 use crate::engine::event_queue::EventQueue;
 use crate::engine::link::{Link, Reconnect};
 use crate::engine::pipeline::Pipeline;
@@ -144,6 +145,9 @@ enum Op {
     /// getData without a watch, to learn a lost write's outcome.
     Probe,
     Write,
+    /// The no-op write ahead of the reads that learn a lost write's
+    /// outcome, in the same flight (`engine::catch_up`).
+    CatchUp,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -413,7 +417,7 @@ impl<const D: usize, const N: usize> Config<D, N> {
             match op {
                 Op::Read | Op::AwaitCreation => read_lost = true,
                 Op::Write => write_unknown = true,
-                Op::Probe => {}
+                Op::Probe | Op::CatchUp => {}
             }
         }
         self.read_lost |= read_lost;
@@ -438,6 +442,13 @@ impl<const D: usize, const N: usize> Config<D, N> {
 
     fn resume(&mut self, new_session: bool) {
         self.ops.clear_queued();
+        if self.write.is_some() && self.write_unknown {
+            // The next read decides the lost write, and the server now may
+            // not have applied it yet: it would show the version the write
+            // was aimed at, and the write, sent again and refused, would be
+            // reported a conflict though it landed.
+            self.ops.queue(Op::CatchUp);
+        }
         if self.watching && (new_session || self.read_lost) {
             // A new session has no watches; a lost read may have been the
             // one re-arming it.
@@ -479,6 +490,7 @@ impl<const D: usize, const N: usize> Recipe for Config<D, N> {
             Op::Read => Request::GetData { path, watch: true },
             Op::Probe => Request::GetData { path, watch: false },
             Op::AwaitCreation => Request::Exists { path, watch: true },
+            Op::CatchUp => catch_up::request(path),
             Op::Write => {
                 let (kind, data) = self.write.as_ref()?;
                 match kind {
@@ -516,6 +528,8 @@ impl<const D: usize, const N: usize> Recipe for Config<D, N> {
             // data watch, read the value.
             (Op::AwaitCreation, Reply::Exists { .. }) => self.ops.queue(Op::Read),
             (Op::AwaitCreation, Reply::Error(ZkError::NoNode)) => {}
+            // The reads behind it answer (`NoNode`: the node is missing).
+            (Op::CatchUp, Reply::Checked | Reply::Error(ZkError::NoNode)) => {}
             (Op::Write, Reply::DataSet { stat }) => self.write_done(ConfigEvent::Updated {
                 version: stat.version,
             }),
