@@ -272,7 +272,12 @@ impl Double {
 }
 
 fn double_schedule(seed: u64) -> Result<u64, String> {
+    double_schedule_with(seed, false)
+}
+
+fn double_schedule_with(seed: u64, lagging: bool) -> Result<u64, String> {
     let mut world: World<DoubleBarrier> = World::new(seed);
+    world.zk.set_lagging_reads(lagging);
     let n = world.rng().gen_range(2..=8);
     for i in 0..n {
         world.add_peer(DoubleBarrier::new(DOUBLE, &format!("p{i}")).unwrap());
@@ -343,6 +348,19 @@ fn double_schedule(seed: u64) -> Result<u64, String> {
         return Err(format!("left behind: {:?}", d.world.zk.children(DOUBLE)));
     }
     Ok(notifications)
+}
+
+/// The same schedules with every read served by a server that may be
+/// behind the quorum.
+#[test]
+fn double_barrier_enters_and_leaves_together_on_lagging_servers() {
+    let (runs, secs) = support::for_each_seed("barrier_sim", DEFAULT_SCHEDULES / 5, |seed| {
+        double_schedule_with(seed, true)
+    });
+    println!(
+        "{} seeded double-barrier schedules on lagging servers in {secs:.1} s",
+        runs.len()
+    );
 }
 
 #[test]
