@@ -783,8 +783,13 @@ fn a_put_finds_its_item_in_a_listing_in_parts_and_creates_only_after_the_last() 
         );
         p.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 1 });
         let find = describe(&mut p);
-        assert_eq!(find.len(), 1, "{find:?}");
-        assert!(find[0].1.starts_with("GetChildren"), "{find:?}");
+        assert_eq!(find.len(), 2, "{find:?}");
+        assert!(
+            find[0].1.starts_with("Check"),
+            "a no-op write first: {find:?}"
+        );
+        assert!(find[1].1.starts_with("GetChildren"), "{find:?}");
+        let find = &find[1..];
         let mut parts: Vec<Vec<&str>> = vec![vec![others[0]], vec![others[1]]];
         if let Some(at) = own_at {
             parts[at].push(&own);

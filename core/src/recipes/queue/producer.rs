@@ -6,6 +6,7 @@ use heapless::{String, Vec};
 
 use super::{Error, MARKER};
 use crate::engine::ancestors;
+use crate::engine::catch_up;
 use crate::engine::event_queue::EventQueue;
 use crate::engine::link::{Link, Reconnect};
 use crate::engine::pipeline::Pipeline;
@@ -38,6 +39,14 @@ enum Op {
     Create,
     /// A create's outcome is unknown: look for the GUID.
     Find,
+    /// The no-op write ahead of a [`Find`](Op::Find), in the same flight.
+    CatchUp,
+}
+
+/// Whether `op`, lost with the connection, leaves the put's create in
+/// doubt: the create itself, or the search for it.
+fn in_doubt(op: Op) -> bool {
+    matches!(op, Op::Create | Op::Find | Op::CatchUp)
 }
 
 ancestors::ancestor_op!(Op);
@@ -203,8 +212,18 @@ impl<const D: usize, const N: usize> Producer<D, N> {
         self.link.end(how);
         self.ops.lose();
         if self.busy && unsure && self.mode == CreateMode::PersistentSequential {
-            self.ops.queue(Op::Find);
+            self.search();
         }
+    }
+
+    /// Looks for the item by GUID, behind a no-op write in the same flight
+    /// (`engine::catch_up`): the create's answer was lost, so the server
+    /// asked may not have applied it yet, and a listing from there would
+    /// miss the item and put it twice.
+    fn search(&mut self) {
+        self.ops.forget(|op| matches!(op, Op::CatchUp | Op::Find));
+        self.ops.queue(Op::CatchUp);
+        self.ops.queue(Op::Find);
     }
 }
 
@@ -236,6 +255,7 @@ impl<const D: usize, const N: usize> Recipe for Producer<D, N> {
                     mode: self.mode,
                 }
             }
+            Op::CatchUp => catch_up::request(&self.dir),
             Op::Find => Request::GetChildren {
                 path: &self.dir,
                 watch: false,
@@ -263,21 +283,17 @@ impl<const D: usize, const N: usize> Recipe for Producer<D, N> {
             }
             (Op::Find, Reply::Children(children)) => self.on_children(children, true),
             (Op::Find, Reply::Error(ZkError::NoNode)) => self.ops.queue(Op::Create),
+            // The listing behind it answers, a missing directory too.
+            (Op::CatchUp, Reply::Checked | Reply::Error(ZkError::NoNode)) => {}
             (op, Reply::Error(e)) if e.is_connection_loss() => {
                 self.link.lose();
-                if self
-                    .ops
-                    .lose()
-                    .into_iter()
-                    .chain([op])
-                    .any(|o| o == Op::Create)
-                {
+                if self.ops.lose().into_iter().chain([op]).any(in_doubt) {
                     // Applied or not: the GUID tells, after the reconnect.
-                    self.ops.queue(Op::Find);
+                    self.search();
                 }
             }
             (op, Reply::Error(e)) if e.is_session_gone() => {
-                let unsure = op == Op::Create || op == Op::Find;
+                let unsure = in_doubt(op);
                 self.session_ended(unsure, SessionEvent::Expired);
                 if self.busy && !self.ops.is_pending(Op::Find) {
                     self.done(ProducerEvent::Failed(Error::SessionEnded));
@@ -302,8 +318,8 @@ impl<const D: usize, const N: usize> Recipe for Producer<D, N> {
             }
             SessionEvent::Suspended => {
                 // Once per loss: the requests in flight are lost with it.
-                if self.link.lose() && self.ops.lose().contains(&Op::Create) {
-                    self.ops.queue(Op::Find);
+                if self.link.lose() && self.ops.lose().into_iter().any(in_doubt) {
+                    self.search();
                 }
             }
             SessionEvent::Expired => {
