@@ -479,6 +479,16 @@ fn run_with(seed: u64, lagging: bool) -> Result<usize, String> {
     Ok(run.leaderships)
 }
 
+/// A schedule on lagging servers in which a candidate must act on the
+/// lost-connection answer of the no-op write ahead of its search: ignoring
+/// it (leaving the answer to the listing behind) leaves campaigns that
+/// never end. Pinned, as the mutation runs use fewer schedules than the
+/// seed it takes.
+#[test]
+fn a_lost_catch_up_write_is_a_lost_connection() {
+    run_with(473, true).unwrap();
+}
+
 /// The same schedules with every read served by a server that may be
 /// behind the quorum: a candidate whose create's answer was lost must find
 /// its node though its new server has not applied the create yet.

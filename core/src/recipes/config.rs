@@ -442,7 +442,7 @@ impl<const D: usize, const N: usize> Config<D, N> {
 
     fn resume(&mut self, new_session: bool) {
         self.ops.clear_queued();
-        if self.write.is_some() && self.write_unknown {
+        if self.write_unknown {
             // The next read decides the lost write, and the server now may
             // not have applied it yet: it would show the version the write
             // was aimed at, and the write, sent again and refused, would be
