@@ -493,3 +493,49 @@ fn a_watch_set_on_a_stale_read_fires_for_the_change_it_missed() {
         assert_eq!(zk.watch_count(), 1, "one watch armed after all");
     }
 }
+
+/// A lagging server can be as far back as 64 transactions: a reader that
+/// has read nothing since 64 writes may still see the tree from before
+/// them all.
+#[test]
+fn a_lagging_server_can_be_64_transactions_behind() {
+    let read = Request::GetData {
+        path: "/n",
+        watch: false,
+    };
+    let oldest_seen = (0..32).any(|seed| {
+        let mut zk = SimZk::new(seed);
+        zk.set_lagging_reads(true);
+        zk.create_persistent("/n", b"first").unwrap();
+        let reader = zk.open_session();
+        for i in 0..64 {
+            zk.set_node_data("/n", format!("{i}").as_bytes()).unwrap();
+        }
+        matches!(call(&mut zk, reader, &read), Delivery::Reply(_, OwnedReply::Data(d, _)) if d == b"first")
+    });
+    assert!(oldest_seen, "never read the tree from before the 64 writes");
+}
+
+/// A node deleted and created again since a stale read set a watch on it:
+/// the watch owes the deletion, not a data change.
+#[test]
+fn a_watch_on_a_node_since_made_again_owes_its_deletion() {
+    for seed in 0..32 {
+        let mut zk = SimZk::new(seed);
+        zk.set_lagging_reads(true);
+        zk.create_persistent("/n", b"old").unwrap();
+        let reader = zk.open_session();
+        zk.delete_node("/n").unwrap();
+        zk.create_persistent("/n", b"new").unwrap();
+        zk.submit(reader, FIRST, &DATA_OF_N);
+        zk.apply_next(reader);
+        let got = drain(&mut zk, reader);
+        if let [Delivery::Reply(_, OwnedReply::Data(data, _)), notification] = &got[..] {
+            assert_eq!(data, b"old");
+            assert_eq!(
+                *notification,
+                Delivery::Watch(WatchKind::NodeDeleted, "/n".into())
+            );
+        }
+    }
+}
