@@ -59,20 +59,17 @@ impl SimZk {
     /// The zxid as of which `session`'s server answers `request`: the
     /// current one for writes (which go through the leader and are applied
     /// before their answer) and when reads do not lag; otherwise the
-    /// session's view, caught up at random.
+    /// session's view, caught up at random on a read and never on a `sync`.
     pub(super) fn view_for(&mut self, session: SessionId, request: &OwnedRequest) -> i64 {
-        let reads = matches!(
-            request,
-            OwnedRequest::Exists { .. }
-                | OwnedRequest::GetData { .. }
-                | OwnedRequest::GetChildren { .. }
-                | OwnedRequest::Sync { .. }
-        );
-        if self.lag.is_none() || !reads {
-            return self.zxid;
-        }
-        let catch_up = self.rng.gen_bool(0.5);
         let current = self.zxid;
+        let catch_up = match request {
+            _ if self.lag.is_none() => return current,
+            OwnedRequest::Exists { .. }
+            | OwnedRequest::GetData { .. }
+            | OwnedRequest::GetChildren { .. } => self.rng.gen_bool(0.5),
+            OwnedRequest::Sync { .. } => false,
+            _ => return current,
+        };
         self.sessions.get_mut(&session).map_or(current, |s| {
             if catch_up {
                 s.view = current;
