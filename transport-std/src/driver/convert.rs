@@ -131,6 +131,107 @@ mod tests {
         assert_eq!(error(&zk::Error::Timeout), ZkError::ConnectionLoss);
     }
 
+    /// Every server error the client names keeps its code. The codes are
+    /// ZooKeeper's (`KeeperException.Code`), written out here rather than
+    /// read from either crate.
+    #[test]
+    fn every_named_server_error_keeps_its_code() {
+        use zk::Error as E;
+        let table = [
+            (E::RuntimeInconsistent, -2),
+            (E::MarshallingError, -5),
+            (E::Unimplemented, -6),
+            (E::BadArguments(&"a bad path"), -8),
+            (E::NoNode, -101),
+            (E::NoAuth, -102),
+            (E::BadVersion, -103),
+            (E::NoChildrenForEphemerals, -108),
+            (E::NodeExists, -110),
+            (E::NotEmpty, -111),
+            (E::SessionExpired, -112),
+            (E::InvalidAcl, -114),
+            (E::AuthFailed, -115),
+            (E::SessionMoved, -118),
+            (E::NotReadOnly, -119),
+            (E::NoWatcher, -121),
+            (E::ReconfigDisabled, -123),
+            (E::QuotaExceeded, -125),
+            (E::Throttled, -127),
+        ];
+        for (e, code) in table {
+            assert_eq!(error(&e).code(), code, "{e:?}");
+        }
+        // A client closed by its owner has no session left to act on.
+        assert_eq!(error(&zk::Error::ClientClosed), ZkError::SessionExpired);
+    }
+
+    /// ZooKeeper's event codes (`Watcher.Event.EventType`); a session
+    /// event is not a node's notification.
+    #[test]
+    fn notifications_keep_their_kind() {
+        use zk::EventType as T;
+        let table = [
+            (T::NodeCreated, 1),
+            (T::NodeDeleted, 2),
+            (T::NodeDataChanged, 3),
+            (T::NodeChildrenChanged, 4),
+        ];
+        for (event, code) in table {
+            assert_eq!(
+                watch_kind(event).map(WatchKind::code),
+                Some(code),
+                "{event}"
+            );
+        }
+        assert_eq!(watch_kind(T::Session), None);
+    }
+
+    #[test]
+    fn a_version_is_passed_on_and_any_version_is_none() {
+        assert_eq!(expected_version(herdless_core::Version::Any), None);
+        assert_eq!(
+            expected_version(herdless_core::Version::Exactly(0)),
+            Some(0)
+        );
+        assert_eq!(
+            expected_version(herdless_core::Version::Exactly(7)),
+            Some(7)
+        );
+    }
+
+    /// Each field lands in its own place: the values differ, so a swap
+    /// shows.
+    #[test]
+    fn a_stat_keeps_every_field() {
+        let s = zk::Stat {
+            czxid: 1,
+            mzxid: 2,
+            pzxid: 3,
+            ctime: 4,
+            mtime: 5,
+            version: 6,
+            cversion: 7,
+            aversion: 8,
+            ephemeral_owner: 9,
+            data_length: 10,
+            num_children: 11,
+        };
+        let expected = Stat {
+            czxid: 1,
+            mzxid: 2,
+            pzxid: 3,
+            ctime: 4,
+            mtime: 5,
+            version: 6,
+            cversion: 7,
+            aversion: 8,
+            ephemeral_owner: 9,
+            data_length: 10,
+            num_children: 11,
+        };
+        assert_eq!(stat(&s), expected);
+    }
+
     #[test]
     fn errors_map_to_their_codes() {
         assert_eq!(error(&zk::Error::NoNode), ZkError::NoNode);
