@@ -326,3 +326,35 @@ async fn a_lock_on_a_session_is_acquired_again_after_its_session_expired() {
     assert_eq!(stat.ephemeral_owner, session.session_id());
     again.release().await.unwrap();
 }
+
+/// Handles on a client whose session has expired (a plain `Client`, which
+/// no session follows) answer `SessionEnded` at once, whether they were
+/// made before the expiry or after: none waits for a session that will
+/// never come.
+#[tokio::test]
+async fn handles_on_an_expired_client_fail_at_once() {
+    let server = ZkServer::start();
+    let (a, proxy) = client_behind_proxy(&server).await;
+    let queue = herdless_std::queue::Queue::new(&a, "/expired/queue")
+        .await
+        .unwrap();
+    expire(&a, &proxy).await;
+    let limit = Duration::from_secs(2);
+    let put = tokio::time::timeout(limit, queue.put(b"late")).await;
+    assert!(
+        matches!(put, Ok(Err(herdless_std::Error::SessionEnded))),
+        "{put:?}"
+    );
+    let made_after =
+        tokio::time::timeout(limit, herdless_std::queue::Queue::new(&a, "/expired/other")).await;
+    assert!(
+        matches!(made_after, Ok(Err(herdless_std::Error::SessionEnded))),
+        "{made_after:?}"
+    );
+    let acquire =
+        tokio::time::timeout(limit, Lock::new(&a, "/expired/lock").unwrap().acquire()).await;
+    assert!(
+        matches!(acquire, Ok(Err(herdless_std::Error::SessionEnded))),
+        "{acquire:?}"
+    );
+}

@@ -66,6 +66,8 @@ pub enum SessionEvent {
     Suspended,
     /// The session expired: its ephemeral nodes are gone.
     Expired,
-    /// The session was closed by this client: its ephemeral nodes are gone.
+    /// The session was closed by this client, or ended with no session to
+    /// follow it (herdless-std reports it after `Expired` on a client that
+    /// opens no other): its ephemeral nodes are gone.
     Closed,
 }

@@ -16,8 +16,10 @@ pub(crate) enum Link {
     /// `Connected`.
     Down,
     /// Expired (or answered as gone): its ephemeral nodes are gone. A
-    /// transport that renews sessions (both of herdless') opens a new one,
-    /// announced by `Connected`; one that does not reports the end itself.
+    /// transport that renews sessions (herdless-std on a `Session`) opens a
+    /// new one, announced by `Connected`; one that does not reports the end
+    /// itself (herdless-std on a plain client follows with `Closed`,
+    /// herdless-embassy ends every call with the session).
     Ended,
     /// Closed: no session follows.
     Closed,

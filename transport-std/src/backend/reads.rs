@@ -50,7 +50,7 @@ impl Backend {
             };
             match self.call_until_answered(request).await.0 {
                 OwnedReply::Created(_) | OwnedReply::Error(ZkError::NodeExists) => {}
-                OwnedReply::Error(e) => return Err(Error::Zk(e)),
+                OwnedReply::Error(e) => return Err(refused(e)),
                 _ => return Err(Error::Recipe(herdless_core::Error::BadReply)),
             }
             at = end;

@@ -165,7 +165,7 @@ pub(super) fn fenced(
     let (client, fence, ops) = (client.clone(), fence.to_owned(), ops.to_vec());
     Box::pin(async move {
         let open = convert::acl(Acl::OPEN);
-        let zk_error = |e: zk::Error| Error::Zk(convert::error(&e));
+        let zk_error = |e: zk::Error| Error::from_client(&e);
         let mut writer = client.new_check_writer(&fence, None).map_err(zk_error)?;
         for op in &ops {
             match op {

@@ -28,7 +28,7 @@ use tokio::time::Instant as TokioInstant;
 use tracing::{debug, trace, warn};
 use zookeeper_client as zk;
 
-use crate::backend::{Backend, Notice, State};
+use crate::backend::{Backend, Notice, State, States};
 use crate::Error;
 use herdless_core::owned::OwnedReply;
 use watch_loss::{Armed, Heard, Rearmed, WatchSet};
@@ -265,6 +265,7 @@ where
         finished: impl Fn(&R) -> bool,
     ) {
         let mut states = self.client.states();
+        self.start_from(&mut states);
         let mut commands_open = true;
         self.drain();
         loop {
@@ -316,6 +317,7 @@ where
                         self.rearms = FuturesUnordered::new();
                         self.terminal = false;
                         self.connected();
+                        self.start_from(&mut states);
                     }
                 }
                 command = commands.recv(), if commands_open => match command {
@@ -335,6 +337,17 @@ where
             self.drain();
         }
         trace!("driver finished");
+    }
+
+    /// Takes in the state `states` starts from: their `changed` reports
+    /// only later ones, and the session may have lost its connection or
+    /// ended before this task first ran (a recipe started on a client
+    /// whose session has just expired would otherwise wait for ever).
+    fn start_from(&mut self, states: &mut States) {
+        let state = states.state();
+        if state != State::Connected {
+            self.on_state(state);
+        }
     }
 
     fn connected(&mut self) {
@@ -410,6 +423,13 @@ where
                 warn!("session expired");
                 self.terminal = true;
                 self.recipe.handle_session(now, SessionEvent::Expired);
+                if !self.source.renews() {
+                    // No session follows on a fixed client: work asked of
+                    // the recipe from now on fails at once instead of
+                    // waiting for one (a recipe treats a `Closed` session
+                    // as one with no successor).
+                    self.recipe.handle_session(now, SessionEvent::Closed);
+                }
             }
             State::Closed => {
                 self.terminal = true;

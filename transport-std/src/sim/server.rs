@@ -253,6 +253,18 @@ impl SimServer {
         self.settle(world);
     }
 
+    /// Drops every watcher `session`'s client holds without an event, as
+    /// zookeeper-client does when it loses a watcher's channel (README:
+    /// "Design notes"); the server keeps its watches. Returns how many
+    /// watchers went. The driver must notice and set the watches again.
+    pub fn lose_watchers(&self, session: i64) -> usize {
+        let mut world = self.lock();
+        world
+            .clients
+            .get_mut(&session)
+            .map_or(0, |client| std::mem::take(&mut client.watchers).len())
+    }
+
     /// Expires `session` now: its ephemeral nodes go (other sessions'
     /// watches fire), its client hears `Expired`.
     pub fn expire(&self, session: i64) {
@@ -343,6 +355,12 @@ impl SimServer {
     ) -> oneshot::Receiver<(OwnedReply, Option<Watcher>)> {
         let (answer, heard) = oneshot::channel();
         let mut world = self.lock();
+        if !world.zk.is_live(session) {
+            // As zookeeper-client fails every request once its session
+            // has ended, rather than leave it unanswered.
+            let _ = answer.send((OwnedReply::Error(ZkError::SessionExpired), None));
+            return heard;
+        }
         world.serial = world.serial.wrapping_add(1);
         let id = RequestId::new(0, world.serial);
         let write = matches!(

@@ -1,0 +1,335 @@
+//! What herdless-std's driver owes every recipe, on the in-memory
+//! ZooKeeper: a dropped guard releases, a dropped wait withdraws, a watch
+//! the client loses is set again, a renewing session carries a campaign
+//! over, and a guard tells a suspension from a holding. Every test runs on
+//! tokio's paused clock: its limits pass in virtual time.
+
+use std::time::Duration;
+
+use herdless_std::barrier::DoubleBarrier;
+use herdless_std::queue::Queue;
+use herdless_std::sim::SimServer;
+use herdless_std::{Election, Error, GroupMember, Lock};
+use tokio::time::{sleep, timeout};
+
+const DIR: &str = "/locks/driver";
+const MS: Duration = Duration::from_millis(1);
+
+/// `fut`'s output, failing the test if it takes longer than `limit`.
+async fn within<T>(limit: Duration, what: &str, fut: impl std::future::Future<Output = T>) -> T {
+    timeout(limit, fut)
+        .await
+        .unwrap_or_else(|_| panic!("{what}: not within {limit:?}"))
+}
+
+/// The nodes under `dir`.
+fn under(zk: &SimServer, dir: &str) -> Vec<String> {
+    let prefix = format!("{dir}/");
+    zk.tree()
+        .into_iter()
+        .filter(|p| p.starts_with(&prefix))
+        .collect()
+}
+
+// ---- handles dropped ----
+
+#[tokio::test(start_paused = true)]
+async fn a_dropped_guard_releases_the_lock() {
+    let zk = SimServer::new();
+    let (a, b) = (zk.connect(), zk.connect());
+    let guard = Lock::new(&a, DIR).unwrap().acquire().await.unwrap();
+    drop(guard);
+    let next = within(
+        Duration::from_secs(1),
+        "b acquires after a dropped its guard",
+        Lock::new(&b, DIR).unwrap().acquire(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(under(&zk, DIR), [next.node_path().to_owned()]);
+    next.release().await.unwrap();
+    assert!(under(&zk, DIR).is_empty());
+}
+
+/// An `acquire` given up by dropping its future (here by a timeout around
+/// it) takes its node away: it never acquires behind the caller's back
+/// and blocks no one.
+#[tokio::test(start_paused = true)]
+async fn a_dropped_acquire_withdraws_and_blocks_no_one() {
+    let zk = SimServer::new();
+    let (a, b, c) = (zk.connect(), zk.connect(), zk.connect());
+    let guard = Lock::new(&a, DIR).unwrap().acquire().await.unwrap();
+    let lock_b = Lock::new(&b, DIR).unwrap();
+    assert!(timeout(50 * MS, lock_b.acquire()).await.is_err());
+    sleep(50 * MS).await;
+    assert_eq!(
+        under(&zk, DIR),
+        [guard.node_path().to_owned()],
+        "b's node is gone"
+    );
+    guard.release().await.unwrap();
+    let next = within(
+        Duration::from_secs(1),
+        "c acquires",
+        Lock::new(&c, DIR).unwrap().acquire(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(under(&zk, DIR), [next.node_path().to_owned()]);
+    next.release().await.unwrap();
+}
+
+// ---- a guard's standing ----
+
+#[tokio::test(start_paused = true)]
+async fn suspended_waits_for_a_disconnection_and_lost_for_the_end() {
+    let zk = SimServer::new().with_session_timeout(Duration::from_secs(4));
+    let a = zk.connect();
+    let guard = Lock::new(&a, DIR).unwrap().acquire().await.unwrap();
+    assert!(
+        timeout(Duration::from_secs(1), guard.suspended())
+            .await
+            .is_err(),
+        "suspended while connected"
+    );
+    zk.disconnect(a.session_id(), Duration::from_secs(1));
+    within(100 * MS, "suspended", guard.suspended()).await;
+    assert!(
+        timeout(Duration::from_secs(2), guard.lost()).await.is_err(),
+        "lost though the session came back"
+    );
+    zk.expire(a.session_id());
+    within(100 * MS, "lost", guard.lost()).await;
+    within(100 * MS, "suspended once lost", guard.suspended()).await;
+}
+
+// ---- watches the client loses ----
+
+/// The lost watch is set again: the node has not changed, so the waiter
+/// hears nothing until the holder releases, and then it hears it.
+#[tokio::test(start_paused = true)]
+async fn a_waiter_whose_watch_was_lost_hears_the_next_release() {
+    let zk = SimServer::new();
+    let (a, b) = (zk.connect(), zk.connect());
+    let guard = Lock::new(&a, DIR).unwrap().acquire().await.unwrap();
+    let waiting = tokio::spawn({
+        let b = b.clone();
+        async move { Lock::new(&b, DIR).unwrap().acquire().await }
+    });
+    sleep(20 * MS).await;
+    let listings = zk.requests()["getChildren"];
+    assert!(zk.lose_watchers(b.session_id()) > 0, "b was watching");
+    sleep(20 * MS).await;
+    assert!(!waiting.is_finished(), "acquired while held");
+    assert_eq!(
+        zk.requests()["getChildren"],
+        listings,
+        "nothing changed, so b heard nothing and listed nothing"
+    );
+    guard.release().await.unwrap();
+    let next = within(Duration::from_secs(1), "b acquires", waiting)
+        .await
+        .unwrap()
+        .unwrap();
+    next.release().await.unwrap();
+    assert!(under(&zk, DIR).is_empty());
+}
+
+/// The release comes while the watch is being set again: the read that
+/// sets it finds the node gone, and the waiter hears the deletion it
+/// missed.
+#[tokio::test(start_paused = true)]
+async fn a_waiter_whose_watch_was_lost_hears_a_release_it_missed() {
+    let zk = SimServer::new();
+    let (a, b) = (zk.connect(), zk.connect());
+    let guard = Lock::new(&a, DIR).unwrap().acquire().await.unwrap();
+    let waiting = tokio::spawn({
+        let b = b.clone();
+        async move { Lock::new(&b, DIR).unwrap().acquire().await }
+    });
+    sleep(20 * MS).await;
+    zk.hold(b.session_id());
+    assert!(zk.lose_watchers(b.session_id()) > 0, "b was watching");
+    sleep(20 * MS).await;
+    assert!(
+        zk.in_flight(b.session_id()) > 0,
+        "the reads setting them again"
+    );
+    guard.release().await.unwrap();
+    zk.release(b.session_id());
+    let next = within(Duration::from_secs(1), "b acquires", waiting)
+        .await
+        .unwrap()
+        .unwrap();
+    next.release().await.unwrap();
+}
+
+/// A child watch likewise: a consumer waiting on an empty queue takes
+/// the item put after its watch was lost, and the one put while the
+/// watch was being set again.
+#[tokio::test(start_paused = true)]
+async fn a_consumer_whose_child_watch_was_lost_takes_what_comes() {
+    const QUEUE: &str = "/app/driver-jobs";
+    let zk = SimServer::new();
+    let (p, c) = (zk.connect(), zk.connect());
+    let producer = Queue::new(&p, QUEUE).await.unwrap();
+    let mut consumer = Queue::new(&c, QUEUE).await.unwrap();
+    for (n, missed) in [(0, false), (1, true)] {
+        let taking = tokio::spawn(async move {
+            let item = consumer.take().await;
+            (consumer, item)
+        });
+        sleep(20 * MS).await;
+        if missed {
+            zk.hold(c.session_id());
+        }
+        assert!(
+            zk.lose_watchers(c.session_id()) > 0,
+            "the consumer was watching"
+        );
+        sleep(20 * MS).await;
+        assert!(!taking.is_finished());
+        producer.put(format!("job-{n}").as_bytes()).await.unwrap();
+        if missed {
+            zk.release(c.session_id());
+        }
+        let (back, item) = within(Duration::from_secs(1), "the take", taking)
+            .await
+            .unwrap();
+        consumer = back;
+        let item = item.unwrap();
+        assert_eq!(item.data, format!("job-{n}").as_bytes());
+    }
+}
+
+// ---- a renewing session ----
+
+/// A candidate waiting its turn on a renewing session whose session
+/// expires volunteers again on the next one, and leads when the leader
+/// resigns.
+#[tokio::test(start_paused = true)]
+async fn a_campaign_carries_over_to_the_renewed_session() {
+    const ELECTION: &str = "/election/driver";
+    let zk = SimServer::new();
+    let a = zk.connect();
+    let session = zk.session();
+    let leading = Election::new(&a, ELECTION)
+        .unwrap()
+        .campaign()
+        .await
+        .unwrap();
+    let campaigning = tokio::spawn({
+        let session = session.clone();
+        async move { Election::new(&session, ELECTION).unwrap().campaign().await }
+    });
+    sleep(20 * MS).await;
+    let old = session.session_id();
+    zk.expire(old);
+    within(Duration::from_secs(1), "the renewal", session.renewed(old)).await;
+    sleep(50 * MS).await;
+    assert!(!campaigning.is_finished(), "led while a leads");
+    let mut nodes = under(&zk, ELECTION);
+    // The candidates' nodes, not the leader's record.
+    nodes.retain(|n| n.contains("-n_"));
+    assert_eq!(
+        nodes.len(),
+        2,
+        "a's node and one on the new session: {nodes:?}"
+    );
+    let owners: Vec<i64> = nodes
+        .iter()
+        .map(|n| zk.node(n).unwrap().stat.ephemeral_owner)
+        .collect();
+    assert!(owners.contains(&session.session_id()), "{owners:?}");
+    leading.resign().await.unwrap();
+    let second = within(Duration::from_secs(1), "the candidate leads", campaigning)
+        .await
+        .unwrap()
+        .unwrap();
+    second.resign().await.unwrap();
+    assert!(under(&zk, ELECTION).is_empty());
+}
+
+// ---- nothing left behind ----
+
+/// Recipes' tasks end once their handles are gone and their session is
+/// over for good (a session that is not renewed): nothing lingers, whatever
+/// the recipe was doing when the session ended.
+#[tokio::test(start_paused = true)]
+async fn recipes_on_an_ended_session_leave_no_task_behind() {
+    let zk = SimServer::new();
+    let (a, b) = (zk.connect(), zk.connect());
+    let tasks = || {
+        tokio::runtime::Handle::current()
+            .metrics()
+            .num_alive_tasks()
+    };
+    let before = tasks();
+    let member = GroupMember::join(&a, "/fleet/driver", "edge-1", b"")
+        .await
+        .unwrap();
+    // Inside a double barrier that waits for a second process.
+    let entering = tokio::spawn({
+        let a = a.clone();
+        async move {
+            let barrier = DoubleBarrier::new(&a, "/app/driver-phase", "p0").unwrap();
+            let entered = barrier.enter(2).await.is_ok();
+            entered
+        }
+    });
+    // A lock waiter and a consumer waiting on an empty queue.
+    let held = Lock::new(&b, DIR).unwrap().acquire().await.unwrap();
+    let waiting = tokio::spawn({
+        let a = a.clone();
+        async move { Lock::new(&a, DIR).unwrap().acquire().await }
+    });
+    let consumer = Queue::new(&a, "/app/driver-queue").await.unwrap();
+    sleep(50 * MS).await;
+    assert!(tasks() > before + 4, "the recipes run in tasks");
+    zk.expire(a.session_id());
+    sleep(100 * MS).await;
+    drop((member, consumer));
+    entering.abort();
+    waiting.abort();
+    held.release().await.unwrap();
+    sleep(100 * MS).await;
+    assert_eq!(tasks(), before, "every recipe's task is gone");
+}
+
+/// A handle whose session is over for good (one that is not renewed)
+/// answers every call with `SessionEnded` at once, as long as it lives:
+/// nothing hangs, and its task is still there to answer.
+#[tokio::test(start_paused = true)]
+async fn calls_on_an_ended_session_fail_at_once() {
+    let zk = SimServer::new();
+    let a = zk.connect();
+    let queue = Queue::new(&a, "/app/driver-queue").await.unwrap();
+    zk.expire(a.session_id());
+    sleep(100 * MS).await;
+    for _ in 0..2 {
+        assert!(matches!(
+            within(100 * MS, "a put", queue.put(b"x")).await,
+            Err(Error::SessionEnded)
+        ));
+        assert!(matches!(
+            within(
+                100 * MS,
+                "a take",
+                queue.take_timeout(Duration::from_secs(5))
+            )
+            .await,
+            Err(Error::SessionEnded)
+        ));
+    }
+    assert!(matches!(
+        within(
+            100 * MS,
+            "an acquire",
+            Lock::new(&a, DIR).unwrap().acquire()
+        )
+        .await,
+        Err(Error::SessionEnded)
+    ));
+    let late = within(100 * MS, "a new queue", Queue::new(&a, "/app/late")).await;
+    assert!(matches!(late, Err(Error::SessionEnded)), "{late:?}");
+}
