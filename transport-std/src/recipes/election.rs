@@ -310,17 +310,11 @@ impl Election {
                 ElectionEvent::Resigned => Some(LeaderState::Resigned),
                 _ => None,
             };
+            // `Resigned` comes only after `resign` took the leadership, and
+            // with it every reader of the state: what it replaces is never
+            // read again.
             if let Some(next) = next {
-                // A resignation ends a lost leadership too: keep `Lost`.
-                state_tx.send_if_modified(|s| {
-                    let keep = *s == LeaderState::Lost && next == LeaderState::Resigned;
-                    if keep || *s == next {
-                        false
-                    } else {
-                        *s = next;
-                        true
-                    }
-                });
+                state_tx.send_replace(next);
             }
             let _ = events_tx.send(event);
         };
