@@ -4,7 +4,8 @@
 # session and the in-memory ZooKeeper the simulated tests run on; and
 # herdless-embassy's driver and handles, against the real-server tests that
 # run them on the host (these need ZooKeeper at /usr/share/java, as
-# `./scripts/test.sh` installs it).
+# `./scripts/test.sh` installs it); herdless-std's driver, lock, election
+# and fence, against its tests on the in-memory ZooKeeper.
 #
 #   ./scripts/mutants.sh                 every module (hours on 2 cores)
 #   ./scripts/mutants.sh lock barrier    some of them
@@ -55,6 +56,8 @@ declare -A FILES=(
     [embassy]="transport-embassy/src/zk/*.rs"
     [embassy_handles]="transport-embassy/src/handle.rs transport-embassy/src/erased.rs transport-embassy/src/lock.rs transport-embassy/src/election.rs transport-embassy/src/error.rs"
     [embassy_recipes]="transport-embassy/src/config.rs transport-embassy/src/member.rs transport-embassy/src/barrier.rs transport-embassy/src/queue.rs transport-embassy/src/two_phase.rs"
+    [std_driver]="transport-std/src/driver/*.rs"
+    [std_holders]="transport-std/src/recipes/lock.rs transport-std/src/recipes/election.rs transport-std/src/fence.rs"
 )
 declare -A TESTS=(
     [lock]="lock_safety lock_protocol lock_pitfalls lock_sim rwlock_protocol rwlock_pitfalls rwlock_sim wire_lock acl"
@@ -80,11 +83,13 @@ declare -A TESTS=(
     [embassy]="embassy_real embassy_recipes_real embassy_fleet_real security_real"
     [embassy_handles]="embassy_real embassy_recipes_real embassy_fleet_real security_real"
     [embassy_recipes]="embassy_recipes_real"
+    [std_driver]="sim_lock_election sim_recipes sim_driver"
+    [std_holders]="sim_lock_election sim_recipes sim_driver"
 )
 # Where a module's code and its tests live, when not both in herdless-core.
-declare -A PACKAGE=([embassy]=herdless-embassy [embassy_handles]=herdless-embassy [embassy_recipes]=herdless-embassy)
+declare -A PACKAGE=([embassy]=herdless-embassy [embassy_handles]=herdless-embassy [embassy_recipes]=herdless-embassy [std_driver]=herdless-std [std_holders]=herdless-std)
 declare -A TEST_PACKAGE=([embassy]=herdless-tests [embassy_handles]=herdless-tests [embassy_recipes]=herdless-tests)
-ORDER=(lock revoke election config barrier double_barrier queue two_phase membership link ancestors contention pipeline names contract wire session sim_tree sim_server sim_world embassy embassy_handles embassy_recipes)
+ORDER=(lock revoke election config barrier double_barrier queue two_phase membership link ancestors contention pipeline names contract wire session sim_tree sim_server sim_world embassy embassy_handles embassy_recipes std_driver std_holders)
 
 list=false
 modules=()
@@ -97,7 +102,7 @@ while [ $# -gt 0 ]; do
         --in-diff)
             [ $# -gt 0 ] || { echo "--in-diff needs a revision" >&2; exit 2; }
             mkdir -p mutants.out
-            git diff "$1" -- core/src transport-embassy/src >mutants.out/since.diff
+            git diff "$1" -- core/src transport-embassy/src transport-std/src >mutants.out/since.diff
             diff_args=(--in-diff mutants.out/since.diff)
             shift
             ;;
@@ -133,6 +138,12 @@ for m in "${modules[@]}"; do
         run_env+=("RUST_TEST_THREADS=${RUST_TEST_THREADS:-16}" "CARGO_MUTANTS_JOBS=${CARGO_MUTANTS_JOBS:-2}")
     else
         test_args+=(--lib)
+    fi
+    if [ "$package" = herdless-std ]; then
+        # Its tests run on tokio's paused clock in a few seconds: a mutant
+        # that makes one wait for ever is caught long before the default
+        # minimum of a minute.
+        package_args+=(--timeout 20)
     fi
     file_args=()
     for f in ${FILES[$m]}; do file_args+=(--file "$f"); done

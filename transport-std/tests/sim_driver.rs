@@ -9,7 +9,7 @@ use std::time::Duration;
 use herdless_std::barrier::DoubleBarrier;
 use herdless_std::queue::Queue;
 use herdless_std::sim::SimServer;
-use herdless_std::{Election, Error, GroupMember, Lock};
+use herdless_std::{Election, Error, GroupMember, Holding, Lock};
 use tokio::time::{sleep, timeout};
 
 const DIR: &str = "/locks/driver";
@@ -92,14 +92,18 @@ async fn suspended_waits_for_a_disconnection_and_lost_for_the_end() {
             .is_err(),
         "suspended while connected"
     );
+    assert_eq!(guard.holding(), Holding::Held);
     zk.disconnect(a.session_id(), Duration::from_secs(1));
     within(100 * MS, "suspended", guard.suspended()).await;
+    assert_eq!(guard.holding(), Holding::Suspended);
     assert!(
         timeout(Duration::from_secs(2), guard.lost()).await.is_err(),
         "lost though the session came back"
     );
+    assert_eq!(guard.holding(), Holding::Held, "held again");
     zk.expire(a.session_id());
     within(100 * MS, "lost", guard.lost()).await;
+    assert_eq!(guard.holding(), Holding::Lost);
     within(100 * MS, "suspended once lost", guard.suspended()).await;
 }
 

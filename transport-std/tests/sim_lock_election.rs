@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use herdless_std::election::LeaderState;
 use herdless_std::sim::{RandomFaults, SimServer};
 use herdless_std::{CreateMode, Election, Error, Lock};
 
@@ -273,4 +274,210 @@ async fn a_fenced_batch_reports_each_write_and_names_the_one_refused() {
         b"running",
         "nothing of it landed"
     );
+}
+
+/// A leadership's state follows its connection: `Leading`, `Suspended`
+/// while disconnected (not `is_leading`), `Leading` again when the same
+/// session is back, `Lost` once it expired.
+#[tokio::test(start_paused = true)]
+async fn a_leaders_state_follows_its_connection() {
+    let zk = SimServer::new().with_session_timeout(Duration::from_secs(4));
+    let a = zk.connect();
+    let leadership = Election::new(&a, "/election/state")
+        .unwrap()
+        .campaign()
+        .await
+        .unwrap();
+    assert_eq!(leadership.state(), LeaderState::Leading);
+    assert!(leadership.is_leading());
+    assert!(
+        tokio::time::timeout(Duration::from_secs(1), leadership.suspended())
+            .await
+            .is_err(),
+        "suspended while connected"
+    );
+    zk.disconnect(a.session_id(), Duration::from_secs(1));
+    tokio::time::timeout(Duration::from_millis(100), leadership.suspended())
+        .await
+        .expect("the leader hears the disconnection");
+    assert_eq!(leadership.state(), LeaderState::Suspended);
+    assert!(!leadership.is_leading());
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(
+        leadership.state(),
+        LeaderState::Leading,
+        "the session is back"
+    );
+    assert!(leadership.is_leading());
+    zk.expire(a.session_id());
+    tokio::time::timeout(Duration::from_millis(100), leadership.lost())
+        .await
+        .expect("lost with the session");
+    assert_eq!(leadership.state(), LeaderState::Lost);
+    assert!(!leadership.is_leading());
+    assert!(leadership.fenced().commit().await == Err(Error::Fenced));
+}
+
+/// `campaign_timeout` leads at once when nobody does, gives up with
+/// `None` (its node gone) when someone leads for longer, and a dropped
+/// leadership resigns so that the next candidate leads.
+#[tokio::test(start_paused = true)]
+async fn campaign_timeout_leads_or_gives_up_and_a_dropped_leadership_resigns() {
+    const ELECTION: &str = "/election/timeout";
+    let zk = SimServer::new();
+    let (a, b) = (zk.connect(), zk.connect());
+    let election_a = Election::new(&a, ELECTION).unwrap();
+    assert_eq!(election_a.dir(), ELECTION);
+    assert!(format!("{election_a:?}").contains(ELECTION));
+    let leading = election_a
+        .campaign_timeout(Duration::from_secs(1))
+        .await
+        .unwrap()
+        .expect("nobody leads: a leads at once");
+    assert!(format!("{leading:?}").contains(leading.node_path()));
+    let election_b = Election::new(&b, ELECTION).unwrap();
+    let started = tokio::time::Instant::now();
+    let gave_up = tokio::time::timeout(
+        Duration::from_secs(2),
+        election_b.campaign_timeout(Duration::from_millis(300)),
+    )
+    .await
+    .expect("campaign_timeout returns");
+    assert!(gave_up.unwrap().is_none(), "a leads: b gives up");
+    assert!(started.elapsed() >= Duration::from_millis(300));
+    let candidates = |zk: &SimServer| {
+        zk.tree()
+            .into_iter()
+            .filter(|p| p.starts_with(&format!("{ELECTION}/")) && p.contains("-n_"))
+            .count()
+    };
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(candidates(&zk), 1, "b's node went with its campaign");
+    assert!(election_b.requests_sent() > 1);
+    // Its own node's deletion, as it gave up.
+    let heard = election_b.notifications();
+    let next = tokio::spawn(async move {
+        let leading = election_b.campaign().await;
+        (election_b, leading)
+    });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(!next.is_finished());
+    drop(leading);
+    let (election_b, second) = tokio::time::timeout(Duration::from_secs(1), next)
+        .await
+        .expect("b leads once a's dropped leadership resigned")
+        .unwrap();
+    let second = second.unwrap();
+    assert!(election_b.notifications() > heard, "b heard a's node go");
+    assert_eq!(candidates(&zk), 1);
+    second.resign().await.unwrap();
+    assert_eq!(candidates(&zk), 0);
+}
+
+/// A batch fenced on any node: it counts its writes, names its fence, and
+/// lands only while the fence exists.
+#[tokio::test(start_paused = true)]
+async fn a_batch_fenced_on_any_node_counts_its_writes() {
+    let zk = SimServer::new();
+    zk.create("/job", b"v0").unwrap();
+    let (a, b) = (zk.connect(), zk.connect());
+    let guard = Lock::new(&a, DIR).unwrap().acquire().await.unwrap();
+    let mut batch = herdless_std::Fenced::on(&b, guard.node_path()).unwrap();
+    assert_eq!(batch.fence_path(), guard.node_path());
+    assert!(batch.is_empty());
+    assert_eq!(batch.len(), 0);
+    batch.check("/job", Some(0)).unwrap();
+    batch.set_data("/job", b"v1", Some(0)).unwrap();
+    assert!(!batch.is_empty());
+    assert_eq!(batch.len(), 2);
+    assert!(format!("{batch:?}").contains(guard.node_path()));
+    assert!(matches!(
+        batch.delete("/", None),
+        Err(Error::Zk(herdless_std::ZkError::BadArguments))
+    ));
+    assert_eq!(batch.len(), 2, "the refused delete was not added");
+    let results = batch.commit().await.unwrap();
+    assert_eq!(results[0], herdless_std::FencedResult::Checked);
+    let mut late = herdless_std::Fenced::on(&b, guard.node_path()).unwrap();
+    late.set_data("/job", b"late", None).unwrap();
+    guard.release().await.unwrap();
+    assert_eq!(late.commit().await, Err(Error::Fenced));
+    assert_eq!(zk.node("/job").unwrap().data, b"v1");
+}
+
+/// The lock's other ways in: `try_acquire` and `acquire_timeout` take a
+/// free lock and give up on a held one (taking their node away), the
+/// revocable ones likewise; a guard says whether it holds.
+#[tokio::test(start_paused = true)]
+async fn try_and_timed_acquisitions_take_a_free_lock_and_give_up_on_a_held_one() {
+    let zk = SimServer::new();
+    let (a, b) = (zk.connect(), zk.connect());
+    let lock_a = Lock::new(&a, DIR).unwrap();
+    assert_eq!(lock_a.dir(), DIR);
+    assert!(format!("{lock_a:?}").contains(DIR));
+    assert_eq!(
+        herdless_std::ReadWriteLock::new(&a, DIR)
+            .unwrap()
+            .read()
+            .contender(),
+        herdless_core::lock::Contender::Reader
+    );
+    let lock_b = Lock::new(&b, DIR).unwrap();
+    let nodes = |zk: &SimServer| {
+        zk.tree()
+            .into_iter()
+            .filter(|p| p.starts_with(&format!("{DIR}/")))
+            .count()
+    };
+
+    let guard = lock_a.try_acquire().await.unwrap().expect("free: taken");
+    assert!(guard.is_held());
+    assert!(format!("{guard:?}").contains(guard.node_path()));
+    assert!(lock_b.try_acquire().await.unwrap().is_none());
+    assert!(lock_b
+        .acquire_timeout(Duration::from_millis(200))
+        .await
+        .unwrap()
+        .is_none());
+    assert!(lock_b.try_acquire_revocable().await.unwrap().is_none());
+    assert!(lock_b
+        .acquire_revocable_timeout(Duration::from_millis(200))
+        .await
+        .unwrap()
+        .is_none());
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(nodes(&zk), 1, "every attempt that gave up took its node");
+    assert!(lock_b.requests_sent() > 4);
+    zk.expire(a.session_id());
+    guard.lost().await;
+    assert!(!guard.is_held());
+
+    let timed = lock_b
+        .acquire_timeout(Duration::from_secs(1))
+        .await
+        .unwrap()
+        .expect("free: taken before the deadline");
+    timed.release().await.unwrap();
+    let revocable = lock_b
+        .try_acquire_revocable()
+        .await
+        .unwrap()
+        .expect("free: taken");
+    let node = revocable.node_path().to_owned();
+    revocable.release().await.unwrap();
+    assert!(zk.node(&node).is_none(), "release waits for the delete");
+    let revocable = lock_b
+        .acquire_revocable_timeout(Duration::from_secs(1))
+        .await
+        .unwrap()
+        .expect("free: taken");
+    assert!(format!("{revocable:?}").contains(revocable.node_path()));
+    assert!(
+        tokio::time::timeout(Duration::from_secs(1), revocable.revocation_requested())
+            .await
+            .is_err(),
+        "nobody asked"
+    );
+    revocable.release().await.unwrap();
+    assert_eq!(nodes(&zk), 0);
 }
