@@ -337,3 +337,111 @@ async fn calls_on_an_ended_session_fail_at_once() {
     let late = within(100 * MS, "a new queue", Queue::new(&a, "/app/late")).await;
     assert!(matches!(late, Err(Error::SessionEnded)), "{late:?}");
 }
+
+/// A timed campaign on a renewing session whose session expired waits for
+/// the next session only until its deadline: `None` then, as for any
+/// campaign that did not lead in time. On a session closed for good it
+/// fails with `SessionEnded` at once, deadline or not.
+#[tokio::test(start_paused = true)]
+async fn a_timed_campaign_waits_for_a_renewal_only_until_its_deadline() {
+    const ELECTION: &str = "/election/renewal-deadline";
+    let zk = SimServer::new();
+    let a = zk.connect();
+    let _leading = Election::new(&a, ELECTION)
+        .unwrap()
+        .campaign()
+        .await
+        .unwrap();
+    let session = zk.session();
+    let started = tokio::time::Instant::now();
+    let campaigning = tokio::spawn({
+        let session = session.clone();
+        async move {
+            Election::new(&session, ELECTION)
+                .unwrap()
+                .campaign_timeout(Duration::from_millis(500))
+                .await
+        }
+    });
+    sleep(20 * MS).await;
+    zk.refuse_sessions(true);
+    zk.expire(session.session_id());
+    let outcome = within(Duration::from_secs(2), "the campaign", campaigning)
+        .await
+        .unwrap();
+    assert!(matches!(outcome, Ok(None)), "{outcome:?}");
+    assert!(started.elapsed() >= 500 * MS, "gave up before its deadline");
+    zk.refuse_sessions(false);
+
+    let closing = zk.session();
+    let campaigning = tokio::spawn({
+        let closing = closing.clone();
+        async move {
+            Election::new(&closing, ELECTION)
+                .unwrap()
+                .campaign_timeout(Duration::from_secs(5))
+                .await
+        }
+    });
+    sleep(20 * MS).await;
+    closing.client().close();
+    let outcome = within(Duration::from_secs(1), "the campaign", campaigning)
+        .await
+        .unwrap();
+    assert!(matches!(outcome, Err(Error::SessionEnded)), "{outcome:?}");
+}
+
+/// A leadership dropped while its connection fails: the resignation is
+/// retried on the reconnected session, so the next candidate leads.
+#[tokio::test(start_paused = true)]
+async fn a_leadership_dropped_during_a_connection_loss_still_resigns() {
+    const ELECTION: &str = "/election/dropped";
+    let zk = SimServer::new();
+    let (a, b) = (zk.connect(), zk.connect());
+    let leading = Election::new(&a, ELECTION)
+        .unwrap()
+        .campaign()
+        .await
+        .unwrap();
+    let next = tokio::spawn({
+        let b = b.clone();
+        async move { Election::new(&b, ELECTION).unwrap().campaign().await }
+    });
+    sleep(20 * MS).await;
+    zk.hold(a.session_id());
+    drop(leading);
+    sleep(20 * MS).await;
+    assert!(
+        zk.in_flight(a.session_id()) > 0,
+        "the resignation is in flight"
+    );
+    zk.fail_in_flight(a.session_id());
+    let second = within(Duration::from_secs(1), "b leads", next)
+        .await
+        .unwrap()
+        .unwrap();
+    second.resign().await.unwrap();
+}
+
+/// An acknowledgement an operator overwrote with something unreadable is
+/// no leader: the observer reports `None` rather than keep the old one.
+#[tokio::test(start_paused = true)]
+async fn an_unreadable_acknowledgement_is_no_leader() {
+    const ELECTION: &str = "/election/unreadable";
+    let zk = SimServer::new();
+    // Written by hand: a leader would write its acknowledgement again.
+    zk.create("/election", b"").unwrap();
+    zk.create(ELECTION, b"").unwrap();
+    zk.create(&format!("{ELECTION}/leader"), b"n_0000000007\nedge-7")
+        .unwrap();
+    let o = zk.connect();
+    let mut observer = herdless_std::election::watch_leader(&o, ELECTION).unwrap();
+    assert!(format!("{observer:?}").contains(ELECTION));
+    let first = within(Duration::from_secs(1), "the leader", observer.changed()).await;
+    assert_eq!(first.unwrap().unwrap().data, b"edge-7");
+    zk.set_data(&format!("{ELECTION}/leader"), b"not an acknowledgement")
+        .unwrap();
+    let next = within(Duration::from_secs(1), "the change", observer.changed()).await;
+    assert_eq!(next.unwrap(), None);
+    assert_eq!(observer.current(), None);
+}

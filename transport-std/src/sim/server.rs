@@ -73,6 +73,8 @@ pub(super) struct World {
     /// one (its reconnect, its expiry) does nothing once another began.
     outages: BTreeMap<i64, u64>,
     random: Option<(ChaCha8Rng, RandomFaults)>,
+    /// Whether a renewing session's attempts to open its next session fail.
+    refusing: bool,
 }
 
 impl Default for SimServer {
@@ -101,6 +103,7 @@ impl SimServer {
                 queued_writes: BTreeMap::new(),
                 outages: BTreeMap::new(),
                 random: None,
+                refusing: false,
             })),
         }
     }
@@ -303,6 +306,19 @@ impl SimServer {
     /// session's requests, drawn from `seed`.
     pub fn random_faults(&self, seed: u64, faults: RandomFaults) {
         self.lock().random = Some((ChaCha8Rng::seed_from_u64(seed), faults));
+    }
+
+    /// While `refuse` holds, a [`SimSession`] whose session expired cannot
+    /// open its next one (as when no server is reachable): it retries with
+    /// back-off until this is set back to `false`. [`connect`](SimServer::connect)
+    /// is not affected.
+    pub fn refuse_sessions(&self, refuse: bool) {
+        self.lock().refusing = refuse;
+    }
+
+    /// Whether renewals are refused (see [`refuse_sessions`](SimServer::refuse_sessions)).
+    pub(super) fn refusing(&self) -> bool {
+        self.lock().refusing
     }
 
     /// Stops injecting random faults.

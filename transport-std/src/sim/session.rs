@@ -30,7 +30,13 @@ impl SimSession {
         let (tx, rx) = watch::channel(server.connect());
         let open = move || {
             let server = server.clone();
-            async move { Ok(server.connect()) }
+            async move {
+                if server.refusing() {
+                    Err(crate::Error::Zk(herdless_core::ZkError::ConnectionLoss))
+                } else {
+                    Ok(server.connect())
+                }
+            }
         };
         tokio::spawn(renew(open, tx));
         SimSession { clients: rx }
