@@ -448,6 +448,10 @@ async fn try_and_timed_acquisitions_take_a_free_lock_and_give_up_on_a_held_one()
     tokio::time::sleep(Duration::from_millis(50)).await;
     assert_eq!(nodes(&zk), 1, "every attempt that gave up took its node");
     assert!(lock_b.requests_sent() > 4);
+    assert!(
+        lock_b.notifications() > 1,
+        "each attempt heard its own node go"
+    );
     zk.expire(a.session_id());
     guard.lost().await;
     assert!(!guard.is_held());
@@ -480,4 +484,32 @@ async fn try_and_timed_acquisitions_take_a_free_lock_and_give_up_on_a_held_one()
     );
     revocable.release().await.unwrap();
     assert_eq!(nodes(&zk), 0);
+}
+
+/// A revocable waiter whose node is deleted by a forced revocation gives
+/// up with `Revoked`.
+#[tokio::test(start_paused = true)]
+async fn a_revocable_waiter_revoked_by_force_gives_up() {
+    let zk = SimServer::new();
+    let (a, b, c) = (zk.connect(), zk.connect(), zk.connect());
+    let guard = Lock::new(&a, DIR).unwrap().acquire().await.unwrap();
+    let waiting = tokio::spawn({
+        let b = b.clone();
+        async move { Lock::new(&b, DIR).unwrap().acquire_revocable().await }
+    });
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let waiter = zk
+        .tree()
+        .into_iter()
+        .find(|p| p.starts_with(&format!("{DIR}/")) && p != guard.node_path())
+        .expect("b queued");
+    herdless_std::revoke_forced(&c, &waiter, Duration::from_millis(10))
+        .await
+        .unwrap();
+    let outcome = tokio::time::timeout(Duration::from_secs(1), waiting)
+        .await
+        .expect("the waiter gives up")
+        .unwrap();
+    assert!(matches!(outcome, Err(Error::Revoked)), "{outcome:?}");
+    guard.release().await.unwrap();
 }
