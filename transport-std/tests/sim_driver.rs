@@ -12,24 +12,10 @@ use herdless_std::sim::SimServer;
 use herdless_std::{Election, Error, GroupMember, Holding, Lock};
 use tokio::time::{sleep, timeout};
 
+mod support;
+use support::{acquiring, under, within, MS};
+
 const DIR: &str = "/locks/driver";
-const MS: Duration = Duration::from_millis(1);
-
-/// `fut`'s output, failing the test if it takes longer than `limit`.
-async fn within<T>(limit: Duration, what: &str, fut: impl std::future::Future<Output = T>) -> T {
-    timeout(limit, fut)
-        .await
-        .unwrap_or_else(|_| panic!("{what}: not within {limit:?}"))
-}
-
-/// The nodes under `dir`.
-fn under(zk: &SimServer, dir: &str) -> Vec<String> {
-    let prefix = format!("{dir}/");
-    zk.tree()
-        .into_iter()
-        .filter(|p| p.starts_with(&prefix))
-        .collect()
-}
 
 // ---- handles dropped ----
 
@@ -116,10 +102,7 @@ async fn a_waiter_whose_watch_was_lost_hears_the_next_release() {
     let zk = SimServer::new();
     let (a, b) = (zk.connect(), zk.connect());
     let guard = Lock::new(&a, DIR).unwrap().acquire().await.unwrap();
-    let waiting = tokio::spawn({
-        let b = b.clone();
-        async move { Lock::new(&b, DIR).unwrap().acquire().await }
-    });
+    let waiting = acquiring(&b, DIR);
     sleep(20 * MS).await;
     let listings = zk.requests()["getChildren"];
     assert!(zk.lose_watchers(b.session_id()) > 0, "b was watching");
@@ -147,10 +130,7 @@ async fn a_waiter_whose_watch_was_lost_hears_a_release_it_missed() {
     let zk = SimServer::new();
     let (a, b) = (zk.connect(), zk.connect());
     let guard = Lock::new(&a, DIR).unwrap().acquire().await.unwrap();
-    let waiting = tokio::spawn({
-        let b = b.clone();
-        async move { Lock::new(&b, DIR).unwrap().acquire().await }
-    });
+    let waiting = acquiring(&b, DIR);
     sleep(20 * MS).await;
     zk.hold(b.session_id());
     assert!(zk.lose_watchers(b.session_id()) > 0, "b was watching");
@@ -283,10 +263,7 @@ async fn recipes_on_an_ended_session_leave_no_task_behind() {
     });
     // A lock waiter and a consumer waiting on an empty queue.
     let held = Lock::new(&b, DIR).unwrap().acquire().await.unwrap();
-    let waiting = tokio::spawn({
-        let a = a.clone();
-        async move { Lock::new(&a, DIR).unwrap().acquire().await }
-    });
+    let waiting = acquiring(&a, DIR);
     let consumer = Queue::new(&a, "/app/driver-queue").await.unwrap();
     sleep(50 * MS).await;
     assert!(tasks() > before + 4, "the recipes run in tasks");

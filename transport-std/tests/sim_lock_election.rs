@@ -10,6 +10,9 @@ use herdless_std::election::LeaderState;
 use herdless_std::sim::{RandomFaults, SimServer};
 use herdless_std::{CreateMode, Election, Error, Lock};
 
+mod support;
+use support::{acquiring, under};
+
 const DIR: &str = "/locks/job";
 
 #[tokio::test(start_paused = true)]
@@ -23,10 +26,7 @@ async fn one_holder_at_a_time_and_the_lock_passes_on_release() {
         .await
         .unwrap()
         .is_none());
-    let waiting = tokio::spawn({
-        let b = b.clone();
-        async move { Lock::new(&b, DIR).unwrap().acquire().await }
-    });
+    let waiting = acquiring(&b, DIR);
     tokio::time::sleep(Duration::from_millis(50)).await;
     assert!(!waiting.is_finished(), "acquired while held");
     guard.release().await.unwrap();
@@ -50,11 +50,7 @@ async fn a_lost_create_reply_leaves_one_node_and_the_lock_is_taken_once() {
         1,
         "one create applied: the GUID found it, no second node"
     );
-    let nodes: Vec<String> = zk
-        .tree()
-        .into_iter()
-        .filter(|p| p.starts_with(&format!("{DIR}/")))
-        .collect();
+    let nodes = under(&zk, DIR);
     assert_eq!(
         nodes,
         [guard.node_path().to_owned()],
@@ -115,10 +111,7 @@ async fn requests_held_in_flight_are_answered_connection_loss_and_retried() {
     let zk = SimServer::new();
     let a = zk.connect();
     zk.hold(a.session_id());
-    let acquiring = tokio::spawn({
-        let a = a.clone();
-        async move { Lock::new(&a, DIR).unwrap().acquire().await }
-    });
+    let acquiring = acquiring(&a, DIR);
     while zk.in_flight(a.session_id()) == 0 {
         tokio::time::sleep(Duration::from_millis(1)).await;
     }
@@ -345,10 +338,11 @@ async fn campaign_timeout_leads_or_gives_up_and_a_dropped_leadership_resigns() {
     .expect("campaign_timeout returns");
     assert!(gave_up.unwrap().is_none(), "a leads: b gives up");
     assert!(started.elapsed() >= Duration::from_millis(300));
+    // The candidates' nodes, not the leader's record.
     let candidates = |zk: &SimServer| {
-        zk.tree()
-            .into_iter()
-            .filter(|p| p.starts_with(&format!("{ELECTION}/")) && p.contains("-n_"))
+        under(zk, ELECTION)
+            .iter()
+            .filter(|p| p.contains("-n_"))
             .count()
     };
     tokio::time::sleep(Duration::from_millis(50)).await;
@@ -423,12 +417,7 @@ async fn try_and_timed_acquisitions_take_a_free_lock_and_give_up_on_a_held_one()
         herdless_core::lock::Contender::Reader
     );
     let lock_b = Lock::new(&b, DIR).unwrap();
-    let nodes = |zk: &SimServer| {
-        zk.tree()
-            .into_iter()
-            .filter(|p| p.starts_with(&format!("{DIR}/")))
-            .count()
-    };
+    let nodes = |zk: &SimServer| under(zk, DIR).len();
 
     let guard = lock_a.try_acquire().await.unwrap().expect("free: taken");
     assert!(guard.is_held());
@@ -498,10 +487,9 @@ async fn a_revocable_waiter_revoked_by_force_gives_up() {
         async move { Lock::new(&b, DIR).unwrap().acquire_revocable().await }
     });
     tokio::time::sleep(Duration::from_millis(20)).await;
-    let waiter = zk
-        .tree()
+    let waiter = under(&zk, DIR)
         .into_iter()
-        .find(|p| p.starts_with(&format!("{DIR}/")) && p != guard.node_path())
+        .find(|p| p != guard.node_path())
         .expect("b queued");
     herdless_std::revoke_forced(&c, &waiter, Duration::from_millis(10))
         .await

@@ -22,26 +22,10 @@ use herdless_std::{
     revoke, revoke_forced, Election, Error, GroupMember, Holding, Lock, MembershipEvent, Presence,
     ReadWriteLock, Revocation,
 };
-use tokio::time::{sleep, timeout, Instant};
+use tokio::time::{sleep, Instant};
 
-/// Every node strictly under `dir`.
-fn under(zk: &SimServer, dir: &str) -> Vec<String> {
-    let prefix = format!("{dir}/");
-    zk.tree()
-        .into_iter()
-        .filter(|p| p.starts_with(&prefix))
-        .collect()
-}
-
-/// Awaits `fut`, failing the test if it takes longer than `limit` of
-/// virtual time.
-async fn within<T>(limit: Duration, what: &str, fut: impl std::future::Future<Output = T>) -> T {
-    timeout(limit, fut)
-        .await
-        .unwrap_or_else(|_| panic!("{what}: not within {limit:?}"))
-}
-
-const MS: Duration = Duration::from_millis(1);
+mod support;
+use support::{acquiring, under, within, MS};
 
 // ---- 1. shared lock ----
 
@@ -921,10 +905,7 @@ async fn a_revocable_holder_hears_the_request_releases_and_the_waiter_acquires()
         .unwrap();
     assert!(!guard.is_revocation_requested());
     let node = guard.node_path().to_owned();
-    let waiting = tokio::spawn({
-        let b = b.clone();
-        async move { Lock::new(&b, DIR).unwrap().acquire().await }
-    });
+    let waiting = acquiring(&b, DIR);
     sleep(20 * MS).await;
     assert_eq!(under(&zk, DIR).len(), 2, "the waiter queued");
 
@@ -961,10 +942,7 @@ async fn a_forced_revocation_deletes_a_holder_that_never_consents() {
         .await
         .unwrap();
     let node = guard.node_path().to_owned();
-    let waiting = tokio::spawn({
-        let b = b.clone();
-        async move { Lock::new(&b, DIR).unwrap().acquire().await }
-    });
+    let waiting = acquiring(&b, DIR);
     sleep(20 * MS).await;
     let grace = Duration::from_millis(500);
     let asked = Instant::now();

@@ -1,0 +1,38 @@
+//! What herdless-std's tests on the in-memory ZooKeeper share.
+
+// Each test file is its own crate and uses only part of this.
+#![allow(dead_code)]
+
+use std::future::Future;
+use std::time::Duration;
+
+use herdless_std::sim::{SimClient, SimServer};
+use herdless_std::{Error, Lock, LockGuard};
+use tokio::task::JoinHandle;
+use tokio::time::timeout;
+
+/// One millisecond, to write virtual time as `20 * MS`.
+pub const MS: Duration = Duration::from_millis(1);
+
+/// Every node strictly under `dir`.
+pub fn under(zk: &SimServer, dir: &str) -> Vec<String> {
+    let prefix = format!("{dir}/");
+    zk.tree()
+        .into_iter()
+        .filter(|p| p.starts_with(&prefix))
+        .collect()
+}
+
+/// Awaits `fut`, failing the test if it takes longer than `limit` of
+/// virtual time.
+pub async fn within<T>(limit: Duration, what: &str, fut: impl Future<Output = T>) -> T {
+    timeout(limit, fut)
+        .await
+        .unwrap_or_else(|_| panic!("{what}: not within {limit:?}"))
+}
+
+/// `client` acquiring the lock in `dir`, in a task of its own.
+pub fn acquiring(client: &SimClient, dir: &'static str) -> JoinHandle<Result<LockGuard, Error>> {
+    let client = client.clone();
+    tokio::spawn(async move { Lock::new(&client, dir).unwrap().acquire().await })
+}
