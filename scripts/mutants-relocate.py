@@ -10,7 +10,8 @@ entry = re.compile(r'^(\S+?):(\d+):(\d+): (.*?)  # (.*)$')
 files = sorted({m.group(1) for l in lines if (m := entry.match(l))})
 current = collections.defaultdict(list)
 for f in files:
-    package = 'herdless-embassy' if f.startswith('transport-embassy/') else 'herdless-core'
+    package = {'transport-embassy/': 'herdless-embassy', 'transport-std/': 'herdless-std'}.get(
+        f[:f.find('/') + 1], 'herdless-core')
     out = subprocess.run(['cargo', 'mutants', '-p', package, '--file', f, '--list'],
                          capture_output=True, text=True).stdout
     for l in out.splitlines():
