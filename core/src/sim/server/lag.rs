@@ -62,8 +62,10 @@ impl SimZk {
     /// session's view, caught up at random on a read and never on a `sync`.
     pub(super) fn view_for(&mut self, session: SessionId, request: &OwnedRequest) -> i64 {
         let current = self.zxid;
+        if self.lag.is_none() {
+            return current;
+        }
         let catch_up = match request {
-            _ if self.lag.is_none() => return current,
             OwnedRequest::Exists { .. }
             | OwnedRequest::GetData { .. }
             | OwnedRequest::GetChildren { .. } => self.rng.gen_bool(0.5),
