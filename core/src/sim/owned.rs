@@ -115,6 +115,20 @@ impl OwnedRequest {
         }
     }
 
+    /// The node the operation names (a sequential create's prefix).
+    pub fn path(&self) -> &str {
+        match self {
+            OwnedRequest::Create { path, .. }
+            | OwnedRequest::Delete { path, .. }
+            | OwnedRequest::Exists { path, .. }
+            | OwnedRequest::GetData { path, .. }
+            | OwnedRequest::SetData { path, .. }
+            | OwnedRequest::GetChildren { path, .. }
+            | OwnedRequest::Check { path, .. }
+            | OwnedRequest::Sync { path } => path,
+        }
+    }
+
     /// The operation's name, as counted in [`Stats`](super::Stats).
     pub fn kind(&self) -> &'static str {
         match self {

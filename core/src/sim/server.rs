@@ -172,6 +172,8 @@ pub struct SimZk {
     listing_part: Option<usize>,
     /// Past states of the tree, while reads lag.
     lag: Option<lag::History>,
+    /// Path prefixes whose requests are refused, and with what.
+    refusals: Vec<(String, ZkError)>,
 }
 
 impl SimZk {
@@ -189,6 +191,7 @@ impl SimZk {
             order: DriverOrder::Wire,
             listing_part: None,
             lag: None,
+            refusals: Vec::new(),
         }
     }
 
@@ -229,6 +232,28 @@ impl SimZk {
     /// How many names a part of a listing holds, if listings go in parts.
     pub fn listing_part(&self) -> Option<usize> {
         self.listing_part
+    }
+
+    /// From now on, answers every request on a path that starts with
+    /// `prefix` with `error`, applying nothing, as a server answers a
+    /// session that a node's ACL denies (`NoAuth`), or with whatever other
+    /// error a test wants a recipe to meet; `None` lifts the refusal. A
+    /// multi fails at the first op it refuses. A sequential create is
+    /// judged by the prefix it sends: refuse `/dir/` to refuse every child
+    /// of `/dir` and nothing of `/dir` itself.
+    pub fn refuse(&mut self, prefix: &str, error: Option<ZkError>) {
+        self.refusals.retain(|(p, _)| p != prefix);
+        if let Some(error) = error {
+            self.refusals.push((prefix.to_string(), error));
+        }
+    }
+
+    /// The error a request on `path` is refused with, if any.
+    fn refusal(&self, path: &str) -> Option<ZkError> {
+        self.refusals
+            .iter()
+            .find(|(prefix, _)| path.starts_with(prefix.as_str()))
+            .map(|(_, error)| *error)
     }
 
     /// Sets the clock used for `ctime`/`mtime`.
@@ -560,6 +585,9 @@ impl SimZk {
         request: &OwnedRequest,
         view: i64,
     ) -> (OwnedReply, Option<ClientWatch>) {
+        if let Some(error) = self.refusal(request.path()) {
+            return (OwnedReply::Error(error), None);
+        }
         let read =
             |class: WatchClass, path: &str, watch: bool| watch.then(|| (class, path.to_string()));
         let tree = self.tree_as_of(view);
@@ -699,7 +727,11 @@ impl SimZk {
         let mut replies = Vec::with_capacity(ops.len());
         let mut changes = Vec::new();
         for (index, op) in ops.iter().enumerate() {
-            match self.write(session, op) {
+            let written = match self.refusal(op.path()) {
+                Some(error) => Err(error),
+                None => self.write(session, op),
+            };
+            match written {
                 Ok((reply, change)) => {
                     replies.push(reply);
                     changes.extend(change);

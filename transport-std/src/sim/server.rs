@@ -302,6 +302,16 @@ impl SimServer {
         done
     }
 
+    /// From now on, answers every request on a path that starts with
+    /// `prefix` with `error` and applies nothing, as a real server answers
+    /// a client that a node's ACL denies (`NoAuth`); `None` lifts it. A
+    /// sequential create is judged by the prefix it sends: `"/jobs/"`
+    /// refuses every child of `/jobs` and nothing of `/jobs` itself. A
+    /// read refused sets no watch.
+    pub fn refuse(&self, prefix: &str, error: Option<ZkError>) {
+        self.lock().zk.refuse(prefix, error);
+    }
+
     /// From now on, injects the faults of `faults` at random into every
     /// session's requests, drawn from `seed`.
     pub fn random_faults(&self, seed: u64, faults: RandomFaults) {

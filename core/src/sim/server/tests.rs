@@ -539,3 +539,66 @@ fn a_watch_on_a_node_since_made_again_owes_its_deletion() {
         }
     }
 }
+
+/// A refused prefix answers reads and writes on the paths under it with
+/// its error, applies nothing and sets no watch; paths beside it and, once
+/// lifted, it too, are served again.
+#[test]
+fn a_refused_prefix_is_answered_with_its_error_and_applies_nothing() {
+    let mut zk = SimZk::new(1);
+    zk.create_persistent("/n/a", b"").unwrap();
+    zk.refuse("/n/", Some(ZkError::NoAuth));
+    let s = zk.open_session();
+    let refused = |zk: &mut SimZk, request: &Request<'_>| {
+        call(zk, s, request) == Delivery::Reply(FIRST, OwnedReply::Error(ZkError::NoAuth))
+    };
+    assert!(refused(&mut zk, &create("/n/b", CreateMode::Persistent)));
+    assert!(refused(
+        &mut zk,
+        &Request::GetData {
+            path: "/n/a",
+            watch: true
+        }
+    ));
+    assert!(refused(
+        &mut zk,
+        &Request::Delete {
+            path: "/n/a",
+            version: Version::Any
+        }
+    ));
+    assert_eq!(zk.tree_paths(), ["/n", "/n/a", "/zookeeper"]);
+    assert!(zk.watches_of(s).is_empty(), "{:?}", zk.watches_of(s));
+    // The directory itself is not under "/n/".
+    assert!(matches!(
+        call(&mut zk, s, &CHILDREN_OF_N),
+        Delivery::Reply(_, OwnedReply::Children(_))
+    ));
+    let ops = [
+        OwnedRequest::Create {
+            path: "/m".into(),
+            data: vec![],
+            mode: CreateMode::Persistent,
+        },
+        OwnedRequest::Delete {
+            path: "/n/a".into(),
+            version: Version::Any,
+        },
+    ];
+    assert_eq!(
+        zk.apply_multi(s, &ops),
+        Err(MultiFailure {
+            index: 1,
+            error: ZkError::NoAuth
+        })
+    );
+    assert_eq!(
+        zk.node("/m"),
+        None,
+        "a refused multi applies none of its ops"
+    );
+    zk.refuse("/n/", None);
+    zk.submit(s, FIRST, &create("/n/b", CreateMode::Persistent));
+    zk.apply_next(s);
+    assert!(zk.node("/n/b").is_some(), "lifted, the create is applied");
+}
