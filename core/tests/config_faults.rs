@@ -8,7 +8,7 @@ mod faults;
 use faults::{Link, Operator};
 use herdless_core::config::{Config, ConfigEvent};
 use herdless_core::sim::SimZk;
-use herdless_core::{CreateMode, Version};
+use herdless_core::{CreateMode, Version, ZkError};
 
 const PATH: &str = "/app/config";
 
@@ -317,4 +317,30 @@ fn a_watcher_whose_connection_broke_with_nothing_in_flight_does_not_read_again()
     op.set(&mut zk, PATH, b"v4");
     c.settle(&mut zk);
     assert_eq!(c.events, [ConfigEvent::Changed { version: 4 }]);
+}
+
+/// A read the server refuses (the node's ACL denies this client) sets no
+/// watch: the watcher reads again on its next connection, which is the
+/// only thing that can tell it the refusal is over.
+#[test]
+fn a_refused_read_is_sent_again_on_the_next_connection() {
+    let mut zk = SimZk::new(9);
+    zk.create_persistent(PATH, b"v0").unwrap();
+    zk.refuse(PATH, Some(ZkError::NoAuth));
+    let mut c = Link::new(&mut zk, Cfg::new(PATH).unwrap());
+    c.act(&mut zk, |c| c.watch());
+    c.settle(&mut zk);
+    assert_eq!(
+        c.events,
+        [ConfigEvent::Failed(herdless_core::Error::Zk(
+            ZkError::NoAuth
+        ))]
+    );
+    c.events.clear();
+    zk.refuse(PATH, None);
+    zk.disconnect(c.session);
+    zk.reconnect(c.session);
+    c.settle(&mut zk);
+    assert_eq!(c.events, [ConfigEvent::Changed { version: 0 }]);
+    assert_eq!(c.recipe.value(), Some(&b"v0"[..]));
 }

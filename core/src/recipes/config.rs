@@ -95,8 +95,8 @@ pub enum ConfigEvent {
     /// This watcher's own write failed for another reason (say, no
     /// permission); nothing was written.
     WriteFailed(Error),
-    /// Reading the value failed for another reason; the watch goes on at
-    /// the next notification or reconnect.
+    /// Reading the value failed for another reason (say, no permission):
+    /// it left no watch, so it is read again on the next connection.
     Failed(Error),
     /// The session ended; the watch resumes when a new session connects.
     SessionEnded,
@@ -472,6 +472,9 @@ impl<const D: usize, const N: usize> Config<D, N> {
         } else if op == Op::Write {
             self.write_done(ConfigEvent::WriteFailed(Error::Zk(e)));
         } else {
+            // A refused read sets no watch: nothing will say the node
+            // changed, so the read goes again on the next connection.
+            self.read_lost |= matches!(op, Op::Read | Op::AwaitCreation);
             self.events.emit(ConfigEvent::Failed(Error::Zk(e)));
         }
     }
