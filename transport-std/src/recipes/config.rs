@@ -8,6 +8,7 @@ use herdless_core::Version;
 use tokio::sync::{mpsc, watch, Mutex};
 use tracing::{debug, warn};
 
+use super::read_failure::ReadFailure;
 use crate::driver::{self, Counters, DriverHandle};
 use crate::{Connection, Error};
 
@@ -74,13 +75,23 @@ pub enum Written {
     Unknown,
 }
 
+/// What the watcher knows: the value, and whether reading it failed since.
+#[derive(Clone, Debug)]
+struct Seen {
+    value: Value,
+    failure: ReadFailure,
+}
+
 /// A configuration value in one node, always showing its latest version.
 ///
 /// The watch is re-armed by every read, so an update is never missed
 /// between a notification and the re-read; versions only grow; versions
 /// written faster than a round trip may be coalesced into the last one (as
 /// ZooKeeper's watches do). On a [`Session`](crate::Session) the watch
-/// survives session expiry.
+/// survives session expiry. A read the server refuses (the node's ACL
+/// denies this client, say) is reported by [`changed`](Config::changed) and
+/// [`wait_present`](Config::wait_present) as an error rather than waited
+/// out; the watch is tried again on the next reconnect.
 ///
 /// ```no_run
 /// # async fn run(client: herdless_std::Client) -> Result<(), herdless_std::Error> {
@@ -97,7 +108,9 @@ pub enum Written {
 /// ```
 pub struct Config {
     handle: DriverHandle<Core>,
-    value: watch::Receiver<Value>,
+    seen: watch::Receiver<Seen>,
+    /// Read failures reported so far (see [`ReadFailure`]).
+    reported: u64,
     writes: Mutex<mpsc::UnboundedReceiver<Result<Written, Error>>>,
     path: String,
 }
@@ -106,7 +119,7 @@ impl fmt::Debug for Config {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Config")
             .field("path", &self.path)
-            .field("value", &*self.value.borrow())
+            .field("value", &self.seen.borrow().value)
             .finish()
     }
 }
@@ -117,7 +130,10 @@ impl Config {
     pub fn watch(conn: &impl Connection, path: &str) -> Result<Config, Error> {
         let mut core = Core::new(path)?.with_acl(conn.acl());
         core.watch();
-        let (value_tx, value_rx) = watch::channel(Value::Unknown);
+        let (seen_tx, seen_rx) = watch::channel(Seen {
+            value: Value::Unknown,
+            failure: ReadFailure::default(),
+        });
         let (writes_tx, writes_rx) = mpsc::unbounded_channel();
         let on_event = move |core: &Core, event: ConfigEvent| {
             debug!(?event, "config");
@@ -148,13 +164,16 @@ impl Config {
                 }
                 ConfigEvent::Failed(e) => {
                     warn!(path = %core.path(), error = %e, "reading the config failed");
+                    seen_tx.send_modify(|s| s.failure.fail(e.into()));
                     None
                 }
-                ConfigEvent::SessionEnded => None,
                 _ => None,
             };
             if let Some(value) = value {
-                value_tx.send_replace(value);
+                seen_tx.send_modify(|s| {
+                    s.value = value;
+                    s.failure.clear();
+                });
             }
         };
         let handle = driver::spawn_on(
@@ -167,7 +186,8 @@ impl Config {
         );
         Ok(Config {
             handle,
-            value: value_rx,
+            seen: seen_rx,
+            reported: 0,
             writes: Mutex::new(writes_rx),
             path: path.to_owned(),
         })
@@ -180,28 +200,39 @@ impl Config {
 
     /// What is known now.
     pub fn value(&self) -> Value {
-        self.value.borrow().clone()
+        self.seen.borrow().value.clone()
     }
 
     /// Waits until something newer than what this method or
     /// [`wait_present`](Config::wait_present) last returned arrives (at
     /// first, anything after the watch began), and returns it.
     /// [`value`](Config::value) only peeks: what it shows still counts as
-    /// new here. Cancel-safe.
+    /// new here. Fails with the error when the latest read failed (each
+    /// failure once; the next call waits for what comes after it).
+    /// Cancel-safe.
     pub async fn changed(&mut self) -> Result<Value, Error> {
-        self.value.changed().await.map_err(|_| Error::DriverGone)?;
-        Ok(self.value.borrow_and_update().clone())
+        self.seen.changed().await.map_err(|_| Error::DriverGone)?;
+        let seen = self.seen.borrow_and_update();
+        match seen.failure.take_new(&mut self.reported) {
+            Some(e) => Err(e),
+            None => Ok(seen.value.clone()),
+        }
     }
 
     /// Waits until the node exists with a value that fits, and returns it.
+    /// Fails with the error when a read fails first (each failure once).
     /// Cancel-safe.
     pub async fn wait_present(&mut self) -> Result<Versioned, Error> {
-        let value = self
-            .value
-            .wait_for(|v| matches!(v, Value::Present(_)))
+        let reported = &mut self.reported;
+        let seen = self
+            .seen
+            .wait_for(|s| matches!(s.value, Value::Present(_)) || s.failure.is_new(*reported))
             .await
             .map_err(|_| Error::DriverGone)?;
-        match &*value {
+        if let Some(e) = seen.failure.take_new(reported) {
+            return Err(e);
+        }
+        match &seen.value {
             Value::Present(v) => Ok(v.clone()),
             _ => Err(Error::DriverGone),
         }

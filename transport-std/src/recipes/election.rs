@@ -37,6 +37,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::Instant as TokioInstant;
 use tracing::{info, warn};
 
+use super::read_failure::ReadFailure;
 use crate::driver::hold::{Hold, Standing};
 use crate::driver::own_node::OwnNode;
 use crate::driver::undo::Undo;
@@ -523,15 +524,31 @@ struct Snapshot {
     leader: Option<Leader>,
     /// Whether the acknowledgement was read at least once.
     known: bool,
+    failure: ReadFailure,
+}
+
+impl Snapshot {
+    /// The acknowledgement was read: `leader` leads.
+    fn read(&mut self, leader: Option<Leader>) {
+        self.leader = leader;
+        self.known = true;
+        self.failure.clear();
+    }
 }
 
 /// Follows who leads an election: one watch on its acknowledgement node,
 /// one notification per change of leader, however many candidates there
 /// are. Start it with [`watch_leader`].
+///
+/// A read the server refuses (the node's ACL denies this client, say) is
+/// reported by [`changed`](LeaderObserver::changed) as an error rather than
+/// waited out; the watch is tried again on the next reconnect.
 pub struct LeaderObserver {
     _handle: DriverHandle<CoreWatch>,
     snapshot: watch::Receiver<Snapshot>,
     seen: Option<Option<Leader>>,
+    /// Read failures reported so far (see [`ReadFailure`]).
+    reported: u64,
     dir: String,
 }
 
@@ -570,19 +587,16 @@ pub fn watch_leader(conn: &impl Connection, dir: &str) -> Result<LeaderObserver,
     let on_event = move |core: &CoreWatch, event: ObserverEvent| match event {
         ObserverEvent::Changed => {
             let leader = core.leader().map(Leader::from_ack);
-            tx.send_replace(Snapshot {
-                leader,
-                known: true,
-            });
+            tx.send_modify(|s| s.read(leader));
         }
         ObserverEvent::Unreadable { len } => {
             warn!(dir = %name, len, "the acknowledgement is unreadable");
-            tx.send_replace(Snapshot {
-                leader: None,
-                known: true,
-            });
+            tx.send_modify(|s| s.read(None));
         }
-        ObserverEvent::Failed(e) => warn!(dir = %name, error = %e, "reading the leader failed"),
+        ObserverEvent::Failed(e) => {
+            warn!(dir = %name, error = %e, "reading the leader failed");
+            tx.send_modify(|s| s.failure.fail(e.into()));
+        }
         _ => {}
     };
     let handle = driver::spawn_on(
@@ -596,6 +610,7 @@ pub fn watch_leader(conn: &impl Connection, dir: &str) -> Result<LeaderObserver,
         _handle: handle,
         snapshot: rx,
         seen: None,
+        reported: 0,
         dir: dir.to_owned(),
     })
 }
@@ -615,7 +630,8 @@ impl LeaderObserver {
 
     /// Waits until the leader differs from what the previous call returned
     /// (the first call returns the first read) and returns it. Changes in
-    /// between may be skipped: the answer is always the latest. Cancel-safe.
+    /// between may be skipped: the answer is always the latest. Fails with
+    /// the error when a read fails first (each failure once). Cancel-safe.
     ///
     /// ```no_run
     /// # async fn run(client: herdless_std::Client) -> Result<(), herdless_std::Error> {
@@ -629,12 +645,16 @@ impl LeaderObserver {
         loop {
             // `wait_for` marks only the value it returns as seen: one sent
             // since stays unseen, so the `changed` below cannot miss it.
+            let reported = &mut self.reported;
             let snapshot = self
                 .snapshot
-                .wait_for(|s| s.known)
+                .wait_for(|s| s.known || s.failure.is_new(*reported))
                 .await
                 .map_err(|_| Error::DriverGone)?
                 .clone();
+            if let Some(e) = snapshot.failure.take_new(reported) {
+                return Err(e);
+            }
             if self.seen.as_ref() != Some(&snapshot.leader) {
                 self.seen = Some(snapshot.leader.clone());
                 return Ok(snapshot.leader);
@@ -647,6 +667,8 @@ impl LeaderObserver {
     }
 
     /// The changes as a stream: each item is the leader after a change.
+    /// Read failures are logged and skipped (the stream goes on at the
+    /// next read); it ends when the observer's driver does.
     ///
     /// ```no_run
     /// # async fn run(client: herdless_std::Client) -> Result<(), herdless_std::Error> {
@@ -659,8 +681,13 @@ impl LeaderObserver {
     /// ```
     pub fn into_stream(self) -> Pin<Box<dyn Stream<Item = Option<Leader>> + Send>> {
         Box::pin(futures::stream::unfold(self, |mut watch| async move {
-            let leader = watch.changed().await.ok()?;
-            Some((leader, watch))
+            loop {
+                match watch.changed().await {
+                    Ok(leader) => return Some((leader, watch)),
+                    Err(Error::DriverGone) => return None,
+                    Err(_) => continue,
+                }
+            }
         }))
     }
 }

@@ -9,6 +9,7 @@ use herdless_core::members::{Observer as CoreObserver, ObserverEvent};
 use tokio::sync::watch;
 use tracing::warn;
 
+use super::read_failure::ReadFailure;
 use crate::driver::{self, Counters, DriverHandle};
 use crate::{Connection, Error, GroupMember};
 
@@ -50,9 +51,14 @@ struct Snapshot {
     known: bool,
     /// Whether the group outgrew [`MAX_MEMBERS`] or [`MAX_NAME`].
     overflow: bool,
+    failure: ReadFailure,
 }
 
 /// Follows the members of a group.
+///
+/// A listing the server refuses (the group's ACL denies this client, say)
+/// is reported by [`changed`](GroupObserver::changed) as an error rather
+/// than waited out; the listing is tried again on the next reconnect.
 ///
 /// ```no_run
 /// # async fn run(client: herdless_std::Client) -> Result<(), herdless_std::Error> {
@@ -69,6 +75,8 @@ pub struct GroupObserver {
     _handle: DriverHandle<Core>,
     snapshot: watch::Receiver<Snapshot>,
     seen: BTreeSet<String>,
+    /// Listing failures reported so far (see [`ReadFailure`]).
+    reported: u64,
     group: String,
 }
 
@@ -98,12 +106,16 @@ impl GroupObserver {
                     s.members = core.members().map(str::to_owned).collect();
                     s.known = true;
                     s.overflow = !core.is_complete();
+                    s.failure.clear();
                 });
             }
             ObserverEvent::Overflow { count } => {
                 warn!(group = %name, count, "group larger than the watch follows");
             }
-            ObserverEvent::Failed(e) => warn!(group = %name, error = %e, "listing failed"),
+            ObserverEvent::Failed(e) => {
+                warn!(group = %name, error = %e, "listing failed");
+                tx.send_modify(|s| s.failure.fail(e.into()));
+            }
             _ => {}
         };
         let handle = driver::spawn_on(
@@ -117,6 +129,7 @@ impl GroupObserver {
             _handle: handle,
             snapshot: rx,
             seen: BTreeSet::new(),
+            reported: 0,
             group: group.to_owned(),
         })
     }
@@ -128,17 +141,22 @@ impl GroupObserver {
 
     /// Waits for the next change relative to what the previous call (or
     /// the start) returned, and returns it. The first call returns every
-    /// current member as joined. Cancel-safe.
+    /// current member as joined. Fails with the error when a listing
+    /// fails first (each failure once). Cancel-safe.
     pub async fn changed(&mut self) -> Result<MembershipChange, Error> {
         loop {
             // `wait_for` marks only the value it returns as seen: one sent
             // since stays unseen, so the `changed` below cannot miss it.
+            let reported = &mut self.reported;
             let snapshot = self
                 .snapshot
-                .wait_for(|s| s.known)
+                .wait_for(|s| s.known || s.failure.is_new(*reported))
                 .await
                 .map_err(|_| Error::DriverGone)?
                 .clone();
+            if let Some(e) = snapshot.failure.take_new(reported) {
+                return Err(e);
+            }
             if snapshot.overflow {
                 return Err(Error::TooLarge {
                     len: snapshot.members.len(),

@@ -9,6 +9,7 @@ pub mod group;
 pub mod lock;
 pub mod member;
 pub mod queue;
+mod read_failure;
 pub mod revoke;
 pub mod rwlock;
 pub mod two_phase;
