@@ -116,13 +116,16 @@ async fn run(
             return Err(Error::DriverGone);
         };
         let outcome = match event {
-            RevokeEvent::Requested if grace.is_none() => Revocation::Requested,
             RevokeEvent::Requested => {
-                info!(
-                    node = node_path,
-                    "revocation requested; waiting for the holder"
-                );
-                continue;
+                if grace.is_none() {
+                    Revocation::Requested
+                } else {
+                    info!(
+                        node = node_path,
+                        "revocation requested; waiting for the holder"
+                    );
+                    continue;
+                }
             }
             RevokeEvent::NotFound => Revocation::NotHeld,
             RevokeEvent::Released => Revocation::Released,
