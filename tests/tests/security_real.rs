@@ -17,6 +17,8 @@ use std::time::Duration;
 
 use herdless_std::barrier::Barrier;
 use herdless_std::config::Config;
+use herdless_std::election::watch_leader;
+use herdless_std::group::GroupObserver;
 use herdless_std::queue::Queue;
 use herdless_std::two_phase::{Coordinator, Outcome, Site, Variant, Vote};
 use herdless_std::{Acl, Client, ConnectOptions, Election, GroupMember, Lock, WithAcl, ZkError};
@@ -90,6 +92,18 @@ async fn assert_alices(client: &Client, path: &str) {
 fn assert_no_auth<T: std::fmt::Debug>(what: &str, result: Result<T, zk::Error>) {
     match result {
         Err(zk::Error::NoAuth) => {}
+        other => panic!("{what}: expected NoAuth, got {other:?}"),
+    }
+}
+
+/// An observer of a node the client may not read fails with `NoAuth`
+/// within seconds rather than wait.
+async fn assert_refused<T: std::fmt::Debug>(
+    what: &str,
+    observed: impl std::future::Future<Output = Result<T, herdless_std::Error>>,
+) {
+    match tokio::time::timeout(Duration::from_secs(5), observed).await {
+        Ok(Err(herdless_std::Error::Zk(ZkError::NoAuth))) => {}
         other => panic!("{what}: expected NoAuth, got {other:?}"),
     }
 }
@@ -230,6 +244,12 @@ async fn election_membership_and_barrier_nodes_are_alices_alone() {
     );
     assert!(member.is_in());
 
+    // The stranger's observers are refused, and say so rather than wait.
+    let mut leaders = watch_leader(&stranger, "/app/election").unwrap();
+    assert_refused("the stranger's leader observer", leaders.changed()).await;
+    let mut members = GroupObserver::start(&stranger, "/app/group").unwrap();
+    assert_refused("the stranger's group observer", members.changed()).await;
+
     let barrier = Barrier::new(&secured, "/app/gate/barrier").unwrap();
     barrier.set().await.unwrap();
     assert_alices(&alice, "/app/gate").await;
@@ -269,6 +289,8 @@ async fn config_and_votes_cannot_be_written_by_a_stranger() {
     );
     let value = config.wait_present().await.unwrap();
     assert_eq!(value.data, b"v1");
+    let mut strangers = Config::watch(&stranger, "/cfg/limits").unwrap();
+    assert_refused("the stranger's config watcher", strangers.wait_present()).await;
 
     let coordinator = Coordinator::start(
         &secured,
