@@ -330,7 +330,7 @@ async fn a_lock_on_a_session_is_acquired_again_after_its_session_expired() {
 /// Handles on a client whose session has expired (a plain `Client`, which
 /// no session follows) answer `SessionEnded` at once, whether they were
 /// made before the expiry or after: none waits for a session that will
-/// never come.
+/// never come, and neither do observers waiting for news.
 #[tokio::test]
 async fn handles_on_an_expired_client_fail_at_once() {
     let server = ZkServer::start();
@@ -338,8 +338,25 @@ async fn handles_on_an_expired_client_fail_at_once() {
     let queue = herdless_std::queue::Queue::new(&a, "/expired/queue")
         .await
         .unwrap();
+    // Observers made before the expiry, which send nothing after it.
+    let mut config = herdless_std::config::Config::watch(&a, "/expired/config").unwrap();
+    let mut group = herdless_std::group::GroupObserver::start(&a, "/expired/group").unwrap();
+    assert_eq!(
+        config.changed().await,
+        Ok(herdless_std::config::Value::Missing)
+    );
     expire(&a, &proxy).await;
     let limit = Duration::from_secs(2);
+    let changed = tokio::time::timeout(limit, config.changed()).await;
+    assert!(
+        matches!(changed, Ok(Err(herdless_std::Error::SessionEnded))),
+        "{changed:?}"
+    );
+    let listed = tokio::time::timeout(limit, group.changed()).await;
+    assert!(
+        matches!(listed, Ok(Err(herdless_std::Error::SessionEnded))),
+        "{listed:?}"
+    );
     let put = tokio::time::timeout(limit, queue.put(b"late")).await;
     assert!(
         matches!(put, Ok(Err(herdless_std::Error::SessionEnded))),

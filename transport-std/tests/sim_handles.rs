@@ -59,6 +59,8 @@ async fn a_config_watcher_reports_a_refused_read_once_and_reads_again_after() {
     zk.create(PATH, b"v0").unwrap();
     zk.refuse(PATH, Some(ZkError::NoAuth));
     let c = zk.connect();
+    // Nobody asks this one until its read succeeds: no failure is left.
+    let mut unasked = Config::watch(&c, PATH).unwrap();
     let mut waiting = Config::watch(&c, PATH).unwrap();
     assert_eq!(
         within(100 * MS, "wait_present", waiting.wait_present()).await,
@@ -79,6 +81,12 @@ async fn a_config_watcher_reports_a_refused_read_once_and_reads_again_after() {
         waiting.wait_present(),
     )
     .await;
+    // Read again on the next connection and refused again: a new failure.
+    reconnect(&zk, &c).await;
+    assert_eq!(
+        within(100 * MS, "changed", watching.changed()).await,
+        Err(NO_AUTH)
+    );
     zk.refuse(PATH, None);
     reconnect(&zk, &c).await;
     let v0 = Versioned {
@@ -91,8 +99,9 @@ async fn a_config_watcher_reports_a_refused_read_once_and_reads_again_after() {
     );
     assert_eq!(
         within(100 * MS, "read again", waiting.wait_present()).await,
-        Ok(v0)
+        Ok(v0.clone())
     );
+    assert_eq!(unasked.changed().await, Ok(Value::Present(v0)));
 }
 
 #[tokio::test(start_paused = true)]
@@ -104,12 +113,18 @@ async fn a_group_observer_reports_a_refused_listing_once_and_lists_again_after()
     zk.create(&format!("{GROUP}/edge-1"), b"").unwrap();
     zk.refuse(GROUP, Some(ZkError::NoAuth));
     let c = zk.connect();
+    let mut unasked = GroupObserver::start(&c, GROUP).unwrap();
     let mut observer = GroupObserver::start(&c, GROUP).unwrap();
     assert_eq!(
         within(100 * MS, "changed", observer.changed()).await,
         Err(NO_AUTH)
     );
     still_waiting(Duration::from_secs(1), "changed", observer.changed()).await;
+    reconnect(&zk, &c).await;
+    assert_eq!(
+        within(100 * MS, "changed", observer.changed()).await,
+        Err(NO_AUTH)
+    );
     zk.refuse(GROUP, None);
     reconnect(&zk, &c).await;
     let change = within(100 * MS, "listed again", observer.changed())
@@ -117,6 +132,7 @@ async fn a_group_observer_reports_a_refused_listing_once_and_lists_again_after()
         .unwrap();
     assert_eq!(change.joined, ["edge-1"]);
     assert_eq!(observer.members(), ["edge-1"]);
+    assert_eq!(unasked.changed().await.unwrap().joined, ["edge-1"]);
 }
 
 #[tokio::test(start_paused = true)]
@@ -132,6 +148,7 @@ async fn a_leader_observer_reports_a_refused_read_and_its_stream_skips_it() {
         .await
         .unwrap();
     zk.refuse(DIR, Some(ZkError::NoAuth));
+    let mut unasked = watch_leader(&o, DIR).unwrap();
     let mut observer = watch_leader(&o, DIR).unwrap();
     assert_eq!(
         within(100 * MS, "changed", observer.changed()).await,
@@ -152,6 +169,17 @@ async fn a_leader_observer_reports_a_refused_read_and_its_stream_skips_it() {
         .expect("the stream did not end")
         .expect("a leads");
     assert_eq!(streamed.data, b"edge-a");
+    let leader = unasked.changed().await.unwrap().expect("a leads");
+    assert_eq!(leader.data, b"edge-a");
+    // It ends with its session, failures skipped or not.
+    zk.expire(o.session_id());
+    assert!(within(100 * MS, "the stream ends", stream.next())
+        .await
+        .is_none());
+    assert_eq!(
+        within(100 * MS, "changed", observer.changed()).await,
+        Err(Error::SessionEnded)
+    );
 }
 
 // ---- every other handle: a refused request is a typed error ----
@@ -311,6 +339,12 @@ async fn values_up_to_the_documented_limits_go_through_whole() {
     let zk = SimServer::new();
     let c = zk.connect();
     let big = |n: usize| (0..n).map(|i| (i % 251) as u8).collect::<Vec<u8>>();
+    // The limits the handles document: 64 KiB items, 32 KiB values,
+    // 16 KiB transaction bodies.
+    assert_eq!(
+        (queue::MAX_ITEM, config::MAX_VALUE, two_phase::MAX_BODY),
+        (64 * 1024, 32 * 1024, 16 * 1024)
+    );
 
     let queue = Queue::new(&c, "/jobs/big").await.unwrap();
     queue.put(&big(queue::MAX_ITEM)).await.unwrap();
@@ -451,4 +485,101 @@ async fn finished_and_dropped_handles_leave_no_task_behind() {
     );
     sleep(50 * MS).await;
     assert_eq!(tasks(), before, "a finished revocation's task");
+}
+
+// ---- a session over for good ----
+
+/// On a plain client whose session expires no news can come: every wait
+/// for some ends, after what the expiry itself caused (a member hears
+/// that it is out, then that nothing follows).
+#[tokio::test(start_paused = true)]
+async fn waits_for_news_end_when_the_session_is_over_for_good() {
+    let zk = SimServer::new();
+    let (c, other) = (zk.connect(), zk.connect());
+    zk.create("/app", b"").unwrap();
+    zk.create("/app/present", b"v").unwrap();
+    let mut config = Config::watch(&c, "/app/present").unwrap();
+    config.wait_present().await.unwrap();
+    let mut missing = Config::watch(&c, "/app/missing").unwrap();
+    let mut member = GroupMember::join(&c, "/fleet/over", "m", b"")
+        .await
+        .unwrap();
+    let mut group = GroupObserver::start(&c, "/fleet/over").unwrap();
+    assert_eq!(group.changed().await.unwrap().joined, ["m"]);
+    let mut leaders = watch_leader(&c, "/election/over").unwrap();
+    assert_eq!(leaders.changed().await, Ok(None));
+    let mut stream = watch_leader(&c, "/election/over").unwrap().into_stream();
+    assert_eq!(stream.next().await, Some(None));
+    let queue = Queue::new(&c, "/jobs/over").await.unwrap();
+    let raised = Barrier::new(&other, "/gate/over").unwrap();
+    raised.set().await.unwrap();
+    let barrier = Barrier::new(&c, "/gate/over").unwrap();
+    let _coordinator = Coordinator::start(
+        &other,
+        "/tx/over",
+        b"",
+        &["s"],
+        VOTES,
+        Duration::from_secs(60),
+    )
+    .await
+    .unwrap();
+    let site = Site::join(&c, "/tx/over", "s", VOTES).await.unwrap();
+
+    let expiring = async {
+        sleep(50 * MS).await;
+        zk.expire(c.session_id());
+    };
+    let ended = Err(Error::SessionEnded);
+    let limit = Duration::from_secs(1);
+    let (changed, present, listed, led, next, taken, passed, outcome, events, ()) = tokio::join!(
+        within(limit, "config.changed", config.changed()),
+        within(limit, "wait_present", missing.wait_present()),
+        within(limit, "group.changed", group.changed()),
+        within(limit, "leaders.changed", leaders.changed()),
+        within(limit, "the stream", stream.next()),
+        within(limit, "queue.take", queue.take()),
+        within(limit, "barrier.wait", barrier.wait()),
+        within(limit, "site.outcome", site.outcome()),
+        within(limit, "the member's events", async {
+            vec![member.next_event().await, member.next_event().await]
+        }),
+        expiring,
+    );
+    assert_eq!(changed, ended.clone().map(|()| Value::Missing));
+    assert_eq!(present.map(|_| ()), ended);
+    assert_eq!(listed.map(|_| ()), ended);
+    assert_eq!(led.map(|_| ()), ended);
+    assert_eq!(next, None);
+    assert_eq!(taken.map(|_| ()), ended);
+    assert_eq!(passed, ended);
+    assert_eq!(outcome.map(|_| ()), ended);
+    assert_eq!(events, [Some(MembershipEvent::Out), None]);
+}
+
+/// Likewise for a configuration write and a coordinator's outcome waiting
+/// on requests in flight when the session expires: they end with it.
+#[tokio::test(start_paused = true)]
+async fn work_in_flight_ends_when_the_session_is_over_for_good() {
+    let zk = SimServer::new();
+    let c = zk.connect();
+    zk.create("/app", b"").unwrap();
+    let config = Config::watch(&c, "/app/held").unwrap();
+    let coordinator =
+        Coordinator::start(&c, "/tx/held", b"", &["s"], VOTES, Duration::from_secs(60))
+            .await
+            .unwrap();
+    zk.hold(c.session_id());
+    let expiring = async {
+        sleep(50 * MS).await;
+        zk.expire(c.session_id());
+    };
+    let limit = Duration::from_secs(1);
+    let (written, outcome, ()) = tokio::join!(
+        within(limit, "config.set", config.set(b"v", None)),
+        within(limit, "coordinator.outcome", coordinator.outcome()),
+        expiring,
+    );
+    assert_eq!(written, Err(Error::SessionEnded));
+    assert_eq!(outcome, Err(Error::SessionEnded));
 }

@@ -12,6 +12,7 @@
 pub(crate) mod convert;
 pub(crate) mod hold;
 pub(crate) mod own_node;
+pub(crate) mod session_over;
 pub(crate) mod undo;
 pub(crate) mod watch_loss;
 
@@ -31,6 +32,7 @@ use zookeeper_client as zk;
 use crate::backend::{Backend, Notice, State, States};
 use crate::Error;
 use herdless_core::owned::OwnedReply;
+use session_over::SessionOver;
 use watch_loss::{Armed, Heard, Rearmed, WatchSet};
 
 /// A change to apply to the recipe inside its task.
@@ -57,12 +59,19 @@ pub(crate) struct DriverHandle<R> {
     commands: mpsc::UnboundedSender<Command<R>>,
     /// The driver's clock starts here: the recipe's `Instant` 0.
     origin: TokioInstant,
+    over: SessionOver,
 }
 
 impl<R> DriverHandle<R> {
     /// The recipe's instant `after` from now, for deadlines.
     pub(crate) fn deadline_in(&self, after: Duration) -> herdless_core::Instant {
         millis_up(self.origin.elapsed() + after)
+    }
+
+    /// Whether the recipe's session is over for good, for waits that no
+    /// command of theirs would end.
+    pub(crate) fn over(&self) -> SessionOver {
+        self.over.clone()
     }
 
     /// Runs `f` on the recipe in its task, without waiting for it.
@@ -203,6 +212,7 @@ where
     // start. Recipes assume a connected session until told otherwise, so
     // for them this changes nothing else.
     let origin = TokioInstant::now();
+    let (over_tx, over) = SessionOver::channel();
     recipe.handle_session(
         recipe_time(origin),
         SessionEvent::Connected {
@@ -222,11 +232,14 @@ where
         reconnect_pending: false,
         away: false,
         terminal: false,
+        closed: false,
+        over: over_tx,
     };
     tokio::spawn(driver.run(rx, finished));
     DriverHandle {
         commands: tx,
         origin,
+        over,
     }
 }
 
@@ -248,6 +261,9 @@ struct Driver<R, E> {
     away: bool,
     /// The session ended: no more state changes will come.
     terminal: bool,
+    /// The recipe was told `Closed`: no session follows.
+    closed: bool,
+    over: watch::Sender<bool>,
 }
 
 impl<R, E> Driver<R, E>
@@ -428,12 +444,12 @@ where
                     // the recipe from now on fails at once instead of
                     // waiting for one (a recipe treats a `Closed` session
                     // as one with no successor).
-                    self.recipe.handle_session(now, SessionEvent::Closed);
+                    self.close(now);
                 }
             }
             State::Closed => {
                 self.terminal = true;
-                self.recipe.handle_session(now, SessionEvent::Closed);
+                self.close(now);
             }
         }
     }
@@ -449,6 +465,17 @@ where
         while let Some(event) = self.recipe.poll_event() {
             (self.on_event)(&self.recipe, event);
         }
+        // After the events: a waiter hears what the end caused first.
+        if self.closed {
+            self.over
+                .send_if_modified(|over| !std::mem::replace(over, true));
+        }
+    }
+
+    /// Tells the recipe that no session follows.
+    fn close(&mut self, now: herdless_core::Instant) {
+        self.closed = true;
+        self.recipe.handle_session(now, SessionEvent::Closed);
     }
 }
 

@@ -70,13 +70,18 @@ impl Barrier {
     ) -> Result<(), Error> {
         let mut events = self.events.lock().await;
         self.handle.command(start)?;
-        loop {
-            match events.recv().await.ok_or(Error::DriverGone)? {
-                event if event == until => return Ok(()),
-                BarrierEvent::Failed(e) => return Err(e.into()),
-                _ => {}
-            }
-        }
+        self.handle
+            .over()
+            .unless(async {
+                loop {
+                    match events.recv().await.ok_or(Error::DriverGone)? {
+                        event if event == until => return Ok(()),
+                        BarrierEvent::Failed(e) => return Err(e.into()),
+                        _ => {}
+                    }
+                }
+            })
+            .await
     }
 
     /// Raises the barrier (creating missing ancestors).

@@ -12,8 +12,8 @@ use super::read_failure::ReadFailure;
 use crate::driver::{self, Counters, DriverHandle};
 use crate::{Connection, Error};
 
-/// Largest value, in bytes, a [`Config`] holds; larger ones are reported as
-/// [`Error::TooLarge`] rather than cut.
+/// Largest value, in bytes (32 KiB), a [`Config`] holds; a larger one is
+/// reported as [`Value::TooLarge`] rather than cut.
 pub const MAX_VALUE: usize = 32 * 1024;
 
 type Core = CoreConfig<MAX_VALUE, 256>;
@@ -208,34 +208,46 @@ impl Config {
     /// first, anything after the watch began), and returns it.
     /// [`value`](Config::value) only peeks: what it shows still counts as
     /// new here. Fails with the error when the latest read failed (each
-    /// failure once; the next call waits for what comes after it).
+    /// failure once; the next call waits for what comes after it), and with
+    /// [`Error::SessionEnded`] once the session is over for good (a plain
+    /// client's session expired, or the [`Session`](crate::Session) closed).
     /// Cancel-safe.
     pub async fn changed(&mut self) -> Result<Value, Error> {
-        self.seen.changed().await.map_err(|_| Error::DriverGone)?;
-        let seen = self.seen.borrow_and_update();
-        match seen.failure.take_new(&mut self.reported) {
-            Some(e) => Err(e),
-            None => Ok(seen.value.clone()),
-        }
+        let over = self.handle.over();
+        over.unless(async {
+            self.seen.changed().await.map_err(|_| Error::DriverGone)?;
+            let seen = self.seen.borrow_and_update();
+            match seen.failure.take_new(&mut self.reported) {
+                Some(e) => Err(e),
+                None => Ok(seen.value.clone()),
+            }
+        })
+        .await
     }
 
     /// Waits until the node exists with a value that fits, and returns it.
-    /// Fails with the error when a read fails first (each failure once).
+    /// Fails with the error when a read fails first (each failure once),
+    /// and with [`Error::SessionEnded`] once the session is over for good (a plain
+    /// client's session expired, or the [`Session`](crate::Session) closed).
     /// Cancel-safe.
     pub async fn wait_present(&mut self) -> Result<Versioned, Error> {
-        let reported = &mut self.reported;
-        let seen = self
-            .seen
-            .wait_for(|s| matches!(s.value, Value::Present(_)) || s.failure.is_new(*reported))
-            .await
-            .map_err(|_| Error::DriverGone)?;
-        if let Some(e) = seen.failure.take_new(reported) {
-            return Err(e);
-        }
-        match &seen.value {
-            Value::Present(v) => Ok(v.clone()),
-            _ => Err(Error::DriverGone),
-        }
+        let over = self.handle.over();
+        over.unless(async {
+            let reported = &mut self.reported;
+            let seen = self
+                .seen
+                .wait_for(|s| matches!(s.value, Value::Present(_)) || s.failure.is_new(*reported))
+                .await
+                .map_err(|_| Error::DriverGone)?;
+            if let Some(e) = seen.failure.take_new(reported) {
+                return Err(e);
+            }
+            match &seen.value {
+                Value::Present(v) => Ok(v.clone()),
+                _ => Err(Error::DriverGone),
+            }
+        })
+        .await
     }
 
     /// Replaces the value if the node is at `version` (`None`: any version).
@@ -263,6 +275,9 @@ impl Config {
         // Outcomes of writes whose futures were dropped are stale.
         while writes.try_recv().is_ok() {}
         self.handle.call(start).await??;
-        writes.recv().await.ok_or(Error::DriverGone)?
+        self.handle
+            .over()
+            .unless(async { writes.recv().await.ok_or(Error::DriverGone)? })
+            .await
     }
 }

@@ -544,7 +544,7 @@ impl Snapshot {
 /// reported by [`changed`](LeaderObserver::changed) as an error rather than
 /// waited out; the watch is tried again on the next reconnect.
 pub struct LeaderObserver {
-    _handle: DriverHandle<CoreWatch>,
+    handle: DriverHandle<CoreWatch>,
     snapshot: watch::Receiver<Snapshot>,
     seen: Option<Option<Leader>>,
     /// Read failures reported so far (see [`ReadFailure`]).
@@ -607,7 +607,7 @@ pub fn watch_leader(conn: &impl Connection, dir: &str) -> Result<LeaderObserver,
         |_: &CoreWatch| true,
     );
     Ok(LeaderObserver {
-        _handle: handle,
+        handle,
         snapshot: rx,
         seen: None,
         reported: 0,
@@ -631,7 +631,10 @@ impl LeaderObserver {
     /// Waits until the leader differs from what the previous call returned
     /// (the first call returns the first read) and returns it. Changes in
     /// between may be skipped: the answer is always the latest. Fails with
-    /// the error when a read fails first (each failure once). Cancel-safe.
+    /// the error when a read fails first (each failure once), and with
+    /// [`Error::SessionEnded`] once the session is over for good (a plain
+    /// client's session expired, or the [`Session`](crate::Session) closed).
+    /// Cancel-safe.
     ///
     /// ```no_run
     /// # async fn run(client: herdless_std::Client) -> Result<(), herdless_std::Error> {
@@ -642,33 +645,38 @@ impl LeaderObserver {
     /// # Ok(()) }
     /// ```
     pub async fn changed(&mut self) -> Result<Option<Leader>, Error> {
-        loop {
-            // `wait_for` marks only the value it returns as seen: one sent
-            // since stays unseen, so the `changed` below cannot miss it.
-            let reported = &mut self.reported;
-            let snapshot = self
-                .snapshot
-                .wait_for(|s| s.known || s.failure.is_new(*reported))
-                .await
-                .map_err(|_| Error::DriverGone)?
-                .clone();
-            if let Some(e) = snapshot.failure.take_new(reported) {
-                return Err(e);
+        let over = self.handle.over();
+        over.unless(async {
+            loop {
+                // `wait_for` marks only the value it returns as seen: one sent
+                // since stays unseen, so the `changed` below cannot miss it.
+                let reported = &mut self.reported;
+                let snapshot = self
+                    .snapshot
+                    .wait_for(|s| s.known || s.failure.is_new(*reported))
+                    .await
+                    .map_err(|_| Error::DriverGone)?
+                    .clone();
+                if let Some(e) = snapshot.failure.take_new(reported) {
+                    return Err(e);
+                }
+                if self.seen.as_ref() != Some(&snapshot.leader) {
+                    self.seen = Some(snapshot.leader.clone());
+                    return Ok(snapshot.leader);
+                }
+                self.snapshot
+                    .changed()
+                    .await
+                    .map_err(|_| Error::DriverGone)?;
             }
-            if self.seen.as_ref() != Some(&snapshot.leader) {
-                self.seen = Some(snapshot.leader.clone());
-                return Ok(snapshot.leader);
-            }
-            self.snapshot
-                .changed()
-                .await
-                .map_err(|_| Error::DriverGone)?;
-        }
+        })
+        .await
     }
 
     /// The changes as a stream: each item is the leader after a change.
     /// Read failures are logged and skipped (the stream goes on at the
-    /// next read); it ends when the observer's driver does.
+    /// next read); it ends with the session (a plain client's session
+    /// expired, or the [`Session`](crate::Session) closed).
     ///
     /// ```no_run
     /// # async fn run(client: herdless_std::Client) -> Result<(), herdless_std::Error> {
@@ -684,7 +692,7 @@ impl LeaderObserver {
             loop {
                 match watch.changed().await {
                     Ok(leader) => return Some((leader, watch)),
-                    Err(Error::DriverGone) => return None,
+                    Err(Error::SessionEnded | Error::DriverGone) => return None,
                     Err(_) => continue,
                 }
             }

@@ -72,7 +72,7 @@ struct Snapshot {
 /// # }
 /// ```
 pub struct GroupObserver {
-    _handle: DriverHandle<Core>,
+    handle: DriverHandle<Core>,
     snapshot: watch::Receiver<Snapshot>,
     seen: BTreeSet<String>,
     /// Listing failures reported so far (see [`ReadFailure`]).
@@ -126,7 +126,7 @@ impl GroupObserver {
             |_: &Core| true,
         );
         Ok(GroupObserver {
-            _handle: handle,
+            handle,
             snapshot: rx,
             seen: BTreeSet::new(),
             reported: 0,
@@ -142,40 +142,47 @@ impl GroupObserver {
     /// Waits for the next change relative to what the previous call (or
     /// the start) returned, and returns it. The first call returns every
     /// current member as joined. Fails with the error when a listing
-    /// fails first (each failure once). Cancel-safe.
+    /// fails first (each failure once), and with
+    /// [`Error::SessionEnded`] once the session is over for good (a plain
+    /// client's session expired, or the [`Session`](crate::Session) closed).
+    /// Cancel-safe.
     pub async fn changed(&mut self) -> Result<MembershipChange, Error> {
-        loop {
-            // `wait_for` marks only the value it returns as seen: one sent
-            // since stays unseen, so the `changed` below cannot miss it.
-            let reported = &mut self.reported;
-            let snapshot = self
-                .snapshot
-                .wait_for(|s| s.known || s.failure.is_new(*reported))
-                .await
-                .map_err(|_| Error::DriverGone)?
-                .clone();
-            if let Some(e) = snapshot.failure.take_new(reported) {
-                return Err(e);
+        let over = self.handle.over();
+        over.unless(async {
+            loop {
+                // `wait_for` marks only the value it returns as seen: one sent
+                // since stays unseen, so the `changed` below cannot miss it.
+                let reported = &mut self.reported;
+                let snapshot = self
+                    .snapshot
+                    .wait_for(|s| s.known || s.failure.is_new(*reported))
+                    .await
+                    .map_err(|_| Error::DriverGone)?
+                    .clone();
+                if let Some(e) = snapshot.failure.take_new(reported) {
+                    return Err(e);
+                }
+                if snapshot.overflow {
+                    return Err(Error::TooLarge {
+                        len: snapshot.members.len(),
+                        capacity: MAX_MEMBERS,
+                    });
+                }
+                let change = MembershipChange {
+                    joined: snapshot.members.difference(&self.seen).cloned().collect(),
+                    left: self.seen.difference(&snapshot.members).cloned().collect(),
+                };
+                self.seen = snapshot.members;
+                if !change.joined.is_empty() || !change.left.is_empty() {
+                    return Ok(change);
+                }
+                self.snapshot
+                    .changed()
+                    .await
+                    .map_err(|_| Error::DriverGone)?;
             }
-            if snapshot.overflow {
-                return Err(Error::TooLarge {
-                    len: snapshot.members.len(),
-                    capacity: MAX_MEMBERS,
-                });
-            }
-            let change = MembershipChange {
-                joined: snapshot.members.difference(&self.seen).cloned().collect(),
-                left: self.seen.difference(&snapshot.members).cloned().collect(),
-            };
-            self.seen = snapshot.members;
-            if !change.joined.is_empty() || !change.left.is_empty() {
-                return Ok(change);
-            }
-            self.snapshot
-                .changed()
-                .await
-                .map_err(|_| Error::DriverGone)?;
-        }
+        })
+        .await
     }
 }
 

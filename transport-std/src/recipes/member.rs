@@ -9,6 +9,7 @@ use herdless_core::member::{Member as CoreMember, MemberEvent};
 use tokio::sync::{mpsc, watch};
 use tracing::{info, warn};
 
+use crate::driver::session_over::SessionOver;
 use crate::driver::{self, Counters, DriverHandle};
 use crate::{Connection, Error};
 
@@ -69,6 +70,7 @@ pub enum MembershipEvent {
 /// ```
 pub struct GroupMember {
     handle: Option<DriverHandle<Core>>,
+    over: SessionOver,
     presence: watch::Receiver<Presence>,
     events: mpsc::UnboundedReceiver<MembershipEvent>,
     left: mpsc::UnboundedReceiver<Result<(), Error>>,
@@ -151,6 +153,7 @@ impl GroupMember {
             |m: &Core| m.is_idle(),
         );
         let mut member = GroupMember {
+            over: handle.over(),
             handle: Some(handle),
             presence: presence_rx,
             events: events_rx,
@@ -183,9 +186,16 @@ impl GroupMember {
         self.presence() == Presence::In
     }
 
-    /// The next membership event; `None` once the member left. Cancel-safe.
+    /// The next membership event; `None` once the member left, or once no
+    /// event can come: its session is over for good (a plain client's
+    /// session expired, after [`MembershipEvent::Out`], or the
+    /// [`Session`](crate::Session) closed). Cancel-safe.
     pub async fn next_event(&mut self) -> Option<MembershipEvent> {
-        self.events.recv().await
+        let over = self.over.clone();
+        over.unless(async { Ok(self.events.recv().await) })
+            .await
+            .ok()
+            .flatten()
     }
 
     /// Leaves the group and waits until the node is confirmed gone

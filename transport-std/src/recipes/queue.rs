@@ -12,7 +12,7 @@ use crate::driver::undo::Undo;
 use crate::driver::{self, Counters, DriverHandle};
 use crate::{Connection, Error};
 
-/// Largest item, in bytes.
+/// Largest item, in bytes (64 KiB).
 pub const MAX_ITEM: usize = 64 * 1024;
 
 type CoreProducer = Producer<MAX_ITEM, 512>;

@@ -9,13 +9,14 @@ pub use herdless_core::two_phase::{Outcome, TxEvent, Variant, Vote};
 use tokio::sync::watch;
 use tracing::info;
 
+use crate::driver::session_over::SessionOver;
 use crate::driver::{self, Counters, DriverHandle};
 use crate::{Connection, Error};
 
 /// Most sites one transaction can have.
 pub const MAX_SITES: usize = 256;
 
-/// Largest transaction body, in bytes.
+/// Largest transaction body, in bytes (16 KiB).
 pub const MAX_BODY: usize = 16 * 1024;
 
 type Core = TwoPhase<MAX_SITES, 128, MAX_BODY, 512>;
@@ -55,15 +56,22 @@ fn spawn(conn: &impl Connection, core: Core) -> (DriverHandle<Core>, watch::Rece
     (handle, rx)
 }
 
+/// The progress once `until` holds, or the failure that came first (the
+/// session's end among them).
 async fn wait(
+    over: SessionOver,
     progress: &mut watch::Receiver<Progress>,
     until: impl Fn(&Progress) -> bool,
 ) -> Result<Progress, Error> {
-    let p = progress
-        .wait_for(|p| p.failed.is_some() || until(p))
-        .await
-        .map_err(|_| Error::DriverGone)?
-        .clone();
+    let p = over
+        .unless(async {
+            progress
+                .wait_for(|p| p.failed.is_some() || until(p))
+                .await
+                .map(|p| p.clone())
+                .map_err(|_| Error::DriverGone)
+        })
+        .await?;
     match p.failed {
         Some(e) => Err(e),
         None => Ok(p),
@@ -90,7 +98,7 @@ async fn wait(
 /// # Ok(()) }
 /// ```
 pub struct Coordinator {
-    _handle: DriverHandle<Core>,
+    handle: DriverHandle<Core>,
     progress: watch::Receiver<Progress>,
     tx: String,
 }
@@ -124,9 +132,12 @@ impl Coordinator {
             Some(driver::deadline_at_start(deadline)),
         )?;
         let (handle, mut progress) = spawn(conn, core);
-        wait(&mut progress, |p| p.started || p.decided.is_some()).await?;
+        wait(handle.over(), &mut progress, |p| {
+            p.started || p.decided.is_some()
+        })
+        .await?;
         Ok(Coordinator {
-            _handle: handle,
+            handle,
             progress,
             tx: tx.to_owned(),
         })
@@ -145,7 +156,7 @@ impl Coordinator {
     /// Waits for the outcome. Cancel-safe.
     pub async fn outcome(&self) -> Result<Outcome, Error> {
         let mut progress = self.progress.clone();
-        let p = wait(&mut progress, |p| p.decided.is_some()).await?;
+        let p = wait(self.handle.over(), &mut progress, |p| p.decided.is_some()).await?;
         p.decided.ok_or(Error::DriverGone)
     }
 }
@@ -194,7 +205,10 @@ impl Site {
         let mut core = Core::new(tx)?.with_acl(conn.acl());
         core.participate(name, variant)?;
         let (handle, mut progress) = spawn(conn, core);
-        let p = wait(&mut progress, |p| p.body.is_some() || p.decided.is_some()).await?;
+        let p = wait(handle.over(), &mut progress, |p| {
+            p.body.is_some() || p.decided.is_some()
+        })
+        .await?;
         Ok(Site {
             handle,
             progress,
@@ -220,14 +234,17 @@ impl Site {
     pub async fn vote(&self, vote: Vote) -> Result<(), Error> {
         self.handle.call(move |t: &mut Core| t.vote(vote)).await??;
         let mut progress = self.progress.clone();
-        wait(&mut progress, |p| p.voted || p.decided.is_some()).await?;
+        wait(self.handle.over(), &mut progress, |p| {
+            p.voted || p.decided.is_some()
+        })
+        .await?;
         Ok(())
     }
 
     /// Waits for the outcome. Cancel-safe.
     pub async fn outcome(&self) -> Result<Outcome, Error> {
         let mut progress = self.progress.clone();
-        let p = wait(&mut progress, |p| p.decided.is_some()).await?;
+        let p = wait(self.handle.over(), &mut progress, |p| p.decided.is_some()).await?;
         p.decided.ok_or(Error::DriverGone)
     }
 }
