@@ -37,6 +37,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::Instant as TokioInstant;
 use tracing::{info, warn};
 
+use super::observed::{next_news, Observed};
 use super::read_failure::ReadFailure;
 use crate::driver::hold::{Hold, Standing};
 use crate::driver::own_node::OwnNode;
@@ -527,6 +528,16 @@ struct Snapshot {
     failure: ReadFailure,
 }
 
+impl Observed for Snapshot {
+    fn known(&self) -> bool {
+        self.known
+    }
+
+    fn failure(&self) -> &ReadFailure {
+        &self.failure
+    }
+}
+
 impl Snapshot {
     /// The acknowledgement was read: `leader` leads.
     fn read(&mut self, leader: Option<Leader>) {
@@ -645,32 +656,15 @@ impl LeaderObserver {
     /// # Ok(()) }
     /// ```
     pub async fn changed(&mut self) -> Result<Option<Leader>, Error> {
-        let over = self.handle.over();
-        over.unless(async {
-            loop {
-                // `wait_for` marks only the value it returns as seen: one sent
-                // since stays unseen, so the `changed` below cannot miss it.
-                let reported = &mut self.reported;
-                let snapshot = self
-                    .snapshot
-                    .wait_for(|s| s.known || s.failure.is_new(*reported))
-                    .await
-                    .map_err(|_| Error::DriverGone)?
-                    .clone();
-                if let Some(e) = snapshot.failure.take_new(reported) {
-                    return Err(e);
-                }
-                if self.seen.as_ref() != Some(&snapshot.leader) {
-                    self.seen = Some(snapshot.leader.clone());
-                    return Ok(snapshot.leader);
-                }
-                self.snapshot
-                    .changed()
-                    .await
-                    .map_err(|_| Error::DriverGone)?;
+        let seen = &mut self.seen;
+        let news = next_news(&mut self.snapshot, &mut self.reported, |snapshot| {
+            if seen.as_ref() == Some(&snapshot.leader) {
+                return None;
             }
-        })
-        .await
+            *seen = Some(snapshot.leader.clone());
+            Some(Ok(snapshot.leader))
+        });
+        self.handle.over().unless(news).await
     }
 
     /// The changes as a stream: each item is the leader after a change.

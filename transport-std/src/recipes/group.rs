@@ -9,6 +9,7 @@ use herdless_core::members::{Observer as CoreObserver, ObserverEvent};
 use tokio::sync::watch;
 use tracing::warn;
 
+use super::observed::{next_news, Observed};
 use super::read_failure::ReadFailure;
 use crate::driver::{self, Counters, DriverHandle};
 use crate::{Connection, Error, GroupMember};
@@ -33,6 +34,16 @@ pub async fn members(conn: &impl Connection, group: &str) -> Result<Vec<String>,
         .unwrap_or_default();
     names.sort();
     Ok(names)
+}
+
+impl Observed for Snapshot {
+    fn known(&self) -> bool {
+        self.known
+    }
+
+    fn failure(&self) -> &ReadFailure {
+        &self.failure
+    }
 }
 
 /// A change of a group's members.
@@ -147,42 +158,23 @@ impl GroupObserver {
     /// client's session expired, or the [`Session`](crate::Session) closed).
     /// Cancel-safe.
     pub async fn changed(&mut self) -> Result<MembershipChange, Error> {
-        let over = self.handle.over();
-        over.unless(async {
-            loop {
-                // `wait_for` marks only the value it returns as seen: one sent
-                // since stays unseen, so the `changed` below cannot miss it.
-                let reported = &mut self.reported;
-                let snapshot = self
-                    .snapshot
-                    .wait_for(|s| s.known || s.failure.is_new(*reported))
-                    .await
-                    .map_err(|_| Error::DriverGone)?
-                    .clone();
-                if let Some(e) = snapshot.failure.take_new(reported) {
-                    return Err(e);
-                }
-                if snapshot.overflow {
-                    return Err(Error::TooLarge {
-                        len: snapshot.members.len(),
-                        capacity: MAX_MEMBERS,
-                    });
-                }
-                let change = MembershipChange {
-                    joined: snapshot.members.difference(&self.seen).cloned().collect(),
-                    left: self.seen.difference(&snapshot.members).cloned().collect(),
-                };
-                self.seen = snapshot.members;
-                if !change.joined.is_empty() || !change.left.is_empty() {
-                    return Ok(change);
-                }
-                self.snapshot
-                    .changed()
-                    .await
-                    .map_err(|_| Error::DriverGone)?;
+        let seen = &mut self.seen;
+        let news = next_news(&mut self.snapshot, &mut self.reported, |snapshot| {
+            if snapshot.overflow {
+                return Some(Err(Error::TooLarge {
+                    len: snapshot.members.len(),
+                    capacity: MAX_MEMBERS,
+                }));
             }
-        })
-        .await
+            let change = MembershipChange {
+                joined: snapshot.members.difference(seen).cloned().collect(),
+                left: seen.difference(&snapshot.members).cloned().collect(),
+            };
+            *seen = snapshot.members;
+            let news = !change.joined.is_empty() || !change.left.is_empty();
+            news.then_some(Ok(change))
+        });
+        self.handle.over().unless(news).await
     }
 }
 

@@ -8,6 +8,7 @@ pub mod election;
 pub mod group;
 pub mod lock;
 pub mod member;
+mod observed;
 pub mod queue;
 mod read_failure;
 pub mod revoke;
