@@ -4,8 +4,8 @@
 # session and the in-memory ZooKeeper the simulated tests run on; and
 # herdless-embassy's driver and handles, against the real-server tests that
 # run them on the host (these need ZooKeeper at /usr/share/java, as
-# `./scripts/test.sh` installs it); herdless-std's driver, lock, election
-# and fence, against its tests on the in-memory ZooKeeper.
+# `./scripts/test.sh` installs it); herdless-std's driver and recipe
+# handles, against its tests on the in-memory ZooKeeper.
 #
 #   ./scripts/mutants.sh                 every module (hours on 2 cores)
 #   ./scripts/mutants.sh lock barrier    some of them
@@ -58,6 +58,7 @@ declare -A FILES=(
     [embassy_recipes]="transport-embassy/src/config.rs transport-embassy/src/member.rs transport-embassy/src/barrier.rs transport-embassy/src/queue.rs transport-embassy/src/two_phase.rs"
     [std_driver]="transport-std/src/driver/*.rs"
     [std_holders]="transport-std/src/recipes/lock.rs transport-std/src/recipes/election.rs transport-std/src/fence.rs"
+    [std_recipes]="transport-std/src/recipes/queue.rs transport-std/src/recipes/two_phase.rs transport-std/src/recipes/config.rs transport-std/src/recipes/group.rs transport-std/src/recipes/member.rs transport-std/src/recipes/barrier.rs transport-std/src/recipes/revoke.rs transport-std/src/recipes/rwlock.rs transport-std/src/recipes/read_failure.rs transport-std/src/recipes/observed.rs"
 )
 declare -A TESTS=(
     [lock]="lock_safety lock_protocol lock_pitfalls lock_sim rwlock_protocol rwlock_pitfalls rwlock_sim wire_lock acl"
@@ -83,13 +84,14 @@ declare -A TESTS=(
     [embassy]="embassy_real embassy_recipes_real embassy_fleet_real security_real"
     [embassy_handles]="embassy_real embassy_recipes_real embassy_fleet_real security_real"
     [embassy_recipes]="embassy_recipes_real"
-    [std_driver]="sim_lock_election sim_recipes sim_driver"
-    [std_holders]="sim_lock_election sim_recipes sim_driver"
+    [std_driver]="sim_lock_election sim_recipes sim_driver sim_handles"
+    [std_holders]="sim_lock_election sim_recipes sim_driver sim_handles"
+    [std_recipes]="sim_lock_election sim_recipes sim_driver sim_handles"
 )
 # Where a module's code and its tests live, when not both in herdless-core.
-declare -A PACKAGE=([embassy]=herdless-embassy [embassy_handles]=herdless-embassy [embassy_recipes]=herdless-embassy [std_driver]=herdless-std [std_holders]=herdless-std)
+declare -A PACKAGE=([embassy]=herdless-embassy [embassy_handles]=herdless-embassy [embassy_recipes]=herdless-embassy [std_driver]=herdless-std [std_holders]=herdless-std [std_recipes]=herdless-std)
 declare -A TEST_PACKAGE=([embassy]=herdless-tests [embassy_handles]=herdless-tests [embassy_recipes]=herdless-tests)
-ORDER=(lock revoke election config barrier double_barrier queue two_phase membership link ancestors contention pipeline names contract wire session sim_tree sim_server sim_world embassy embassy_handles embassy_recipes std_driver std_holders)
+ORDER=(lock revoke election config barrier double_barrier queue two_phase membership link ancestors contention pipeline names contract wire session sim_tree sim_server sim_world embassy embassy_handles embassy_recipes std_driver std_holders std_recipes)
 
 list=false
 modules=()
@@ -142,8 +144,10 @@ for m in "${modules[@]}"; do
     if [ "$package" = herdless-std ]; then
         # Its tests run on tokio's paused clock in a few seconds: a mutant
         # that makes one wait for ever is caught long before the default
-        # minimum of a minute.
+        # minimum of a minute; and building dominates, so two mutants at a
+        # time fit two cores.
         package_args+=(--timeout 20)
+        run_env+=("CARGO_MUTANTS_JOBS=${CARGO_MUTANTS_JOBS:-2}")
     fi
     file_args=()
     for f in ${FILES[$m]}; do file_args+=(--file "$f"); done
