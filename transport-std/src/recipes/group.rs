@@ -37,8 +37,10 @@ pub async fn members(conn: &impl Connection, group: &str) -> Result<Vec<String>,
 }
 
 impl Observed for Snapshot {
+    /// Always: an empty listing is no news to a caller, so there is no
+    /// need to tell the first read from the empty start.
     fn known(&self) -> bool {
-        self.known
+        true
     }
 
     fn failure(&self) -> &ReadFailure {
@@ -58,8 +60,6 @@ pub struct MembershipChange {
 #[derive(Clone, Debug, Default)]
 struct Snapshot {
     members: BTreeSet<String>,
-    /// Whether the list was read at least once.
-    known: bool,
     /// Whether the group outgrew [`MAX_MEMBERS`] or [`MAX_NAME`].
     overflow: bool,
     failure: ReadFailure,
@@ -115,7 +115,6 @@ impl GroupObserver {
             ObserverEvent::Changed { .. } | ObserverEvent::NoGroup | ObserverEvent::Current => {
                 tx.send_modify(|s| {
                     s.members = core.members().map(str::to_owned).collect();
-                    s.known = true;
                     s.overflow = !core.is_complete();
                     s.failure.clear();
                 });
