@@ -13,7 +13,7 @@ use herdless_std::{Election, Error, GroupMember, Holding, Lock};
 use tokio::time::{sleep, timeout};
 
 mod support;
-use support::{acquiring, under, within, MS};
+use support::{acquiring, alive_tasks, under, within, MS};
 
 const DIR: &str = "/locks/driver";
 
@@ -243,12 +243,7 @@ async fn a_campaign_carries_over_to_the_renewed_session() {
 async fn recipes_on_an_ended_session_leave_no_task_behind() {
     let zk = SimServer::new();
     let (a, b) = (zk.connect(), zk.connect());
-    let tasks = || {
-        tokio::runtime::Handle::current()
-            .metrics()
-            .num_alive_tasks()
-    };
-    let before = tasks();
+    let before = alive_tasks();
     let member = GroupMember::join(&a, "/fleet/driver", "edge-1", b"")
         .await
         .unwrap();
@@ -266,7 +261,7 @@ async fn recipes_on_an_ended_session_leave_no_task_behind() {
     let waiting = acquiring(&a, DIR);
     let consumer = Queue::new(&a, "/app/driver-queue").await.unwrap();
     sleep(50 * MS).await;
-    assert!(tasks() > before + 4, "the recipes run in tasks");
+    assert!(alive_tasks() > before + 4, "the recipes run in tasks");
     zk.expire(a.session_id());
     sleep(100 * MS).await;
     drop((member, consumer));
@@ -274,7 +269,7 @@ async fn recipes_on_an_ended_session_leave_no_task_behind() {
     waiting.abort();
     held.release().await.unwrap();
     sleep(100 * MS).await;
-    assert_eq!(tasks(), before, "every recipe's task is gone");
+    assert_eq!(alive_tasks(), before, "every recipe's task is gone");
 }
 
 /// A handle whose session is over for good (one that is not renewed)

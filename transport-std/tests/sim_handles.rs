@@ -23,7 +23,7 @@ use herdless_std::{
 use tokio::time::{sleep, timeout};
 
 mod support;
-use support::{within, MS};
+use support::{alive_tasks, within, MS};
 
 const NO_AUTH: Error = Error::Zk(ZkError::NoAuth);
 
@@ -466,25 +466,20 @@ async fn each_handle_names_what_it_is_on() {
 async fn finished_and_dropped_handles_leave_no_task_behind() {
     let zk = SimServer::new();
     let c = zk.connect();
-    let tasks = || {
-        tokio::runtime::Handle::current()
-            .metrics()
-            .num_alive_tasks()
-    };
-    let before = tasks();
+    let before = alive_tasks();
     let queue = Queue::new(&c, "/jobs/tasks").await.unwrap();
     queue.put(b"x").await.unwrap();
     queue.take().await.unwrap();
-    assert!(tasks() > before);
+    assert!(alive_tasks() > before);
     drop(queue);
     sleep(50 * MS).await;
-    assert_eq!(tasks(), before, "a dropped idle queue's tasks");
+    assert_eq!(alive_tasks(), before, "a dropped idle queue's tasks");
     assert_eq!(
         revoke(&c, "/locks/none/x-0000000001").await,
         Ok(Revocation::NotHeld)
     );
     sleep(50 * MS).await;
-    assert_eq!(tasks(), before, "a finished revocation's task");
+    assert_eq!(alive_tasks(), before, "a finished revocation's task");
 }
 
 // ---- a session over for good ----

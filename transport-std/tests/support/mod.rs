@@ -14,6 +14,13 @@ use tokio::time::timeout;
 /// One millisecond, to write virtual time as `20 * MS`.
 pub const MS: Duration = Duration::from_millis(1);
 
+/// Tasks alive on the test's runtime: a handle's drivers among them.
+pub fn alive_tasks() -> usize {
+    tokio::runtime::Handle::current()
+        .metrics()
+        .num_alive_tasks()
+}
+
 /// Every node strictly under `dir`.
 pub fn under(zk: &SimServer, dir: &str) -> Vec<String> {
     let prefix = format!("{dir}/");
