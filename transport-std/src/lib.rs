@@ -63,6 +63,13 @@ pub use connect::{digest_acl, digest_id, ConnectOptions};
 pub use election::{Election, LeaderState, Leadership};
 pub use error::Error;
 pub use fence::{Fenced, FencedResult};
+/// The sans-IO core the handles run, for its types that appear here
+/// (the recipe errors in [`Error::Recipe`], names taken apart by
+/// `herdless_core::naming::recognise`) without a dependency of your own on
+/// a second copy of it.
+pub use herdless_core;
+pub use herdless_core::naming::{Flavour, NodeKind};
+pub use herdless_core::path::PathError;
 pub use herdless_core::{perms, Acl, AclEntry, CreateMode, ZkError};
 pub use lock::{Holding, Lock, LockGuard, RevocableGuard};
 pub use member::{GroupMember, MembershipEvent, Presence};

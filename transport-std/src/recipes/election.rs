@@ -137,7 +137,7 @@ impl Election {
     ///
     /// ```no_run
     /// # async fn run(client: herdless_std::Client) -> Result<(), herdless_std::Error> {
-    /// use herdless_core::naming::Flavour;
+    /// use herdless_std::Flavour;
     /// let election = herdless_std::Election::with_flavour(&client, "/latch", Flavour::Curator)?;
     /// # Ok(()) }
     /// ```
