@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use herdless_core::owned::OwnedReply;
 use herdless_core::sim::{Delivery, Node, OwnedRequest, SimZk};
@@ -24,6 +24,13 @@ const LOST_REPLY_DOWN: Duration = Duration::from_millis(10);
 
 /// The default session timeout of a [`SimServer`]'s sessions.
 const DEFAULT_SESSION_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Milliseconds since the Unix epoch, as ZooKeeper stamps nodes.
+fn wall_clock_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
 
 /// An in-memory ZooKeeper server; cheap to clone, every clone is the same
 /// server.
@@ -157,7 +164,12 @@ impl SimServer {
     pub(super) fn lock(&self) -> MutexGuard<'_, World> {
         // A test that panicked while holding the lock poisons it; the world
         // is still consistent (every change is made whole under the lock).
-        self.world.lock().unwrap_or_else(|p| p.into_inner())
+        let mut world = self.world.lock().unwrap_or_else(|p| p.into_inner());
+        // Every change is made under the lock: a node created or written
+        // now carries the wall clock as `ctime`/`mtime`, as a real server's
+        // do (an inspection's ages would otherwise start in 1970).
+        world.zk.set_time(wall_clock_ms());
+        world
     }
 
     /// Opens a new session, connected: what
