@@ -31,7 +31,7 @@ use herdless_core::two_phase::{Outcome, DECISION};
 use herdless_core::{Sequence, ZkError};
 
 use crate::backend::Backend;
-use crate::session::Connection;
+use crate::connection::Connection;
 use crate::Error;
 
 /// Which recipe a directory holds, as told by its children's names.

@@ -44,11 +44,13 @@
 
 mod backend;
 mod connect;
+mod connection;
 mod driver;
 mod error;
 pub mod fence;
 pub mod inspect;
 mod recipes;
+mod renew;
 mod session;
 #[cfg(feature = "sim")]
 pub mod sim;
@@ -60,6 +62,7 @@ pub use recipes::{
 use std::time::Duration;
 
 pub use connect::{digest_acl, digest_id, ConnectOptions};
+pub use connection::{Connection, WithAcl};
 pub use election::{Election, LeaderState, Leadership};
 pub use error::Error;
 pub use fence::{Fenced, FencedResult};
@@ -75,7 +78,7 @@ pub use lock::{Holding, Lock, LockGuard, RevocableGuard};
 pub use member::{GroupMember, MembershipEvent, Presence};
 pub use revoke::{revoke, revoke_forced, Revocation};
 pub use rwlock::ReadWriteLock;
-pub use session::{Connection, Session, WithAcl};
+pub use session::Session;
 /// The ZooKeeper client crate herdless-std runs on, for its types
 /// ([`Client`]'s methods, the error in [`Error::Connect`]). It is the
 /// 0.11.2 release with its reconnection wait capped at 1 s (see

@@ -132,7 +132,7 @@ impl From<SimClient> for Backend {
 
 impl crate::Connection for SimClient {}
 
-impl crate::session::sealed::Sealed for SimClient {
+impl crate::connection::sealed::Sealed for SimClient {
     fn source(&self) -> crate::driver::Source {
         crate::driver::Source::Fixed(self.clone().into())
     }

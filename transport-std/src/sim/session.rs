@@ -6,7 +6,7 @@ use tokio::sync::watch;
 
 use super::{SimClient, SimServer};
 use crate::driver::Source;
-use crate::session::renew;
+use crate::renew::renew;
 
 /// The in-memory counterpart of a [`Session`](crate::Session): when its
 /// session expires it opens the next one, and the recipes started on it
@@ -62,7 +62,7 @@ impl SimSession {
 
 impl crate::Connection for SimSession {}
 
-impl crate::session::sealed::Sealed for SimSession {
+impl crate::connection::sealed::Sealed for SimSession {
     fn source(&self) -> Source {
         Source::SimRenewing(self.clients.clone())
     }
