@@ -9,7 +9,7 @@ use std::time::Duration;
 use herdless_std::barrier::DoubleBarrier;
 use herdless_std::queue::Queue;
 use herdless_std::sim::SimServer;
-use herdless_std::{Election, Error, GroupMember, Holding, Lock};
+use herdless_std::{Acl, Connection, Election, Error, GroupMember, Holding, Lock, WithAcl};
 use tokio::time::{sleep, timeout};
 
 mod support;
@@ -416,4 +416,34 @@ async fn an_unreadable_acknowledgement_is_no_leader() {
     let next = within(Duration::from_secs(1), "the change", observer.changed()).await;
     assert_eq!(next.unwrap(), None);
     assert_eq!(observer.current(), None);
+}
+
+/// Code written against `&impl Connection` sees each connection's current
+/// session: a client's own, a renewing session's latest, and the wrapped
+/// one's through `WithAcl`.
+#[tokio::test(start_paused = true)]
+async fn every_connection_tells_its_current_session() {
+    fn id(conn: &impl Connection) -> i64 {
+        conn.session_id()
+    }
+    let zk = SimServer::new();
+    let (_first, client) = (zk.connect(), zk.connect());
+    assert_eq!(id(&client), client.session_id());
+    let session = zk.session();
+    let before = id(&session);
+    assert_eq!(before, session.session_id());
+    assert_ne!(before, client.session_id());
+    let secured = WithAcl::new(session.clone(), Acl::CREATOR_ALL);
+    assert_eq!((id(&secured), secured.acl()), (before, Acl::CREATOR_ALL));
+    assert_eq!(secured.inner().session_id(), before);
+
+    zk.expire(before);
+    within(
+        Duration::from_secs(1),
+        "the renewal",
+        session.renewed(before),
+    )
+    .await;
+    assert_ne!(id(&secured), before);
+    assert_eq!(id(&secured), session.session_id());
 }
