@@ -4,8 +4,10 @@
 # session and the in-memory ZooKeeper the simulated tests run on; and
 # herdless-embassy's driver and handles, against the real-server tests that
 # run them on the host (these need ZooKeeper at /usr/share/java, as
-# `./scripts/test.sh` installs it); herdless-std's driver and recipe
-# handles, against its tests on the in-memory ZooKeeper.
+# `./scripts/test.sh` installs it); herdless-std's driver, recipe handles,
+# sessions, inspection and backend, against its tests on the in-memory
+# ZooKeeper; and its real-server backend and connection options, against
+# the real-server tests.
 #
 #   ./scripts/mutants.sh                 every module (hours on 2 cores)
 #   ./scripts/mutants.sh lock barrier    some of them
@@ -59,6 +61,8 @@ declare -A FILES=(
     [std_driver]="transport-std/src/driver/*.rs"
     [std_holders]="transport-std/src/recipes/lock.rs transport-std/src/recipes/election.rs transport-std/src/fence.rs"
     [std_recipes]="transport-std/src/recipes/queue.rs transport-std/src/recipes/two_phase.rs transport-std/src/recipes/config.rs transport-std/src/recipes/group.rs transport-std/src/recipes/member.rs transport-std/src/recipes/barrier.rs transport-std/src/recipes/revoke.rs transport-std/src/recipes/rwlock.rs transport-std/src/recipes/read_failure.rs transport-std/src/recipes/observed.rs"
+    [std_session]="transport-std/src/renew.rs transport-std/src/inspect.rs transport-std/src/error.rs transport-std/src/backend/mod.rs transport-std/src/backend/reads.rs transport-std/src/backend/state.rs"
+    [std_real]="transport-std/src/backend/real.rs transport-std/src/connect.rs transport-std/src/session.rs transport-std/src/connection.rs"
 )
 declare -A TESTS=(
     [lock]="lock_safety lock_protocol lock_pitfalls lock_sim rwlock_protocol rwlock_pitfalls rwlock_sim wire_lock acl"
@@ -84,14 +88,16 @@ declare -A TESTS=(
     [embassy]="embassy_real embassy_recipes_real embassy_fleet_real security_real"
     [embassy_handles]="embassy_real embassy_recipes_real embassy_fleet_real security_real"
     [embassy_recipes]="embassy_recipes_real"
-    [std_driver]="sim_lock_election sim_recipes sim_driver sim_handles"
-    [std_holders]="sim_lock_election sim_recipes sim_driver sim_handles"
-    [std_recipes]="sim_lock_election sim_recipes sim_driver sim_handles"
+    [std_driver]="sim_lock_election sim_recipes sim_driver sim_handles sim_inspect"
+    [std_holders]="sim_lock_election sim_recipes sim_driver sim_handles sim_inspect"
+    [std_recipes]="sim_lock_election sim_recipes sim_driver sim_handles sim_inspect"
+    [std_session]="sim_lock_election sim_recipes sim_driver sim_handles sim_inspect"
+    [std_real]="lock_real fence_real security_real config_real"
 )
 # Where a module's code and its tests live, when not both in herdless-core.
-declare -A PACKAGE=([embassy]=herdless-embassy [embassy_handles]=herdless-embassy [embassy_recipes]=herdless-embassy [std_driver]=herdless-std [std_holders]=herdless-std [std_recipes]=herdless-std)
-declare -A TEST_PACKAGE=([embassy]=herdless-tests [embassy_handles]=herdless-tests [embassy_recipes]=herdless-tests)
-ORDER=(lock revoke election config barrier double_barrier queue two_phase membership link ancestors contention pipeline names contract wire session sim_tree sim_server sim_world embassy embassy_handles embassy_recipes std_driver std_holders std_recipes)
+declare -A PACKAGE=([embassy]=herdless-embassy [embassy_handles]=herdless-embassy [embassy_recipes]=herdless-embassy [std_driver]=herdless-std [std_holders]=herdless-std [std_recipes]=herdless-std [std_session]=herdless-std [std_real]=herdless-std)
+declare -A TEST_PACKAGE=([embassy]=herdless-tests [embassy_handles]=herdless-tests [embassy_recipes]=herdless-tests [std_real]=herdless-tests)
+ORDER=(lock revoke election config barrier double_barrier queue two_phase membership link ancestors contention pipeline names contract wire session sim_tree sim_server sim_world embassy embassy_handles embassy_recipes std_driver std_holders std_recipes std_session std_real)
 
 list=false
 modules=()
@@ -141,7 +147,7 @@ for m in "${modules[@]}"; do
     else
         test_args+=(--lib)
     fi
-    if [ "$package" = herdless-std ]; then
+    if [ "$package" = herdless-std ] && [ -z "${TEST_PACKAGE[$m]+x}" ]; then
         # Its tests run on tokio's paused clock in a few seconds: a mutant
         # that makes one wait for ever is caught long before the default
         # minimum of a minute; and building dominates, so two mutants at a
