@@ -378,6 +378,44 @@ async fn digest_auth_survives_a_reconnect() {
     lock.acquire().await.unwrap().release().await.unwrap();
 }
 
+/// A [`Session`](herdless_std::Session) opened from options opens every
+/// later session with them: after an expiry, the next session is Alice's
+/// too, so her lock is acquired again under her creator-only directory
+/// and its node is hers alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_renewed_session_authenticates_as_the_first() {
+    const SHORT: Duration = Duration::from_secs(2);
+    let server = ZkServer::start();
+    let proxy = herdless_tests::Proxy::start(server.port());
+    let options = ConnectOptions::new(SHORT).digest(USER, PASSWORD);
+    assert_eq!(options.session_timeout(), SHORT);
+    let session = options.session(&proxy.addr()).await.unwrap();
+    let secured = WithAcl::new(session.clone(), Acl::CREATOR_ALL);
+    let lock = Lock::new(&secured, "/app/renewed").unwrap();
+    let guard = lock.acquire().await.unwrap();
+    let first = session.session_id();
+
+    proxy.cut();
+    tokio::time::sleep(SHORT + Duration::from_millis(1500)).await;
+    proxy.restore();
+    tokio::time::timeout(Duration::from_secs(20), session.renewed(first))
+        .await
+        .expect("a new session is opened");
+    assert_ne!(session.session_id(), first);
+    drop(guard);
+    let again = tokio::time::timeout(Duration::from_secs(10), lock.acquire())
+        .await
+        .expect("acquired on the new session")
+        .expect("the new session may create under Alice's directory");
+    let (_, stat) = session.client().get_data(again.node_path()).await.unwrap();
+    assert_eq!(stat.ephemeral_owner, session.session_id());
+    assert_alices(&alice(&server).await, again.node_path()).await;
+    let shown = format!("{session:?}");
+    assert!(shown.contains(&session.session_id().to_string()), "{shown}");
+    assert!(!shown.contains(PASSWORD), "{shown}");
+    again.release().await.unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lock_over_tls() {
     let server = ZkServer::start_tls();
