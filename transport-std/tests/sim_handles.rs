@@ -12,7 +12,7 @@ use futures::StreamExt;
 use herdless_std::barrier::{Barrier, DoubleBarrier};
 use herdless_std::config::{self, Config, Value, Versioned, Written};
 use herdless_std::election::watch_leader;
-use herdless_std::group::GroupObserver;
+use herdless_std::group::{self, GroupObserver};
 use herdless_std::queue::{self, Queue};
 use herdless_std::sim::{SimClient, SimServer};
 use herdless_std::two_phase::{self, Coordinator, Outcome, Site, Variant, Vote};
@@ -284,6 +284,17 @@ async fn a_dropped_member_leaves_the_group() {
     sleep(50 * MS).await;
     assert!(zk.node(&node).is_none(), "the node outlived its member");
     assert!(zk.is_live(c.session_id()), "left, not by the session's end");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_group_that_does_not_exist_has_no_members_and_a_refused_one_fails() {
+    let zk = SimServer::new();
+    let c = zk.connect();
+    assert_eq!(group::members(&c, "/fleet/none").await, Ok(Vec::new()));
+    zk.create("/fleet", b"").unwrap();
+    zk.create("/fleet/secret", b"").unwrap();
+    zk.refuse("/fleet/secret", Some(ZkError::NoAuth));
+    assert_eq!(group::members(&c, "/fleet/secret").await, Err(NO_AUTH));
 }
 
 // ---- queues, barriers ----
