@@ -7,11 +7,14 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use herdless_std::inspect::{self, Contender, Inspection, RecipeKind, Transaction, VoteState};
+use herdless_std::inspect::{
+    self, Contender, Inspection, Node, RecipeKind, Transaction, VoteState,
+};
 use herdless_std::queue::Queue;
 use herdless_std::sim::{SimClient, SimServer};
 use herdless_std::two_phase::Outcome;
 use herdless_std::{Election, Error, Flavour, Lock, NodeKind, PathError, ZkError};
+use tokio::task::JoinHandle;
 use tokio::time::sleep;
 
 mod support;
@@ -429,16 +432,28 @@ async fn a_refused_directory_or_child_is_the_servers_error() {
     );
 }
 
-#[tokio::test(start_paused = true)]
-async fn a_child_deleted_between_the_listing_and_its_read_is_left_out() {
-    let (zk, client) = server_with("/d", &[("a", b""), ("b", b""), ("c", b"")]);
+/// `inspect::children(dir)` in a task of its own, its listing sent and
+/// held by the server; and the client's session.
+async fn listing_held(
+    zk: &SimServer,
+    client: &SimClient,
+    dir: &'static str,
+) -> (i64, JoinHandle<Result<Vec<Node>, Error>>) {
     let session = client.session_id();
     zk.hold(session);
     let inspecting = tokio::spawn({
         let client = client.clone();
-        async move { inspect::children(&client, "/d").await }
+        async move { inspect::children(&client, dir).await }
     });
     sleep(MS).await;
+    assert_eq!(zk.in_flight(session), 1, "the listing was sent");
+    (session, inspecting)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_child_deleted_between_the_listing_and_its_read_is_left_out() {
+    let (zk, client) = server_with("/d", &[("a", b""), ("b", b""), ("c", b"")]);
+    let (session, inspecting) = listing_held(&zk, &client, "/d").await;
     // The listing is answered; the reads it leads to are held.
     zk.release(session);
     zk.hold(session);
@@ -454,13 +469,7 @@ async fn a_child_deleted_between_the_listing_and_its_read_is_left_out() {
 #[tokio::test(start_paused = true)]
 async fn an_inspection_goes_on_across_a_lost_connection() {
     let (zk, client) = server_with("/d", &[("a", b"1"), ("b", b"2")]);
-    let session = client.session_id();
-    zk.hold(session);
-    let inspecting = tokio::spawn({
-        let client = client.clone();
-        async move { inspect::children(&client, "/d").await }
-    });
-    sleep(MS).await;
+    let (session, inspecting) = listing_held(&zk, &client, "/d").await;
     // The listing is lost with the connection, and sent again after it.
     zk.fail_in_flight(session);
     zk.release(session);
