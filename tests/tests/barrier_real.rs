@@ -17,6 +17,38 @@ async fn client(server: &ZkServer) -> Client {
         .expect("connect to the test server")
 }
 
+/// A wait reads the node behind a no-op write (a `check` sent as a one-op
+/// `multi`): a server that lags behind the quorum must apply every write
+/// that returned before it, so a wait begun after the owner's `set`
+/// returned cannot read the node as missing. The write reaches the
+/// server as a transaction of its own: between two creates of an
+/// observer, the server's zxid moves by one more.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wait_reads_behind_a_write_of_its_own() {
+    let server = ZkServer::start();
+    let observer = client(&server).await;
+    let waiter = client(&server).await;
+    let create = |path: &'static str| {
+        let observer = observer.clone();
+        async move {
+            let options = zookeeper_client::CreateMode::Persistent
+                .with_acls(zookeeper_client::Acls::anyone_all());
+            let (stat, _) = observer.create(path, b"", &options).await.unwrap();
+            stat.czxid
+        }
+    };
+    let before = create("/before").await;
+    let after_nothing = create("/between").await;
+    assert_eq!(after_nothing, before + 1, "nothing else writes");
+    Barrier::new(&waiter, "/app/never-set")
+        .unwrap()
+        .wait()
+        .await
+        .unwrap();
+    let after_wait = create("/after").await;
+    assert_eq!(after_wait, after_nothing + 2, "one write ahead of the read");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn waiters_pass_when_the_barrier_is_removed_and_leave_no_watch() {
     let server = ZkServer::start();
