@@ -56,6 +56,24 @@ async fn writes_fenced_on_a_lock_land_only_while_it_is_held() {
         matches!(&results[1], FencedResult::Created { path } if path.starts_with("/job/step-"))
     );
     assert_eq!(data(&worker, "/job").await, "holder-1");
+    let step = match &results[1] {
+        FencedResult::Created { path } => path.clone(),
+        other => panic!("{other:?}"),
+    };
+    // Each kind of write answers with its own result.
+    let mut batch = guard.fenced();
+    batch
+        .check("/job", Some(1))
+        .unwrap()
+        .delete(&step, None)
+        .unwrap();
+    assert_eq!(
+        batch
+            .commit()
+            .await
+            .expect("a check and a delete while held"),
+        [FencedResult::Checked, FencedResult::Deleted]
+    );
 
     // A worker writing over its own session, fenced on the holder's node,
     // keeps writing while the holder's session expires underneath it.

@@ -212,10 +212,9 @@ fn result(r: zk::MultiWriteResult) -> FencedResult {
             stat: convert::stat(&stat),
         },
         zk::MultiWriteResult::Delete => FencedResult::Deleted,
-        zk::MultiWriteResult::Check => FencedResult::Checked,
-        // The enum is non-exhaustive, but a batch only holds the four kinds
-        // of write it was built from, and checks are the only writes that
-        // carry nothing back.
+        // `Check`. The enum is non-exhaustive, but a batch only holds the
+        // four kinds of write it was built from, and checks are the only
+        // writes left.
         _ => FencedResult::Checked,
     }
 }
