@@ -21,7 +21,9 @@ use herdless_std::election::watch_leader;
 use herdless_std::group::GroupObserver;
 use herdless_std::queue::Queue;
 use herdless_std::two_phase::{Coordinator, Outcome, Site, Variant, Vote};
-use herdless_std::{Acl, Client, ConnectOptions, Election, GroupMember, Lock, WithAcl, ZkError};
+use herdless_std::{
+    perms, Acl, Client, ConnectOptions, Connection, Election, GroupMember, Lock, WithAcl, ZkError,
+};
 use herdless_tests::{ZkServer, ZOOKEEPER_JAR};
 use zookeeper_client as zk;
 
@@ -68,6 +70,12 @@ fn zookeeper_digest() -> &'static str {
 /// Asserts that `path` belongs to Alice alone: everything to her digest
 /// identity, nothing to anyone else.
 async fn assert_alices(client: &Client, path: &str) {
+    assert_alice_may(client, path, zk::Permission::ALL).await;
+}
+
+/// Asserts that `path`'s ACL gives Alice's digest identity `permission`,
+/// and nobody anything.
+async fn assert_alice_may(client: &Client, path: &str, permission: zk::Permission) {
     let (acls, _) = client
         .get_acl(path)
         .await
@@ -79,7 +87,7 @@ async fn assert_alices(client: &Client, path: &str) {
     assert_eq!(
         got,
         vec![(
-            zk::Permission::ALL,
+            permission,
             "digest".to_owned(),
             zookeeper_digest().to_owned()
         )],
@@ -378,6 +386,33 @@ async fn digest_auth_survives_a_reconnect() {
     lock.acquire().await.unwrap().release().await.unwrap();
 }
 
+/// herdless-std's digest identity is the one ZooKeeper computes itself,
+/// and `digest_acl` grants it the permissions asked and no bit beyond
+/// ZooKeeper's five.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_digest_acl_is_zookeepers_identity_with_the_permissions_asked() {
+    assert_eq!(herdless_std::digest_id(USER, PASSWORD), zookeeper_digest());
+    let server = ZkServer::start();
+    let alice = alice(&server).await;
+    // ADMIN among them: ZooKeeper shows a digest's hash only to a session
+    // that may administer the node (to others, `alice:x`).
+    let asked = perms::READ | perms::WRITE | perms::CREATE | perms::ADMIN;
+    let acl = herdless_std::digest_acl(USER, PASSWORD, asked | 1 << 7);
+    assert_eq!(acl.entries()[0].perms, asked);
+    let secured = WithAcl::new(alice.clone(), acl);
+    Barrier::new(&secured, "/digest/gate")
+        .unwrap()
+        .set()
+        .await
+        .unwrap();
+    let granted = zk::Permission::READ
+        | zk::Permission::WRITE
+        | zk::Permission::CREATE
+        | zk::Permission::ADMIN;
+    assert_alice_may(&alice, "/digest", granted).await;
+    assert_alice_may(&alice, "/digest/gate", granted).await;
+}
+
 /// A [`Session`](herdless_std::Session) opened from options opens every
 /// later session with them: after an expiry, the next session is Alice's
 /// too, so her lock is acquired again under her creator-only directory
@@ -389,6 +424,12 @@ async fn a_renewed_session_authenticates_as_the_first() {
     let proxy = herdless_tests::Proxy::start(server.port());
     let options = ConnectOptions::new(SHORT).digest(USER, PASSWORD);
     assert_eq!(options.session_timeout(), SHORT);
+    assert!(!options.is_tls());
+    let shown = format!("{options:?}");
+    assert!(
+        shown.contains("digest") && !shown.contains(PASSWORD),
+        "{shown}"
+    );
     let session = options.session(&proxy.addr()).await.unwrap();
     let secured = WithAcl::new(session.clone(), Acl::CREATOR_ALL);
     let lock = Lock::new(&secured, "/app/renewed").unwrap();
@@ -402,6 +443,11 @@ async fn a_renewed_session_authenticates_as_the_first() {
         .await
         .expect("a new session is opened");
     assert_ne!(session.session_id(), first);
+    fn current(conn: &impl Connection) -> i64 {
+        conn.session_id()
+    }
+    assert_eq!(current(&secured), session.session_id());
+    assert_eq!(current(&session.client()), session.session_id());
     drop(guard);
     let again = tokio::time::timeout(Duration::from_secs(10), lock.acquire())
         .await
