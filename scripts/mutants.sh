@@ -61,8 +61,8 @@ declare -A FILES=(
     [std_driver]="transport-std/src/driver/*.rs"
     [std_holders]="transport-std/src/recipes/lock.rs transport-std/src/recipes/election.rs transport-std/src/fence.rs"
     [std_recipes]="transport-std/src/recipes/queue.rs transport-std/src/recipes/two_phase.rs transport-std/src/recipes/config.rs transport-std/src/recipes/group.rs transport-std/src/recipes/member.rs transport-std/src/recipes/barrier.rs transport-std/src/recipes/revoke.rs transport-std/src/recipes/rwlock.rs transport-std/src/recipes/read_failure.rs transport-std/src/recipes/observed.rs"
-    [std_session]="transport-std/src/renew.rs transport-std/src/inspect.rs transport-std/src/error.rs transport-std/src/backend/mod.rs transport-std/src/backend/reads.rs transport-std/src/backend/state.rs"
-    [std_real]="transport-std/src/backend/real.rs transport-std/src/connect.rs transport-std/src/session.rs transport-std/src/connection.rs"
+    [std_session]="transport-std/src/renew.rs transport-std/src/connection.rs transport-std/src/inspect.rs transport-std/src/error.rs transport-std/src/backend/mod.rs transport-std/src/backend/reads.rs transport-std/src/backend/state.rs"
+    [std_real]="transport-std/src/backend/real.rs transport-std/src/connect.rs transport-std/src/session.rs"
 )
 declare -A TESTS=(
     [lock]="lock_safety lock_protocol lock_pitfalls lock_sim rwlock_protocol rwlock_pitfalls rwlock_sim wire_lock acl"
@@ -92,7 +92,7 @@ declare -A TESTS=(
     [std_holders]="sim_lock_election sim_recipes sim_driver sim_handles sim_inspect"
     [std_recipes]="sim_lock_election sim_recipes sim_driver sim_handles sim_inspect"
     [std_session]="sim_lock_election sim_recipes sim_driver sim_handles sim_inspect"
-    [std_real]="lock_real fence_real security_real config_real"
+    [std_real]="lock_real fence_real security_real config_real barrier_real"
 )
 # Where a module's code and its tests live, when not both in herdless-core.
 declare -A PACKAGE=([embassy]=herdless-embassy [embassy_handles]=herdless-embassy [embassy_recipes]=herdless-embassy [std_driver]=herdless-std [std_holders]=herdless-std [std_recipes]=herdless-std [std_session]=herdless-std [std_real]=herdless-std)
