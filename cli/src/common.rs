@@ -12,6 +12,9 @@ use crate::exit::Exit;
 use crate::fail::Fail;
 
 /// Options every verb takes.
+// clap prints these doc comments as the help text, where brackets mean
+// "optional" rather than a link.
+#[allow(rustdoc::broken_intra_doc_links)]
 #[derive(Args, Debug, Clone)]
 pub struct Common {
     /// ZooKeeper servers: host:port[,host:port...][/chroot]

@@ -9,10 +9,14 @@ use crate::Session;
 
 /// What a recipe can run on: a plain client (one session), a [`Session`]
 /// that renews itself after expiry, their in-memory counterparts
-/// ([`SimClient`](crate::sim::SimClient),
-/// [`SimSession`](crate::sim::SimSession); feature `sim`), or any of them
+/// (`sim::SimClient`, `sim::SimSession`; feature `sim`), or any of them
 /// [`WithAcl`]. Code written against `&impl Connection` runs unchanged on
 /// each.
+#[cfg_attr(
+    feature = "sim",
+    doc = "",
+    doc = "The in-memory ones: [`SimClient`](crate::sim::SimClient) and [`SimSession`](crate::sim::SimSession)."
+)]
 pub trait Connection: sealed::Sealed {
     /// The id of the current session.
     fn session_id(&self) -> i64 {

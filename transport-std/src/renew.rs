@@ -1,6 +1,5 @@
 //! Opening the next session each time the current one expires: what
-//! [`Session`](crate::Session) and the in-memory
-//! [`SimSession`](crate::sim::SimSession) share.
+//! [`Session`](crate::Session) and the in-memory `sim::SimSession` share.
 
 use std::future::Future;
 use std::time::Duration;
