@@ -3,7 +3,7 @@
 #
 # Installs what is missing first (ZooKeeper 3.8 and a JRE from apt, the peers
 # for interoperability tests, the thumbv7em target, llvm-tools), then:
-# formatting, clippy, the whole test suite (the integration tests start their
+# formatting, clippy, the docs' links, the whole test suite (the integration tests start their
 # own ZooKeeper servers on free loopback ports), a no_std build of the core
 # for a Cortex-M4F to prove it needs neither std nor alloc, and the STM32
 # firmware example built for its board, with its flash and RAM use.
@@ -29,6 +29,10 @@ cargo fmt -- --check
 
 step "cargo clippy"
 cargo clippy --workspace --all-targets -- -D warnings
+
+step "cargo doc (no broken links, every feature set the docs build with)"
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps
+RUSTDOCFLAGS="-D warnings" cargo doc -p herdless-std --no-deps --features sim
 
 step "cargo test"
 cargo test --workspace
