@@ -447,3 +447,31 @@ async fn every_connection_tells_its_current_session() {
     assert_ne!(id(&secured), before);
     assert_eq!(id(&secured), session.session_id());
 }
+
+/// While the server refuses new sessions, a renewing session stays on the
+/// expired one and keeps trying; once the server accepts, the next
+/// session comes within the longest pause between attempts (2 s).
+#[tokio::test(start_paused = true)]
+async fn a_renewing_session_tries_again_until_the_server_accepts() {
+    let zk = SimServer::new();
+    let session = zk.session();
+    let first = session.session_id();
+    let shown = format!("{session:?}");
+    assert!(shown.contains(&first.to_string()), "{shown}");
+    zk.refuse_sessions(true);
+    zk.expire(first);
+    let renewed = timeout(Duration::from_secs(5), session.renewed(first)).await;
+    assert!(
+        renewed.is_err(),
+        "renewed while the server refused sessions"
+    );
+    assert_eq!(session.session_id(), first);
+    zk.refuse_sessions(false);
+    within(
+        Duration::from_millis(2100),
+        "the renewal once the server accepts",
+        session.renewed(first),
+    )
+    .await;
+    assert_ne!(session.session_id(), first);
+}
