@@ -63,6 +63,7 @@ declare -A FILES=(
     [std_recipes]="transport-std/src/recipes/queue.rs transport-std/src/recipes/two_phase.rs transport-std/src/recipes/config.rs transport-std/src/recipes/group.rs transport-std/src/recipes/member.rs transport-std/src/recipes/barrier.rs transport-std/src/recipes/revoke.rs transport-std/src/recipes/rwlock.rs transport-std/src/recipes/read_failure.rs transport-std/src/recipes/observed.rs"
     [std_session]="transport-std/src/renew.rs transport-std/src/connection.rs transport-std/src/inspect.rs transport-std/src/error.rs transport-std/src/backend/mod.rs transport-std/src/backend/reads.rs transport-std/src/backend/state.rs"
     [std_real]="transport-std/src/backend/real.rs transport-std/src/connect.rs transport-std/src/session.rs"
+    [std_sim]="transport-std/src/sim/client.rs transport-std/src/sim/server.rs transport-std/src/sim/session.rs"
 )
 declare -A TESTS=(
     [lock]="lock_safety lock_protocol lock_pitfalls lock_sim rwlock_protocol rwlock_pitfalls rwlock_sim wire_lock acl"
@@ -93,11 +94,12 @@ declare -A TESTS=(
     [std_recipes]="sim_lock_election sim_recipes sim_driver sim_handles sim_inspect"
     [std_session]="sim_lock_election sim_recipes sim_driver sim_handles sim_inspect"
     [std_real]="lock_real fence_real security_real config_real barrier_real"
+    [std_sim]="sim_lock_election sim_recipes sim_driver sim_handles sim_inspect"
 )
 # Where a module's code and its tests live, when not both in herdless-core.
-declare -A PACKAGE=([embassy]=herdless-embassy [embassy_handles]=herdless-embassy [embassy_recipes]=herdless-embassy [std_driver]=herdless-std [std_holders]=herdless-std [std_recipes]=herdless-std [std_session]=herdless-std [std_real]=herdless-std)
+declare -A PACKAGE=([embassy]=herdless-embassy [embassy_handles]=herdless-embassy [embassy_recipes]=herdless-embassy [std_driver]=herdless-std [std_holders]=herdless-std [std_recipes]=herdless-std [std_session]=herdless-std [std_real]=herdless-std [std_sim]=herdless-std)
 declare -A TEST_PACKAGE=([embassy]=herdless-tests [embassy_handles]=herdless-tests [embassy_recipes]=herdless-tests [std_real]=herdless-tests)
-ORDER=(lock revoke election config barrier double_barrier queue two_phase membership link ancestors contention pipeline names contract wire session sim_tree sim_server sim_world embassy embassy_handles embassy_recipes std_driver std_holders std_recipes std_session std_real)
+ORDER=(lock revoke election config barrier double_barrier queue two_phase membership link ancestors contention pipeline names contract wire session sim_tree sim_server sim_world embassy embassy_handles embassy_recipes std_driver std_holders std_recipes std_session std_real std_sim)
 
 list=false
 modules=()
