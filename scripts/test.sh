@@ -3,8 +3,9 @@
 #
 # Installs what is missing first (ZooKeeper 3.8 and a JRE from apt, the peers
 # for interoperability tests, the thumbv7em target, llvm-tools), then:
-# formatting, clippy, the docs' links, the whole test suite (the integration tests start their
-# own ZooKeeper servers on free loopback ports), a no_std build of the core
+# formatting, clippy, the docs' links, the whole test suite (the
+# integration tests start their own ZooKeeper servers on free loopback
+# ports), a no_std build of the core
 # for a Cortex-M4F to prove it needs neither std nor alloc, and the STM32
 # firmware example built for its board, with its flash and RAM use.
 set -euo pipefail

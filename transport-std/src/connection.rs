@@ -12,11 +12,6 @@ use crate::Session;
 /// (`sim::SimClient`, `sim::SimSession`; feature `sim`), or any of them
 /// [`WithAcl`]. Code written against `&impl Connection` runs unchanged on
 /// each.
-#[cfg_attr(
-    feature = "sim",
-    doc = "",
-    doc = "The in-memory ones: [`SimClient`](crate::sim::SimClient) and [`SimSession`](crate::sim::SimSession)."
-)]
 pub trait Connection: sealed::Sealed {
     /// The id of the current session.
     fn session_id(&self) -> i64 {
