@@ -1324,3 +1324,101 @@ async fn embassy_queue_and_site_fail_when_refused_and_a_late_site_learns_the_out
     assert_eq!(joined, Ok(Some(Outcome::Commit)));
     zk.close().await.unwrap();
 }
+
+/// Fills `dir` with `n` queue items put by std clients, `n` creates in
+/// flight at a time, so that its listing takes more than ZooKeeper's
+/// default `jute.maxbuffer`.
+async fn fill_queue(client: &herdless_std::Client, dir: &str, n: usize) {
+    let mode = zookeeper_client::CreateMode::PersistentSequential
+        .with_acls(zookeeper_client::Acls::anyone_all());
+    let mut puts = tokio::task::JoinSet::new();
+    for i in 0..n {
+        let (client, path, mode) = (
+            client.clone(),
+            format!("{dir}/{}-queue-", uuid::Uuid::new_v4()),
+            mode.clone(),
+        );
+        puts.spawn(async move {
+            client
+                .create(&path, format!("filler-{i}").as_bytes(), &mode)
+                .await
+                .map(|_| ())
+        });
+        if puts.len() >= 500 {
+            puts.join_next().await.unwrap().unwrap().unwrap();
+        }
+    }
+    while let Some(put) = puts.join_next().await {
+        put.unwrap().unwrap();
+    }
+}
+
+/// The bytes of `dir`'s listing as the server sends it: a count, then
+/// each name with its length.
+async fn listing_bytes(client: &herdless_std::Client, dir: &str) -> usize {
+    let names = client.list_children(dir).await.unwrap();
+    4 + names.iter().map(|n| 4 + n.len()).sum::<usize>()
+}
+
+/// A queue of some twenty thousand items lists in more than a megabyte
+/// (ZooKeeper's default `jute.maxbuffer`, and the session's `max_frame`).
+/// The embedded driver reads a listing through its 4 KB buffer, so no
+/// length of one is too large for it: a consumer takes the head of such a
+/// queue, and a producer whose create was cut with its connection finds
+/// its item in it. (Found in the ensemble chaos test: a producer cut while
+/// the queue was that long reconnected and listed again for ever.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embassy_queue_works_on_a_queue_listing_more_than_a_megabyte() {
+    const DIR: &str = "/plant/backlog";
+    let server = ZkServer::start();
+    let client = std_client(&server).await;
+    let queue = herdless_std::queue::Queue::new(&client, DIR).await.unwrap();
+    queue.put(b"first").await.unwrap();
+    fill_queue(&client, DIR, 20_000).await;
+    let bytes = listing_bytes(&client, DIR).await;
+    assert!(
+        bytes > herdless_core::wire::DEFAULT_MAX_FRAME,
+        "the listing is only {bytes} bytes"
+    );
+
+    let proxy = Proxy::start(server.port());
+    let (mut rx, mut tx) = ([0u8; 4096], [0u8; 1024]);
+    let mut consumer: Consumer<4, 64> = Consumer::new(DIR).unwrap();
+    let mut producer: Producer<64> = Producer::new(DIR).unwrap();
+    let mut zk = driver(proxy.addr(), &mut rx, &mut tx, TIMEOUT_MS);
+    let consumer = zk.add(&mut consumer).unwrap();
+    let producer = zk.add(&mut producer).unwrap();
+    zk.connect().await.unwrap();
+
+    let item = step("the take", zk.handle(consumer).take()).await.unwrap();
+    assert_eq!(item.data, b"first");
+
+    // The create reaches the server; its reply is held back, and the
+    // connection reset under it: the put must look for its item.
+    proxy.delay(Duration::from_millis(300), Duration::from_millis(300));
+    zk.recipe(producer)
+        .unwrap()
+        .put(guid(), b"late", None, false)
+        .unwrap();
+    zk.run_for(embassy_time::Duration::from_millis(100))
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(250)).await;
+    proxy.reset();
+    proxy.delay(Duration::ZERO, Duration::ZERO);
+    let faults = zk.faults();
+    drive_until(&mut zk, "the put after the reset", STEP, |zk| {
+        !zk.recipe(producer).unwrap().is_busy()
+    })
+    .await;
+    assert!(zk.faults() > faults, "the reset was not seen");
+    let landed = zk.recipe(producer).unwrap().item().to_owned();
+    assert!(landed.starts_with(DIR), "{landed:?}");
+    let names = client.list_children(DIR).await.unwrap();
+    let own = names
+        .iter()
+        .filter(|n| format!("{DIR}/{n}") == landed)
+        .count();
+    assert_eq!(own, 1, "the item {landed} is not in the queue once");
+    zk.close().await.unwrap();
+}

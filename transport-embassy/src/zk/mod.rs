@@ -128,8 +128,9 @@ impl<'a, T: Transport, const K: usize> Zk<'a, T, K> {
     /// A driver for a session with `config` over `transport`. Nothing is
     /// sent before the first async call.
     ///
-    /// Frames up to the session's `max_frame` are accepted; those larger
-    /// than `buffers.rx` are read through it (see [`Buffers`]).
+    /// Frames that fit `buffers.rx` are accepted up to the session's
+    /// `max_frame`; larger ones, of any length, are read through it (see
+    /// [`Buffers`]).
     pub fn new(transport: T, buffers: Buffers<'a>, config: SessionConfig) -> Self {
         let origin = embassy_time::Instant::now();
         Zk {

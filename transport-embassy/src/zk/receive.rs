@@ -83,7 +83,12 @@ impl<T: Transport, const K: usize> Zk<'_, T, K> {
                 }
             }
             let pending = self.rx.get(start..self.filled).unwrap_or_default();
-            match frame::total_len(pending, max) {
+            // A frame larger than `rx` is never held whole, so its bound
+            // is the session's larger one: a queue of twenty thousand
+            // items lists in more than `max_frame`, and refusing that
+            // listing would have the recipe reconnect and list again for
+            // ever. `max` bounds the frames held.
+            match frame::total_len(pending, self.session.max_large_frame()) {
                 Ok(Some(total)) if total > self.rx.len() => {
                     let Some(head) = pending.get(4..LARGE_HEAD) else {
                         break;

@@ -19,9 +19,13 @@ pub struct SessionConfig {
     /// Whether a read-only server (one cut off from its quorum) is
     /// acceptable. Reads work there; writes fail with `NotReadOnly`.
     pub read_only: bool,
-    /// The longest frame payload the driver accepts (its receive buffer
-    /// less 4); larger frames are refused by
-    /// [`frame::split`](crate::wire::frame::split).
+    /// The longest frame payload the driver holds whole (at most its
+    /// receive buffer less 4); larger frames are refused by
+    /// [`frame::split`](crate::wire::frame::split). A driver that reads
+    /// larger replies through its buffer
+    /// ([`Session::handle_large_frame`](super::Session::handle_large_frame))
+    /// takes listings of any length: a directory of twenty thousand
+    /// queue items lists in more than the default.
     pub max_frame: usize,
     /// Whether to open a new session by itself when the old one expired
     /// (recipes then see `Expired` followed by `Connected` with a new id).

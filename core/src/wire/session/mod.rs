@@ -553,6 +553,20 @@ impl<T: Copy, const PENDING: usize, const WATCHES: usize, const WATCH_BYTES: usi
         self.config.max_frame
     }
 
+    /// The frame limit for a frame the driver reads through its buffer
+    /// rather than holds whole (see
+    /// [`handle_large_frame`](Self::handle_large_frame)): once the session
+    /// is established, any length a frame can announce, since a listing
+    /// (handed over name by name) may be longer than `max_frame` and costs
+    /// no memory; before, `max_frame`, as nothing that large can answer a
+    /// handshake.
+    pub const fn max_large_frame(&self) -> usize {
+        match self.phase {
+            Phase::Established | Phase::Closing { .. } => i32::MAX as usize,
+            _ => self.config.max_frame,
+        }
+    }
+
     // ---- inside ----
 
     fn timeout_ms(&self) -> u64 {

@@ -468,6 +468,21 @@ fn the_frame_limit_is_the_configured_one() {
 }
 
 #[test]
+fn a_frame_read_through_is_bounded_only_once_established() {
+    let mut t = Script::new(SessionConfig::new(1, 9000).with_max_frame(4096));
+    assert_eq!(t.s.max_large_frame(), 4096, "before any connection");
+    t.open();
+    assert_eq!(t.s.max_large_frame(), 4096, "during the handshake");
+    t.frame(&connect_response(9000, SID, &PASSWORD, false))
+        .unwrap();
+    assert_eq!(t.s.max_large_frame(), i32::MAX as usize);
+    t.s.close(t.at());
+    assert_eq!(t.s.max_large_frame(), i32::MAX as usize, "while closing");
+    t.s.handle_disconnected(t.conn, t.at());
+    assert_eq!(t.s.max_large_frame(), 4096, "after the connection");
+}
+
+#[test]
 fn every_server_failing_pauses_before_the_next_round() {
     let mut t = Script::new(SessionConfig::new(2, 9000).with_retry_delay_ms(500));
     assert_eq!(t.drop_connection(), 1);
