@@ -838,6 +838,7 @@ async fn the_queue_loses_nothing_and_takes_nothing_twice_while_servers_are_kille
             while run.carry_on(0, client.session_id().0) {
                 let payload = format!("std-{n}");
                 n += 1;
+                run.doing(0, format!("put {payload}"));
                 match queue.put(payload.as_bytes()).await {
                     Ok(_) => {
                         ledger.put(payload);
@@ -856,6 +857,7 @@ async fn the_queue_loses_nothing_and_takes_nothing_twice_while_servers_are_kille
                 Err(e) => return run.progress.error(1, format!("open: {e}")),
             };
             while run.carry_on(1, client.session_id().0) {
+                run.doing(1, "take");
                 match queue.take_timeout(Duration::from_millis(500)).await {
                     Ok(Some(item)) => {
                         ledger.taken(&item.data, &item.node, item.certain);
@@ -879,6 +881,16 @@ async fn the_queue_loses_nothing_and_takes_nothing_twice_while_servers_are_kille
                 while run.carry_on(2, zk.session_id()) {
                     let payload = format!("embassy-{n}");
                     n += 1;
+                    // With the driver's faults so far: a put stuck after
+                    // one says which.
+                    run.doing(
+                        2,
+                        format!(
+                            "put {payload} after {} faults, the last {:?}",
+                            zk.faults(),
+                            zk.last_fault()
+                        ),
+                    );
                     match zk.handle(id).put(guid(), payload.as_bytes(), None).await {
                         Ok(_) => {
                             ledger.put(payload);
@@ -899,6 +911,14 @@ async fn the_queue_loses_nothing_and_takes_nothing_twice_while_servers_are_kille
             consumer,
             async move |zk, id| {
                 while run.carry_on(3, zk.session_id()) {
+                    run.doing(
+                        3,
+                        format!(
+                            "take after {} faults, the last {:?}",
+                            zk.faults(),
+                            zk.last_fault()
+                        ),
+                    );
                     let took = zk
                         .handle(id)
                         .take_timeout(embassy_time::Duration::from_millis(500))

@@ -35,6 +35,10 @@
 //! What the server holds is open to the test: [`SimServer::tree`],
 //! [`SimServer::node`], [`SimServer::watches`], [`SimServer::requests`],
 //! [`SimServer::notifications`].
+//!
+//! ACLs and authentication are not modelled: every session may do
+//! everything, and a node keeps no ACL. [`SimServer::refuse`] answers
+//! requests as a node whose ACL denies the client would.
 
 mod client;
 mod faults;
