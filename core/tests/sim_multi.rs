@@ -7,11 +7,7 @@ use herdless_core::sim::{
 use herdless_core::{CreateMode, Request, RequestId, Version, WatchKind, ZkError};
 
 fn create(path: &str, data: &[u8], mode: CreateMode) -> OwnedRequest {
-    OwnedRequest::Create {
-        path: path.to_string(),
-        data: data.to_vec(),
-        mode,
-    }
+    OwnedRequest::create_open(path, data, mode)
 }
 
 fn delete(path: &str, version: Version) -> OwnedRequest {
@@ -242,7 +238,9 @@ fn a_multi_that_commits_fires_the_watches_the_ops_one_by_one_would() {
     let (mut one_by_one, writer, watcher) = watched_server();
     for (serial, op) in (100..).zip(changes()) {
         let request = match &op {
-            OwnedRequest::Create { path, data, mode } => Request::Create {
+            OwnedRequest::Create {
+                path, data, mode, ..
+            } => Request::Create {
                 path,
                 data,
                 mode: *mode,

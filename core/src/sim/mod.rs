@@ -20,6 +20,10 @@
 //! [`SimZk::set_node_data`] act as an operator's session would.
 //! [`SimZk::apply_multi`] applies a transaction (`multi`) at once, all or
 //! nothing.
+//! ACLs are enforced as a server enforces them: a node keeps the ACL it
+//! was created with (`auth` replaced by its creator's identities), and a
+//! session, which is `ip:127.0.0.1` and whatever [`SimZk::add_auth`] adds,
+//! is refused with `NoAuth` what no entry grants it.
 //! [`DriverOrder`] selects the order in which a driver hands replies and
 //! notifications over. Everything is deterministic from a seed.
 //!
@@ -50,6 +54,7 @@
 //! assert_eq!(world.zk.notifications_delivered(world.peers[b].session()), 1);
 //! ```
 
+mod acl;
 mod either;
 mod owned;
 mod peer;
@@ -61,6 +66,7 @@ mod watches;
 mod world;
 
 pub use crate::owned::OwnedReply;
+pub use acl::{Identity, OwnedAclEntry};
 pub use either::Either;
 pub use owned::{Delivery, OwnedRequest};
 pub use peer::Peer;

@@ -3,13 +3,14 @@
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
+use super::acl::OwnedAclEntry;
 use crate::owned::OwnedReply;
 use crate::{CreateMode, Request, RequestId, SessionEvent, Version, WatchEvent, WatchKind};
 
 /// A request as the simulated server queues it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum OwnedRequest {
-    /// See [`Request::Create`] (the ACL is not modelled).
+    /// See [`Request::Create`].
     Create {
         /// Path or sequential prefix.
         path: String,
@@ -17,6 +18,8 @@ pub enum OwnedRequest {
         data: Vec<u8>,
         /// Mode.
         mode: CreateMode,
+        /// The ACL asked for.
+        acl: Vec<OwnedAclEntry>,
     },
     /// See [`Request::Delete`].
     Delete {
@@ -70,15 +73,29 @@ pub enum OwnedRequest {
 }
 
 impl OwnedRequest {
+    /// A create giving the node the open ACL ([`Acl::OPEN`](crate::Acl::OPEN)).
+    pub fn create_open(path: &str, data: &[u8], mode: CreateMode) -> Self {
+        OwnedRequest::Create {
+            path: path.to_string(),
+            data: data.to_vec(),
+            mode,
+            acl: super::acl::open(),
+        }
+    }
+
     /// Copies a borrowed request.
     pub fn from_request(request: &Request<'_>) -> Self {
         match *request {
             Request::Create {
-                path, data, mode, ..
+                path,
+                data,
+                mode,
+                acl,
             } => OwnedRequest::Create {
                 path: path.to_string(),
                 data: data.to_vec(),
                 mode,
+                acl: super::acl::owned(acl),
             },
             Request::Delete { path, version } => OwnedRequest::Delete {
                 path: path.to_string(),

@@ -8,10 +8,11 @@ use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use crate::{Request, RequestId, SessionEvent, Version, WatchKind, ZkError};
+use crate::{perms, Request, RequestId, SessionEvent, Version, WatchKind, ZkError};
 
+use super::acl::{self, Identity};
 use super::owned::{Delivery, OwnedRequest};
-use super::tree::{Change, Node, Tree};
+use super::tree::{parent_of, Change, Node, Tree};
 use super::watches::Watches;
 use super::SessionId;
 use crate::owned::OwnedReply;
@@ -73,6 +74,9 @@ struct Session {
     /// when reads lag (see [`lag`]).
     view: i64,
     notifications_delivered: u64,
+    /// Who the session is, for the nodes' ACLs: its address and the
+    /// identities it authenticated as.
+    ids: Vec<Identity>,
 }
 
 /// In which order a driver hands a session's replies and notifications to
@@ -210,9 +214,34 @@ impl SimZk {
                 last_zxid: 0,
                 view,
                 notifications_delivered: 0,
+                // Every simulated client connects over loopback.
+                ids: alloc::vec![("ip".to_string(), "127.0.0.1".to_string())],
             },
         );
         self.next_session
+    }
+
+    /// Adds an identity the session authenticated as (ZooKeeper's
+    /// `addauth`), as the server's auth provider makes it: for `digest`,
+    /// `user:` and the base64 SHA-1 of `user:password` (what
+    /// `herdless_std::digest_id` computes). From then on the session is
+    /// allowed what the nodes' ACLs grant that identity, and a create it
+    /// asks with an `auth` entry gives it to this identity too.
+    pub fn add_auth(&mut self, session: SessionId, scheme: &str, id: &str) {
+        if let Some(s) = self.sessions.get_mut(&session) {
+            let identity = (scheme.to_string(), id.to_string());
+            if !s.ids.contains(&identity) {
+                s.ids.push(identity);
+            }
+        }
+    }
+
+    /// The identities of a session, empty for an unknown one.
+    fn ids(&self, session: SessionId) -> Vec<Identity> {
+        self.sessions
+            .get(&session)
+            .map(|s| s.ids.clone())
+            .unwrap_or_default()
     }
 
     /// Sets the order in which replies and notifications reach clients.
@@ -590,7 +619,10 @@ impl SimZk {
         }
         let read =
             |class: WatchClass, path: &str, watch: bool| watch.then(|| (class, path.to_string()));
+        let ids = self.ids(session);
         let tree = self.tree_as_of(view);
+        // A read the ACL refuses sets no watch; `exists` is never refused.
+        let readable = |node: &Node| acl::check(&node.acl, &ids, perms::READ);
         match request {
             OwnedRequest::Create { .. }
             | OwnedRequest::Delete { .. }
@@ -609,13 +641,19 @@ impl SimZk {
                 ),
             },
             OwnedRequest::GetData { path, watch } => match tree.get(path) {
-                Some(node) => (
-                    OwnedReply::Data(node.data.clone(), node.stat),
-                    read(WatchClass::Data, path, *watch),
-                ),
+                Some(node) => match readable(node) {
+                    Ok(()) => (
+                        OwnedReply::Data(node.data.clone(), node.stat),
+                        read(WatchClass::Data, path, *watch),
+                    ),
+                    Err(e) => (OwnedReply::Error(e), None),
+                },
                 None => (OwnedReply::Error(ZkError::NoNode), None),
             },
             OwnedRequest::GetChildren { path, watch } => match tree.children_of(path) {
+                Some(_) if tree.get(path).is_some_and(|node| readable(node).is_err()) => {
+                    (OwnedReply::Error(ZkError::NoAuth), None)
+                }
                 Some(mut names) => {
                     names.shuffle(&mut self.rng);
                     (
@@ -656,15 +694,33 @@ impl SimZk {
         session: SessionId,
         request: &OwnedRequest,
     ) -> Result<(OwnedReply, Option<Change>), ZkError> {
+        let ids = self.ids(session);
+        // As the server checks: the parent's CREATE or DELETE, the node's
+        // WRITE; a missing node is the tree's to report.
+        let allowed = |tree: &Tree, path: &str, perm: u32| match tree.get(path) {
+            Some(node) => acl::check(&node.acl, &ids, perm),
+            None => Ok(()),
+        };
         match request {
-            OwnedRequest::Create { path, data, mode } => {
+            OwnedRequest::Create {
+                path,
+                data,
+                mode,
+                acl: asked,
+            } => {
+                let acl = acl::fix_up(asked, &ids)?;
+                allowed(&self.tree, parent_of(path), perms::CREATE)?;
                 let full = self
                     .tree
                     .create(path, data, *mode, session, self.zxid, self.now_ms)?;
+                if let Some(node) = self.tree.get_mut(&full) {
+                    node.acl = acl;
+                }
                 let change = Change::Created { path: full.clone() };
                 Ok((OwnedReply::Created(full), Some(change)))
             }
             OwnedRequest::Delete { path, version } => {
+                allowed(&self.tree, parent_of(path), perms::DELETE)?;
                 self.tree.delete(path, *version, self.zxid)?;
                 let change = Change::Deleted { path: path.clone() };
                 Ok((OwnedReply::Deleted, Some(change)))
@@ -674,6 +730,7 @@ impl SimZk {
                 data,
                 version,
             } => {
+                allowed(&self.tree, path, perms::WRITE)?;
                 let stat = self
                     .tree
                     .set_data(path, data, *version, self.zxid, self.now_ms)?;
@@ -681,6 +738,7 @@ impl SimZk {
                 Ok((OwnedReply::DataSet(stat), Some(change)))
             }
             OwnedRequest::Check { path, version } => match self.tree.get(path) {
+                Some(node) if !acl::permits(&node.acl, &ids, perms::READ) => Err(ZkError::NoAuth),
                 Some(node) if version.matches(node.stat.version) => Ok((OwnedReply::Checked, None)),
                 Some(_) => Err(ZkError::BadVersion),
                 None => Err(ZkError::NoNode),

@@ -7,6 +7,7 @@ use alloc::vec::Vec;
 use crate::path;
 use crate::{CreateMode, Stat, Version, ZkError};
 
+use super::acl::OwnedAclEntry;
 use super::SessionId;
 
 /// One znode.
@@ -16,6 +17,8 @@ pub struct Node {
     pub data: Vec<u8>,
     /// The node's metadata.
     pub stat: Stat,
+    /// Who may do what to it.
+    pub acl: Vec<OwnedAclEntry>,
     pub(crate) children: BTreeSet<String>,
 }
 
@@ -63,6 +66,7 @@ impl Tree {
                 pzxid: zxid,
             },
             children: BTreeSet::new(),
+            acl: super::acl::open(),
         }
     }
 

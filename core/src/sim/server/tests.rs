@@ -374,11 +374,11 @@ fn every_change_takes_a_zxid_above_all_before_it() {
     zk.expire(s);
     above(zk.node("/a").unwrap().stat.pzxid, "expiry");
     let t = zk.open_session();
-    let ops = [OwnedRequest::Create {
-        path: "/a/m".into(),
-        data: vec![],
-        mode: CreateMode::Persistent,
-    }];
+    let ops = [OwnedRequest::create_open(
+        "/a/m",
+        b"",
+        CreateMode::Persistent,
+    )];
     zk.apply_multi(t, &ops).unwrap();
     above(zk.node("/a/m").unwrap().stat.czxid, "multi");
 }
@@ -575,11 +575,7 @@ fn a_refused_prefix_is_answered_with_its_error_and_applies_nothing() {
         Delivery::Reply(_, OwnedReply::Children(_))
     ));
     let ops = [
-        OwnedRequest::Create {
-            path: "/m".into(),
-            data: vec![],
-            mode: CreateMode::Persistent,
-        },
+        OwnedRequest::create_open("/m", b"", CreateMode::Persistent),
         OwnedRequest::Delete {
             path: "/n/a".into(),
             version: Version::Any,
