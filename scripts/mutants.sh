@@ -50,7 +50,7 @@ declare -A FILES=(
     [pipeline]="core/src/engine/pipeline.rs core/src/engine/event_queue.rs"
     [names]="core/src/names/*.rs"
     [sim_tree]="core/src/sim/tree.rs core/src/sim/watches.rs"
-    [sim_server]="core/src/sim/server.rs core/src/sim/server/lag.rs core/src/sim/owned.rs"
+    [sim_server]="core/src/sim/server.rs core/src/sim/server/lag.rs core/src/sim/owned.rs core/src/sim/acl.rs"
     [sim_world]="core/src/sim/world.rs core/src/sim/peer.rs core/src/sim/either.rs"
     [contract]="core/src/contract/*.rs"
     [wire]="core/src/wire/*.rs"
@@ -81,7 +81,7 @@ declare -A TESTS=(
     [pipeline]="lock_safety lock_protocol lock_pitfalls election_faults election_pitfalls wire_lock acl"
     [names]="lock_protocol lock_pitfalls election_faults election_pitfalls queue_api membership_api barrier_double_faults two_phase_api config_api acl"
     [sim_tree]="sim_multi lock_sim election_sim queue_sim config_faults lock_protocol"
-    [sim_server]="sim_multi lock_safety lock_sim election_sim queue_sim config_faults config_sim election_faults barrier_double_faults barrier_sim membership_faults two_phase_sim"
+    [sim_server]="sim_acl sim_multi lock_safety lock_sim election_sim queue_sim config_faults config_sim election_faults barrier_double_faults barrier_sim membership_faults two_phase_sim"
     [sim_world]="sim_multi lock_safety lock_sim election_sim queue_sim config_faults election_faults barrier_double_faults membership_faults"
     [contract]="lock_protocol election_faults config_api queue_api acl wire_lock wire_roundtrip"
     [wire]="wire_lock wire_roundtrip"
@@ -94,7 +94,7 @@ declare -A TESTS=(
     [std_recipes]="sim_lock_election sim_recipes sim_driver sim_handles sim_inspect"
     [std_session]="sim_lock_election sim_recipes sim_driver sim_handles sim_inspect"
     [std_real]="lock_real fence_real security_real config_real barrier_real"
-    [std_sim]="sim_lock_election sim_recipes sim_driver sim_handles sim_inspect"
+    [std_sim]="sim_lock_election sim_recipes sim_driver sim_handles sim_inspect sim_acl"
 )
 # Where a module's code and its tests live, when not both in herdless-core.
 declare -A PACKAGE=([embassy]=herdless-embassy [embassy_handles]=herdless-embassy [embassy_recipes]=herdless-embassy [std_driver]=herdless-std [std_holders]=herdless-std [std_recipes]=herdless-std [std_session]=herdless-std [std_real]=herdless-std [std_sim]=herdless-std)

@@ -100,7 +100,8 @@ impl SimClient {
 
 fn owned(op: &FenceOp) -> OwnedRequest {
     match op.clone() {
-        FenceOp::Create { path, data, mode } => OwnedRequest::Create { path, data, mode },
+        // Fenced creates are open, as the real backend sends them.
+        FenceOp::Create { path, data, mode } => OwnedRequest::create_open(&path, &data, mode),
         FenceOp::SetData {
             path,
             data,

@@ -36,9 +36,12 @@
 //! [`SimServer::node`], [`SimServer::watches`], [`SimServer::requests`],
 //! [`SimServer::notifications`].
 //!
-//! ACLs and authentication are not modelled: every session may do
-//! everything, and a node keeps no ACL. [`SimServer::refuse`] answers
-//! requests as a node whose ACL denies the client would.
+//! ACLs are enforced as a real server enforces them: a node keeps the ACL
+//! it was created with, and a session opened with
+//! [`SimServer::connect_as`] or [`SimServer::session_as`] is the digest
+//! identity of its user (every session is `ip:127.0.0.1` too), so a recipe
+//! meets the `NoAuth` and `InvalidAcl` it would meet on a server.
+//! [`SimServer::refuse`] refuses a path whatever its ACL.
 
 mod client;
 mod faults;

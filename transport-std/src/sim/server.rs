@@ -190,10 +190,31 @@ impl SimServer {
         SimClient::new(self.clone(), session, timeout)
     }
 
+    /// Opens a new session authenticated as `user` with `password`
+    /// (ZooKeeper's `digest` scheme): what
+    /// [`ConnectOptions::digest`](crate::ConnectOptions::digest) gives on a
+    /// real server. Nodes it creates with
+    /// [`Acl::CREATOR_ALL`](herdless_core::Acl::CREATOR_ALL) belong to
+    /// [`digest_id`](crate::digest_id)`(user, password)`.
+    pub fn connect_as(&self, user: &str, password: &str) -> SimClient {
+        let client = self.connect();
+        let id = crate::digest_id(user, password);
+        self.lock().zk.add_auth(client.session_id(), "digest", &id);
+        client
+    }
+
     /// Opens a session that renews itself after an expiry, as a
     /// [`Session`](crate::Session) does.
     pub fn session(&self) -> SimSession {
-        SimSession::open(self.clone())
+        SimSession::open(self.clone(), None)
+    }
+
+    /// Opens a session authenticated as `user` with `password` that
+    /// renews itself after an expiry, each new session authenticated the
+    /// same way: what [`ConnectOptions::session`](crate::ConnectOptions::session)
+    /// with [`digest`](crate::ConnectOptions::digest) gives.
+    pub fn session_as(&self, user: &str, password: &str) -> SimSession {
+        SimSession::open(self.clone(), Some((user.to_owned(), password.to_owned())))
     }
 
     // ---- faults ----

@@ -25,16 +25,21 @@ impl fmt::Debug for SimSession {
 }
 
 impl SimSession {
-    /// Must be called inside a tokio runtime (the renewing task).
-    pub(super) fn open(server: SimServer) -> SimSession {
-        let (tx, rx) = watch::channel(server.connect());
+    /// Must be called inside a tokio runtime (the renewing task). Each
+    /// session is authenticated as `user` (name, password) if given.
+    pub(super) fn open(server: SimServer, user: Option<(String, String)>) -> SimSession {
+        let connect = move |server: &SimServer| match &user {
+            Some((name, password)) => server.connect_as(name, password),
+            None => server.connect(),
+        };
+        let (tx, rx) = watch::channel(connect(&server));
         let open = move || {
-            let server = server.clone();
+            let (server, connect) = (server.clone(), connect.clone());
             async move {
                 if server.refusing() {
                     Err(crate::Error::Zk(herdless_core::ZkError::ConnectionLoss))
                 } else {
-                    Ok(server.connect())
+                    Ok(connect(&server))
                 }
             }
         };
