@@ -170,5 +170,13 @@ mod tests {
         assert!(!permits(&acl, &alice, perms::CREATE));
         assert_eq!(check(&acl, &bob, perms::DELETE), Err(ZkError::NoAuth));
         assert_eq!(check(&acl, &alice, perms::DELETE), Ok(()));
+        // Only `world` makes `anyone` everyone: a user of another scheme
+        // may have that name.
+        let sasl_anyone = owned(Acl(&[AclEntry {
+            perms: perms::ALL,
+            scheme: "sasl",
+            id: "anyone",
+        }]));
+        assert!(!permits(&sasl_anyone, &bob, perms::READ));
     }
 }
