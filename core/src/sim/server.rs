@@ -737,12 +737,16 @@ impl SimZk {
                 let change = Change::DataChanged { path: path.clone() };
                 Ok((OwnedReply::DataSet(stat), Some(change)))
             }
-            OwnedRequest::Check { path, version } => match self.tree.get(path) {
-                Some(node) if !acl::permits(&node.acl, &ids, perms::READ) => Err(ZkError::NoAuth),
-                Some(node) if version.matches(node.stat.version) => Ok((OwnedReply::Checked, None)),
-                Some(_) => Err(ZkError::BadVersion),
-                None => Err(ZkError::NoNode),
-            },
+            OwnedRequest::Check { path, version } => {
+                allowed(&self.tree, path, perms::READ)?;
+                match self.tree.get(path) {
+                    Some(node) if version.matches(node.stat.version) => {
+                        Ok((OwnedReply::Checked, None))
+                    }
+                    Some(_) => Err(ZkError::BadVersion),
+                    None => Err(ZkError::NoNode),
+                }
+            }
             OwnedRequest::Exists { .. }
             | OwnedRequest::GetData { .. }
             | OwnedRequest::GetChildren { .. }
