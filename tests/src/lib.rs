@@ -344,7 +344,17 @@ impl ZkServer {
     /// non-loopback address would expose the server to a real network.
     /// Panics when asked for a non-loopback address outside a namespace.
     pub fn start_listening_on(listen: Ipv4Addr) -> ZkServer {
-        ZkServer::start_with(listen, None)
+        ZkServer::start_with(listen, None, "")
+    }
+
+    /// Starts a server with `extra` appended to its `zoo.cfg`, as
+    /// [`ZkServer::start`] does otherwise.
+    ///
+    /// A line ZooKeeper does not know becomes the system property
+    /// `zookeeper.<key>`: `authProvider.1=<class>` registers an
+    /// authentication provider, say.
+    pub fn start_configured(extra: &str) -> ZkServer {
+        ZkServer::start_with(Ipv4Addr::LOCALHOST, None, extra)
     }
 
     /// Starts a server that also serves TLS on a second port
@@ -360,10 +370,10 @@ impl ZkServer {
         require_zookeeper();
         let (dir, path) = temp_dir("herdless-tls-");
         let files = TlsFiles::generate(dir, path);
-        ZkServer::start_with(Ipv4Addr::LOCALHOST, Some(files))
+        ZkServer::start_with(Ipv4Addr::LOCALHOST, Some(files), "")
     }
 
-    fn start_with(listen: Ipv4Addr, tls: Option<TlsFiles>) -> ZkServer {
+    fn start_with(listen: Ipv4Addr, tls: Option<TlsFiles>, extra: &str) -> ZkServer {
         assert!(
             listen.is_loopback() || std::env::var_os(netns::INSIDE_ENV).is_some(),
             "a ZooKeeper for tests listens on {listen} only inside a test's own network namespace"
@@ -381,6 +391,7 @@ impl ZkServer {
             if let Some(files) = &tls {
                 config.push_str(&files.server_config(ports[1], listen));
             }
+            config.push_str(extra);
             let mut process = Process::spawn(&home, &data, &config, port);
             while Instant::now() < deadline && !process.exited() {
                 if process.state().is_some() && process.answers_as_itself() {

@@ -116,6 +116,11 @@ impl Proxy {
         }
     }
 
+    /// How many connections the proxy has accepted and passed on so far.
+    pub fn connections(&self) -> u64 {
+        self.links.opened.load(Ordering::SeqCst)
+    }
+
     /// `127.0.0.1:PORT` of the proxy: give this to the client.
     pub fn addr(&self) -> String {
         format!("127.0.0.1:{}", self.port)
