@@ -462,6 +462,136 @@ async fn a_renewed_session_authenticates_as_the_first() {
     again.release().await.unwrap();
 }
 
+/// ZooKeeper's `key` scheme (`KeyAuthenticationProvider`, in its jar): a
+/// client authenticating with a number is accepted while `/key` is absent
+/// or divides it, so writing `/key` revokes credentials that were good.
+const KEY_PROVIDER: &str =
+    "authProvider.1=org.apache.zookeeper.server.auth.KeyAuthenticationProvider\n";
+
+/// Revokes the `key` credential `6`: 6 is not a multiple of 5.
+async fn revoke_key(server: &ZkServer) {
+    stranger(server)
+        .await
+        .create(
+            "/key",
+            b"5",
+            &zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all()),
+        )
+        .await
+        .expect("write /key");
+}
+
+/// A renewing session's member, configuration watcher and lock.
+struct Recipes {
+    member: GroupMember,
+    config: Config,
+    lock: Lock,
+}
+
+impl Recipes {
+    async fn start(session: &herdless_std::Session) -> Recipes {
+        Recipes {
+            member: GroupMember::join(session, "/app/members", "edge-1", b"")
+                .await
+                .unwrap(),
+            config: Config::watch(session, "/app/absent-config").unwrap(),
+            lock: Lock::new(session, "/app/keyed").unwrap(),
+        }
+    }
+}
+
+/// What a renewing [`Session`](herdless_std::Session) whose authentication
+/// was refused must show: its member and its configuration watcher hear
+/// the end rather than waiting for a session that will never come, its
+/// lock fails at once, it says why, and it stops connecting (the same
+/// credentials would be refused again).
+async fn assert_refused_for_good(
+    session: &herdless_std::Session,
+    recipes: Recipes,
+    proxy: &herdless_tests::Proxy,
+) {
+    let Recipes {
+        mut member,
+        mut config,
+        lock,
+    } = recipes;
+    let ended = tokio::time::timeout(Duration::from_secs(20), async {
+        while member.next_event().await.is_some() {}
+    })
+    .await;
+    assert!(ended.is_ok(), "the member still waits for a new session");
+    match tokio::time::timeout(Duration::from_secs(10), config.wait_present()).await {
+        Ok(Err(herdless_std::Error::SessionEnded)) => {}
+        Ok(other) => panic!("the configuration watcher: {other:?}"),
+        Err(_) => panic!("the configuration watcher still waits for a new session"),
+    }
+    match tokio::time::timeout(Duration::from_secs(10), lock.acquire()).await {
+        Ok(Err(herdless_std::Error::SessionEnded)) => {}
+        Ok(other) => panic!("a lock on the refused session: {:?}", other.map(|_| ())),
+        Err(_) => panic!("a lock on the refused session waits"),
+    }
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    while session.ended().is_none() && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(
+        matches!(
+            session.ended(),
+            Some(herdless_std::Error::Connect(zk::Error::AuthFailed))
+        ),
+        "ended: {:?}",
+        session.ended()
+    );
+    let connections = proxy.connections();
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    assert_eq!(
+        proxy.connections(),
+        connections,
+        "the session keeps connecting with refused credentials"
+    );
+}
+
+/// The server refuses a session's credentials when its client reconnects
+/// (revoked meanwhile): zookeeper-client reports `AuthFailed`. The
+/// [`Session`](herdless_std::Session) was renewing it as an expiry, for
+/// ever, a new session refused every 2 s while its recipes waited.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn credentials_refused_on_a_reconnect_end_the_session() {
+    let server = ZkServer::start_configured(KEY_PROVIDER);
+    let proxy = herdless_tests::Proxy::start(server.port());
+    let options = ConnectOptions::new(SESSION).auth("key", b"6");
+    let session = options.session(&proxy.addr()).await.unwrap();
+    let recipes = Recipes::start(&session).await;
+    let guard = recipes.lock.acquire().await.unwrap();
+    assert_eq!(session.ended(), None);
+
+    revoke_key(&server).await;
+    proxy.reset();
+    tokio::time::timeout(Duration::from_secs(10), guard.lost())
+        .await
+        .expect("the holder hears its lock is lost");
+    assert_refused_for_good(&session, recipes, &proxy).await;
+}
+
+/// The session expires, and the server refuses the credentials of the
+/// next one: the [`Session`](herdless_std::Session) stops there rather
+/// than trying again every 2 s for ever.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn credentials_refused_for_the_next_session_end_the_renewal() {
+    const SHORT: Duration = Duration::from_secs(2);
+    let server = ZkServer::start_configured(KEY_PROVIDER);
+    let proxy = herdless_tests::Proxy::start(server.port());
+    let options = ConnectOptions::new(SHORT).auth("key", b"6");
+    let session = options.session(&proxy.addr()).await.unwrap();
+    let recipes = Recipes::start(&session).await;
+
+    proxy.cut();
+    revoke_key(&server).await;
+    tokio::time::sleep(SHORT + Duration::from_millis(1500)).await;
+    proxy.restore();
+    assert_refused_for_good(&session, recipes, &proxy).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lock_over_tls() {
     let server = ZkServer::start_tls();

@@ -5,7 +5,7 @@ use std::future::Future;
 use std::time::Duration;
 
 use tokio::sync::watch;
-use tracing::{debug, info, warn};
+use tracing::{debug, error, info, warn};
 
 use crate::backend::{Backend, State};
 use crate::Error;
@@ -14,8 +14,14 @@ use crate::Error;
 const MAX_BACKOFF: Duration = Duration::from_secs(2);
 
 /// Opens a new session with `open` each time the current one expires,
-/// while anyone still follows it.
-pub(crate) async fn renew<T, F, Fut>(mut open: F, clients: watch::Sender<T>)
+/// while anyone still follows it; returns why it stopped.
+///
+/// It stops when the current session is closed by its client, when nobody
+/// follows any more, and when the server refuses the authentication of a
+/// new session: the same credentials would be refused on every attempt,
+/// and trying for ever would only hide the failure from the recipes
+/// waiting for a session.
+pub(crate) async fn renew<T, F, Fut>(mut open: F, clients: &watch::Sender<T>) -> Error
 where
     T: Clone + Into<Backend>,
     F: FnMut() -> Fut,
@@ -31,12 +37,12 @@ where
             }
             tokio::select! {
                 _ = states.changed() => {}
-                () = clients.closed() => return,
+                () = clients.closed() => return Error::SessionEnded,
             }
         };
         if ended != State::Expired {
             debug!(?ended, "session closed: not renewing");
-            return;
+            return Error::SessionEnded;
         }
         warn!(
             session_id = current.session_id(),
@@ -45,10 +51,14 @@ where
         let mut backoff = Duration::from_millis(50);
         let next = loop {
             if clients.is_closed() {
-                return;
+                return Error::SessionEnded;
             }
             match open().await {
                 Ok(client) => break client,
+                Err(e) if is_auth_failure(&e) => {
+                    error!("authentication refused for the new session: no session will be opened");
+                    return e;
+                }
                 Err(e) => {
                     warn!(error = %e, "could not open a new session yet");
                     tokio::time::sleep(backoff).await;
@@ -60,4 +70,8 @@ where
         info!(session_id = backend.session_id(), "new session");
         clients.send_replace(next);
     }
+}
+
+fn is_auth_failure(e: &Error) -> bool {
+    matches!(e, Error::Connect(zookeeper_client::Error::AuthFailed))
 }

@@ -8,7 +8,7 @@
 //! recipe `Connected` with the new session id.
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use tokio::sync::watch;
@@ -22,7 +22,8 @@ use crate::{ConnectOptions, Error};
 ///
 /// Cheap to clone; every clone follows the same current session. The
 /// renewing task stops once every clone, and every recipe started on it, is
-/// gone, or when the current client is closed.
+/// gone, when the current client is closed, or when the server refuses the
+/// credentials of a new session (see [`ended`](Self::ended)).
 ///
 /// ```no_run
 /// use std::time::Duration;
@@ -41,6 +42,7 @@ struct Inner {
     addr: String,
     options: ConnectOptions,
     clients: watch::Receiver<zk::Client>,
+    ended: Arc<OnceLock<Error>>,
 }
 
 impl fmt::Debug for Session {
@@ -77,12 +79,19 @@ impl Session {
             let (at, with) = (at.clone(), with.clone());
             async move { with.connect(&at).await }
         };
-        tokio::spawn(renew(open, tx));
+        let ended = Arc::new(OnceLock::new());
+        let why = ended.clone();
+        tokio::spawn(async move {
+            // Before the sender goes: a recipe that hears no session
+            // follows finds the reason already here.
+            let _ = why.set(renew(open, &tx).await);
+        });
         Ok(Session {
             inner: Arc::new(Inner {
                 addr: addr.to_owned(),
                 options,
                 clients: rx,
+                ended,
             }),
         })
     }
@@ -95,6 +104,30 @@ impl Session {
     /// The current session's id.
     pub fn session_id(&self) -> i64 {
         self.inner.clients.borrow().session_id().0
+    }
+
+    /// Why no new session follows the current one, once none will; `None`
+    /// while this `Session` renews.
+    ///
+    /// A recipe on a session that has ended fails with
+    /// [`Error::SessionEnded`]; this says why:
+    /// [`Error::Connect`]`(AuthFailed)` when the server refused the
+    /// credentials of a new session (one opened after an expiry, or after
+    /// the server refused them on a reconnect of the current one): they
+    /// would be refused on every attempt, so no more are made;
+    /// [`Error::SessionEnded`] when the current client was closed.
+    ///
+    /// ```no_run
+    /// # async fn run(session: herdless_std::Session) {
+    /// use herdless_std::Error;
+    /// use zookeeper_client as zk;
+    /// if let Some(Error::Connect(zk::Error::AuthFailed)) = session.ended() {
+    ///     eprintln!("our credentials were refused: no session will be opened");
+    /// }
+    /// # }
+    /// ```
+    pub fn ended(&self) -> Option<Error> {
+        self.inner.ended.get().cloned()
     }
 
     /// Resolves once a session other than `session_id` is current.

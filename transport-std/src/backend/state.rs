@@ -9,7 +9,9 @@ pub(crate) enum State {
     Connected,
     /// The connection is lost; the session may resume.
     Disconnected,
-    /// The server ended the session (or refused its authentication).
+    /// The server ended the session, or refused its authentication on a
+    /// reconnect: either way it is over for this client, and a renewing
+    /// session opens the next one (which stops if that is refused too).
     Expired,
     /// Closed by its client.
     Closed,

@@ -322,18 +322,16 @@ where
                 state = states.changed(), if !self.terminal => {
                     self.on_state(state);
                 }
-                Some(client) = next_client(&mut self.source), if self.terminal && renewing => {
-                    if client.session_id() != self.client.session_id() {
-                        debug!(session_id = client.session_id(), "moving to a new session");
-                        self.client = client;
-                        states = self.client.states();
-                        // Answers and watches of the old session are void.
-                        self.replies = FuturesOrdered::new();
-                        self.watches = FuturesUnordered::new();
-                        self.rearms = FuturesUnordered::new();
-                        self.terminal = false;
-                        self.connected();
-                        self.start_from(&mut states);
+                next = next_client(&mut self.source), if self.terminal && renewing && !self.closed => {
+                    match next {
+                        Some(client) => self.move_to(client, &mut states),
+                        // The session stopped renewing (its authentication
+                        // was refused): work waiting for the next session
+                        // would wait for ever.
+                        None => {
+                            let now = self.now();
+                            self.close(now);
+                        }
                     }
                 }
                 command = commands.recv(), if commands_open => match command {
@@ -364,6 +362,23 @@ where
         if state != State::Connected {
             self.on_state(state);
         }
+    }
+
+    /// Moves the recipe to the renewing source's new session `client`.
+    fn move_to(&mut self, client: Backend, states: &mut States) {
+        if client.session_id() == self.client.session_id() {
+            return;
+        }
+        debug!(session_id = client.session_id(), "moving to a new session");
+        self.client = client;
+        *states = self.client.states();
+        // Answers and watches of the old session are void.
+        self.replies = FuturesOrdered::new();
+        self.watches = FuturesUnordered::new();
+        self.rearms = FuturesUnordered::new();
+        self.terminal = false;
+        self.connected();
+        self.start_from(states);
     }
 
     fn connected(&mut self) {

@@ -43,7 +43,9 @@ impl SimSession {
                 }
             }
         };
-        tokio::spawn(renew(open, tx));
+        tokio::spawn(async move {
+            renew(open, &tx).await;
+        });
         SimSession { clients: rx }
     }
 
