@@ -2,6 +2,7 @@
 //! [`Session`](crate::Session) and the in-memory `sim::SimSession` share.
 
 use std::future::Future;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use tokio::sync::watch;
@@ -13,6 +14,23 @@ use crate::Error;
 /// Longest wait between two attempts to open a new session.
 const MAX_BACKOFF: Duration = Duration::from_secs(2);
 
+/// Starts [`renew`] on a task of its own. The cell returned holds why it
+/// stopped, set before `clients` is dropped: a recipe that hears no
+/// session follows finds the reason already there.
+pub(crate) fn spawn<T, F, Fut>(open: F, clients: watch::Sender<T>) -> Arc<OnceLock<Error>>
+where
+    T: Clone + Into<Backend> + Send + Sync + 'static,
+    F: FnMut() -> Fut + Send + 'static,
+    Fut: Future<Output = Result<T, Error>> + Send,
+{
+    let ended = Arc::new(OnceLock::new());
+    let why = ended.clone();
+    tokio::spawn(async move {
+        let _ = why.set(renew(open, &clients).await);
+    });
+    ended
+}
+
 /// Opens a new session with `open` each time the current one expires,
 /// while anyone still follows it; returns why it stopped.
 ///
@@ -21,7 +39,7 @@ const MAX_BACKOFF: Duration = Duration::from_secs(2);
 /// new session: the same credentials would be refused on every attempt,
 /// and trying for ever would only hide the failure from the recipes
 /// waiting for a session.
-pub(crate) async fn renew<T, F, Fut>(mut open: F, clients: &watch::Sender<T>) -> Error
+async fn renew<T, F, Fut>(mut open: F, clients: &watch::Sender<T>) -> Error
 where
     T: Clone + Into<Backend>,
     F: FnMut() -> Fut,

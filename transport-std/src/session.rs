@@ -15,7 +15,7 @@ use tokio::sync::watch;
 use zookeeper_client as zk;
 
 use crate::driver::Source;
-use crate::renew::renew;
+use crate::renew;
 use crate::{ConnectOptions, Error};
 
 /// A ZooKeeper session that renews itself after expiry.
@@ -79,13 +79,7 @@ impl Session {
             let (at, with) = (at.clone(), with.clone());
             async move { with.connect(&at).await }
         };
-        let ended = Arc::new(OnceLock::new());
-        let why = ended.clone();
-        tokio::spawn(async move {
-            // Before the sender goes: a recipe that hears no session
-            // follows finds the reason already here.
-            let _ = why.set(renew(open, &tx).await);
-        });
+        let ended = renew::spawn(open, tx);
         Ok(Session {
             inner: Arc::new(Inner {
                 addr: addr.to_owned(),

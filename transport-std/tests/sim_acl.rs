@@ -1,11 +1,14 @@
 //! Authenticated sessions on the in-memory ZooKeeper: whose nodes a
 //! `connect_as` session creates, and a renewing `session_as` that is the
-//! same user on every session it opens. (`tests/tests/acl_both.rs` runs
-//! the ACL rules themselves on both backends.)
+//! same user on every session it opens, and ends once the server refuses
+//! the user's credentials. (`tests/tests/acl_both.rs` runs the ACL rules
+//! themselves on both backends.)
+
+use std::time::Duration;
 
 use herdless_std::config::Config;
 use herdless_std::sim::SimServer;
-use herdless_std::{digest_id, perms, Acl, Error, Lock, WithAcl, ZkError};
+use herdless_std::{digest_id, perms, Acl, Error, GroupMember, Lock, WithAcl, ZkError};
 
 #[tokio::test(start_paused = true)]
 async fn creator_all_gives_a_node_to_the_users_digest_identity() {
@@ -57,4 +60,56 @@ async fn a_renewing_session_is_its_user_on_every_session() {
         Err(Error::Zk(ZkError::InvalidAcl)) => {}
         other => panic!("an anonymous CREATOR_ALL lock: {other:?}"),
     }
+}
+
+/// Credentials the server stops accepting end a renewing session at its
+/// next expiry, as on a real server (`security_real`'s
+/// `credentials_refused_*`): its recipes hear that no session follows
+/// instead of waiting for one, it says why, and other users renew as
+/// before.
+#[tokio::test(start_paused = true)]
+async fn a_renewing_session_whose_credentials_are_refused_ends() {
+    let zk = SimServer::new();
+    let alice = zk.session_as("alice", "secret");
+    let bob = zk.session_as("bob", "pw");
+    let mut member = GroupMember::join(&alice, "/fleet", "edge-1", b"")
+        .await
+        .unwrap();
+    let mut config = Config::watch(&alice, "/settings").unwrap();
+    let lock = Lock::new(&alice, "/app/lock").unwrap();
+    let guard = lock.acquire().await.unwrap();
+
+    zk.refuse_credentials("alice");
+    let (first, bobs) = (alice.session_id(), bob.session_id());
+    zk.expire(first);
+    zk.expire(bobs);
+    let limit = Duration::from_secs(60);
+    tokio::time::timeout(limit, bob.renewed(bobs))
+        .await
+        .expect("bob's session is renewed");
+    tokio::time::timeout(limit, guard.lost())
+        .await
+        .expect("the holder hears its lock is lost");
+    tokio::time::timeout(limit, async {
+        while member.next_event().await.is_some() {}
+    })
+    .await
+    .expect("the member hears no session follows");
+    match tokio::time::timeout(limit, config.wait_present()).await {
+        Ok(Err(Error::SessionEnded)) => {}
+        other => panic!("the configuration watcher: {other:?}"),
+    }
+    match tokio::time::timeout(limit, lock.acquire()).await {
+        Ok(Err(Error::SessionEnded)) => {}
+        other => panic!(
+            "a lock on the refused session: {:?}",
+            other.map(|r| r.map(|_| ()))
+        ),
+    }
+    assert_eq!(
+        alice.ended(),
+        Some(Error::Connect(zookeeper_client::Error::AuthFailed))
+    );
+    assert_eq!(alice.session_id(), first, "no new session for alice");
+    assert_eq!(bob.ended(), None);
 }

@@ -82,6 +82,8 @@ pub(super) struct World {
     random: Option<(ChaCha8Rng, RandomFaults)>,
     /// Whether a renewing session's attempts to open its next session fail.
     refusing: bool,
+    /// The users whose credentials are refused from now on.
+    refused_users: BTreeSet<String>,
 }
 
 impl Default for SimServer {
@@ -111,6 +113,7 @@ impl SimServer {
                 outages: BTreeMap::new(),
                 random: None,
                 refusing: false,
+                refused_users: BTreeSet::new(),
             })),
         }
     }
@@ -362,6 +365,23 @@ impl SimServer {
     /// Whether renewals are refused (see [`refuse_sessions`](SimServer::refuse_sessions)).
     pub(super) fn refusing(&self) -> bool {
         self.lock().refusing
+    }
+
+    /// From now on, refuses `user`'s credentials to a new session, as a
+    /// real server refuses credentials revoked meanwhile
+    /// (`Error::Connect(AuthFailed)`): a [`SimSession`] of theirs whose
+    /// session expires opens no new one, and its recipes are told the
+    /// session is over ([`SimSession::ended`] says why), as a
+    /// [`Session`](crate::Session) does. The sessions open now, and
+    /// [`connect_as`](SimServer::connect_as), are not affected.
+    pub fn refuse_credentials(&self, user: &str) {
+        self.lock().refused_users.insert(user.to_owned());
+    }
+
+    /// Whether `user`'s credentials are refused (see
+    /// [`refuse_credentials`](SimServer::refuse_credentials)).
+    pub(super) fn refuses_credentials_of(&self, user: &str) -> bool {
+        self.lock().refused_users.contains(user)
     }
 
     /// Stops injecting random faults.

@@ -1,12 +1,14 @@
 //! A session on the in-memory ZooKeeper that renews itself after expiry.
 
 use std::fmt;
+use std::sync::{Arc, OnceLock};
 
 use tokio::sync::watch;
 
 use super::{SimClient, SimServer};
 use crate::driver::Source;
-use crate::renew::renew;
+use crate::renew;
+use crate::Error;
 
 /// The in-memory counterpart of a [`Session`](crate::Session): when its
 /// session expires it opens the next one, and the recipes started on it
@@ -14,6 +16,7 @@ use crate::renew::renew;
 #[derive(Clone)]
 pub struct SimSession {
     clients: watch::Receiver<SimClient>,
+    ended: Arc<OnceLock<Error>>,
 }
 
 impl fmt::Debug for SimSession {
@@ -28,25 +31,28 @@ impl SimSession {
     /// Must be called inside a tokio runtime (the renewing task). Each
     /// session is authenticated as `user` (name, password) if given.
     pub(super) fn open(server: SimServer, user: Option<(String, String)>) -> SimSession {
+        let name = user.as_ref().map(|(name, _)| name.clone());
         let connect = move |server: &SimServer| match &user {
             Some((name, password)) => server.connect_as(name, password),
             None => server.connect(),
         };
         let (tx, rx) = watch::channel(connect(&server));
         let open = move || {
-            let (server, connect) = (server.clone(), connect.clone());
+            let (server, connect, name) = (server.clone(), connect.clone(), name.clone());
             async move {
-                if server.refusing() {
-                    Err(crate::Error::Zk(herdless_core::ZkError::ConnectionLoss))
+                if name.is_some_and(|name| server.refuses_credentials_of(&name)) {
+                    Err(Error::Connect(zookeeper_client::Error::AuthFailed))
+                } else if server.refusing() {
+                    Err(Error::Zk(herdless_core::ZkError::ConnectionLoss))
                 } else {
                     Ok(connect(&server))
                 }
             }
         };
-        tokio::spawn(async move {
-            renew(open, &tx).await;
-        });
-        SimSession { clients: rx }
+        SimSession {
+            clients: rx,
+            ended: renew::spawn(open, tx),
+        }
     }
 
     /// The current session.
@@ -57,6 +63,14 @@ impl SimSession {
     /// The current session's id.
     pub fn session_id(&self) -> i64 {
         self.clients.borrow().session_id()
+    }
+
+    /// Why no new session follows the current one, once none will; `None`
+    /// while it renews. As [`Session::ended`](crate::Session::ended):
+    /// `Error::Connect(AuthFailed)` once the server refused the credentials
+    /// of a new session ([`SimServer::refuse_credentials`]).
+    pub fn ended(&self) -> Option<Error> {
+        self.ended.get().cloned()
     }
 
     /// Resolves once a session other than `session_id` is current.
