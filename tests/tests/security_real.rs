@@ -703,3 +703,65 @@ async fn embassy_digest_auth_is_sent_again_after_a_reconnect() {
     zk.handle(id).release().await.unwrap();
     zk.close().await.unwrap();
 }
+
+/// The embedded driver whose credentials the server refuses on a reconnect
+/// (ZooKeeper's `key` scheme, `/key` written meanwhile) ends the session
+/// with a typed error: the lock holder hears its lock is lost, running the
+/// driver fails with `SessionOver(AuthFailed)`, a new acquisition with the
+/// recipe's `SessionEnded`, and the driver stops connecting (the same
+/// credentials would be refused again).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embassy_refused_credentials_end_the_session() {
+    use herdless_core::lock::{Lock as CoreLock, LockEvent};
+    use herdless_core::naming::Guid;
+    use herdless_embassy::wire::{SessionConfig, State};
+    use herdless_embassy::{Buffers, Error as EmbassyError, Zk};
+
+    let server = ZkServer::start_configured(KEY_PROVIDER);
+    let proxy = herdless_tests::Proxy::start(server.port());
+    let (mut rx, mut tx) = ([0u8; 4096], [0u8; 1024]);
+    let mut lock: CoreLock = CoreLock::new("/embedded/keyed").unwrap();
+    let transport = herdless_tests::tokio_transport::TokioTransport::new(vec![proxy.addr()]);
+    let mut zk: Zk<'_, _> = Zk::new(
+        transport,
+        Buffers::new(&mut rx, &mut tx),
+        SessionConfig::new(1, 10_000).with_retry_delay_ms(200),
+    );
+    zk.add_auth("key", b"6").unwrap();
+    let id = zk.add(&mut lock).unwrap();
+    zk.connect().await.unwrap();
+    let guid = Guid::from_random_bytes(uuid::Uuid::new_v4().into_bytes());
+    zk.handle(id).acquire(guid).await.unwrap();
+
+    revoke_key(&server).await;
+    proxy.reset();
+    let refused = EmbassyError::SessionOver(State::AuthFailed);
+    let lost = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            match zk.handle(id).next_event().await {
+                Ok(LockEvent::Lost) => return Ok(()),
+                Ok(_) => {}
+                Err(e) => return Err(e),
+            }
+        }
+    })
+    .await
+    .expect("the holder hears of the refusal");
+    assert!(lost.is_ok() || lost == Err(refused), "the holder: {lost:?}");
+    let connections = proxy.connections();
+    assert_eq!(
+        zk.run_for(embassy_time::Duration::from_millis(3_000)).await,
+        Err(refused)
+    );
+    assert_eq!(zk.state(), State::AuthFailed);
+    // The recipe itself knows no session follows.
+    assert_eq!(
+        zk.handle(id).acquire(guid).await,
+        Err(EmbassyError::Recipe(herdless_core::Error::SessionEnded))
+    );
+    assert_eq!(
+        proxy.connections(),
+        connections,
+        "the driver keeps connecting with refused credentials"
+    );
+}

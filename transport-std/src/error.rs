@@ -19,6 +19,10 @@ pub enum Error {
     #[error("{0}")]
     Recipe(herdless_core::Error),
     /// The session expired or was closed: nothing more can happen on it.
+    /// On a renewing [`Session`](crate::Session), whose recipes wait for
+    /// the next session after an expiry, it means none will follow;
+    /// [`Session::ended`](crate::Session::ended) says why (credentials the
+    /// server refused, say).
     #[error("the ZooKeeper session has ended")]
     SessionEnded,
     /// Connecting to ZooKeeper failed.
