@@ -89,10 +89,10 @@ declare -A TESTS=(
     [embassy]="embassy_real embassy_recipes_real embassy_fleet_real security_real"
     [embassy_handles]="embassy_real embassy_recipes_real embassy_fleet_real security_real"
     [embassy_recipes]="embassy_recipes_real"
-    [std_driver]="sim_lock_election sim_recipes sim_driver sim_handles sim_inspect"
+    [std_driver]="sim_lock_election sim_recipes sim_driver sim_handles sim_inspect sim_acl"
     [std_holders]="sim_lock_election sim_recipes sim_driver sim_handles sim_inspect"
     [std_recipes]="sim_lock_election sim_recipes sim_driver sim_handles sim_inspect"
-    [std_session]="sim_lock_election sim_recipes sim_driver sim_handles sim_inspect"
+    [std_session]="sim_lock_election sim_recipes sim_driver sim_handles sim_inspect sim_acl"
     [std_real]="lock_real fence_real security_real config_real barrier_real"
     [std_sim]="sim_lock_election sim_recipes sim_driver sim_handles sim_inspect sim_acl"
 )
