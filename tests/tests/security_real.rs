@@ -571,6 +571,14 @@ async fn credentials_refused_on_a_reconnect_end_the_session() {
         .await
         .expect("the holder hears its lock is lost");
     assert_refused_for_good(&session, recipes, &proxy).await;
+    // A first connection with them is refused at once, with the same error.
+    match options.connect(&server.addr()).await {
+        Err(herdless_std::Error::Connect(zk::Error::AuthFailed)) => {}
+        other => panic!(
+            "a connect with refused credentials: {:?}",
+            other.map(|_| ())
+        ),
+    }
 }
 
 /// The session expires, and the server refuses the credentials of the
