@@ -11,7 +11,7 @@ use herdless_core::naming::Guid;
 use herdless_core::queue::{Consumer, ConsumerEvent, Producer, ProducerEvent};
 use herdless_core::sim::SimZk;
 use herdless_core::Instant;
-use herdless_core::{CreateMode, Recipe};
+use herdless_core::{CreateMode, Recipe, SessionEvent};
 
 const QUEUE: &str = "/app/queue";
 
@@ -400,6 +400,60 @@ fn a_delete_cut_by_session_expiry_is_checked_on_the_new_session() {
             );
             assert_eq!(c.recipe.item(), b"one", "{kind}");
             assert_eq!(items(&zk), [b"two".to_vec()], "{kind}, applied {applied}");
+        }
+    }
+}
+
+/// A take's deadline that passes while its delete is on its way, or lost
+/// with the connection or with the session, cannot end the take (the item
+/// may be taken), and is not reported due either: a driver calls
+/// `handle_timeout` whenever `poll_timeout` is due, and a timer that stays
+/// due after the call spins the driver (on an embedded executor it starves
+/// the network stack that would bring the answer). Once the delete is
+/// resolved the take is reported as usual.
+#[test]
+fn a_deadline_passing_while_a_delete_is_unresolved_is_not_due() {
+    for (kind, consumer) in consumers() {
+        for cut in ["none", "connection", "session"] {
+            let mut zk = SimZk::new(13);
+            with_two_items(&mut zk);
+            let mut c = Link::new(&mut zk, consumer());
+            c.act(&mut zk, |c| c.take(Some(Instant::from_millis(100))))
+                .unwrap();
+            advance_to(&mut c, &mut zk, "delete");
+            match cut {
+                "connection" => zk.disconnect(c.session),
+                "session" => zk.expire(c.session),
+                _ => {}
+            }
+            c.deliver(&mut zk);
+            let late = Instant::from_millis(500);
+            c.recipe.handle_timeout(late);
+            c.pump(&mut zk);
+            assert!(c.events.is_empty(), "{kind}, {cut}: {:?}", c.events);
+            let due = c.recipe.poll_timeout();
+            assert!(
+                due.is_none_or(|at| at > late),
+                "{kind}, {cut}: the timer stays due at {due:?} after firing at {late:?}"
+            );
+            match cut {
+                "connection" => zk.reconnect(c.session),
+                "session" => {
+                    c.session = zk.open_session();
+                    let session_id = c.session;
+                    c.recipe
+                        .handle_session(late, SessionEvent::Connected { session_id });
+                    c.pump(&mut zk);
+                }
+                _ => {}
+            }
+            c.settle(&mut zk);
+            assert_eq!(
+                c.events,
+                [ConsumerEvent::Taken { certain: true }],
+                "{kind}, {cut}"
+            );
+            assert_eq!(items(&zk), [b"two".to_vec()], "{kind}, {cut}");
         }
     }
 }

@@ -502,18 +502,24 @@ impl<const B: usize, const D: usize, const N: usize> Recipe for Consumer<B, D, N
     }
 
     fn handle_timeout(&mut self, now: Instant) {
-        let Some(deadline) = self.deadline else {
-            return;
-        };
-        let deleting = self.ops.is_pending(Op::Delete) || self.ops.is_pending(Op::Check);
-        if now >= deadline && self.mode == Some(Mode::Take) && !deleting {
+        if self.poll_timeout().is_some_and(|deadline| now >= deadline) {
             self.ops.clear();
             self.finish(ConsumerEvent::Empty);
         }
     }
 
+    /// The take's deadline, except while its delete is on its way or being
+    /// checked: the item may be taken, so the deadline cannot end the take
+    /// then. A deadline that passed meanwhile is not reported either, or a
+    /// driver would call `handle_timeout` again and again to no effect,
+    /// which on an embedded executor starves the network stack that would
+    /// bring the answer.
     fn poll_timeout(&self) -> Option<Instant> {
-        self.mode.and(self.deadline)
+        let deleting = self.ops.is_pending(Op::Delete) || self.ops.is_pending(Op::Check);
+        match self.mode {
+            Some(Mode::Take) if !deleting => self.deadline,
+            _ => None,
+        }
     }
 
     fn poll_event(&mut self) -> Option<ConsumerEvent> {
