@@ -159,9 +159,9 @@ pub struct TwoPhase<
     own: String<K>,
     body: Vec<u8, B>,
     body_known: bool,
-    /// The no-op write answered: this session's reads are at least as
-    /// recent as the quorum was then, so a missing transaction node is
-    /// really gone.
+    /// The no-op write answered on the current session: its reads are at
+    /// least as recent as the quorum was then, so a missing transaction
+    /// node is really gone.
     caught_up: bool,
     sites: Vec<Site<K>, S>,
     /// Whether this participant decides (coordinator, or an all-watch site).
@@ -578,6 +578,10 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> TwoPhase<S,
 
     fn session_ended(&mut self, how: SessionEvent) {
         self.link.end(how);
+        // A catch-up holds for its session only: ZooKeeper keeps one
+        // session from reading older than what it saw, and a new session
+        // has seen nothing, so its server may still lack the transaction.
+        self.caught_up = false;
         let lost = self.ops.lose();
         if lost.contains(&Op::CreateTx) {
             self.tx_in_doubt();
