@@ -254,6 +254,7 @@ impl Double {
                 return Ok(());
             }
             let stepped = self.world.step().is_some();
+            support::stuck::timers_settle(&self.world)?;
             self.step += 1;
             self.observe()?;
             if !stepped && !self.world.busy() && !done(self) {

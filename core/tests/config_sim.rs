@@ -209,6 +209,7 @@ impl Run {
     fn one_step(&mut self, may_start: bool) -> Result<bool, String> {
         self.write_sometimes(may_start)?;
         let taken = self.world.step();
+        support::stuck::timers_settle(&self.world)?;
         if support::tracing() {
             println!("step {}: {taken:?}", self.step);
         }

@@ -326,6 +326,7 @@ impl Run {
         }
         self.expire_abandoned(!may_start);
         let taken = self.world.step();
+        support::stuck::timers_settle(&self.world)?;
         let stepped = taken.is_some();
         self.step += 1;
         if support::tracing() {

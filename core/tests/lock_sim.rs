@@ -185,6 +185,7 @@ impl Run {
     fn one_step(&mut self, may_start: bool) -> Result<bool, String> {
         self.start_or_stop_work(may_start)?;
         let stepped = self.world.step().is_some();
+        support::stuck::timers_settle(&self.world)?;
         self.step += 1;
         self.absorb_events()?;
         self.renew_ended_sessions();

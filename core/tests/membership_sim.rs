@@ -157,6 +157,7 @@ impl Run {
 
     fn one_step(&mut self) -> Result<bool, String> {
         let stepped = self.world.step().is_some();
+        support::stuck::timers_settle(&self.world)?;
         self.step += 1;
         self.absorb_events()?;
         self.renew_ended_sessions();

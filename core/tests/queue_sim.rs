@@ -182,6 +182,7 @@ impl Run {
     fn one_step(&mut self, may_start: bool) -> Result<bool, String> {
         self.act(may_start)?;
         let taken = self.world.step();
+        support::stuck::timers_settle(&self.world)?;
         self.trace(&taken);
         let stepped = taken.is_some();
         self.step += 1;
@@ -223,6 +224,7 @@ impl Run {
                 });
             }
             let taken = self.world.step();
+            support::stuck::timers_settle(&self.world)?;
             self.trace(&taken);
             self.step += 1;
             self.record_queue();
@@ -238,6 +240,7 @@ impl Run {
         // queue may look drained meanwhile.
         loop {
             if !self.world.run_until_quiet(100_000) {
+                support::stuck::timers_settle(&self.world)?;
                 return Err("takes never finished".into());
             }
             let ended: Vec<usize> = (0..self.world.peers.len())

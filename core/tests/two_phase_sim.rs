@@ -291,6 +291,7 @@ impl Run {
         } else {
             self.world.step()
         };
+        support::stuck::timers_settle(&self.world)?;
         if support::tracing() {
             println!("step {}: {taken:?} now {:?}", self.step, self.world.now());
             println!("    coordinator {:?}", self.world.peers[0].recipe);

@@ -93,6 +93,12 @@ pub trait Recipe {
 
     /// When the recipe wants [`handle_timeout`](Recipe::handle_timeout)
     /// called. A recipe without timers keeps the default, `None`.
+    ///
+    /// After `handle_timeout(now)` it must not be `now` or earlier: drivers
+    /// call `handle_timeout` as soon as this instant is due, so a timer
+    /// that stays due makes them spin (and an embedded executor, which does
+    /// not yield on a timer already due, starve its network stack). A
+    /// deadline the recipe cannot act on yet is not reported until it can.
     fn poll_timeout(&self) -> Option<Instant> {
         None
     }

@@ -19,6 +19,8 @@ pub struct Peer<R: Recipe> {
     events: Vec<R::Event>,
     /// The time of the last `tick`: what every input carries.
     now: Instant,
+    /// The first instant at which the recipe's timer fired and stayed due.
+    stuck_at: Option<Instant>,
 }
 
 impl<R: Recipe> Peer<R> {
@@ -38,6 +40,7 @@ impl<R: Recipe> Peer<R> {
             session,
             events: Vec::new(),
             now,
+            stuck_at: None,
         }
     }
 
@@ -136,7 +139,19 @@ impl<R: Recipe> Peer<R> {
         if self.recipe.poll_timeout().is_some_and(|t| t <= now) {
             self.recipe.handle_timeout(now);
             self.pump(zk);
+            if self.stuck_at.is_none() && self.recipe.poll_timeout().is_some_and(|t| t <= now) {
+                self.stuck_at = Some(now);
+            }
         }
+    }
+
+    /// The first instant at which the recipe's timer fired and was still
+    /// due after `handle_timeout`, breaking the [`Recipe`] contract: a
+    /// driver calls `handle_timeout` whenever the timer is due, so it would
+    /// call it again and again, and an embedded executor, which does not
+    /// yield on a timer already due, would starve the network stack.
+    pub fn stuck_timer(&self) -> Option<Instant> {
+        self.stuck_at
     }
 
     /// Takes the events collected so far.

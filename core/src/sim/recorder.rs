@@ -27,6 +27,8 @@ pub(crate) struct Recorder {
     pub(crate) events: VecDeque<u32>,
     /// Its timer.
     pub(crate) timer: Option<Instant>,
+    /// Keeps its timer when it fires, as a recipe breaking the contract.
+    pub(crate) keep_timer: bool,
     /// The path of the listing sent last.
     pub(crate) listing: String,
     /// Where its request ids come from.
@@ -61,7 +63,9 @@ impl Recipe for Recorder {
     }
 
     fn handle_timeout(&mut self, now: Instant) {
-        self.timer = None;
+        if !self.keep_timer {
+            self.timer = None;
+        }
         self.log.push(format!("timeout at {}", now.as_millis()));
     }
 

@@ -227,19 +227,32 @@ impl<R: Recipe> World<R> {
 
     /// Runs without faults (reconnecting every disconnected session) until
     /// nothing is queued and no timer is pending, or `max_steps` ran out.
-    /// Returns whether it became quiet.
+    /// Returns whether it became quiet; never once a recipe's timer got
+    /// stuck (see [`stuck_timer`](World::stuck_timer)), now or earlier.
     pub fn run_until_quiet(&mut self, max_steps: usize) -> bool {
         let saved = self.faults;
         self.faults = Faults::NONE;
         let mut quiet = false;
         for _ in 0..max_steps {
+            if self.stuck_timer().is_some() {
+                break;
+            }
             if self.step().is_none() {
                 quiet = true;
                 break;
             }
         }
         self.faults = saved;
-        quiet
+        quiet && self.stuck_timer().is_none()
+    }
+
+    /// The first peer whose recipe's timer fired and stayed due (see
+    /// [`Peer::stuck_timer`]), and when.
+    pub fn stuck_timer(&self) -> Option<(usize, Instant)> {
+        self.peers
+            .iter()
+            .enumerate()
+            .find_map(|(i, p)| Some((i, p.stuck_timer()?)))
     }
 }
 
@@ -259,6 +272,35 @@ mod tests {
         assert!(world.run_until_quiet(10));
         assert_eq!(world.now(), Instant::from_millis(50));
         assert_eq!(world.peers[p].recipe.log.last().unwrap(), "timeout at 50");
+        assert_eq!(world.stuck_timer(), None);
+    }
+
+    #[test]
+    fn a_timer_that_stays_due_after_firing_is_reported_and_never_quiet() {
+        let mut world: World<Recorder> = World::new(1);
+        world.add_peer(Recorder::default());
+        let p = world.add_peer(Recorder {
+            timer: Some(Instant::from_millis(50)),
+            keep_timer: true,
+            ..Recorder::default()
+        });
+        assert!(!world.run_until_quiet(1_000));
+        assert_eq!(world.stuck_timer(), Some((p, Instant::from_millis(50))));
+        assert_eq!(world.peers[p].stuck_timer(), Some(Instant::from_millis(50)));
+        assert_eq!(world.peers[0].stuck_timer(), None);
+        assert_eq!(
+            world.peers[p]
+                .recipe
+                .log
+                .iter()
+                .filter(|l| l.starts_with("timeout"))
+                .count(),
+            1,
+            "stopped at the first fire that changed nothing"
+        );
+        // Sticky: the run that saw it is never called quiet.
+        world.peers[p].recipe.timer = None;
+        assert!(!world.run_until_quiet(1_000));
     }
 
     fn only(fault: impl FnOnce(&mut Faults)) -> Faults {

@@ -42,3 +42,14 @@ pub fn nothing_left<R: Recipe>(world: &World<R>, dir: &str, what: &str) -> Resul
     }
     Ok(())
 }
+
+/// Fails once a peer's timer has fired and stayed due: the `Recipe`
+/// contract drivers rely on not to spin (see `World::stuck_timer`).
+pub fn timers_settle<R: Recipe>(world: &World<R>) -> Result<(), String> {
+    match world.stuck_timer() {
+        Some((peer, at)) => Err(format!(
+            "peer {peer}'s timer fired at {at:?} and was still due after handle_timeout"
+        )),
+        None => Ok(()),
+    }
+}
