@@ -1470,6 +1470,22 @@ fn a_site_whose_catch_up_is_refused_trusts_the_next_read() {
     assert_eq!(events(&mut t), [TxEvent::Failed(Error::NoTransaction)]);
 }
 
+/// Answers the reads `t` sends now with `NoNode` (its server is behind the
+/// transaction's create), checks that the site does not fail on that word
+/// alone, and returns what it sends next.
+fn miss_again(t: &mut Tp) -> Vec<(RequestId, String)> {
+    for (id, text) in sent(t) {
+        if ["read ", "list ", "exists "]
+            .iter()
+            .any(|r| text.starts_with(r))
+        {
+            t.handle_reply(Instant::ZERO, id, err(ZkError::NoNode));
+        }
+    }
+    assert_eq!(events(t), [], "failed on a read no catch-up preceded");
+    sent(t)
+}
+
 /// A catch-up proves nothing for the next session: ZooKeeper keeps one
 /// session from reading older than what it saw, and a session that expired
 /// after its catch-up is followed by one that has seen nothing, whose
@@ -1485,18 +1501,7 @@ fn a_site_that_caught_up_on_an_expired_session_catches_up_again_on_the_next() {
     // The session expires before the read behind the catch-up is answered.
     t.handle_session(Instant::ZERO, SessionEvent::Expired);
     t.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 2 });
-    let resent = sent(&mut t);
-    for (id, text) in &resent {
-        if text.starts_with("read ") || text.starts_with("exists ") {
-            t.handle_reply(Instant::ZERO, *id, err(ZkError::NoNode));
-        }
-    }
-    assert_eq!(
-        events(&mut t),
-        [],
-        "failed on a new session's read no catch-up preceded"
-    );
-    let next = sent(&mut t);
+    let next = miss_again(&mut t);
     let check = next
         .iter()
         .find(|(_, text)| text.starts_with("Check"))
@@ -1523,18 +1528,7 @@ fn a_site_whose_catch_up_was_lost_catches_up_again_before_it_believes_a_miss() {
     t.handle_reply(Instant::ZERO, again[2].0, err(ZkError::ConnectionLoss));
     t.handle_session(Instant::ZERO, SessionEvent::Suspended);
     t.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 1 });
-    let resent = sent(&mut t);
-    for (id, text) in &resent {
-        if text.starts_with("read ") || text.starts_with("list ") {
-            t.handle_reply(Instant::ZERO, *id, err(ZkError::NoNode));
-        }
-    }
-    assert_eq!(
-        events(&mut t),
-        [],
-        "not failed on a read no catch-up preceded"
-    );
-    let next = sent(&mut t);
+    let next = miss_again(&mut t);
     assert!(
         texts(&next).iter().any(|r| r.starts_with("Check")),
         "{:?}",
