@@ -14,7 +14,8 @@ fn env_u64(name: &str) -> Option<u64> {
 }
 
 /// Runs `run` for every seed: `HERDLESS_SEED` alone if set, else
-/// `HERDLESS_SCHEDULES` seeds (default `default`) from 0. Panics on the
+/// `HERDLESS_SCHEDULES` seeds (default `default`) from `HERDLESS_FIRST_SEED`
+/// (default 0), so a long run can go past the seeds already tried. Panics on the
 /// first failure with the command that replays it. Returns the results and
 /// the seconds it took.
 pub fn for_each_seed<T>(
@@ -24,7 +25,11 @@ pub fn for_each_seed<T>(
 ) -> (Vec<T>, f64) {
     let seeds: Vec<u64> = match env_u64("HERDLESS_SEED") {
         Some(seed) => vec![seed],
-        None => (0..env_u64("HERDLESS_SCHEDULES").unwrap_or(default)).collect(),
+        None => {
+            let first = env_u64("HERDLESS_FIRST_SEED").unwrap_or(0);
+            let count = env_u64("HERDLESS_SCHEDULES").unwrap_or(default);
+            (first..first.saturating_add(count)).collect()
+        }
     };
     let started = Instant::now();
     let mut results = Vec::with_capacity(seeds.len());
