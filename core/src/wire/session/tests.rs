@@ -1395,3 +1395,64 @@ fn errors_display_their_cause() {
         "scheme or credential too long"
     );
 }
+
+proptest::proptest! {
+    /// The timer contract drivers rely on not to spin: whatever happened
+    /// before, once `handle_timeout(now)` ran, the next timer is later than
+    /// `now` (or there is none). Any mix of timers fired when due,
+    /// connections opened, answered, dropped and written to, requests
+    /// sent, pings answered, and a close.
+    #[test]
+    fn a_timer_that_fired_is_never_still_due(steps in proptest::collection::vec(0u8..9, 0..120)) {
+        let mut t = Script::three();
+        let mut xid = 0;
+        for step in steps {
+            match step {
+                0 | 1 => {
+                    if let Some(at) = t.s.poll_timeout() {
+                        t.now = t.now.max(at.as_millis());
+                        t.s.handle_timeout(t.at());
+                        let next = t.s.poll_timeout();
+                        proptest::prop_assert!(
+                            next.is_none_or(|n| n > t.at()),
+                            "still due at {next:?} after firing at {} in {:?}",
+                            t.now,
+                            t.s.state()
+                        );
+                    }
+                }
+                2 => t.s.handle_connected(t.conn, t.at()),
+                3 => {
+                    let _ = t.frame(&connect_response(9000, SID, &PASSWORD, false));
+                }
+                4 => t.s.handle_disconnected(t.conn, t.at()),
+                5 => {
+                    let mut buf = [0u8; 512];
+                    while let Ok(Some(n)) = t.s.poll_transmit(&mut buf, t.at()) {
+                        // A ping's answer, as a server sends it at once.
+                        if header(&buf[..n]).0 == -2 {
+                            let _ = t.frame(&empty_reply(-2, 1, 0));
+                        }
+                    }
+                }
+                6 => {
+                    if t.try_send(1, Op::Request(Request::Exists { path: "/a", watch: false })).is_ok() {
+                        xid += 1;
+                    }
+                }
+                7 => {
+                    if xid > 0 {
+                        let _ = t.frame(&empty_reply(xid, 2, -101));
+                    }
+                }
+                _ => t.s.close(t.at()),
+            }
+            for action in t.actions() {
+                if let Action::Connect { conn, .. } = action {
+                    t.conn = conn;
+                }
+            }
+            while t.s.poll_event().is_some() {}
+        }
+    }
+}
