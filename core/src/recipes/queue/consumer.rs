@@ -168,10 +168,7 @@ impl<const B: usize, const D: usize, const N: usize> Consumer<B, D, N> {
     /// Stops a take that is waiting; no event follows. A take whose delete
     /// is on its way cannot be stopped (the item may be taken).
     pub fn cancel(&mut self) -> bool {
-        if self.mode.is_some()
-            && !self.ops.is_pending(Op::Delete)
-            && !self.ops.is_pending(Op::Check)
-        {
+        if self.mode.is_some() && !self.deleting() {
             self.mode = None;
             self.deadline = None;
             self.ops.clear();
@@ -283,7 +280,6 @@ impl<const B: usize, const D: usize, const N: usize> Consumer<B, D, N> {
         self.next_item();
     }
 
-    /// Whether the batch's first item is being read, deleted or checked.
     /// Whether a listing answered now is read: a take or peek is on, and
     /// no item is being worked on (a listing answered while an item is
     /// read or deleted, two having been in flight, must not change which
@@ -292,10 +288,16 @@ impl<const B: usize, const D: usize, const N: usize> Consumer<B, D, N> {
         self.mode.is_some() && !self.on_item()
     }
 
+    /// Whether the item's delete is queued, on its way, or being checked:
+    /// the item may be taken, so the take can neither be cancelled nor run
+    /// out of time.
+    fn deleting(&self) -> bool {
+        self.ops.is_pending(Op::Delete) || self.ops.is_pending(Op::Check)
+    }
+
+    /// Whether the batch's first item is being read, deleted or checked.
     fn on_item(&self) -> bool {
-        self.ops.is_pending(Op::Read)
-            || self.ops.is_pending(Op::Delete)
-            || self.ops.is_pending(Op::Check)
+        self.ops.is_pending(Op::Read) || self.deleting()
     }
 
     fn first_path(&mut self) -> &str {
@@ -510,14 +512,11 @@ impl<const B: usize, const D: usize, const N: usize> Recipe for Consumer<B, D, N
 
     /// The take's deadline, except while its delete is on its way or being
     /// checked: the item may be taken, so the deadline cannot end the take
-    /// then. A deadline that passed meanwhile is not reported either, or a
-    /// driver would call `handle_timeout` again and again to no effect,
-    /// which on an embedded executor starves the network stack that would
-    /// bring the answer.
+    /// then, and a timer reported due would stay due (which the `Recipe`
+    /// contract forbids: drivers would spin on it).
     fn poll_timeout(&self) -> Option<Instant> {
-        let deleting = self.ops.is_pending(Op::Delete) || self.ops.is_pending(Op::Check);
         match self.mode {
-            Some(Mode::Take) if !deleting => self.deadline,
+            Some(Mode::Take) if !self.deleting() => self.deadline,
             _ => None,
         }
     }
