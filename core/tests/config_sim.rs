@@ -198,14 +198,6 @@ impl Run {
         Ok(())
     }
 
-    fn renew_ended_sessions(&mut self) {
-        for i in 0..self.world.peers.len() {
-            if self.world.session_ended(i) {
-                self.world.renew_session(i);
-            }
-        }
-    }
-
     fn one_step(&mut self, may_start: bool) -> Result<bool, String> {
         self.write_sometimes(may_start)?;
         let taken = self.world.step();
@@ -217,7 +209,7 @@ impl Run {
         self.step += 1;
         self.record();
         self.absorb_events()?;
-        self.renew_ended_sessions();
+        self.world.renew_ended_sessions();
         self.record();
         self.absorb_events()?;
         Ok(stepped)

@@ -147,20 +147,12 @@ impl Run {
         Ok(())
     }
 
-    fn renew_ended_sessions(&mut self) {
-        for i in 0..self.world.peers.len() {
-            if self.world.session_ended(i) {
-                self.world.renew_session(i);
-            }
-        }
-    }
-
     fn one_step(&mut self) -> Result<bool, String> {
         let stepped = self.world.step().is_some();
         support::stuck::timers_settle(&self.world)?;
         self.step += 1;
         self.absorb_events()?;
-        self.renew_ended_sessions();
+        self.world.renew_ended_sessions();
         self.absorb_events()?;
         self.check_presence()?;
         Ok(stepped)

@@ -229,11 +229,7 @@ impl Run {
             self.step += 1;
             self.record_queue();
             self.absorb()?;
-            for i in 0..self.world.peers.len() {
-                if self.world.session_ended(i) {
-                    self.world.renew_session(i);
-                }
-            }
+            self.world.renew_ended_sessions();
         }
         // A consumer whose session ended with its delete on the way checks
         // that delete on the next session, which the transports open; the
@@ -243,14 +239,8 @@ impl Run {
                 support::stuck::timers_settle(&self.world)?;
                 return Err("takes never finished".into());
             }
-            let ended: Vec<usize> = (0..self.world.peers.len())
-                .filter(|&i| self.world.session_ended(i))
-                .collect();
-            if ended.is_empty() {
+            if self.world.renew_ended_sessions() == 0 {
                 break;
-            }
-            for i in ended {
-                self.world.renew_session(i);
             }
         }
         self.absorb()?;

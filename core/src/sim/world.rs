@@ -127,6 +127,20 @@ impl<R: Recipe> World<R> {
         self.peers[i].move_to_session(&mut self.zk, session);
     }
 
+    /// Gives every peer whose session has ended (see
+    /// [`session_ended`](World::session_ended)) a new one, as both
+    /// transports do; returns how many there were.
+    pub fn renew_ended_sessions(&mut self) -> usize {
+        let mut renewed = 0;
+        for i in 0..self.peers.len() {
+            if self.session_ended(i) {
+                self.renew_session(i);
+                renewed += 1;
+            }
+        }
+        renewed
+    }
+
     /// Whether peer `i`'s session has ended (expired or closed) and the peer
     /// has read everything it delivered, so it knows: the moment to give it
     /// a new one with [`renew_session`](World::renew_session).
@@ -301,6 +315,24 @@ mod tests {
         // Sticky: the run that saw it is never called quiet.
         world.peers[p].recipe.timer = None;
         assert!(!world.run_until_quiet(1_000));
+    }
+
+    #[test]
+    fn every_ended_session_and_only_those_are_renewed() {
+        let mut world: World<Recorder> = World::new(1);
+        for _ in 0..3 {
+            world.add_peer(Recorder::default());
+        }
+        let (kept, expired) = (world.peers[0].session(), world.peers[1].session());
+        world.zk.expire(expired);
+        world.zk.close(world.peers[2].session());
+        assert_eq!(world.renew_ended_sessions(), 0, "the ends are not read yet");
+        assert!(world.run_until_quiet(100));
+        assert_eq!(world.renew_ended_sessions(), 2);
+        assert_eq!(world.peers[0].session(), kept);
+        assert!(world.peers[1].session() > expired);
+        assert!((0..3).all(|i| !world.session_ended(i)));
+        assert_eq!(world.renew_ended_sessions(), 0);
     }
 
     fn only(fault: impl FnOnce(&mut Faults)) -> Faults {
