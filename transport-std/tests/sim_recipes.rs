@@ -25,7 +25,7 @@ use herdless_std::{
 use tokio::time::{sleep, Instant};
 
 mod support;
-use support::{acquiring, under, within, MS};
+use support::{acquiring, seeds, under, within, MS};
 
 // ---- 1. shared lock ----
 
@@ -129,7 +129,7 @@ async fn a_readers_lost_create_reply_leaves_exactly_one_node() {
 #[tokio::test(start_paused = true)]
 async fn random_faults_never_let_a_writer_in_beside_anyone() {
     const DIR: &str = "/rw/random";
-    for seed in 1..=4 {
+    for seed in seeds(1, 4) {
         let zk = SimServer::with_seed(seed).with_session_timeout(Duration::from_secs(2));
         zk.random_faults(
             seed,
@@ -494,7 +494,7 @@ async fn a_priority_queue_takes_by_priority_then_order() {
 #[tokio::test(start_paused = true)]
 async fn random_faults_lose_no_queue_item() {
     const DIR: &str = "/app/random";
-    for seed in 1..=4 {
+    for seed in seeds(1, 4) {
         let zk = SimServer::with_seed(seed).with_session_timeout(Duration::from_secs(5));
         let p = zk.connect();
         let producer = Queue::new(&p, DIR).await.unwrap();

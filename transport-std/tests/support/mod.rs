@@ -11,6 +11,23 @@ use herdless_std::{Error, Lock, LockGuard};
 use tokio::task::JoinHandle;
 use tokio::time::timeout;
 
+/// The seeds a randomised test runs, from the variables herdless-core's
+/// seeded simulations read: `HERDLESS_SEED` alone if set, else
+/// `HERDLESS_SCHEDULES` seeds (default `default`) from
+/// `HERDLESS_FIRST_SEED` (default `first`). Each seed is printed as it
+/// starts, so a failing test's output ends with the one to replay.
+pub fn seeds(first: u64, default: u64) -> impl Iterator<Item = u64> {
+    let var = |name| std::env::var(name).ok().and_then(|v| v.parse::<u64>().ok());
+    let range = match var("HERDLESS_SEED") {
+        Some(seed) => seed..seed.saturating_add(1),
+        None => {
+            let first = var("HERDLESS_FIRST_SEED").unwrap_or(first);
+            first..first.saturating_add(var("HERDLESS_SCHEDULES").unwrap_or(default))
+        }
+    };
+    range.inspect(|seed| println!("seed {seed} (replay with HERDLESS_SEED={seed})"))
+}
+
 /// One millisecond, to write virtual time as `20 * MS`.
 pub const MS: Duration = Duration::from_millis(1);
 
