@@ -2,16 +2,17 @@
 //! through the faults a test injects. Every test runs on tokio's paused
 //! clock: timeouts pass in virtual time.
 
+use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use herdless_std::election::LeaderState;
-use herdless_std::sim::{RandomFaults, SimServer};
-use herdless_std::{CreateMode, Election, Error, Lock};
+use herdless_std::sim::{RandomFaults, SimServer, SimSession};
+use herdless_std::{CreateMode, Election, Error, Fenced, Lock};
 
 mod support;
-use support::{acquiring, under};
+use support::{acquiring, seeds, under, within};
 
 const DIR: &str = "/locks/job";
 
@@ -146,49 +147,177 @@ async fn a_leader_that_expires_is_followed_by_the_next() {
 /// outside the library counts holders at every moment.
 #[tokio::test(start_paused = true)]
 async fn random_faults_never_give_two_holders() {
-    let zk = SimServer::with_seed(7).with_session_timeout(Duration::from_secs(2));
+    for seed in seeds(7, 4) {
+        let zk = SimServer::with_seed(seed).with_session_timeout(Duration::from_secs(2));
+        zk.random_faults(
+            seed,
+            RandomFaults {
+                lose_reply: 0.1,
+                disconnect: 0.05,
+                expire: 0.0,
+                max_down: Duration::from_millis(300),
+            },
+        );
+        let holders = Arc::new(AtomicUsize::new(0));
+        let most = Arc::new(AtomicUsize::new(0));
+        let rounds = Arc::new(AtomicUsize::new(0));
+        let mut workers = Vec::new();
+        for _ in 0..4 {
+            let session = zk.session();
+            let (holders, most, rounds) = (holders.clone(), most.clone(), rounds.clone());
+            workers.push(tokio::spawn(async move {
+                let lock = Lock::new(&session, DIR).unwrap();
+                for _ in 0..10 {
+                    let Ok(guard) = lock.acquire().await else {
+                        continue;
+                    };
+                    let now = holders.fetch_add(1, Ordering::SeqCst) + 1;
+                    most.fetch_max(now, Ordering::SeqCst);
+                    tokio::select! {
+                        () = tokio::time::sleep(Duration::from_millis(5)) => {}
+                        () = guard.lost() => {}
+                    }
+                    holders.fetch_sub(1, Ordering::SeqCst);
+                    let _ = guard.release().await;
+                    rounds.fetch_add(1, Ordering::SeqCst);
+                }
+            }));
+        }
+        for w in workers {
+            w.await.unwrap();
+        }
+        assert_eq!(
+            most.load(Ordering::SeqCst),
+            1,
+            "seed {seed}: two holders at once"
+        );
+        assert!(
+            rounds.load(Ordering::SeqCst) >= 20,
+            "seed {seed}: too few rounds"
+        );
+        let faults = zk.requests();
+        assert!(
+            faults.values().sum::<u64>() > 100,
+            "seed {seed}: {faults:?}"
+        );
+        zk.no_random_faults();
+    }
+}
+
+/// Under random faults that include expiries, workers on renewing sessions
+/// take the lock in turn and append to a ledger under its fence. See
+/// [`fenced_ledger`] for the oracle.
+#[tokio::test(start_paused = true)]
+async fn random_faults_with_expiries_never_let_an_earlier_holder_write_after_a_later() {
+    for seed in seeds(1, 4) {
+        fenced_ledger(seed, |session| async move {
+            let lock = Lock::new(&session, DIR).unwrap();
+            let mut written = 0;
+            for _ in 0..10 {
+                if let Ok(guard) = lock.acquire().await {
+                    written += append_twice(guard.node_path(), || guard.fenced()).await;
+                    let _ = guard.release().await;
+                }
+            }
+            written
+        })
+        .await;
+    }
+}
+
+/// The same for leadership: candidates campaign in turn and append under
+/// the leadership's fence.
+#[tokio::test(start_paused = true)]
+async fn random_faults_with_expiries_never_let_an_earlier_leader_write_after_a_later() {
+    for seed in seeds(1, 4) {
+        fenced_ledger(seed, |session| async move {
+            let election = Election::new(&session, "/election").unwrap();
+            let mut written = 0;
+            for _ in 0..10 {
+                if let Ok(leading) = election.campaign().await {
+                    written += append_twice(leading.node_path(), || leading.fenced()).await;
+                    let _ = leading.resign().await;
+                }
+            }
+            written
+        })
+        .await;
+    }
+}
+
+const LEDGER: &str = "/ledger";
+
+/// Runs four `worker`s on renewing sessions of a server with random lost
+/// replies, disconnections and expiries, where an expired holder may still
+/// believe it holds while the next one takes over (as on a real ensemble).
+/// The oracle is the server's ledger itself, in commit order: no holder's
+/// write comes after a later holder's. `worker` returns how many of its
+/// writes were answered OK, which the ledger must all hold.
+async fn fenced_ledger<F>(seed: u64, worker: impl Fn(SimSession) -> F)
+where
+    F: Future<Output = usize> + Send + 'static,
+{
+    let zk = SimServer::with_seed(seed).with_session_timeout(Duration::from_secs(2));
+    zk.create(LEDGER, b"").unwrap();
     zk.random_faults(
-        11,
+        seed,
         RandomFaults {
             lose_reply: 0.1,
             disconnect: 0.05,
-            expire: 0.0,
+            expire: 0.03,
             max_down: Duration::from_millis(300),
         },
     );
-    let holders = Arc::new(AtomicUsize::new(0));
-    let most = Arc::new(AtomicUsize::new(0));
-    let rounds = Arc::new(AtomicUsize::new(0));
-    let mut workers = Vec::new();
-    for _ in 0..4 {
-        let session = zk.session();
-        let (holders, most, rounds) = (holders.clone(), most.clone(), rounds.clone());
-        workers.push(tokio::spawn(async move {
-            let lock = Lock::new(&session, DIR).unwrap();
-            for _ in 0..10 {
-                let Ok(guard) = lock.acquire().await else {
-                    continue;
-                };
-                let now = holders.fetch_add(1, Ordering::SeqCst) + 1;
-                most.fetch_max(now, Ordering::SeqCst);
-                tokio::select! {
-                    () = tokio::time::sleep(Duration::from_millis(5)) => {}
-                    () = guard.lost() => {}
-                }
-                holders.fetch_sub(1, Ordering::SeqCst);
-                let _ = guard.release().await;
-                rounds.fetch_add(1, Ordering::SeqCst);
-            }
-        }));
-    }
+    let workers: Vec<_> = (0..4).map(|_| tokio::spawn(worker(zk.session()))).collect();
+    let mut written = 0;
     for w in workers {
-        w.await.unwrap();
+        written += within(Duration::from_secs(600), "the workers finish", w)
+            .await
+            .unwrap();
     }
-    assert_eq!(most.load(Ordering::SeqCst), 1, "two holders at once");
-    assert!(rounds.load(Ordering::SeqCst) >= 20, "too few rounds");
-    let faults = zk.requests();
-    assert!(faults.values().sum::<u64>() > 100, "{faults:?}");
     zk.no_random_faults();
+    let mut ledger = under(&zk, LEDGER);
+    ledger.sort();
+    assert!(
+        ledger.len() >= written,
+        "seed {seed}: a write answered OK is missing"
+    );
+    assert!(written >= 20, "seed {seed}: too few writes ({written})");
+    let tokens: Vec<String> = ledger
+        .iter()
+        .map(|p| String::from_utf8(zk.node(p).unwrap().data).unwrap())
+        .collect();
+    for pair in tokens.windows(2) {
+        assert!(
+            pair[0] <= pair[1],
+            "seed {seed}: holder {} wrote after holder {}: {tokens:?}",
+            pair[0],
+            pair[1],
+        );
+    }
+}
+
+/// Two appends to the ledger under `fenced`'s fence, a little apart, each
+/// naming the holder by its node's sequence number (zero-padded, so the
+/// strings order as the numbers). Returns how many were answered OK.
+async fn append_twice(node: &str, fenced: impl Fn() -> Fenced) -> usize {
+    let token = &node[node.len() - 10..];
+    let mut written = 0;
+    for _ in 0..2 {
+        let mut batch = fenced();
+        batch
+            .create(
+                &format!("{LEDGER}/w-"),
+                token.as_bytes(),
+                CreateMode::PersistentSequential,
+            )
+            .unwrap();
+        if batch.commit().await.is_ok() {
+            written += 1;
+        }
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    written
 }
 
 /// A fleet in one process: 200 devices on one in-memory server elect a
