@@ -519,32 +519,44 @@ fn a_refused_read_fails_the_take_with_the_servers_error() {
     }
 }
 
-/// The take in progress fails with the session; the next one, asked for
-/// before the transport has renewed the session, waits for the new one (an
-/// embedded consumer once failed on every `take` until a real server's
-/// expiry was over, and spun).
+/// A take in progress when its session expires goes on on the next
+/// session, as one asked for before the transport has renewed the session
+/// does (an embedded consumer once failed on every `take` until a real
+/// server's expiry was over, and spun; herdless-std's, on a renewing
+/// session, failed with `SessionEnded` although a session followed). A
+/// close, which no session follows, ends it.
 #[test]
-fn a_listing_answered_session_expired_ends_the_take_and_the_next_waits_for_a_new_session() {
+fn a_take_whose_session_expires_goes_on_on_the_next_and_a_close_ends_it() {
     for error in [ZkError::SessionExpired, ZkError::SessionMoved] {
         let mut c: Cons = Consumer::new(QUEUE).unwrap();
         connected(&mut c);
         c.take(None).unwrap();
         let s = sent(&mut c);
         c.handle_reply(Instant::ZERO, s[0].0, Reply::Error(error));
-        assert_eq!(
-            events(&mut c),
-            [ConsumerEvent::Failed(Error::SessionEnded)],
-            "{error:?}"
-        );
-        c.take(None).unwrap();
+        assert_eq!(events(&mut c), [], "{error:?}");
         assert!(sent(&mut c).is_empty(), "nothing without a session");
         assert!(c.is_busy());
+        assert_eq!(c.take(None), Err(Error::InvalidState), "still taking");
         connected(&mut c);
         assert_eq!(
             texts(&sent(&mut c)),
             [format!("list {QUEUE} watch=false")],
             "{error:?}"
         );
+    }
+    for ending in [SessionEvent::Expired, SessionEvent::Closed] {
+        let mut c: Cons = Consumer::new(QUEUE).unwrap();
+        connected(&mut c);
+        c.take(None).unwrap();
+        sent(&mut c);
+        c.handle_session(Instant::ZERO, ending);
+        if ending == SessionEvent::Expired {
+            assert_eq!(events(&mut c), []);
+            assert!(c.is_busy(), "waits for the next session");
+            c.handle_session(Instant::ZERO, SessionEvent::Closed);
+        }
+        assert_eq!(events(&mut c), [ConsumerEvent::Failed(Error::SessionEnded)]);
+        assert!(!c.is_busy());
     }
 }
 

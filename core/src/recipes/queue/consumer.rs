@@ -440,9 +440,9 @@ impl<const B: usize, const D: usize, const N: usize> Recipe for Consumer<B, D, N
                 if deleting {
                     // As on `Expired`: checked on the next session.
                     self.check_again();
-                } else {
-                    self.finish(ConsumerEvent::Failed(Error::SessionEnded));
                 }
+                // Otherwise, as on `Expired`, the work waits for the next
+                // session.
             }
             (_, Reply::Error(e)) => self.finish(ConsumerEvent::Failed(Error::Zk(e))),
             (_, _) => self.finish(ConsumerEvent::Failed(Error::BadReply)),
@@ -495,9 +495,12 @@ impl<const B: usize, const D: usize, const N: usize> Recipe for Consumer<B, D, N
                     } else if deleting {
                         // Closed: no session follows to check on.
                         self.finish(ConsumerEvent::Taken { certain: false });
-                    } else {
+                    } else if event == SessionEvent::Closed {
                         self.finish(ConsumerEvent::Failed(Error::SessionEnded));
                     }
+                    // Expired with nothing on its way: the work goes on on
+                    // the next session, as work asked now would (a client
+                    // that opens none says `Closed` next).
                 }
             }
         }
