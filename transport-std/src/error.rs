@@ -20,9 +20,12 @@ pub enum Error {
     Recipe(herdless_core::Error),
     /// The session expired or was closed: nothing more can happen on it.
     /// On a renewing [`Session`](crate::Session), whose recipes wait for
-    /// the next session after an expiry, it means none will follow;
+    /// the next session after an expiry (and whose calls are made again
+    /// there), it means none will follow;
     /// [`Session::ended`](crate::Session::ended) says why (credentials the
-    /// server refused, say).
+    /// server refused, say). The one exception is a fenced batch's
+    /// [`commit`](crate::Fenced::commit), bound to the session it was
+    /// built on.
     #[error("the ZooKeeper session has ended")]
     SessionEnded,
     /// Connecting to ZooKeeper failed.

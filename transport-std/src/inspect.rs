@@ -212,17 +212,21 @@ async fn read_path(backend: &Backend, path: String, name: String) -> Result<Opti
 /// members, a double barrier's processes, a transaction's votes.
 pub async fn children(conn: &impl Connection, dir: &str) -> Result<Vec<Node>, Error> {
     herdless_core::path::validate(dir)?;
-    let backend = conn.source().backend();
-    let Some(mut names) = backend.list(dir).await? else {
-        return Err(Error::Zk(ZkError::NoNode));
-    };
-    names.sort();
-    // All reads in one flight: the client pipelines them on its
-    // connection, so a large directory costs one round trip, not one per
-    // child.
-    let reads = names.into_iter().map(|name| read(&backend, dir, name));
-    let nodes = futures::future::try_join_all(reads).await?;
-    Ok(nodes.into_iter().flatten().collect())
+    let source = conn.source();
+    source
+        .across(None, |backend| async move {
+            let Some(mut names) = backend.list(dir).await? else {
+                return Err(Error::Zk(ZkError::NoNode));
+            };
+            names.sort();
+            // All reads in one flight: the client pipelines them on its
+            // connection, so a large directory costs one round trip, not one per
+            // child.
+            let reads = names.into_iter().map(|name| read(&backend, dir, name));
+            let nodes = futures::future::try_join_all(reads).await?;
+            Ok(nodes.into_iter().flatten().collect())
+        })
+        .await
 }
 
 /// The barrier node `node` if the barrier is set, `None` if it is not.
@@ -233,8 +237,13 @@ pub async fn barrier(conn: &impl Connection, node: &str) -> Result<Option<Node>,
 /// The node at `path`, or `None` if there is none.
 async fn read_node(conn: &impl Connection, path: &str) -> Result<Option<Node>, Error> {
     herdless_core::path::validate(path)?;
-    let name = herdless_core::path::basename(path).to_owned();
-    read_path(&conn.source().backend(), path.to_owned(), name).await
+    let name = herdless_core::path::basename(path);
+    let source = conn.source();
+    source
+        .across(None, |backend| async move {
+            read_path(&backend, path.to_owned(), name.to_owned()).await
+        })
+        .await
 }
 
 /// A double barrier's state.

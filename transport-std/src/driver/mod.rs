@@ -9,6 +9,7 @@
 //! input it drains requests, then events, then the timer, as the [`Recipe`]
 //! contract says.
 
+pub(crate) mod across;
 pub(crate) mod convert;
 pub(crate) mod hold;
 pub(crate) mod own_node;
@@ -101,6 +102,12 @@ impl<R> DriverHandle<R> {
 /// at 0 when the driver does.
 pub(crate) fn deadline_at_start(after: Duration) -> herdless_core::Instant {
     millis_up(after)
+}
+
+/// The moment `timeout` from now; `None` past the end of the clock (a
+/// timeout of `Duration::MAX`, say), which is no deadline at all.
+pub(crate) fn deadline_after(timeout: Duration) -> Option<TokioInstant> {
+    TokioInstant::now().checked_add(timeout)
 }
 
 /// Rounded up: a deadline truncated to the millisecond fired up to a

@@ -160,17 +160,19 @@ impl DoubleBarrier {
         })
     }
 
+    /// Starts the work and waits for `until`; `Ok(false)` if the session
+    /// ended first, taking this process's node with it.
     async fn run(
         &self,
         start: impl FnOnce(&mut CoreD) -> Result<(), herdless_core::Error> + Send + 'static,
         until: DoubleBarrierEvent,
-    ) -> Result<(), Error> {
+    ) -> Result<bool, Error> {
         let mut events = self.events.lock().await;
         self.handle.call(start).await??;
         loop {
             match events.recv().await.ok_or(Error::DriverGone)? {
-                event if event == until => return Ok(()),
-                DoubleBarrierEvent::Lost => return Err(Error::SessionEnded),
+                event if event == until => return Ok(true),
+                DoubleBarrierEvent::Lost => return Ok(false),
                 DoubleBarrierEvent::Failed(e) => return Err(e.into()),
                 _ => {}
             }
@@ -180,9 +182,17 @@ impl DoubleBarrier {
     /// Enters, returning once `count` processes have (creating the barrier
     /// directory if missing). Not cancel-safe: a dropped enter leaves this
     /// process's node until its session ends.
+    ///
+    /// On a renewing [`Session`](crate::Session), an enter whose session
+    /// expires enters again on the next one (its node went with the
+    /// session); `SessionEnded` only when no session follows.
     pub async fn enter(&self, count: u32) -> Result<Inside<'_>, Error> {
-        self.run(move |d| d.enter(count), DoubleBarrierEvent::Entered)
-            .await?;
+        // Asked again at once: the core waits for the next session after
+        // an expiry, and refuses the work when none follows (a close).
+        while !self
+            .run(move |d| d.enter(count), DoubleBarrierEvent::Entered)
+            .await?
+        {}
         Ok(Inside { barrier: self })
     }
 }
@@ -190,8 +200,11 @@ impl DoubleBarrier {
 impl Inside<'_> {
     /// Leaves, returning once every process has left.
     pub async fn leave(self) -> Result<(), Error> {
-        self.barrier
-            .run(|d| d.leave(), DoubleBarrierEvent::Left)
-            .await
+        let left = self.barrier.run(|d| d.leave(), DoubleBarrierEvent::Left);
+        if left.await? {
+            Ok(())
+        } else {
+            Err(Error::SessionEnded)
+        }
     }
 }

@@ -249,37 +249,15 @@ impl Election {
     /// # Ok(()) }
     /// ```
     pub async fn campaign_timeout(&self, timeout: Duration) -> Result<Option<Leadership>, Error> {
-        self.campaign_until(Some(TokioInstant::now() + timeout))
-            .await
+        self.campaign_until(driver::deadline_after(timeout)).await
     }
 
     async fn campaign_until(
         &self,
         deadline: Option<TokioInstant>,
     ) -> Result<Option<Leadership>, Error> {
-        loop {
-            let session_id = self.source.backend().session_id();
-            match self.run(deadline).await {
-                Err(Error::SessionEnded) => {
-                    // On a renewing session, volunteer again on the next one.
-                    let Some(renewed) = self.source.renewal(session_id) else {
-                        return Err(Error::SessionEnded);
-                    };
-                    let ok = match deadline {
-                        Some(at) => tokio::time::timeout_at(at, renewed).await.unwrap_or(false),
-                        None => renewed.await,
-                    };
-                    if !ok {
-                        return match deadline {
-                            Some(at) if TokioInstant::now() >= at => Ok(None),
-                            _ => Err(Error::SessionEnded),
-                        };
-                    }
-                    info!(dir = %self.dir, "campaigning again on the new session");
-                }
-                other => return other,
-            }
-        }
+        // On a renewing session, volunteer again on the next one.
+        self.source.across(deadline, |_| self.run(deadline)).await
     }
 
     async fn run(&self, deadline: Option<TokioInstant>) -> Result<Option<Leadership>, Error> {
@@ -510,7 +488,10 @@ impl Leadership {
 pub async fn current_leader(conn: &impl Connection, dir: &str) -> Result<Option<Leader>, Error> {
     herdless_core::path::validate(dir)?;
     let path = herdless_core::path::join::<MAX_PATH>(dir, ACK_NAME)?;
-    let Some((data, _)) = conn.source().backend().read(&path).await? else {
+    let path = path.as_str();
+    let source = conn.source();
+    let read = source.across(None, |backend| async move { backend.read(path).await });
+    let Some((data, _)) = read.await? else {
         return Ok(None);
     };
     let leader = Acknowledgement::parse(&data).map(Leader::from_ack);

@@ -26,12 +26,9 @@ type Core = CoreObserver<MAX_MEMBERS, MAX_NAME, 256>;
 /// exist). One round trip.
 pub async fn members(conn: &impl Connection, group: &str) -> Result<Vec<String>, Error> {
     herdless_core::path::validate(group)?;
-    let mut names = conn
-        .source()
-        .backend()
-        .list(group)
-        .await?
-        .unwrap_or_default();
+    let source = conn.source();
+    let listed = source.across(None, |backend| async move { backend.list(group).await });
+    let mut names = listed.await?.unwrap_or_default();
     names.sort();
     Ok(names)
 }
@@ -207,10 +204,7 @@ pub async fn lookup(
 ) -> Result<Option<Vec<u8>>, Error> {
     herdless_core::path::validate_name(name)?;
     let path = herdless_core::path::join::<1024>(root, name)?;
-    Ok(conn
-        .source()
-        .backend()
-        .read(&path)
-        .await?
-        .map(|(data, _)| data))
+    let (path, source) = (path.as_str(), conn.source());
+    let read = source.across(None, |backend| async move { backend.read(path).await });
+    Ok(read.await?.map(|(data, _)| data))
 }

@@ -14,6 +14,7 @@ use herdless_core::lock::{Contender, GiveUp, Lock as CoreLock, LockEvent, LockSt
 use herdless_core::naming::{Flavour, Guid};
 use herdless_core::Acl;
 use tokio::sync::{mpsc, watch};
+use tokio::time::Instant as TokioInstant;
 use tracing::{info, warn};
 
 use crate::driver::hold::{Hold, Standing};
@@ -149,7 +150,7 @@ impl Lock {
     /// this attempt's node has been deleted. Cancel-safe like
     /// [`acquire`](Lock::acquire).
     pub async fn acquire_timeout(&self, timeout: Duration) -> Result<Option<LockGuard>, Error> {
-        self.run(Attempt::Until(timeout), false).await
+        self.run(Attempt::until(timeout), false).await
     }
 
     /// Waits until the lock is held, revocably: the guard hears when
@@ -194,13 +195,25 @@ impl Lock {
         &self,
         timeout: Duration,
     ) -> Result<Option<RevocableGuard>, Error> {
-        self.run(Attempt::Until(timeout), true)
+        self.run(Attempt::until(timeout), true)
             .await?
             .map(RevocableGuard::new)
             .transpose()
     }
 
+    /// One attempt, made again on the next session each time its session
+    /// expires while a renewing one follows: a waiter's node went with its
+    /// session, so it queues anew there, as a campaign does.
     async fn run(&self, attempt: Attempt, revocable: bool) -> Result<Option<LockGuard>, Error> {
+        let deadline = match attempt {
+            Attempt::Until(at) => Some(at),
+            Attempt::Wait | Attempt::Try => None,
+        };
+        let attempt_on = |_| self.attempt(attempt, revocable);
+        self.source.across(deadline, attempt_on).await
+    }
+
+    async fn attempt(&self, attempt: Attempt, revocable: bool) -> Result<Option<LockGuard>, Error> {
         let mut core: CoreLock =
             CoreLock::with_contender(&self.dir, self.contender, self.flavour)?.with_acl(self.acl);
         if revocable {
@@ -210,7 +223,10 @@ impl Lock {
         match attempt {
             Attempt::Wait => core.acquire(guid)?,
             Attempt::Try => core.try_acquire(guid)?,
-            Attempt::Until(t) => core.acquire_until(guid, driver::deadline_at_start(t))?,
+            Attempt::Until(at) => {
+                let left = at.saturating_duration_since(TokioInstant::now());
+                core.acquire_until(guid, driver::deadline_at_start(left))?
+            }
         }
         let (events_tx, mut events) = mpsc::unbounded_channel();
         let (holding_tx, holding) = watch::channel(Holding::Held);
@@ -294,10 +310,19 @@ impl Lock {
     }
 }
 
+#[derive(Clone, Copy)]
 enum Attempt {
     Wait,
     Try,
-    Until(Duration),
+    Until(TokioInstant),
+}
+
+impl Attempt {
+    /// Until `timeout` from now: one deadline for every session the attempt
+    /// is made on.
+    fn until(timeout: Duration) -> Attempt {
+        driver::deadline_after(timeout).map_or(Attempt::Wait, Attempt::Until)
+    }
 }
 
 /// A held lock. Dropping it releases the lock in the background; call

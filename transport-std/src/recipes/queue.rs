@@ -92,7 +92,13 @@ impl Queue {
 
     async fn open(conn: &impl Connection, dir: &str, priority: bool) -> Result<Queue, Error> {
         let queue = Self::spawn(conn, dir, priority)?;
-        conn.source().backend().ensure_dir(dir, conn.acl()).await?;
+        let acl = conn.acl();
+        conn.source()
+            .across(
+                None,
+                |backend| async move { backend.ensure_dir(dir, acl).await },
+            )
+            .await?;
         Ok(queue)
     }
 
