@@ -234,6 +234,200 @@ async fn a_campaign_carries_over_to_the_renewed_session() {
     assert!(under(&zk, ELECTION).is_empty());
 }
 
+/// A waiting acquire on a renewing session whose session expired queues
+/// again on the next one, as a campaign does: `SessionEnded` there means no
+/// session follows, and one does.
+#[tokio::test(start_paused = true)]
+async fn a_waiting_acquire_carries_over_to_the_renewed_session() {
+    const DIR: &str = "/locks/renewal";
+    let zk = SimServer::new();
+    let a = zk.connect();
+    let held = Lock::new(&a, DIR).unwrap().acquire().await.unwrap();
+    let session = zk.session();
+    let acquiring = tokio::spawn({
+        let session = session.clone();
+        async move { Lock::new(&session, DIR).unwrap().acquire().await }
+    });
+    sleep(20 * MS).await;
+    let old = session.session_id();
+    zk.expire(old);
+    within(Duration::from_secs(1), "the renewal", session.renewed(old)).await;
+    sleep(50 * MS).await;
+    assert!(!acquiring.is_finished(), "ended while a holds the lock");
+    let mut owners: Vec<i64> = under(&zk, DIR)
+        .iter()
+        .map(|n| zk.node(n).unwrap().stat.ephemeral_owner)
+        .collect();
+    owners.sort();
+    let mut expected = [a.session_id(), session.session_id()];
+    expected.sort();
+    assert_eq!(owners, expected, "a's node and one on the new session");
+    held.release().await.unwrap();
+    let guard = within(Duration::from_secs(1), "the acquire", acquiring)
+        .await
+        .unwrap()
+        .unwrap();
+    guard.release().await.unwrap();
+    assert!(under(&zk, DIR).is_empty());
+}
+
+/// A timed acquire waits for the next session only until its deadline, one
+/// deadline across sessions; on a session closed for good it fails with
+/// `SessionEnded` at once.
+#[tokio::test(start_paused = true)]
+async fn a_timed_acquire_waits_for_a_renewal_only_until_its_deadline() {
+    const DIR: &str = "/locks/renewal-deadline";
+    let zk = SimServer::new();
+    let a = zk.connect();
+    let _held = Lock::new(&a, DIR).unwrap().acquire().await.unwrap();
+    let session = zk.session();
+    let started = tokio::time::Instant::now();
+    let acquiring = tokio::spawn({
+        let session = session.clone();
+        async move {
+            Lock::new(&session, DIR)
+                .unwrap()
+                .acquire_timeout(Duration::from_millis(500))
+                .await
+        }
+    });
+    sleep(20 * MS).await;
+    zk.refuse_sessions(true);
+    zk.expire(session.session_id());
+    let outcome = within(Duration::from_secs(2), "the acquire", acquiring)
+        .await
+        .unwrap();
+    assert!(matches!(outcome, Ok(None)), "{outcome:?}");
+    let waited = started.elapsed();
+    assert!(waited >= 500 * MS, "gave up before its deadline");
+    assert!(
+        waited < 600 * MS,
+        "one deadline across sessions: {waited:?}"
+    );
+    zk.refuse_sessions(false);
+
+    let closing = zk.session();
+    let acquiring = tokio::spawn({
+        let closing = closing.clone();
+        async move {
+            Lock::new(&closing, DIR)
+                .unwrap()
+                .acquire_timeout(Duration::from_secs(5))
+                .await
+        }
+    });
+    sleep(20 * MS).await;
+    closing.client().close();
+    let outcome = within(Duration::from_secs(1), "the acquire", acquiring)
+        .await
+        .unwrap();
+    assert!(matches!(outcome, Err(Error::SessionEnded)), "{outcome:?}");
+}
+
+/// A queue made while its session expires is made on the next one, and a
+/// take waiting when its session expires goes on on the next one.
+#[tokio::test(start_paused = true)]
+async fn a_queue_carries_over_to_the_renewed_session() {
+    const DIR: &str = "/app/renewal";
+    let zk = SimServer::new();
+    let session = zk.session();
+    let first = session.session_id();
+    zk.hold(first);
+    let making = tokio::spawn({
+        let session = session.clone();
+        async move { Queue::new(&session, DIR).await }
+    });
+    sleep(20 * MS).await;
+    assert!(zk.in_flight(first) > 0, "the directory's create is held");
+    zk.expire(first);
+    let queue = within(Duration::from_secs(1), "the queue", making)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_ne!(session.session_id(), first);
+    assert!(zk.node(DIR).is_some());
+
+    let taking = tokio::spawn(async move { queue.take().await });
+    sleep(20 * MS).await;
+    let second = session.session_id();
+    zk.expire(second);
+    within(
+        Duration::from_secs(1),
+        "the renewal",
+        session.renewed(second),
+    )
+    .await;
+    sleep(50 * MS).await;
+    assert!(!taking.is_finished(), "the take ended with its session");
+    let other = zk.connect();
+    Queue::new(&other, DIR)
+        .await
+        .unwrap()
+        .put(b"job")
+        .await
+        .unwrap();
+    let item = within(Duration::from_secs(1), "the take", taking)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(item.data, b"job");
+    assert!(item.certain);
+}
+
+/// A process entering a double barrier on a renewing session whose
+/// session expires enters again on the next one: its node went with the
+/// session, and the barrier opens once the other process arrives.
+#[tokio::test(start_paused = true)]
+async fn an_enter_carries_over_to_the_renewed_session() {
+    const DIR: &str = "/gate/renewal";
+    let zk = SimServer::new();
+    let session = zk.session();
+    let entering = tokio::spawn({
+        let session = session.clone();
+        async move {
+            let barrier = DoubleBarrier::new(&session, DIR, "p0").unwrap();
+            barrier.enter(2).await.map(|_| ())
+        }
+    });
+    sleep(20 * MS).await;
+    let old = session.session_id();
+    zk.expire(old);
+    within(Duration::from_secs(1), "the renewal", session.renewed(old)).await;
+    sleep(50 * MS).await;
+    assert!(!entering.is_finished(), "the enter ended with its session");
+    let owner = zk
+        .node(&format!("{DIR}/p0"))
+        .map(|n| n.stat.ephemeral_owner);
+    assert_eq!(owner, Some(session.session_id()), "p0 entered again");
+    let other = zk.connect();
+    let second = DoubleBarrier::new(&other, DIR, "p1").unwrap();
+    let (first, second) = tokio::join!(
+        within(Duration::from_secs(1), "p0 enters", entering),
+        within(Duration::from_secs(1), "p1 enters", second.enter(2)),
+    );
+    first.unwrap().unwrap();
+    second.unwrap();
+}
+
+/// A timeout past the end of the clock is no deadline, not a panic.
+#[tokio::test(start_paused = true)]
+async fn the_longest_timeouts_wait_without_a_deadline() {
+    let zk = SimServer::new();
+    let c = zk.connect();
+    let guard = Lock::new(&c, "/locks/max")
+        .unwrap()
+        .acquire_timeout(Duration::MAX)
+        .await
+        .unwrap();
+    assert!(guard.is_some());
+    let leading = Election::new(&c, "/election/max")
+        .unwrap()
+        .campaign_timeout(Duration::MAX)
+        .await
+        .unwrap();
+    assert!(leading.is_some());
+}
+
 // ---- nothing left behind ----
 
 /// Recipes' tasks end once their handles are gone and their session is

@@ -151,10 +151,9 @@ async fn random_faults_never_give_two_holders() {
         never_two_at_once(seed, |session, room| async move {
             let lock = Lock::new(&session, DIR).unwrap();
             for _ in 0..10 {
-                if let Ok(guard) = lock.acquire().await {
-                    room.occupy(guard.lost()).await;
-                    let _ = guard.release().await;
-                }
+                let guard = lock.acquire().await.expect("a renewing session's acquire");
+                room.occupy(guard.lost()).await;
+                let _ = guard.release().await;
             }
         })
         .await;
@@ -169,10 +168,12 @@ async fn random_faults_never_give_two_leaders() {
         never_two_at_once(seed, |session, room| async move {
             let election = Election::new(&session, "/election").unwrap();
             for _ in 0..10 {
-                if let Ok(leading) = election.campaign().await {
-                    room.occupy(leading.lost()).await;
-                    let _ = leading.resign().await;
-                }
+                let leading = election
+                    .campaign()
+                    .await
+                    .expect("a renewing session's campaign");
+                room.occupy(leading.lost()).await;
+                let _ = leading.resign().await;
             }
         })
         .await;
@@ -255,10 +256,9 @@ async fn random_faults_with_expiries_never_let_an_earlier_holder_write_after_a_l
             let lock = Lock::new(&session, DIR).unwrap();
             let mut written = 0;
             for _ in 0..10 {
-                if let Ok(guard) = lock.acquire().await {
-                    written += append_twice(guard.node_path(), || guard.fenced()).await;
-                    let _ = guard.release().await;
-                }
+                let guard = lock.acquire().await.expect("a renewing session's acquire");
+                written += append_twice(guard.node_path(), || guard.fenced()).await;
+                let _ = guard.release().await;
             }
             written
         })
@@ -275,10 +275,12 @@ async fn random_faults_with_expiries_never_let_an_earlier_leader_write_after_a_l
             let election = Election::new(&session, "/election").unwrap();
             let mut written = 0;
             for _ in 0..10 {
-                if let Ok(leading) = election.campaign().await {
-                    written += append_twice(leading.node_path(), || leading.fenced()).await;
-                    let _ = leading.resign().await;
-                }
+                let leading = election
+                    .campaign()
+                    .await
+                    .expect("a renewing session's campaign");
+                written += append_twice(leading.node_path(), || leading.fenced()).await;
+                let _ = leading.resign().await;
             }
             written
         })
