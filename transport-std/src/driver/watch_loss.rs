@@ -4,10 +4,13 @@
 //! zookeeper-client 0.11.2 unwraps the channel of a one-shot watcher when it
 //! waits for its event (`session/watch.rs:120`); when the client drops the
 //! sending side without an event, the waiting future panics (seen on a
-//! three-server ensemble with servers killed, README: design notes). Inside a
-//! driver that panic would end the recipe's task. The driver instead waits
-//! on [`contain`]ed watchers: a watcher that panics is a lost watch. Nothing
-//! tells the recipe that its watch is gone, so the driver sets it again by
+//! three-server ensemble with servers killed, and when a runtime shuts down
+//! while a watcher is awaited: README, design notes). The vendored copy
+//! (`vendor/`) ends such a watcher with a `Disconnected` session event
+//! instead, which a one-shot watcher never hears otherwise; the driver
+//! still waits on [`contain`]ed watchers, should a panic come some other
+//! way. Either is a lost watch ([`lost`]). Nothing tells the recipe that
+//! its watch is gone, so the driver sets it again by
 //! itself ([`rearm`]) with the read that set it, and compares what it reads
 //! now with what the first read saw: the recipe hears a notification only if
 //! the node changed in between (what the server does with a reconnecting
@@ -26,7 +29,7 @@ use futures::future::BoxFuture;
 use futures::FutureExt;
 use herdless_core::owned::OwnedReply;
 use herdless_core::{Request, WatchKind, ZkError};
-use tracing::warn;
+use tracing::{debug, warn};
 
 use crate::backend::{Backend, Notice, Watcher};
 
@@ -114,7 +117,13 @@ where
 /// Waits on an armed watcher, contained.
 pub(crate) fn wait(armed: Armed) -> BoxFuture<'static, Heard> {
     match armed.watcher {
-        Watcher::Real(watcher) => contain(watcher.changed().map(Notice::from), armed.set),
+        Watcher::Real(watcher) => {
+            let set = armed.set.clone();
+            let heard = contain(watcher.changed().map(Notice::from), armed.set);
+            heard
+                .map(|heard| heard.and_then(|notice| lost(notice, set)))
+                .boxed()
+        }
         // The in-memory server ends every watcher with a notice; a watcher
         // dropped without one is lost like a real one that panics.
         #[cfg(feature = "sim")]
@@ -122,6 +131,18 @@ pub(crate) fn wait(armed: Armed) -> BoxFuture<'static, Heard> {
             let set = armed.set;
             notice.map(move |heard| heard.map_err(|_| set)).boxed()
         }
+    }
+}
+
+/// A watcher's `notice`, unless it says the watch `set` is lost: a session
+/// event whose state is not the session's end, which one-shot watchers
+/// hear only from the vendored client's dropped channel.
+fn lost(notice: Notice, set: WatchSet) -> Heard {
+    if notice.kind.is_none() && !notice.state.is_terminal() {
+        debug!(path = %set.path, "a watcher's channel closed inside zookeeper-client: setting the watch again");
+        Err(set)
+    } else {
+        Ok(notice)
     }
 }
 
@@ -205,6 +226,29 @@ mod tests {
             path: "/locks/a/x-0000000001".into(),
             seen,
         }
+    }
+
+    #[test]
+    fn a_watcher_ended_without_the_session_is_a_lost_watch() {
+        use crate::backend::State;
+        let ended = |kind, state| Notice {
+            kind,
+            path: String::new(),
+            state,
+        };
+        let watch = set(Seen::Children(3));
+        // What the vendored client gives for a channel dropped without an
+        // event.
+        let dropped = Notice::from(zookeeper_client::WatchedEvent::new_session(
+            zookeeper_client::SessionState::Disconnected,
+        ));
+        assert_eq!(lost(dropped, watch.clone()), Err(watch.clone()));
+        for state in [State::Expired, State::Closed] {
+            let end = ended(None, state);
+            assert_eq!(lost(end.clone(), watch.clone()), Ok(end));
+        }
+        let fired = ended(Some(WatchKind::NodeChildrenChanged), State::Connected);
+        assert_eq!(lost(fired.clone(), watch), Ok(fired));
     }
 
     #[tokio::test]

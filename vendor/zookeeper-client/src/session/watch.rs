@@ -117,7 +117,16 @@ impl OneshotReceiver {
 
     pub async fn recv(mut self) -> WatchedEvent {
         let receiver = self.receiver.take().unwrap();
-        let event = receiver.await.unwrap();
+        // herdless: the sender can be dropped without an event (the session
+        // task ended mid-way, as when a runtime shuts down while a watcher
+        // is awaited): unwrapped, that panicked. A oneshot watcher otherwise
+        // only ever hears node events and terminal session states, so a
+        // `Disconnected` session event says "this watch is gone, the
+        // session may not be" without a panic.
+        let event = match receiver.await {
+            Ok(event) => event,
+            Err(oneshot::Canceled) => WatchedEvent::new_session(SessionState::Disconnected),
+        };
         self.watcher.discard();
         event
     }
