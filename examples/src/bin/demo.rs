@@ -156,7 +156,7 @@ fn simulated(seed: u64) {
     }
     let st = world.zk.stats();
     println!(
-        "\nall {DEVICES} devices served; {} creates, {} listings, {} watches set, {} deletes, {} notifications (one per hand-off)",
+        "\nall {DEVICES} devices served; {} creates, {} listings, {} watches set, {} deletes, {} notifications (each hand-off wakes one waiter; a release also fires the holder's watch on its own node)",
         st.count("create"),
         st.count("getChildren"),
         st.count("getData"),
