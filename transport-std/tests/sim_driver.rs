@@ -4,11 +4,12 @@
 //! over, and a guard tells a suspension from a holding. Every test runs on
 //! tokio's paused clock: its limits pass in virtual time.
 
+use std::future::Future;
 use std::time::Duration;
 
 use herdless_std::barrier::DoubleBarrier;
 use herdless_std::queue::Queue;
-use herdless_std::sim::SimServer;
+use herdless_std::sim::{SimServer, SimSession};
 use herdless_std::{Acl, Connection, Election, Error, GroupMember, Holding, Lock, WithAcl};
 use tokio::time::{sleep, timeout};
 
@@ -271,59 +272,6 @@ async fn a_waiting_acquire_carries_over_to_the_renewed_session() {
     assert!(under(&zk, DIR).is_empty());
 }
 
-/// A timed acquire waits for the next session only until its deadline, one
-/// deadline across sessions; on a session closed for good it fails with
-/// `SessionEnded` at once.
-#[tokio::test(start_paused = true)]
-async fn a_timed_acquire_waits_for_a_renewal_only_until_its_deadline() {
-    const DIR: &str = "/locks/renewal-deadline";
-    let zk = SimServer::new();
-    let a = zk.connect();
-    let _held = Lock::new(&a, DIR).unwrap().acquire().await.unwrap();
-    let session = zk.session();
-    let started = tokio::time::Instant::now();
-    let acquiring = tokio::spawn({
-        let session = session.clone();
-        async move {
-            Lock::new(&session, DIR)
-                .unwrap()
-                .acquire_timeout(Duration::from_millis(500))
-                .await
-        }
-    });
-    sleep(20 * MS).await;
-    zk.refuse_sessions(true);
-    zk.expire(session.session_id());
-    let outcome = within(Duration::from_secs(2), "the acquire", acquiring)
-        .await
-        .unwrap();
-    assert!(matches!(outcome, Ok(None)), "{outcome:?}");
-    let waited = started.elapsed();
-    assert!(waited >= 500 * MS, "gave up before its deadline");
-    assert!(
-        waited < 600 * MS,
-        "one deadline across sessions: {waited:?}"
-    );
-    zk.refuse_sessions(false);
-
-    let closing = zk.session();
-    let acquiring = tokio::spawn({
-        let closing = closing.clone();
-        async move {
-            Lock::new(&closing, DIR)
-                .unwrap()
-                .acquire_timeout(Duration::from_secs(5))
-                .await
-        }
-    });
-    sleep(20 * MS).await;
-    closing.client().close();
-    let outcome = within(Duration::from_secs(1), "the acquire", acquiring)
-        .await
-        .unwrap();
-    assert!(matches!(outcome, Err(Error::SessionEnded)), "{outcome:?}");
-}
-
 /// A queue made while its session expires is made on the next one, and a
 /// take waiting when its session expires goes on on the next one.
 #[tokio::test(start_paused = true)]
@@ -518,40 +466,62 @@ async fn a_timed_campaign_waits_for_a_renewal_only_until_its_deadline() {
         .campaign()
         .await
         .unwrap();
+    waits_for_a_renewal_only_until_its_deadline(&zk, |session, timeout| async move {
+        let election = Election::new(&session, ELECTION).unwrap();
+        election
+            .campaign_timeout(timeout)
+            .await
+            .map(|l| l.is_some())
+    })
+    .await;
+}
+
+/// The same for a timed acquire, with one deadline across sessions.
+#[tokio::test(start_paused = true)]
+async fn a_timed_acquire_waits_for_a_renewal_only_until_its_deadline() {
+    const DIR: &str = "/locks/renewal-deadline";
+    let zk = SimServer::new();
+    let a = zk.connect();
+    let _held = Lock::new(&a, DIR).unwrap().acquire().await.unwrap();
+    waits_for_a_renewal_only_until_its_deadline(&zk, |session, timeout| async move {
+        let lock = Lock::new(&session, DIR).unwrap();
+        lock.acquire_timeout(timeout).await.map(|g| g.is_some())
+    })
+    .await;
+}
+
+/// `attempt` (whether it got what it waited for, within a timeout) on a
+/// renewing session while someone else holds: its session expires and the
+/// server refuses the next one, so it gives up at its deadline and not
+/// later; on a session closed, at once with `SessionEnded`.
+async fn waits_for_a_renewal_only_until_its_deadline<F, Fut>(zk: &SimServer, attempt: F)
+where
+    F: Fn(SimSession, Duration) -> Fut,
+    Fut: Future<Output = Result<bool, Error>> + Send + 'static,
+{
     let session = zk.session();
     let started = tokio::time::Instant::now();
-    let campaigning = tokio::spawn({
-        let session = session.clone();
-        async move {
-            Election::new(&session, ELECTION)
-                .unwrap()
-                .campaign_timeout(Duration::from_millis(500))
-                .await
-        }
-    });
+    let waiting = tokio::spawn(attempt(session.clone(), 500 * MS));
     sleep(20 * MS).await;
     zk.refuse_sessions(true);
     zk.expire(session.session_id());
-    let outcome = within(Duration::from_secs(2), "the campaign", campaigning)
+    let outcome = within(Duration::from_secs(2), "the attempt", waiting)
         .await
         .unwrap();
-    assert!(matches!(outcome, Ok(None)), "{outcome:?}");
-    assert!(started.elapsed() >= 500 * MS, "gave up before its deadline");
+    assert!(matches!(outcome, Ok(false)), "{outcome:?}");
+    let waited = started.elapsed();
+    assert!(waited >= 500 * MS, "gave up before its deadline");
+    assert!(
+        waited < 600 * MS,
+        "one deadline across sessions: {waited:?}"
+    );
     zk.refuse_sessions(false);
 
     let closing = zk.session();
-    let campaigning = tokio::spawn({
-        let closing = closing.clone();
-        async move {
-            Election::new(&closing, ELECTION)
-                .unwrap()
-                .campaign_timeout(Duration::from_secs(5))
-                .await
-        }
-    });
+    let waiting = tokio::spawn(attempt(closing.clone(), Duration::from_secs(5)));
     sleep(20 * MS).await;
     closing.client().close();
-    let outcome = within(Duration::from_secs(1), "the campaign", campaigning)
+    let outcome = within(Duration::from_secs(1), "the attempt", waiting)
         .await
         .unwrap();
     assert!(matches!(outcome, Err(Error::SessionEnded)), "{outcome:?}");

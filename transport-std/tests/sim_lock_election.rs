@@ -8,11 +8,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use herdless_std::election::LeaderState;
-use herdless_std::sim::{RandomFaults, SimServer, SimSession};
+use herdless_std::sim::{SimServer, SimSession};
 use herdless_std::{CreateMode, Election, Error, Fenced, Lock};
 
 mod support;
-use support::{acquiring, seeds, under, within};
+use support::{acquiring, faults, seeds, under, within};
 
 const DIR: &str = "/locks/job";
 
@@ -213,15 +213,7 @@ where
     F: Future<Output = ()> + Send + 'static,
 {
     let zk = SimServer::with_seed(seed).with_session_timeout(Duration::from_secs(2));
-    zk.random_faults(
-        seed,
-        RandomFaults {
-            lose_reply: 0.1,
-            disconnect: 0.05,
-            expire: 0.0,
-            max_down: Duration::from_millis(300),
-        },
-    );
+    zk.random_faults(seed, faults(false));
     let room = Arc::new(Room::default());
     let workers: Vec<_> = (0..4)
         .map(|_| tokio::spawn(worker(zk.session(), room.clone())))
@@ -302,15 +294,7 @@ where
 {
     let zk = SimServer::with_seed(seed).with_session_timeout(Duration::from_secs(2));
     zk.create(LEDGER, b"").unwrap();
-    zk.random_faults(
-        seed,
-        RandomFaults {
-            lose_reply: 0.1,
-            disconnect: 0.05,
-            expire: 0.03,
-            max_down: Duration::from_millis(300),
-        },
-    );
+    zk.random_faults(seed, faults(true));
     let workers: Vec<_> = (0..4).map(|_| tokio::spawn(worker(zk.session()))).collect();
     let mut written = 0;
     for w in workers {

@@ -25,7 +25,7 @@ use herdless_std::{
 use tokio::time::{sleep, Instant};
 
 mod support;
-use support::{acquiring, seeds, under, within, MS};
+use support::{acquiring, faults, seeds, under, within, MS};
 
 // ---- 1. shared lock ----
 
@@ -131,15 +131,7 @@ async fn random_faults_never_let_a_writer_in_beside_anyone() {
     const DIR: &str = "/rw/random";
     for seed in seeds(1, 4) {
         let zk = SimServer::with_seed(seed).with_session_timeout(Duration::from_secs(2));
-        zk.random_faults(
-            seed,
-            RandomFaults {
-                lose_reply: 0.1,
-                disconnect: 0.05,
-                expire: 0.0,
-                max_down: Duration::from_millis(300),
-            },
-        );
+        zk.random_faults(seed, faults(false));
         // Readers inside, or -1: a writer inside.
         let inside = Arc::new(AtomicI64::new(0));
         let (violations, rounds, most_readers) = (
@@ -513,16 +505,7 @@ async fn random_faults_lose_no_queue_item() {
 #[tokio::test(start_paused = true)]
 async fn random_faults_with_expiries_lose_no_queue_item() {
     for seed in seeds(1, 4) {
-        queue_under(
-            seed,
-            RandomFaults {
-                lose_reply: 0.1,
-                disconnect: 0.05,
-                expire: 0.03,
-                max_down: Duration::from_millis(300),
-            },
-        )
-        .await;
+        queue_under(seed, faults(true)).await;
     }
 }
 

@@ -6,7 +6,7 @@
 use std::future::Future;
 use std::time::Duration;
 
-use herdless_std::sim::{SimClient, SimServer};
+use herdless_std::sim::{RandomFaults, SimClient, SimServer};
 use herdless_std::{Error, Lock, LockGuard};
 use tokio::task::JoinHandle;
 use tokio::time::timeout;
@@ -26,6 +26,18 @@ pub fn seeds(first: u64, default: u64) -> impl Iterator<Item = u64> {
         }
     };
     range.inspect(|seed| println!("seed {seed} (replay with HERDLESS_SEED={seed})"))
+}
+
+/// Lost replies and short disconnections, with or without expiries (on a
+/// renewing session a holder can then believe it holds while the next one
+/// takes over, so a count of holders cannot be the oracle).
+pub fn faults(expiries: bool) -> RandomFaults {
+    RandomFaults {
+        lose_reply: 0.1,
+        disconnect: 0.05,
+        expire: if expiries { 0.03 } else { 0.0 },
+        max_down: Duration::from_millis(300),
+    }
 }
 
 /// One millisecond, to write virtual time as `20 * MS`.
