@@ -744,25 +744,50 @@ fn a_search_answered_session_expired_searches_again_on_the_next_session() {
     assert_eq!(texts(&sent(&mut p)), search);
 }
 
+/// Nothing of the item can have landed when an ancestor's create is
+/// answered `SessionExpired`: the put goes on on the next session, as one
+/// asked then would, and a close (no session follows) ends it.
 #[test]
-fn an_ancestor_create_answered_session_expired_before_the_item_was_sent_fails_the_put() {
-    let mut p: Prod = Producer::new("/a/q").unwrap();
+fn an_ancestor_create_answered_session_expired_puts_on_the_next_session() {
+    for ending in [SessionEvent::Expired, SessionEvent::Closed] {
+        let mut p: Prod = Producer::new("/a/q").unwrap();
+        connected(&mut p);
+        p.put(Guid::from_random_bytes([12; 16]), b"x", None, false)
+            .unwrap();
+        let s = sent(&mut p);
+        p.handle_reply(Instant::ZERO, s[0].0, Reply::Error(ZkError::NoNode));
+        // Only the first ancestor goes out: the item's create is still queued.
+        let ensure = p.poll_request().unwrap();
+        assert_eq!(ensure.request.path(), "/a");
+        let ensure = ensure.id;
+        p.handle_reply(Instant::ZERO, ensure, Reply::Error(ZkError::SessionExpired));
+        assert_eq!(events(&mut p), []);
+        assert!(p.is_busy());
+        p.handle_session(Instant::ZERO, ending);
+        if ending == SessionEvent::Closed {
+            assert_eq!(events(&mut p), [ProducerEvent::Failed(Error::SessionEnded)]);
+            assert!(!p.is_busy());
+            continue;
+        }
+        p.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 2 });
+        let again = sent(&mut p);
+        assert_eq!(again.len(), 1, "{:?}", texts(&again));
+        assert!(again[0].1.starts_with("create /a/q/"), "{:?}", texts(&again));
+    }
+}
+
+/// An ephemeral item lives and dies with its session: a put whose session
+/// expires ends with it.
+#[test]
+fn an_ephemeral_put_ends_with_its_session() {
+    let mut p: Prod = Producer::new(QUEUE).unwrap();
     connected(&mut p);
-    p.put(Guid::from_random_bytes([12; 16]), b"x", None, false)
+    p.put(Guid::from_random_bytes([13; 16]), b"x", None, true)
         .unwrap();
-    let s = sent(&mut p);
-    p.handle_reply(Instant::ZERO, s[0].0, Reply::Error(ZkError::NoNode));
-    // Only the first ancestor goes out: the item's create is still queued.
-    let ensure = p.poll_request().unwrap();
-    assert_eq!(ensure.request.path(), "/a");
-    let ensure = ensure.id;
-    p.handle_reply(Instant::ZERO, ensure, Reply::Error(ZkError::SessionExpired));
-    // Nothing of the item can have landed: nothing to look for.
+    sent(&mut p);
+    p.handle_session(Instant::ZERO, SessionEvent::Expired);
     assert_eq!(events(&mut p), [ProducerEvent::Failed(Error::SessionEnded)]);
     assert!(!p.is_busy());
-    p.handle_session(Instant::ZERO, SessionEvent::Expired);
-    p.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 2 });
-    assert!(sent(&mut p).is_empty());
 }
 
 // ------------------------------------------------ notifications

@@ -216,6 +216,18 @@ impl<const D: usize, const N: usize> Producer<D, N> {
         }
     }
 
+    /// The session expired (`also`: with a request in doubt). A put in
+    /// progress goes on on the next session (its create, or the search for
+    /// one in doubt, is sent there), as one asked now would; a client that
+    /// opens none says `Closed` next. An ephemeral item lives and dies with
+    /// its session, so its put ends with it.
+    fn expired(&mut self, also: bool) {
+        self.session_ended(also, SessionEvent::Expired);
+        if self.busy && self.mode != CreateMode::PersistentSequential {
+            self.done(ProducerEvent::Failed(Error::SessionEnded));
+        }
+    }
+
     /// Looks for the item by GUID, behind a no-op write in the same flight
     /// (`engine::catch_up`): the create's answer was lost, so the server
     /// asked may not have applied it yet, and a listing from there would
@@ -292,13 +304,7 @@ impl<const D: usize, const N: usize> Recipe for Producer<D, N> {
                     self.search();
                 }
             }
-            (op, Reply::Error(e)) if e.is_session_gone() => {
-                let unsure = in_doubt(op);
-                self.session_ended(unsure, SessionEvent::Expired);
-                if self.busy && !self.ops.is_pending(Op::Find) {
-                    self.done(ProducerEvent::Failed(Error::SessionEnded));
-                }
-            }
+            (op, Reply::Error(e)) if e.is_session_gone() => self.expired(in_doubt(op)),
             (_, Reply::Error(e)) => self.done(ProducerEvent::Failed(Error::Zk(e))),
             (_, _) => self.done(ProducerEvent::Failed(Error::BadReply)),
         }
@@ -322,12 +328,7 @@ impl<const D: usize, const N: usize> Recipe for Producer<D, N> {
                     self.search();
                 }
             }
-            SessionEvent::Expired => {
-                self.session_ended(false, event);
-                if self.busy && !self.ops.is_pending(Op::Find) {
-                    self.done(ProducerEvent::Failed(Error::SessionEnded));
-                }
-            }
+            SessionEvent::Expired => self.expired(false),
             SessionEvent::Closed => {
                 self.session_ended(false, event);
                 if self.busy {
