@@ -772,7 +772,11 @@ fn an_ancestor_create_answered_session_expired_puts_on_the_next_session() {
         p.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 2 });
         let again = sent(&mut p);
         assert_eq!(again.len(), 1, "{:?}", texts(&again));
-        assert!(again[0].1.starts_with("create /a/q/"), "{:?}", texts(&again));
+        assert!(
+            again[0].1.starts_with("create /a/q/"),
+            "{:?}",
+            texts(&again)
+        );
     }
 }
 
