@@ -596,6 +596,48 @@ async fn embassy_consumer_takes_each_std_item_once_in_order() {
     zk.close().await.unwrap();
 }
 
+/// A take waiting on an empty queue when the device's session expires
+/// (cut off for longer than the session) goes on on the session the driver
+/// opens next, and gets the item std puts then: an expiry is not the end
+/// of a session that renews.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embassy_take_waiting_through_an_expiry_gets_the_next_item() {
+    let server = ZkServer::start();
+    let client = std_client(&server).await;
+    let queue = herdless_std::queue::Queue::new(&client, "/plant/renewed")
+        .await
+        .unwrap();
+    let proxy = Proxy::start(server.port());
+    let (mut rx, mut tx) = ([0u8; 4096], [0u8; 1024]);
+    let mut consumer: Consumer<4, 64> = Consumer::new("/plant/renewed").unwrap();
+    let mut zk: Zk<'_, _> = Zk::new(
+        TokioTransport::new(vec![proxy.addr()]),
+        Buffers::new(&mut rx, &mut tx),
+        SessionConfig::new(1, 2_000).with_retry_delay_ms(200),
+    );
+    let id = zk.add(&mut consumer).unwrap();
+    zk.connect().await.unwrap();
+    let first = zk.session_id();
+
+    let cut_off_then_put = async {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        proxy.cut();
+        tokio::time::sleep(Duration::from_secs(4)).await;
+        proxy.restore();
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        queue.put(b"after the expiry").await.unwrap();
+    };
+    let mut handle = zk.handle(id);
+    let (taken, ()) = tokio::join!(tokio::time::timeout(STEP, handle.take()), cut_off_then_put);
+    let item = taken
+        .expect("take() answers")
+        .expect("the take carries over");
+    assert_eq!(item.data, b"after the expiry");
+    assert!(item.certain);
+    assert_ne!(zk.session_id(), first, "the session was renewed");
+    zk.close().await.unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn embassy_priority_consumer_takes_an_urgent_std_item_put_later_first() {
     let server = ZkServer::start();
