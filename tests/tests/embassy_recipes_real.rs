@@ -627,7 +627,7 @@ async fn embassy_take_waiting_through_an_expiry_gets_the_next_item() {
         tokio::time::sleep(Duration::from_secs(2)).await;
         queue.put(b"after the expiry").await.unwrap();
     };
-    let mut handle = zk.handle(id);
+    let handle = zk.handle(id);
     let (taken, ()) = tokio::join!(tokio::time::timeout(STEP, handle.take()), cut_off_then_put);
     let item = taken
         .expect("take() answers")
