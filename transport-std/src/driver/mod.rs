@@ -104,6 +104,13 @@ pub(crate) fn deadline_at_start(after: Duration) -> herdless_core::Instant {
     millis_up(after)
 }
 
+/// The deadline `at` for a recipe whose driver is about to be spawned (see
+/// [`deadline_at_start`]), for an attempt made again on a later session
+/// within the same deadline.
+pub(crate) fn deadline_at_start_until(at: TokioInstant) -> herdless_core::Instant {
+    deadline_at_start(at.saturating_duration_since(TokioInstant::now()))
+}
+
 /// The moment `timeout` from now; `None` past the end of the clock (a
 /// timeout of `Duration::MAX`, say), which is no deadline at all.
 pub(crate) fn deadline_after(timeout: Duration) -> Option<TokioInstant> {

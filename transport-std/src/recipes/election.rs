@@ -271,8 +271,7 @@ impl Election {
         match deadline {
             None => core.campaign(guid, &self.data)?,
             Some(at) => {
-                let left = at.saturating_duration_since(TokioInstant::now());
-                core.campaign_until(guid, &self.data, driver::deadline_at_start(left))?
+                core.campaign_until(guid, &self.data, driver::deadline_at_start_until(at))?
             }
         }
         let (events_tx, mut events) = mpsc::unbounded_channel();

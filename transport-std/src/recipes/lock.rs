@@ -223,10 +223,7 @@ impl Lock {
         match attempt {
             Attempt::Wait => core.acquire(guid)?,
             Attempt::Try => core.try_acquire(guid)?,
-            Attempt::Until(at) => {
-                let left = at.saturating_duration_since(TokioInstant::now());
-                core.acquire_until(guid, driver::deadline_at_start(left))?
-            }
+            Attempt::Until(at) => core.acquire_until(guid, driver::deadline_at_start_until(at))?,
         }
         let (events_tx, mut events) = mpsc::unbounded_channel();
         let (holding_tx, holding) = watch::channel(Holding::Held);
