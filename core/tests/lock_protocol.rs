@@ -395,6 +395,37 @@ fn acquire_after_an_expiry_waits_for_the_next_session_and_after_a_close_is_refus
     );
 }
 
+/// A waiter whose session ends fails with `SessionEnded`, as every other
+/// recipe reports it, however the end is heard: an expiry or a close from
+/// the transport, or a request answered `SessionExpired`. (It once carried
+/// `Zk(SessionExpired)`, a close included.) After an expiry it may start
+/// again and waits for the next session.
+#[test]
+fn a_waiter_whose_session_ends_fails_with_session_ended() {
+    let ended = [LockEvent::Failed(herdless_core::lock::Error::SessionEnded)];
+    for event in [SessionEvent::Expired, SessionEvent::Closed] {
+        let (mut lock, _) = behind_one();
+        lock.handle_session(Instant::ZERO, event);
+        assert_eq!(events(&mut lock), ended, "{event:?}");
+        assert_eq!(lock.state(), LockState::Idle);
+    }
+    let (mut lock, watch_pred) = behind_one();
+    lock.handle_reply(
+        Instant::ZERO,
+        watch_pred,
+        Reply::Error(ZkError::SessionExpired),
+    );
+    assert_eq!(
+        events(&mut lock),
+        ended,
+        "a request answered SessionExpired"
+    );
+    lock.acquire(GUID).unwrap();
+    assert!(drain(&mut lock).is_empty(), "nothing without a session");
+    lock.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 2 });
+    assert_eq!(drain(&mut lock).len(), 2, "create and listing again");
+}
+
 #[test]
 fn reconnect_while_holding_confirms_the_node_before_resuming() {
     let mut lock = held();

@@ -199,6 +199,75 @@ async fn embassy_expiry_is_reported_as_loss() {
     zk.close().await.unwrap();
 }
 
+/// A waiter cut off past its session fails with `SessionEnded` (its node
+/// went with the session; it once failed with `Zk(SessionExpired)`). With
+/// renewal (the default) the driver opens the next session by itself, and
+/// the next attempt queues there and acquires when the std holder
+/// releases, leaving no node of the first attempt behind; without it, the
+/// next attempt fails with `SessionOver(Expired)`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embassy_waiter_cut_off_past_its_session_fails_and_acquires_on_the_next() {
+    for renew in [true, false] {
+        waiter_cut_off_past_its_session(renew).await;
+    }
+}
+
+async fn waiter_cut_off_past_its_session(renew: bool) {
+    let server = ZkServer::start();
+    let client = std_client(&server).await;
+    let std_lock = herdless_std::Lock::new(&client, "/locks/waiter").unwrap();
+    let held = std_lock.acquire().await.unwrap();
+    let proxy = Proxy::start(server.port());
+    let (mut rx, mut tx) = ([0u8; 4096], [0u8; 1024]);
+    let mut lock: Lock = Lock::new("/locks/waiter").unwrap();
+    let session_timeout = Duration::from_secs(2);
+    let mut zk: Zk<'_, _> = Zk::new(
+        TokioTransport::new(vec![proxy.addr()]),
+        Buffers::new(&mut rx, &mut tx),
+        SessionConfig::new(1, millis(session_timeout))
+            .with_retry_delay_ms(200)
+            .with_renew_after_expiry(renew),
+    );
+    let id = zk.add(&mut lock).unwrap();
+    zk.connect().await.unwrap();
+    let first = zk.session_id();
+
+    let cut_off = async {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        proxy.cut();
+        tokio::time::sleep(session_timeout + Duration::from_millis(1_500)).await;
+        proxy.restore();
+    };
+    let mut waiter = zk.handle(id);
+    let (waited, ()) = tokio::join!(tokio::time::timeout(LIMIT, waiter.acquire(guid())), cut_off);
+    assert_eq!(
+        waited.expect("the waiter hears its session ended"),
+        Err(Error::Recipe(herdless_core::Error::SessionEnded)),
+        "renew: {renew}"
+    );
+
+    let release_later = async {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        held.release().await.unwrap();
+    };
+    let mut waiter = zk.handle(id);
+    let (again, ()) = tokio::join!(
+        tokio::time::timeout(LIMIT, waiter.acquire(guid())),
+        release_later
+    );
+    let again = again.expect("the second attempt is answered");
+    if !renew {
+        assert_eq!(again, Err(Error::SessionOver(State::Expired)));
+        return;
+    }
+    again.expect("the second attempt acquires");
+    assert_ne!(zk.session_id(), first, "on the next session");
+    let nodes = client.list_children("/locks/waiter").await.unwrap();
+    assert_eq!(nodes.len(), 1, "only the holder's node: {nodes:?}");
+    zk.handle(id).release().await.unwrap();
+    zk.close().await.unwrap();
+}
+
 /// A server that answers the first connection with `reply` (then closes it
 /// if `close` is set), and every later one by closing it.
 fn bad_server(reply: Vec<u8>, close: bool) -> String {

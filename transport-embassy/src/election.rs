@@ -19,6 +19,13 @@ impl<T: Transport, const K: usize, const N: usize, const D: usize>
     ///
     /// Events of an earlier campaign still unread are dropped.
     ///
+    /// Fails with `Error::Recipe(SessionEnded)` when the session ends
+    /// before this candidate leads (cut off past the session timeout): its
+    /// node went with the session. Call again: after an expiry the driver
+    /// opens the next session by itself and the call goes on there (with
+    /// a fresh `guid`); where no session follows (renewal off, credentials
+    /// refused) it fails with [`Error::SessionOver`].
+    ///
     /// Not cancel-safe: a dropped call leaves the candidate in the
     /// election; call [`resign`](Self::resign) to leave it.
     pub async fn campaign(&mut self, guid: Guid, data: &[u8]) -> Result<(), Error> {

@@ -16,6 +16,13 @@ impl<T: Transport, const K: usize, const N: usize> Handle<'_, '_, T, Lock<N>, K>
     /// never mistaken for this one. Events of an earlier attempt still
     /// unread are dropped (so are those of the other two ways to acquire).
     ///
+    /// Fails with `Error::Recipe(SessionEnded)` when the session ends
+    /// while it waits (cut off past the session timeout): the attempt's
+    /// node went with the session. Call again: after an expiry the driver
+    /// opens the next session by itself and the call goes on there (with
+    /// a fresh `guid`); where no session follows (renewal off, credentials
+    /// refused) it fails with [`Error::SessionOver`].
+    ///
     /// Not cancel-safe: a dropped call leaves the attempt going; call
     /// [`cancel`](Self::cancel) to withdraw it.
     pub async fn acquire(&mut self, guid: Guid) -> Result<(), Error> {

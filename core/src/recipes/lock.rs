@@ -118,7 +118,9 @@ pub enum LockEvent {
     /// The acquisition ended without the lock, and the own node is gone.
     NotAcquired(GiveUp),
     /// The acquisition failed; the own node is gone (deleted, or it died
-    /// with the session).
+    /// with the session). [`Error::SessionEnded`] when the session ended
+    /// while the attempt waited: after an expiry the transport opens the
+    /// next session by itself, so start again there, with a fresh GUID.
     Failed(Error),
     /// The lock was held and the connection was lost: it may have been lost.
     /// Stop work that needs exclusivity until [`LockEvent::Resumed`].
@@ -644,8 +646,11 @@ impl<const N: usize> Lock<N> {
         }
     }
 
-    /// The session is gone and its ephemeral nodes with it.
-    fn session_ended(&mut self, error: ZkError, how: SessionEvent) {
+    /// The session is gone and its ephemeral nodes with it. An attempt
+    /// still waiting fails with [`Error::SessionEnded`], however the end
+    /// was heard (an expiry, a close, a request refused with
+    /// `SessionExpired`), as every other recipe reports it.
+    fn session_ended(&mut self, how: SessionEvent) {
         self.ops.lose();
         self.link.end(how);
         let event = match (self.step, self.give_up) {
@@ -656,7 +661,7 @@ impl<const N: usize> Lock<N> {
             (_, Some(Outcome::Lost)) | (Step::Held | Step::Suspended | Step::Verifying, None) => {
                 Some(LockEvent::Lost)
             }
-            (_, None) => Some(LockEvent::Failed(Error::Zk(error))),
+            (_, None) => Some(LockEvent::Failed(Error::SessionEnded)),
         };
         self.give_up = None;
         self.reset();
@@ -849,7 +854,7 @@ impl<const N: usize> ContentionFlow<N, QUEUED> for Lock<N> {
         if e.is_connection_loss() {
             self.connection_lost();
         } else {
-            self.session_ended(e, SessionEvent::Expired);
+            self.session_ended(SessionEvent::Expired);
         }
     }
 
@@ -972,9 +977,7 @@ impl<const N: usize> Recipe for Lock<N> {
                 }
             }
             SessionEvent::Suspended => self.connection_lost(),
-            SessionEvent::Expired | SessionEvent::Closed => {
-                self.session_ended(ZkError::SessionExpired, event)
-            }
+            SessionEvent::Expired | SessionEvent::Closed => self.session_ended(event),
         }
     }
 

@@ -59,7 +59,10 @@ pub enum ElectionEvent {
     /// The campaign's deadline passed before it led; the own node is
     /// confirmed deleted.
     TimedOut,
-    /// The campaign failed; the own node is gone.
+    /// The campaign failed; the own node is gone. [`Error::SessionEnded`]
+    /// when the session ended before this candidate led: after an expiry
+    /// the transport opens the next session by itself, so campaign again
+    /// there, with a fresh GUID.
     Failed(Error),
 }
 
