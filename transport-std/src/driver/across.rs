@@ -63,13 +63,19 @@ impl Source {
         loop {
             let backend = self.backend();
             let session_id = backend.session_id();
+            // The outcome goes before the wait for the next session: kept
+            // beside it (as a `match` with the wait in an arm keeps it),
+            // it would add its size, a whole guard, to every waiting
+            // contender (a waiting `Lock::acquire` measured 1,632 B that
+            // way, 1,408 B this way; the attempt itself is 1,136 B).
             match attempt(backend).await {
-                Err(Error::SessionEnded) => match self.after_end(session_id, deadline).await {
-                    Next::Renewed => debug!(session_id, "again on the next session"),
-                    Next::DeadlinePassed => return Ok(T::default()),
-                    Next::Never => return Err(Error::SessionEnded),
-                },
+                Err(Error::SessionEnded) => {}
                 other => return other,
+            }
+            match self.after_end(session_id, deadline).await {
+                Next::Renewed => debug!(session_id, "again on the next session"),
+                Next::DeadlinePassed => return Ok(T::default()),
+                Next::Never => return Err(Error::SessionEnded),
             }
         }
     }
