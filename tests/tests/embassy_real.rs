@@ -199,6 +199,35 @@ async fn embassy_expiry_is_reported_as_loss() {
     zk.close().await.unwrap();
 }
 
+/// The session timeout of the tests that cut a device off past it.
+const CUT_SESSION: Duration = Duration::from_secs(2);
+
+/// A driver through `proxy` with a [`CUT_SESSION`] session, renewing it
+/// after an expiry or not.
+fn cut_off_driver<'a>(
+    proxy: &Proxy,
+    rx: &'a mut [u8],
+    tx: &'a mut [u8],
+    renew: bool,
+) -> Zk<'a, TokioTransport> {
+    Zk::new(
+        TokioTransport::new(vec![proxy.addr()]),
+        Buffers::new(rx, tx),
+        SessionConfig::new(1, millis(CUT_SESSION))
+            .with_retry_delay_ms(200)
+            .with_renew_after_expiry(renew),
+    )
+}
+
+/// Cuts `proxy` half a second from now for longer than [`CUT_SESSION`],
+/// then restores it.
+async fn cut_off_past_the_session(proxy: &Proxy) {
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    proxy.cut();
+    tokio::time::sleep(CUT_SESSION + Duration::from_millis(1_500)).await;
+    proxy.restore();
+}
+
 /// A waiter cut off past its session fails with `SessionEnded` (its node
 /// went with the session; it once failed with `Zk(SessionExpired)`). With
 /// renewal (the default) the driver opens the next session by itself, and
@@ -220,24 +249,12 @@ async fn waiter_cut_off_past_its_session(renew: bool) {
     let proxy = Proxy::start(server.port());
     let (mut rx, mut tx) = ([0u8; 4096], [0u8; 1024]);
     let mut lock: Lock = Lock::new("/locks/waiter").unwrap();
-    let session_timeout = Duration::from_secs(2);
-    let mut zk: Zk<'_, _> = Zk::new(
-        TokioTransport::new(vec![proxy.addr()]),
-        Buffers::new(&mut rx, &mut tx),
-        SessionConfig::new(1, millis(session_timeout))
-            .with_retry_delay_ms(200)
-            .with_renew_after_expiry(renew),
-    );
+    let mut zk = cut_off_driver(&proxy, &mut rx, &mut tx, renew);
     let id = zk.add(&mut lock).unwrap();
     zk.connect().await.unwrap();
     let first = zk.session_id();
 
-    let cut_off = async {
-        tokio::time::sleep(Duration::from_millis(500)).await;
-        proxy.cut();
-        tokio::time::sleep(session_timeout + Duration::from_millis(1_500)).await;
-        proxy.restore();
-    };
+    let cut_off = cut_off_past_the_session(&proxy);
     let mut waiter = zk.handle(id);
     let (waited, ()) = tokio::join!(tokio::time::timeout(LIMIT, waiter.acquire(guid())), cut_off);
     assert_eq!(
@@ -265,6 +282,69 @@ async fn waiter_cut_off_past_its_session(renew: bool) {
     let nodes = client.list_children("/locks/waiter").await.unwrap();
     assert_eq!(nodes.len(), 1, "only the holder's node: {nodes:?}");
     zk.handle(id).release().await.unwrap();
+    zk.close().await.unwrap();
+}
+
+/// The same for a candidate behind a std leader: cut off past its
+/// session, the campaign fails with `SessionEnded`; with renewal the next
+/// campaign runs on the new session and leads when the std leader
+/// resigns; without it, it fails with `SessionOver(Expired)`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embassy_candidate_cut_off_past_its_session_fails_and_leads_on_the_next() {
+    for renew in [true, false] {
+        candidate_cut_off_past_its_session(renew).await;
+    }
+}
+
+async fn candidate_cut_off_past_its_session(renew: bool) {
+    use herdless_core::election::Election;
+    let server = ZkServer::start();
+    let client = std_client(&server).await;
+    let std_candidate = herdless_std::Election::new(&client, "/plant/cut-off").unwrap();
+    let service = std_candidate.campaign().await.unwrap();
+    let proxy = Proxy::start(server.port());
+    let (mut rx, mut tx) = ([0u8; 4096], [0u8; 1024]);
+    let mut election: Election = Election::new("/plant/cut-off").unwrap();
+    let mut zk = cut_off_driver(&proxy, &mut rx, &mut tx, renew);
+    let id = zk.add(&mut election).unwrap();
+    zk.connect().await.unwrap();
+    let first = zk.session_id();
+
+    let cut_off = cut_off_past_the_session(&proxy);
+    let mut candidate = zk.handle(id);
+    let (campaigned, ()) = tokio::join!(
+        tokio::time::timeout(LIMIT, candidate.campaign(guid(), b"device")),
+        cut_off
+    );
+    assert_eq!(
+        campaigned.expect("the candidate hears its session ended"),
+        Err(Error::Recipe(herdless_core::Error::SessionEnded)),
+        "renew: {renew}"
+    );
+
+    let resign_later = async {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        service.resign().await.unwrap();
+    };
+    let mut candidate = zk.handle(id);
+    let (again, ()) = tokio::join!(
+        tokio::time::timeout(LIMIT, candidate.campaign(guid(), b"device")),
+        resign_later
+    );
+    let again = again.expect("the second campaign is answered");
+    if !renew {
+        assert_eq!(again, Err(Error::SessionOver(State::Expired)));
+        return;
+    }
+    again.expect("the second campaign leads");
+    assert_ne!(zk.session_id(), first, "on the next session");
+    let nodes = client.list_children("/plant/cut-off").await.unwrap();
+    assert_eq!(
+        nodes.iter().filter(|n| n.as_str() != "leader").count(),
+        1,
+        "only the leader's node: {nodes:?}"
+    );
+    zk.handle(id).resign().await.unwrap();
     zk.close().await.unwrap();
 }
 
