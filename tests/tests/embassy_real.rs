@@ -141,6 +141,35 @@ async fn embassy_session_survives_a_cut_connection_and_keeps_its_lock() {
     zk.close().await.unwrap();
 }
 
+/// The session timeout of the tests that cut a device off past it.
+const CUT_SESSION: Duration = Duration::from_secs(2);
+
+/// A driver through `proxy` with a [`CUT_SESSION`] session, renewing it
+/// after an expiry or not.
+fn cut_off_driver<'a>(
+    proxy: &Proxy,
+    rx: &'a mut [u8],
+    tx: &'a mut [u8],
+    renew: bool,
+) -> Zk<'a, TokioTransport> {
+    Zk::new(
+        TokioTransport::new(vec![proxy.addr()]),
+        Buffers::new(rx, tx),
+        SessionConfig::new(1, millis(CUT_SESSION))
+            .with_retry_delay_ms(200)
+            .with_renew_after_expiry(renew),
+    )
+}
+
+/// Cuts `proxy` half a second from now for longer than [`CUT_SESSION`],
+/// then restores it.
+async fn cut_off_past_the_session(proxy: &Proxy) {
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    proxy.cut();
+    tokio::time::sleep(CUT_SESSION + Duration::from_millis(1_500)).await;
+    proxy.restore();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn embassy_expiry_is_reported_as_loss() {
     let server = ZkServer::start();
@@ -149,13 +178,7 @@ async fn embassy_expiry_is_reported_as_loss() {
     let mut lock: Lock = Lock::new("/locks/expiry").unwrap();
     let mut jobs: herdless_core::queue::Consumer<4, 64> =
         herdless_core::queue::Consumer::new("/queues/expiry").unwrap();
-    let transport = TokioTransport::new(vec![proxy.addr()]);
-    let session_timeout = Duration::from_secs(2);
-    let mut zk: Zk<'_, _> = Zk::new(
-        transport,
-        Buffers::new(&mut rx, &mut tx),
-        SessionConfig::new(1, millis(session_timeout)).with_retry_delay_ms(200),
-    );
+    let mut zk = cut_off_driver(&proxy, &mut rx, &mut tx, true);
     let id = zk.add(&mut lock).unwrap();
     let queue = zk.add(&mut jobs).unwrap();
     zk.connect().await.unwrap();
@@ -163,7 +186,7 @@ async fn embassy_expiry_is_reported_as_loss() {
     zk.handle(id).acquire(guid()).await.unwrap();
 
     let cutter = proxy.clone();
-    let cut_for = session_timeout + Duration::from_millis(1_500);
+    let cut_for = CUT_SESSION + Duration::from_millis(1_500);
     let cut = tokio::spawn(async move {
         cutter.cut();
         tokio::time::sleep(cut_for).await;
@@ -197,35 +220,6 @@ async fn embassy_expiry_is_reported_as_loss() {
     zk.handle(id).acquire(guid()).await.unwrap();
     zk.handle(id).release().await.unwrap();
     zk.close().await.unwrap();
-}
-
-/// The session timeout of the tests that cut a device off past it.
-const CUT_SESSION: Duration = Duration::from_secs(2);
-
-/// A driver through `proxy` with a [`CUT_SESSION`] session, renewing it
-/// after an expiry or not.
-fn cut_off_driver<'a>(
-    proxy: &Proxy,
-    rx: &'a mut [u8],
-    tx: &'a mut [u8],
-    renew: bool,
-) -> Zk<'a, TokioTransport> {
-    Zk::new(
-        TokioTransport::new(vec![proxy.addr()]),
-        Buffers::new(rx, tx),
-        SessionConfig::new(1, millis(CUT_SESSION))
-            .with_retry_delay_ms(200)
-            .with_renew_after_expiry(renew),
-    )
-}
-
-/// Cuts `proxy` half a second from now for longer than [`CUT_SESSION`],
-/// then restores it.
-async fn cut_off_past_the_session(proxy: &Proxy) {
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    proxy.cut();
-    tokio::time::sleep(CUT_SESSION + Duration::from_millis(1_500)).await;
-    proxy.restore();
 }
 
 /// A waiter cut off past its session fails with `SessionEnded` (its node
