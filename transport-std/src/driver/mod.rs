@@ -10,6 +10,7 @@
 //! contract says.
 
 pub(crate) mod across;
+pub(crate) mod channel;
 pub(crate) mod convert;
 pub(crate) mod hold;
 pub(crate) mod own_node;
@@ -25,7 +26,7 @@ use futures::future::BoxFuture;
 use futures::stream::{FuturesOrdered, FuturesUnordered};
 use futures::StreamExt;
 use herdless_core::{Outgoing, Recipe, RequestId, SessionEvent, WatchEvent};
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{oneshot, watch};
 use tokio::time::Instant as TokioInstant;
 use tracing::{debug, trace, warn};
 use zookeeper_client as zk;
@@ -57,7 +58,7 @@ pub(crate) struct Counters {
 
 /// What the spawner keeps: the command channel into the task.
 pub(crate) struct DriverHandle<R> {
-    commands: mpsc::UnboundedSender<Command<R>>,
+    commands: channel::Sender<Command<R>>,
     /// The driver's clock starts here: the recipe's `Instant` 0.
     origin: TokioInstant,
     over: SessionOver,
@@ -78,7 +79,7 @@ impl<R> DriverHandle<R> {
     /// Runs `f` on the recipe in its task, without waiting for it.
     pub(crate) fn command(&self, f: impl FnOnce(&mut R) + Send + 'static) -> Result<(), Error> {
         self.commands
-            .send(Box::new(f))
+            .unbounded_send(Box::new(f))
             .map_err(|_| Error::DriverGone)
     }
 
@@ -219,7 +220,7 @@ where
     D: Fn(&R) -> bool + Send + 'static,
 {
     let mut recipe: Box<R> = recipe.into();
-    let (tx, rx) = mpsc::unbounded_channel();
+    let (tx, rx) = channel::unbounded();
     let client = source.current();
     // The session id, from the client the driver runs on: recipes that
     // check whose their nodes are (`ephemeralOwner`) need it from the
@@ -291,7 +292,7 @@ where
 
     async fn run(
         mut self,
-        mut commands: mpsc::UnboundedReceiver<Command<R>>,
+        mut commands: channel::Receiver<Command<R>>,
         finished: impl Fn(&R) -> bool,
     ) {
         let mut states = self.client.states();
@@ -348,7 +349,7 @@ where
                         }
                     }
                 }
-                command = commands.recv(), if commands_open => match command {
+                command = commands.next(), if commands_open => match command {
                     Some(f) => f(&mut self.recipe),
                     None => commands_open = false,
                 },

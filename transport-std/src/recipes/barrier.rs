@@ -4,10 +4,11 @@
 use std::fmt;
 use std::sync::Arc;
 
+use futures::StreamExt;
 use herdless_core::barrier::{Barrier as CoreBarrier, BarrierEvent};
 use herdless_core::double_barrier::{DoubleBarrier as CoreDouble, DoubleBarrierEvent};
-use tokio::sync::mpsc;
 
+use crate::driver::channel;
 use crate::driver::undo::Undo;
 use crate::driver::{self, Counters, DriverHandle};
 use crate::{Connection, Error};
@@ -32,7 +33,7 @@ type CoreD = CoreDouble<512>;
 /// ```
 pub struct Barrier {
     handle: DriverHandle<CoreB>,
-    events: tokio::sync::Mutex<mpsc::UnboundedReceiver<BarrierEvent>>,
+    events: tokio::sync::Mutex<channel::Receiver<BarrierEvent>>,
     node: String,
 }
 
@@ -46,13 +47,13 @@ impl Barrier {
     /// The barrier at `node`.
     pub fn new(conn: &impl Connection, node: &str) -> Result<Barrier, Error> {
         let core = CoreB::new(node)?.with_acl(conn.acl());
-        let (tx, rx) = mpsc::unbounded_channel();
+        let (tx, rx) = channel::unbounded();
         let handle = driver::spawn_on(
             conn.source(),
             core,
             Arc::new(Counters::default()),
             move |_: &CoreB, event| {
-                let _ = tx.send(event);
+                let _ = tx.unbounded_send(event);
             },
             |b: &CoreB| b.is_idle(),
         );
@@ -74,7 +75,7 @@ impl Barrier {
             .over()
             .unless(async {
                 loop {
-                    match events.recv().await.ok_or(Error::DriverGone)? {
+                    match events.next().await.ok_or(Error::DriverGone)? {
                         event if event == until => return Ok(()),
                         BarrierEvent::Failed(e) => return Err(e.into()),
                         _ => {}
@@ -120,7 +121,7 @@ impl Barrier {
 /// ```
 pub struct DoubleBarrier {
     handle: DriverHandle<CoreD>,
-    events: tokio::sync::Mutex<mpsc::UnboundedReceiver<DoubleBarrierEvent>>,
+    events: tokio::sync::Mutex<channel::Receiver<DoubleBarrierEvent>>,
     name: String,
 }
 
@@ -143,13 +144,13 @@ impl DoubleBarrier {
     /// `dir`.
     pub fn new(conn: &impl Connection, dir: &str, name: &str) -> Result<DoubleBarrier, Error> {
         let core = CoreD::new(dir, name)?.with_acl(conn.acl());
-        let (tx, rx) = mpsc::unbounded_channel();
+        let (tx, rx) = channel::unbounded();
         let handle = driver::spawn_on(
             conn.source(),
             core,
             Arc::new(Counters::default()),
             move |_: &CoreD, event| {
-                let _ = tx.send(event);
+                let _ = tx.unbounded_send(event);
             },
             |d: &CoreD| d.is_idle(),
         );
@@ -170,7 +171,7 @@ impl DoubleBarrier {
         let mut events = self.events.lock().await;
         self.handle.call(start).await??;
         loop {
-            match events.recv().await.ok_or(Error::DriverGone)? {
+            match events.next().await.ok_or(Error::DriverGone)? {
                 event if event == until => return Ok(true),
                 DoubleBarrierEvent::Lost => return Ok(false),
                 DoubleBarrierEvent::Failed(e) => return Err(e.into()),

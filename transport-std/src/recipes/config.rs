@@ -3,12 +3,14 @@
 use std::fmt;
 use std::sync::Arc;
 
+use futures::StreamExt;
 use herdless_core::config::{Config as CoreConfig, ConfigEvent};
 use herdless_core::Version;
-use tokio::sync::{mpsc, watch, Mutex};
+use tokio::sync::{watch, Mutex};
 use tracing::{debug, warn};
 
 use super::read_failure::ReadFailure;
+use crate::driver::channel;
 use crate::driver::{self, Counters, DriverHandle};
 use crate::{Connection, Error};
 
@@ -111,7 +113,7 @@ pub struct Config {
     seen: watch::Receiver<Seen>,
     /// Read failures reported so far (see [`ReadFailure`]).
     reported: u64,
-    writes: Mutex<mpsc::UnboundedReceiver<Result<Written, Error>>>,
+    writes: Mutex<channel::Receiver<Result<Written, Error>>>,
     path: String,
 }
 
@@ -134,7 +136,7 @@ impl Config {
             value: Value::Unknown,
             failure: ReadFailure::default(),
         });
-        let (writes_tx, writes_rx) = mpsc::unbounded_channel();
+        let (writes_tx, writes_rx) = channel::unbounded();
         let on_event = move |core: &Core, event: ConfigEvent| {
             debug!(?event, "config");
             let value = match event {
@@ -147,19 +149,19 @@ impl Config {
                 ConfigEvent::Missing => Some(Value::Missing),
                 ConfigEvent::TooLarge { version, len } => Some(Value::TooLarge { version, len }),
                 ConfigEvent::Updated { version } => {
-                    let _ = writes_tx.send(Ok(Written::Updated { version }));
+                    let _ = writes_tx.unbounded_send(Ok(Written::Updated { version }));
                     None
                 }
                 ConfigEvent::Conflict => {
-                    let _ = writes_tx.send(Ok(Written::Conflict));
+                    let _ = writes_tx.unbounded_send(Ok(Written::Conflict));
                     None
                 }
                 ConfigEvent::Unknown => {
-                    let _ = writes_tx.send(Ok(Written::Unknown));
+                    let _ = writes_tx.unbounded_send(Ok(Written::Unknown));
                     None
                 }
                 ConfigEvent::WriteFailed(e) => {
-                    let _ = writes_tx.send(Err(e.into()));
+                    let _ = writes_tx.unbounded_send(Err(e.into()));
                     None
                 }
                 ConfigEvent::Failed(e) => {
@@ -277,7 +279,7 @@ impl Config {
         self.handle.call(start).await??;
         self.handle
             .over()
-            .unless(async { writes.recv().await.ok_or(Error::DriverGone)? })
+            .unless(async { writes.next().await.ok_or(Error::DriverGone)? })
             .await
     }
 }

@@ -5,10 +5,12 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use futures::StreamExt;
 use herdless_core::member::{Member as CoreMember, MemberEvent};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 use tracing::{info, warn};
 
+use crate::driver::channel;
 use crate::driver::session_over::SessionOver;
 use crate::driver::{self, Counters, DriverHandle};
 use crate::{Connection, Error};
@@ -72,8 +74,8 @@ pub struct GroupMember {
     handle: Option<DriverHandle<Core>>,
     over: SessionOver,
     presence: watch::Receiver<Presence>,
-    events: mpsc::UnboundedReceiver<MembershipEvent>,
-    left: mpsc::UnboundedReceiver<Result<(), Error>>,
+    events: channel::Receiver<MembershipEvent>,
+    left: channel::Receiver<Result<(), Error>>,
     node_path: String,
 }
 
@@ -102,15 +104,15 @@ impl GroupMember {
         core.join(data)?;
         let node_path = core.node_path().to_owned();
         let (presence_tx, presence_rx) = watch::channel(Presence::Out);
-        let (events_tx, events_rx) = mpsc::unbounded_channel();
-        let (joined_tx, mut joined_rx) = mpsc::unbounded_channel();
-        let (left_tx, left_rx) = mpsc::unbounded_channel();
+        let (events_tx, events_rx) = channel::unbounded();
+        let (joined_tx, mut joined_rx) = channel::unbounded();
+        let (left_tx, left_rx) = channel::unbounded();
         let mut out_since: Option<Instant> = None;
         let path = node_path.clone();
         let on_event = move |_: &Core, event: MemberEvent| {
             let (presence, app) = match event {
                 MemberEvent::Joined => {
-                    let _ = joined_tx.send(Ok(()));
+                    let _ = joined_tx.unbounded_send(Ok(()));
                     (Some(Presence::In), None)
                 }
                 MemberEvent::Suspended => {
@@ -128,12 +130,12 @@ impl GroupMember {
                     (Some(Presence::In), Some(MembershipEvent::Rejoined { gap }))
                 }
                 MemberEvent::Left => {
-                    let _ = left_tx.send(Ok(()));
+                    let _ = left_tx.unbounded_send(Ok(()));
                     (Some(Presence::Left), None)
                 }
                 MemberEvent::Failed(e) => {
-                    let _ = joined_tx.send(Err(Error::from(e)));
-                    let _ = left_tx.send(Err(Error::from(e)));
+                    let _ = joined_tx.unbounded_send(Err(Error::from(e)));
+                    let _ = left_tx.unbounded_send(Err(Error::from(e)));
                     (Some(Presence::Left), None)
                 }
                 _ => (None, None),
@@ -142,7 +144,7 @@ impl GroupMember {
                 presence_tx.send_replace(p);
             }
             if let Some(e) = app {
-                let _ = events_tx.send(e);
+                let _ = events_tx.unbounded_send(e);
             }
         };
         let handle = driver::spawn_on(
@@ -160,7 +162,7 @@ impl GroupMember {
             left: left_rx,
             node_path,
         };
-        match joined_rx.recv().await {
+        match joined_rx.next().await {
             Some(Ok(())) => Ok(member),
             Some(Err(e)) => {
                 // The core is idle after a failure: nothing to leave.
@@ -192,7 +194,7 @@ impl GroupMember {
     /// [`Session`](crate::Session) closed). Cancel-safe.
     pub async fn next_event(&mut self) -> Option<MembershipEvent> {
         let over = self.over.clone();
-        over.unless(async { Ok(self.events.recv().await) })
+        over.unless(async { Ok(self.events.next().await) })
             .await
             .ok()
             .flatten()
@@ -209,7 +211,7 @@ impl GroupMember {
             let _ = m.leave();
         })?;
         drop(handle);
-        self.left.recv().await.unwrap_or(Ok(()))
+        self.left.next().await.unwrap_or(Ok(()))
     }
 }
 

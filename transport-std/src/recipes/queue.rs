@@ -4,10 +4,12 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures::StreamExt;
 use herdless_core::naming::Guid;
 use herdless_core::queue::{Consumer, ConsumerEvent, Producer, ProducerEvent};
-use tokio::sync::{mpsc, Mutex};
+use tokio::sync::Mutex;
 
+use crate::driver::channel;
 use crate::driver::undo::Undo;
 use crate::driver::{self, Counters, DriverHandle};
 use crate::{Connection, Error};
@@ -60,8 +62,8 @@ enum Outcome {
 pub struct Queue {
     producer: DriverHandle<CoreProducer>,
     consumer: DriverHandle<CoreConsumer>,
-    produced: Mutex<mpsc::UnboundedReceiver<Outcome>>,
-    consumed: Mutex<mpsc::UnboundedReceiver<Outcome>>,
+    produced: Mutex<channel::Receiver<Outcome>>,
+    consumed: Mutex<channel::Receiver<Outcome>>,
     dir: String,
     priority: bool,
 }
@@ -118,8 +120,8 @@ impl Queue {
                 CoreConsumer::new(dir)
             }
         })?;
-        let (produced_tx, produced_rx) = mpsc::unbounded_channel();
-        let (consumed_tx, consumed_rx) = mpsc::unbounded_channel();
+        let (produced_tx, produced_rx) = channel::unbounded();
+        let (consumed_tx, consumed_rx) = channel::unbounded();
         let producer = driver::spawn_on(
             conn.source(),
             producer,
@@ -130,7 +132,7 @@ impl Queue {
                     ProducerEvent::Failed(e) => Outcome::Failed(e.into()),
                     _ => return,
                 };
-                let _ = produced_tx.send(outcome);
+                let _ = produced_tx.unbounded_send(outcome);
             },
             |p: &CoreProducer| !p.is_busy(),
         );
@@ -151,7 +153,7 @@ impl Queue {
                     ConsumerEvent::Failed(e) => Outcome::Failed(e.into()),
                     _ => return,
                 };
-                let _ = consumed_tx.send(outcome);
+                let _ = consumed_tx.unbounded_send(outcome);
             },
             |c: &CoreConsumer| !c.is_busy(),
         );
@@ -197,7 +199,7 @@ impl Queue {
         self.producer
             .call(move |p: &mut CoreProducer| p.put(guid, &data, priority, ephemeral))
             .await??;
-        match produced.recv().await.ok_or(Error::DriverGone)? {
+        match produced.next().await.ok_or(Error::DriverGone)? {
             Outcome::Put(node) => Ok(node),
             Outcome::Failed(e) => Err(e),
             _ => Err(Error::InvalidState),
@@ -257,7 +259,7 @@ impl Queue {
         let undo = Undo::new(&self.consumer, |c: &mut CoreConsumer| {
             c.cancel();
         });
-        let outcome = consumed.recv().await.ok_or(Error::DriverGone);
+        let outcome = consumed.next().await.ok_or(Error::DriverGone);
         undo.disarm();
         outcome
     }

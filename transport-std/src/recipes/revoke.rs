@@ -24,11 +24,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures::StreamExt;
 use herdless_core::revoke::{Revoke, RevokeEvent};
-use tokio::sync::mpsc;
 use tracing::info;
 
 use crate::driver;
+use crate::driver::channel;
 use crate::driver::undo::Undo;
 use crate::{Connection, Error};
 
@@ -99,20 +100,20 @@ async fn run(
         Some(grace) => core.request_forced(driver::deadline_at_start(grace))?,
         None => core.request()?,
     }
-    let (events_tx, mut events) = mpsc::unbounded_channel();
+    let (events_tx, mut events) = channel::unbounded();
     let handle = driver::spawn_on(
         conn.source(),
         core,
         Arc::default(),
         move |_: &Revoke, event| {
-            let _ = events_tx.send(event);
+            let _ = events_tx.unbounded_send(event);
         },
         |r: &Revoke| !r.is_running(),
     );
     // Also after the outcome: cancelling a finished revocation is a no-op.
     let _cancel = Undo::new(&handle, Revoke::cancel);
     loop {
-        let Some(event) = events.recv().await else {
+        let Some(event) = events.next().await else {
             return Err(Error::DriverGone);
         };
         let outcome = match event {
