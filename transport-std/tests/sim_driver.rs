@@ -94,6 +94,42 @@ async fn suspended_waits_for_a_disconnection_and_lost_for_the_end() {
     within(100 * MS, "suspended once lost", guard.suspended()).await;
 }
 
+/// `settled` answers at once while held, waits out a suspension, and
+/// tells which way it ended: held again when the session came back, lost
+/// when it expired.
+#[tokio::test(start_paused = true)]
+async fn settled_waits_out_a_suspension_and_tells_its_end() {
+    let zk = SimServer::new().with_session_timeout(Duration::from_secs(4));
+    let a = zk.connect();
+    let guard = Lock::new(&a, DIR).unwrap().acquire().await.unwrap();
+    assert_eq!(
+        within(MS, "settled while held", guard.settled()).await,
+        Holding::Held
+    );
+
+    zk.disconnect(a.session_id(), Duration::from_secs(1));
+    within(100 * MS, "suspended", guard.suspended()).await;
+    assert!(
+        timeout(500 * MS, guard.settled()).await.is_err(),
+        "settled while the connection is still down"
+    );
+    let back = within(
+        Duration::from_secs(2),
+        "settled after the reconnect",
+        guard.settled(),
+    );
+    assert_eq!(back.await, Holding::Held);
+
+    zk.disconnect(a.session_id(), Duration::from_secs(10));
+    within(100 * MS, "suspended again", guard.suspended()).await;
+    let end = within(
+        Duration::from_secs(6),
+        "settled by the expiry",
+        guard.settled(),
+    );
+    assert_eq!(end.await, Holding::Lost);
+}
+
 // ---- watches the client loses ----
 
 /// The lost watch is set again: the node has not changed, so the waiter

@@ -467,6 +467,54 @@ async fn a_leaders_state_follows_its_connection() {
     assert!(leadership.fenced().commit().await == Err(Error::Fenced));
 }
 
+/// `settled` answers at once while leading, waits out a suspension, and
+/// tells which way it ended: leading again when the session came back,
+/// lost when it expired.
+#[tokio::test(start_paused = true)]
+async fn a_leaders_settled_state_waits_out_a_suspension() {
+    let zk = SimServer::new().with_session_timeout(Duration::from_secs(4));
+    let a = zk.connect();
+    let election = Election::new(&a, "/election/settled").unwrap();
+    let leadership = election.campaign().await.unwrap();
+    let now = Duration::from_millis(1);
+    let at_once = within(now, "settled while leading", leadership.settled());
+    assert_eq!(at_once.await, LeaderState::Leading);
+
+    zk.disconnect(a.session_id(), Duration::from_secs(1));
+    within(
+        Duration::from_millis(100),
+        "suspended",
+        leadership.suspended(),
+    )
+    .await;
+    assert!(
+        tokio::time::timeout(Duration::from_millis(500), leadership.settled())
+            .await
+            .is_err(),
+        "settled while the connection is still down"
+    );
+    let back = within(
+        Duration::from_secs(2),
+        "settled after the reconnect",
+        leadership.settled(),
+    );
+    assert_eq!(back.await, LeaderState::Leading);
+
+    zk.disconnect(a.session_id(), Duration::from_secs(10));
+    within(
+        Duration::from_millis(100),
+        "suspended again",
+        leadership.suspended(),
+    )
+    .await;
+    let end = within(
+        Duration::from_secs(6),
+        "settled by the expiry",
+        leadership.settled(),
+    );
+    assert_eq!(end.await, LeaderState::Lost);
+}
+
 /// `campaign_timeout` leads at once when nobody does, gives up with
 /// `None` (its node gone) when someone leads for longer, and a dropped
 /// leadership resigns so that the next candidate leads.

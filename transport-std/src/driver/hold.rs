@@ -72,6 +72,15 @@ impl<R: 'static, S: Standing> Hold<R, S> {
             .await;
     }
 
+    /// Resolves with the state once the holding is not in doubt: at once
+    /// unless suspended. A closed channel means the driver is gone, which
+    /// only happens once nothing is held.
+    pub(crate) async fn settled(&self) -> S {
+        let mut state = self.state.clone();
+        let settled = state.wait_for(|s| *s != S::SUSPENDED).await;
+        settled.map_or(S::LOST, |s| *s)
+    }
+
     /// Writes that land only while the node exists; failing at once if the
     /// holding is known to be gone.
     pub(crate) fn fenced(&self) -> Fenced {

@@ -435,6 +435,26 @@ impl Leadership {
         self.hold.suspended().await
     }
 
+    /// Resolves once leadership is not in doubt, with where it stands: at
+    /// once unless [`Suspended`](LeaderState::Suspended); after a dropped
+    /// connection, `Leading` when the reconnected session found the
+    /// candidate's node still there, or `Lost`. Cancel-safe.
+    ///
+    /// ```no_run
+    /// # async fn run(election: herdless_std::Election) -> Result<(), herdless_std::Error> {
+    /// use herdless_std::election::LeaderState;
+    ///
+    /// let leadership = election.campaign().await?;
+    /// leadership.suspended().await; // stop acting as the leader
+    /// if leadership.settled().await == LeaderState::Leading {
+    ///     // the same session came back with the node: lead on
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn settled(&self) -> LeaderState {
+        self.hold.settled().await
+    }
+
     /// A batch of writes that lands only while this leader's candidate node
     /// exists, that is, only while it leads: see [`Fenced`]. Fails at once
     /// with [`Error::Fenced`] if this handle already knows leadership is

@@ -396,6 +396,26 @@ impl LockGuard {
         self.hold.suspended().await
     }
 
+    /// Resolves once the lock is not in doubt, with where it stands: at
+    /// once unless [`Suspended`](Holding::Suspended); after a dropped
+    /// connection, `Held` when the reconnected session found the node
+    /// still there, or `Lost`. Cancel-safe.
+    ///
+    /// ```no_run
+    /// # async fn run(lock: herdless_std::Lock) -> Result<(), herdless_std::Error> {
+    /// use herdless_std::lock::Holding;
+    ///
+    /// let guard = lock.acquire().await?;
+    /// guard.suspended().await; // pause work that needs exclusivity
+    /// if guard.settled().await == Holding::Held {
+    ///     // the same session came back with the node: carry on
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn settled(&self) -> Holding {
+        self.hold.settled().await
+    }
+
     /// Releases the lock and waits until its node is confirmed deleted
     /// (retried across connection losses until confirmed or the session is
     /// gone). If this future is dropped, the release still completes in the
