@@ -708,11 +708,7 @@ impl LeaderObserver {
 mod tests {
     #![allow(unreachable_code, unused_variables, clippy::diverging_sub_expression)]
     use super::{Core, Election};
-
-    /// The size of what `make` returns, without calling it.
-    fn size_of_output<F>(_make: impl FnOnce() -> F) -> usize {
-        std::mem::size_of::<F>()
-    }
+    use crate::recipes::future_size::size_of_output;
 
     /// A waiting candidate's future holds handles, not the core candidate:
     /// it lives on the heap with its driver, and a copy of it left in the

@@ -520,11 +520,7 @@ impl std::ops::Deref for RevocableGuard {
 mod tests {
     #![allow(unreachable_code, unused_variables, clippy::diverging_sub_expression)]
     use super::{Attempt, CoreLock, Lock};
-
-    /// The size of what `make` returns, without calling it.
-    fn size_of_output<F>(_make: impl FnOnce() -> F) -> usize {
-        std::mem::size_of::<F>()
-    }
+    use crate::recipes::future_size::size_of_output;
 
     /// A waiting contender's memory is mostly its `acquire` future. Making
     /// the attempt again on the next session must add little to it: the

@@ -5,6 +5,8 @@
 pub mod barrier;
 pub mod config;
 pub mod election;
+#[cfg(test)]
+mod future_size;
 pub mod group;
 pub mod lock;
 pub mod member;
