@@ -886,6 +886,77 @@ async fn embassy_driver_waits_rather_than_polls_while_idle() {
     zk.close().await.unwrap();
 }
 
+/// A recipe of the user's whose timer stays due after it fired: it breaks
+/// the `Recipe::poll_timeout` contract. Unstuck after a million firings,
+/// so that a driver which loops on it ends and fails the test rather than
+/// hanging it.
+#[derive(Default)]
+struct StuckTimer {
+    fired: u64,
+}
+
+impl herdless_core::Recipe for StuckTimer {
+    type Event = ();
+
+    fn poll_request(&mut self) -> Option<herdless_core::Outgoing<'_>> {
+        None
+    }
+
+    fn handle_reply(
+        &mut self,
+        _: herdless_core::Instant,
+        _: herdless_core::RequestId,
+        _: herdless_core::Reply<'_>,
+    ) {
+    }
+
+    fn handle_watch(&mut self, _: herdless_core::Instant, _: herdless_core::WatchEvent<'_>) {}
+
+    fn handle_session(&mut self, _: herdless_core::Instant, _: herdless_core::SessionEvent) {}
+
+    fn handle_timeout(&mut self, _: herdless_core::Instant) {
+        self.fired += 1;
+    }
+
+    fn poll_timeout(&self) -> Option<herdless_core::Instant> {
+        (self.fired < 1_000_000).then_some(herdless_core::Instant::ZERO)
+    }
+
+    fn poll_event(&mut self) -> Option<()> {
+        None
+    }
+}
+
+/// The driver wakes such a recipe at most once a millisecond instead of
+/// looping on it without yielding, which on a microcontroller would starve
+/// the network stack; the lock beside it is acquired meanwhile.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embassy_driver_paces_a_recipe_whose_timer_stays_due() {
+    let server = ZkServer::start();
+    let (mut rx, mut tx) = ([0u8; 1024], [0u8; 512]);
+    let mut stuck = StuckTimer::default();
+    let mut lock: Lock = Lock::new("/paced/lock").unwrap();
+    let mut zk = driver(server.addr(), &mut rx, &mut tx, 10_000);
+    let stuck_id = zk.add(&mut stuck).unwrap();
+    let lock_id = zk.add(&mut lock).unwrap();
+    let start = Instant::now();
+    zk.connect().await.unwrap();
+    tokio::time::timeout(LIMIT, zk.handle(lock_id).acquire(guid()))
+        .await
+        .expect("acquired beside a recipe whose timer stays due")
+        .unwrap();
+    zk.run_for(embassy_time::Duration::from_millis(500))
+        .await
+        .unwrap();
+    let fired = zk.recipe(stuck_id).unwrap().fired;
+    let elapsed = u64::try_from(start.elapsed().as_millis()).unwrap();
+    // Once per millisecond at most, and the first at once.
+    assert!(fired <= elapsed + 2, "{fired} firings in {elapsed} ms");
+    assert!(fired >= 10, "woken only {fired} times in {elapsed} ms");
+    zk.handle(lock_id).release().await.unwrap();
+    zk.close().await.unwrap();
+}
+
 /// Runs the driver until the candidate is out of the election.
 async fn until_idle(
     zk: &mut Zk<'_, TokioTransport>,

@@ -96,9 +96,12 @@ pub trait Recipe {
     ///
     /// After `handle_timeout(now)` it must not be `now` or earlier: drivers
     /// call `handle_timeout` as soon as this instant is due, so a timer
-    /// that stays due makes them spin (and an embedded executor, which does
-    /// not yield on a timer already due, starve its network stack). A
-    /// deadline the recipe cannot act on yet is not reported until it can.
+    /// that stays due would make them spin (and an embedded executor, which
+    /// does not yield on a timer already due, starve its network stack).
+    /// herdless-embassy's driver, which runs recipes of the user's, paces
+    /// such a timer instead: it fires it again a millisecond later at the
+    /// earliest, which costs CPU but starves nothing. A deadline the recipe
+    /// cannot act on yet is not reported until it can.
     fn poll_timeout(&self) -> Option<Instant> {
         None
     }

@@ -299,6 +299,7 @@ impl<T: Transport, const K: usize> Zk<'_, T, K> {
     /// Calls the session's and the recipes' timers that are due.
     pub(super) fn fire_timers(&mut self) {
         let now = self.now();
+        self.fired_at = now;
         if self.session.poll_timeout().is_some_and(|at| at <= now) {
             self.session.handle_timeout(now);
         }
@@ -309,12 +310,18 @@ impl<T: Transport, const K: usize> Zk<'_, T, K> {
         }
     }
 
+    /// The earliest timer, but never again the millisecond timers were
+    /// last fired in: a recipe whose timer stays due after firing (a user's
+    /// recipe breaking the contract) would otherwise have the driver loop
+    /// without ever yielding, and the executor's network stack, which
+    /// brings the bytes the driver waits for, would never run.
     pub(super) fn next_wake(&self) -> Option<Instant> {
         self.recipes
             .iter()
             .filter_map(|recipe| recipe.poll_timeout())
             .chain(self.session.poll_timeout())
             .min()
+            .map(|at| at.max(self.fired_at + 1))
     }
 
     pub(super) fn origin_plus(&self, at: Instant) -> embassy_time::Instant {

@@ -114,6 +114,10 @@ pub struct Zk<'a, T: Transport, const K: usize = 4> {
     large: Option<Large>,
     /// The recipes' clock starts here: their `Instant` 0.
     origin: embassy_time::Instant,
+    /// When timers were last fired: every timer due then was handled, so
+    /// one still at or before it breaks the [`Recipe::poll_timeout`]
+    /// contract and waits a millisecond rather than firing again at once.
+    fired_at: Instant,
     faults: u32,
     last_fault: Option<Fault>,
 }
@@ -148,6 +152,7 @@ impl<'a, T: Transport, const K: usize> Zk<'a, T, K> {
             flush_due: false,
             large: None,
             origin,
+            fired_at: Instant::ZERO,
             faults: 0,
             last_fault: None,
         }
