@@ -13,7 +13,20 @@ use crate::Session;
 /// [`WithAcl`]. Code written against `&impl Connection` runs unchanged on
 /// each.
 pub trait Connection: sealed::Sealed {
-    /// The id of the current session.
+    /// The id of the current session, as every herdless type gives it
+    /// (the `ephemeralOwner` of the session's nodes).
+    ///
+    /// On a plain [`Client`](zk::Client), `client.session_id()` finds the
+    /// client's own method first, which returns zookeeper-client's
+    /// `SessionId`; `Connection::session_id(&client)` is this one:
+    ///
+    /// ```no_run
+    /// use herdless_std::Connection;
+    /// # async fn run(client: herdless_std::Client) {
+    /// let id: i64 = Connection::session_id(&client);
+    /// assert_eq!(id, client.session_id().0);
+    /// # }
+    /// ```
     fn session_id(&self) -> i64 {
         self.source().backend().session_id()
     }
