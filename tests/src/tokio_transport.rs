@@ -2,6 +2,8 @@
 //! driver can be tested against real servers on loopback.
 
 use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use embedded_io_adapters::tokio_1::FromTokio;
 use embedded_io_async::{ErrorType, Read, Write};
@@ -25,6 +27,11 @@ pub struct TokioTransport {
     /// Reads started so far: a driver that waits starts one per wake-up,
     /// one that polls (a timer always due) thousands a second.
     pub reads: usize,
+    /// Set, the network has gone silent (a route lost, a cable pulled):
+    /// reads, writes and connects wait for ever, and bytes that arrive
+    /// are never handed over, as on a device whose peer no longer
+    /// answers. Shared, so a test can set it while the driver runs.
+    pub silent: Arc<AtomicBool>,
 }
 
 impl TokioTransport {
@@ -38,6 +45,14 @@ impl TokioTransport {
             connect_delay: std::time::Duration::ZERO,
             max_read: usize::MAX,
             reads: 0,
+            silent: Arc::default(),
+        }
+    }
+
+    /// Waits for ever once the network is silent.
+    async fn unless_silent(&self) {
+        if self.silent.load(Ordering::SeqCst) {
+            std::future::pending::<()>().await;
         }
     }
 
@@ -55,14 +70,19 @@ impl ErrorType for TokioTransport {
 impl Read for TokioTransport {
     async fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         self.reads += 1;
+        self.unless_silent().await;
         let limit = buf.len().min(self.max_read);
         let buf = buf.get_mut(..limit).unwrap_or_default();
-        self.stream()?.read(buf).await
+        let read = self.stream()?.read(buf).await;
+        // Bytes that arrive once the network is silent are lost with it.
+        self.unless_silent().await;
+        read
     }
 }
 
 impl Write for TokioTransport {
     async fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.unless_silent().await;
         if self.trickle {
             tokio::time::sleep(std::time::Duration::from_millis(1)).await;
             let one = buf.get(..1).unwrap_or_default();
@@ -72,6 +92,7 @@ impl Write for TokioTransport {
     }
 
     async fn flush(&mut self) -> io::Result<()> {
+        self.unless_silent().await;
         self.stream()?.flush().await
     }
 }
@@ -83,6 +104,7 @@ impl Transport for TokioTransport {
             .addrs
             .get(server)
             .ok_or_else(|| io::Error::from(io::ErrorKind::InvalidInput))?;
+        self.unless_silent().await;
         tokio::time::sleep(self.connect_delay).await;
         let stream = TcpStream::connect(addr.as_str()).await?;
         stream.set_nodelay(true)?;

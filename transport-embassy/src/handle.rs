@@ -115,6 +115,12 @@ impl<'z, 'a, T: Transport, R: Recipe + 'static, const K: usize> Handle<'z, 'a, T
     /// Runs `work` while driving the session, and stops it (dropping
     /// `work`) with the error `stop` makes of one of the recipe's events;
     /// the events `stop` passes over (`None`) are consumed.
+    ///
+    /// The session is driven before `work` is first polled: a driver left
+    /// alone for longer than the session's read timeout (the application
+    /// busy elsewhere) has timers due whose firing may end what `work`
+    /// relies on, and `work` must not start on a lock or a leadership
+    /// that is already gone.
     pub(crate) async fn work_unless<F: Future>(
         &mut self,
         work: F,
@@ -127,9 +133,9 @@ impl<'z, 'a, T: Transport, R: Recipe + 'static, const K: usize> Handle<'z, 'a, T
                 return Some(why);
             }
         });
-        match select(work, stopped).await {
-            Either::First(output) => Ok(output),
-            Either::Second(Ok(why)) | Either::Second(Err(why)) => Err(why),
+        match select(stopped, work).await {
+            Either::First(Ok(why)) | Either::First(Err(why)) => Err(why),
+            Either::Second(output) => Ok(output),
         }
     }
 }

@@ -1,6 +1,8 @@
 //! Driving the session: the decisions that need no I/O, and the few
 //! await points that carry out the I/O they ask for.
 
+use core::future::Future;
+
 use embassy_futures::select::{select, Either};
 use embassy_time::{Duration, Timer};
 use embedded_io_async::{Error as _, ErrorKind};
@@ -25,6 +27,17 @@ pub(super) enum Io {
     Flush,
 }
 
+/// What a turn of the driver leaves for the next, after the caller has
+/// looked at the recipes.
+pub(super) enum Held {
+    /// Nothing: the first turn.
+    Nothing,
+    /// Opening or closing a connection, held back.
+    Io(Io),
+    /// Nothing is due but to wait.
+    Idle,
+}
+
 /// What came of an [`Io`].
 pub(super) enum Outcome {
     Disconnected,
@@ -32,41 +45,94 @@ pub(super) enum Outcome {
     Connected(Option<Result<(), ErrorKind>>),
     Wrote(Result<usize, ErrorKind>),
     Flushed(Result<(), ErrorKind>),
+    /// A timer came before a write or a flush ended, which the next call
+    /// takes up again unless the timer ended the connection.
+    Timer,
+}
+
+/// `io`'s output, or `None` when `wake` comes first.
+pub(super) async fn unless_due<F: Future>(
+    io: F,
+    wake: Option<embassy_time::Instant>,
+) -> Option<F::Output> {
+    match wake {
+        Some(at) => match select(Timer::at(at), io).await {
+            Either::First(()) => None,
+            Either::Second(output) => Some(output),
+        },
+        None => Some(io.await),
+    }
 }
 
 impl<T: Transport, const K: usize> Zk<'_, T, K> {
     /// Runs the session until `done` returns something, checking after
     /// every input (the recipes' events are read inside `done`).
+    ///
+    /// A frame being written is finished first, so that what a recipe
+    /// asked for is on the wire before its caller goes on. Opening or
+    /// closing a connection is not: where the network has gone silent it
+    /// takes up to the connect timeout, attempt after attempt, and what
+    /// the recipes heard before it (a leader's doubt) must reach the
+    /// caller first.
     pub(crate) async fn drive_until<O>(
         &mut self,
         mut done: impl FnMut(&mut Self) -> Option<O>,
     ) -> Result<O, Error> {
+        // One await, on a future that is not generic: each caller's copy
+        // of this loop stays small.
+        let mut held = Held::Nothing;
         loop {
-            self.settle().await;
+            held = self.turn(held).await?;
             if let Some(output) = done(self) {
                 return Ok(output);
             }
-            if let state @ (State::Closed | State::Expired | State::AuthFailed) =
-                self.session.state()
-            {
-                return Err(Error::SessionOver(state));
-            }
-            self.wait().await;
         }
     }
 
     /// Carries out everything due until nothing changes: connections to
     /// open or close, the session's own frames, session events for the
     /// recipes, and the recipes' requests.
+    pub(super) async fn settle(&mut self) {
+        let mut held = Held::Nothing;
+        while let Ok(Held::Io(io)) = self.turn(held).await {
+            held = Held::Io(io);
+        }
+    }
+
+    /// One turn of the driver: carries out what `held` holds (the I/O
+    /// held back, or a wait for bytes or a timer when idle), then every
+    /// write and flush due, and returns what it holds back next. Fails
+    /// once the session is over, instead of waiting.
     ///
     /// The decisions are made by [`next_io`](Self::next_io), which never
-    /// awaits; this loop only performs the I/O it asks for. A call dropped
+    /// awaits; this only performs the I/O it asks for. A call dropped
     /// inside that I/O leaves the driver's state saying what is still to
     /// do, so the next call takes it up.
-    pub(super) async fn settle(&mut self) {
-        while let Some(io) = self.next_io() {
-            let outcome = self.perform(io).await;
-            self.io_done(outcome);
+    async fn turn(&mut self, held: Held) -> Result<Held, Error> {
+        match held {
+            Held::Nothing => {}
+            Held::Io(io) => {
+                let outcome = self.perform(io).await;
+                self.io_done(outcome);
+            }
+            Held::Idle => {
+                if let state @ (State::Closed | State::Expired | State::AuthFailed) =
+                    self.session.state()
+                {
+                    return Err(Error::SessionOver(state));
+                }
+                self.wait().await;
+            }
+        }
+        loop {
+            match self.next_io() {
+                None => return Ok(Held::Idle),
+                Some(io @ (Io::Write | Io::Flush)) => {
+                    let outcome = self.perform(io).await;
+                    self.io_done(outcome);
+                }
+                Some(io) => return Ok(Held::Io(io)),
+            }
         }
     }
 
@@ -85,6 +151,11 @@ impl<T: Transport, const K: usize> Zk<'_, T, K> {
                 }
                 self.opening = None;
             }
+            // The session's news never waits behind a frame being written,
+            // which a silent network may hold up for good.
+            if self.session_step() {
+                continue;
+            }
             if self.conn.is_some() {
                 if self.tx_sent < self.tx_len {
                     return Some(Io::Write);
@@ -93,18 +164,33 @@ impl<T: Transport, const K: usize> Zk<'_, T, K> {
                     return Some(Io::Flush);
                 }
             }
-            if !self.step() {
+            if !self.transmit_step() {
                 return None;
             }
         }
     }
 
-    /// One step of work that needs no I/O (though it may make some due):
-    /// a connection action of the session, one of its own frames, one of
-    /// its events for the recipes, or one request of a recipe, in that
-    /// order. Returns whether there was anything to do.
-    fn step(&mut self) -> bool {
+    /// One of the session's events for the recipes, or else one of its
+    /// connection actions; returns whether there was one.
+    ///
+    /// Events first: a lost connection is followed at once by attempts to
+    /// open the next, and where connects hang (the network gone silent)
+    /// each takes up to the connect timeout; a `Suspended` waiting behind
+    /// them would reach a leader only when the session had expired, with
+    /// the next leader already working.
+    fn session_step(&mut self) -> bool {
         let now = self.now();
+        if let Some(event) = self.session.poll_event() {
+            if let Event::Session(event) = event {
+                log_debug!("session: {:?}", event);
+                for recipe in self.recipes.iter_mut() {
+                    recipe.handle_session(now, event);
+                }
+            }
+            // `Event::Lost` needs nothing: the recipes hear `Suspended`,
+            // which voids their requests in flight.
+            return true;
+        }
         if let Some(action) = self.session.poll_action() {
             match action {
                 Action::Connect { server, conn } => {
@@ -120,6 +206,14 @@ impl<T: Transport, const K: usize> Zk<'_, T, K> {
             }
             return true;
         }
+        false
+    }
+
+    /// One of the session's own frames, or else one request of a recipe,
+    /// into the send buffer (which holds no frame); returns whether there
+    /// was one.
+    fn transmit_step(&mut self) -> bool {
+        let now = self.now();
         if let Some(conn) = self.conn {
             match self.session.poll_transmit(self.tx, now) {
                 Ok(Some(n)) => {
@@ -136,17 +230,6 @@ impl<T: Transport, const K: usize> Zk<'_, T, K> {
                     return true;
                 }
             }
-        }
-        if let Some(event) = self.session.poll_event() {
-            if let Event::Session(event) = event {
-                log_debug!("session: {:?}", event);
-                for recipe in self.recipes.iter_mut() {
-                    recipe.handle_session(now, event);
-                }
-            }
-            // `Event::Lost` needs nothing: the recipes hear `Suspended`,
-            // which voids their requests in flight.
-            return true;
         }
         self.send_request(now)
     }
@@ -187,29 +270,36 @@ impl<T: Transport, const K: usize> Zk<'_, T, K> {
 
     /// Carries out `io` on the transport: the driver's only await points
     /// besides the wait for input.
+    ///
+    /// A write or a flush gives way to the next timer: a transport that
+    /// stops taking bytes (its peer gone silent, its buffer full) must not
+    /// keep the session from noticing that nothing has been heard.
     async fn perform(&mut self, io: Io) -> Outcome {
+        let wake = match io {
+            Io::Connect(_, deadline) => deadline,
+            _ => self.next_wake(),
+        }
+        .map(|at| self.origin_plus(at));
         match io {
             Io::Disconnect => {
                 self.transport.disconnect().await;
                 Outcome::Disconnected
             }
-            Io::Connect(server, deadline) => {
-                let deadline = deadline.map(|at| self.origin_plus(at));
-                let connect = self.transport.connect(server);
-                let result = match deadline {
-                    Some(at) => match select(connect, Timer::at(at)).await {
-                        Either::First(result) => Some(result),
-                        Either::Second(()) => None,
-                    },
-                    None => Some(connect.await),
-                };
-                Outcome::Connected(result.map(|r| r.map_err(|e| e.kind())))
+            Io::Connect(server, _) => {
+                let connected = unless_due(self.transport.connect(server), wake).await;
+                Outcome::Connected(connected.map(|r| r.map_err(|e| e.kind())))
             }
             Io::Write => {
                 let rest = self.tx.get(self.tx_sent..self.tx_len).unwrap_or_default();
-                Outcome::Wrote(self.transport.write(rest).await.map_err(|e| e.kind()))
+                match unless_due(self.transport.write(rest), wake).await {
+                    Some(wrote) => Outcome::Wrote(wrote.map_err(|e| e.kind())),
+                    None => Outcome::Timer,
+                }
             }
-            Io::Flush => Outcome::Flushed(self.transport.flush().await.map_err(|e| e.kind())),
+            Io::Flush => match unless_due(self.transport.flush(), wake).await {
+                Some(flushed) => Outcome::Flushed(flushed.map_err(|e| e.kind())),
+                None => Outcome::Timer,
+            },
         }
     }
 
@@ -217,6 +307,7 @@ impl<T: Transport, const K: usize> Zk<'_, T, K> {
     fn io_done(&mut self, outcome: Outcome) {
         let now = self.now();
         match outcome {
+            Outcome::Timer => self.fire_timers(),
             Outcome::Disconnected => self.closing = false,
             Outcome::Connected(result) => {
                 let Some((_, conn)) = self.opening.take() else {

@@ -118,6 +118,9 @@ pub struct Zk<'a, T: Transport, const K: usize = 4> {
     /// one still at or before it breaks the [`Recipe::poll_timeout`]
     /// contract and waits a millisecond rather than firing again at once.
     fired_at: Instant,
+    /// Timers were last fired without a wait (they were overdue): the
+    /// next wait waits, so that the executor gets a turn.
+    fired_unwaited: bool,
     faults: u32,
     last_fault: Option<Fault>,
 }
@@ -153,6 +156,7 @@ impl<'a, T: Transport, const K: usize> Zk<'a, T, K> {
             large: None,
             origin,
             fired_at: Instant::ZERO,
+            fired_unwaited: false,
             faults: 0,
             last_fault: None,
         }

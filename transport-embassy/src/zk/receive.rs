@@ -1,10 +1,10 @@
 //! Taking in what the server sent: reads, whole frames, and timers.
 
-use embassy_futures::select::{select, Either};
 use embassy_time::Timer;
 use embedded_io_async::{Error as _, ErrorKind};
 use herdless_core::wire::{frame, ConnectionId, Incoming};
 
+use super::drive::unless_due;
 use super::large::LARGE_HEAD;
 use super::Zk;
 use crate::error::Fault;
@@ -12,19 +12,30 @@ use crate::transport::Transport;
 
 impl<T: Transport, const K: usize> Zk<'_, T, K> {
     /// Waits for bytes or for the earliest timer, and handles what came.
+    ///
+    /// A timer already due is fired at once, before any read: after a long
+    /// pause in driving (the application busy, the device asleep), bytes
+    /// read now would count as heard now, and a session the server has
+    /// expired meanwhile would look alive to the recipes for another read
+    /// timeout (an embassy `Timer` at a past instant still waits for one
+    /// poll, in which a read that is ready would win). Not twice in a
+    /// row, though: timers that keep falling due must still let the
+    /// executor run the network stack.
     pub(super) async fn wait(&mut self) {
         let wake = self.next_wake().map(|at| self.origin_plus(at));
+        let overdue = wake.is_some_and(|at| at <= embassy_time::Instant::now());
+        if overdue && !core::mem::replace(&mut self.fired_unwaited, true) {
+            self.fire_timers();
+            return;
+        }
+        self.fired_unwaited = false;
         let read = match self.conn {
             Some(_) => {
                 let room = self.rx.get_mut(self.filled..).unwrap_or_default();
                 let read = self.transport.read(room);
-                match wake {
-                    Some(at) => match select(read, Timer::at(at)).await {
-                        Either::First(result) => Some(result.map_err(|e| e.kind())),
-                        Either::Second(()) => None,
-                    },
-                    None => Some(read.await.map_err(|e| e.kind())),
-                }
+                unless_due(read, wake)
+                    .await
+                    .map(|r| r.map_err(|e| e.kind()))
             }
             None => match wake {
                 Some(at) => {
