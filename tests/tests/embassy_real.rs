@@ -1050,6 +1050,64 @@ async fn embassy_leader_hears_its_loss_while_working_resuming_and_resigning() {
     zk.close().await.unwrap();
 }
 
+/// Campaigning or acquiring again at once after a loss (the node deleted
+/// by someone else) waits for the last round's cleanup instead of being
+/// refused: a program that starts again on `Lost` would otherwise spin on
+/// the refusal without ever driving the session that finishes it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embassy_round_after_a_loss_waits_for_the_last_ones_cleanup() {
+    use herdless_core::election::{Election, ElectionState};
+    let server = ZkServer::start();
+    let admin = std_client(&server).await;
+    let (mut rx, mut tx) = ([0u8; 1024], [0u8; 512]);
+    let mut election: Election = Election::new("/plant/again").unwrap();
+    let mut lock: Lock = Lock::new("/locks/again").unwrap();
+    let mut zk = driver(server.addr(), &mut rx, &mut tx, 10_000);
+    let candidate = zk.add(&mut election).unwrap();
+    let holder = zk.add(&mut lock).unwrap();
+    zk.connect().await.unwrap();
+
+    zk.handle(candidate).campaign(guid(), b"d").await.unwrap();
+    let own = zk.recipe(candidate).unwrap().own_path().unwrap().to_owned();
+    admin.delete(&own, None).await.unwrap();
+    assert_eq!(
+        lead_while_working(&mut zk, candidate).await,
+        Err(Error::Lost)
+    );
+    // The case at hand: the loss is heard while the acknowledgement is
+    // still being deleted.
+    assert_eq!(
+        zk.recipe(candidate).unwrap().state(),
+        ElectionState::Resigning
+    );
+    tokio::time::timeout(LIMIT, zk.handle(candidate).campaign(guid(), b"d"))
+        .await
+        .expect("leads again")
+        .unwrap();
+    assert!(zk.handle(candidate).is_leading());
+
+    zk.handle(holder).acquire(guid()).await.unwrap();
+    let node: heapless::String<128> = zk.handle(holder).node_path().unwrap();
+    admin.delete(&node, None).await.unwrap();
+    let mut handle = zk.handle(holder);
+    let held = handle.hold_while(tokio::time::sleep(Duration::from_secs(30)));
+    assert_eq!(
+        tokio::time::timeout(LIMIT, held)
+            .await
+            .expect("the loss is heard"),
+        Err(Error::Lost)
+    );
+    tokio::time::timeout(LIMIT, zk.handle(holder).acquire(guid()))
+        .await
+        .expect("holds again")
+        .unwrap();
+    assert!(zk.handle(holder).is_held());
+
+    zk.handle(candidate).resign().await.unwrap();
+    zk.handle(holder).release().await.unwrap();
+    zk.close().await.unwrap();
+}
+
 /// A campaign the server refuses (no right to create in the directory's
 /// parent) ends the call with the recipe's error instead of waiting on,
 /// whether the call is `campaign` or `resumed`.

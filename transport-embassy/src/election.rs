@@ -17,7 +17,9 @@ impl<T: Transport, const K: usize, const N: usize, const D: usize>
     /// this candidate leads; `guid` must be fresh random bytes for every
     /// campaign.
     ///
-    /// Events of an earlier campaign still unread are dropped.
+    /// Events of an earlier campaign still unread are dropped; one still
+    /// cleaning up (after a loss, its acknowledgement being deleted) is
+    /// waited for first.
     ///
     /// Fails with `Error::Recipe(SessionEnded)` when the session ends
     /// before this candidate leads (cut off past the session timeout): its
@@ -29,22 +31,24 @@ impl<T: Transport, const K: usize, const N: usize, const D: usize>
     /// Not cancel-safe: a dropped call leaves the candidate in the
     /// election; call [`resign`](Self::resign) to leave it.
     pub async fn campaign(&mut self, guid: Guid, data: &[u8]) -> Result<(), Error> {
-        self.forget_past_rounds(Self::idle)?;
+        self.start_round(Self::idle, Self::winding_up, Self::failure)
+            .await?;
         self.recipe()?.campaign(guid, data)?;
         self.until_leading().await
     }
 
     /// Volunteers for at most `timeout`; `Ok(false)` when this candidate
-    /// did not lead by then (its node is removed). Events of an earlier
-    /// campaign still unread are dropped.
+    /// did not lead by then (its node is removed). An earlier campaign is
+    /// dealt with as by [`campaign`](Self::campaign).
     pub async fn campaign_timeout(
         &mut self,
         guid: Guid,
         data: &[u8],
         timeout: Duration,
     ) -> Result<bool, Error> {
+        self.start_round(Self::idle, Self::winding_up, Self::failure)
+            .await?;
         let deadline = self.zk.deadline_in(timeout);
-        self.forget_past_rounds(Self::idle)?;
         self.recipe()?.campaign_until(guid, data, deadline)?;
         granted(self.until_leading().await)
     }
@@ -89,17 +93,27 @@ impl<T: Transport, const K: usize, const N: usize, const D: usize>
     /// acknowledgement, when leading) is deleted.
     pub async fn resign(&mut self) -> Result<(), Error> {
         self.recipe()?.resign()?;
-        // `Resigned`, `TimedOut` (a deadline met on the way out) and `Lost`
-        // (the session took the node with it) all leave nothing behind.
-        self.until_wound_up(Self::idle, |event| match event {
-            ElectionEvent::Failed(e) => Some(Error::Recipe(e)),
-            _ => None,
-        })
-        .await
+        self.until_wound_up(Self::idle, Self::failure).await
     }
 
     fn idle(election: &Election<N, D>) -> bool {
         election.state() == ElectionState::Idle
+    }
+
+    /// Cleaning up after a resignation, a deadline or a loss.
+    fn winding_up(election: &Election<N, D>) -> bool {
+        election.state() == ElectionState::Resigning
+    }
+
+    /// How a wound-up campaign's last event fails the call: only `Failed`
+    /// (its node refused to go). `Resigned`, `TimedOut` (a deadline met on
+    /// the way out) and `Lost` (the session took the node with it) all
+    /// leave nothing behind.
+    fn failure(event: ElectionEvent) -> Option<Error> {
+        match event {
+            ElectionEvent::Failed(e) => Some(Error::Recipe(e)),
+            _ => None,
+        }
     }
 
     async fn until_leading(&mut self) -> Result<(), Error> {

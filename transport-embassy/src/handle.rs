@@ -82,6 +82,25 @@ impl<'z, 'a, T: Transport, R: Recipe + 'static, const K: usize> Handle<'z, 'a, T
         Ok(last)
     }
 
+    /// Readies the recipe for a call that starts a round: waits until the
+    /// last round, if it is `winding_up` (deleting its node after a loss,
+    /// say), is `idle`, failing with what `failed` makes of its outcome,
+    /// then drops its unread events. Refusing instead would have a program
+    /// that starts again on `Lost` spin on the refusal without ever
+    /// driving the session that finishes the cleanup.
+    pub(crate) async fn start_round(
+        &mut self,
+        idle: impl Fn(&R) -> bool + Copy,
+        winding_up: impl FnOnce(&R) -> bool,
+        failed: impl FnOnce(R::Event) -> Option<Error>,
+    ) -> Result<(), Error> {
+        if winding_up(self.recipe()?) {
+            self.until_wound_up(idle, failed).await?;
+        }
+        self.forget_past_rounds(idle)?;
+        Ok(())
+    }
+
     /// Runs the session until the recipe is `idle` again, after a call
     /// that winds its round up (resign, release, cancel, leave), and
     /// answers the error `failed` makes of the event the round ended with.

@@ -14,7 +14,8 @@ impl<T: Transport, const K: usize, const N: usize> Handle<'_, '_, T, Lock<N>, K>
     /// Waits for the lock; `guid` must be fresh random bytes for every
     /// attempt (the hardware RNG), so a node left by an earlier attempt is
     /// never mistaken for this one. Events of an earlier attempt still
-    /// unread are dropped (so are those of the other two ways to acquire).
+    /// unread are dropped (so are those of the other two ways to acquire);
+    /// one still deleting its node is waited for first.
     ///
     /// Fails with `Error::Recipe(SessionEnded)` when the session ends
     /// while it waits (cut off past the session timeout): the attempt's
@@ -26,7 +27,8 @@ impl<T: Transport, const K: usize, const N: usize> Handle<'_, '_, T, Lock<N>, K>
     /// Not cancel-safe: a dropped call leaves the attempt going; call
     /// [`cancel`](Self::cancel) to withdraw it.
     pub async fn acquire(&mut self, guid: Guid) -> Result<(), Error> {
-        self.forget_past_rounds(Self::idle)?;
+        self.start_round(Self::idle, Self::winding_up, Self::failure)
+            .await?;
         self.recipe()?.acquire(guid)?;
         self.until_acquired().await
     }
@@ -34,8 +36,9 @@ impl<T: Transport, const K: usize, const N: usize> Handle<'_, '_, T, Lock<N>, K>
     /// Waits for the lock for at most `timeout`; `Ok(false)` when it did
     /// not come (the attempt's node is removed).
     pub async fn acquire_timeout(&mut self, guid: Guid, timeout: Duration) -> Result<bool, Error> {
+        self.start_round(Self::idle, Self::winding_up, Self::failure)
+            .await?;
         let deadline = self.zk.deadline_in(timeout);
-        self.forget_past_rounds(Self::idle)?;
         self.recipe()?.acquire_until(guid, deadline)?;
         granted(self.until_acquired().await)
     }
@@ -43,7 +46,8 @@ impl<T: Transport, const K: usize, const N: usize> Handle<'_, '_, T, Lock<N>, K>
     /// Takes the lock only if nobody holds or waits for it; `Ok(false)`
     /// otherwise.
     pub async fn try_acquire(&mut self, guid: Guid) -> Result<bool, Error> {
-        self.forget_past_rounds(Self::idle)?;
+        self.start_round(Self::idle, Self::winding_up, Self::failure)
+            .await?;
         self.recipe()?.try_acquire(guid)?;
         granted(self.until_acquired().await)
     }
@@ -90,6 +94,11 @@ impl<T: Transport, const K: usize, const N: usize> Handle<'_, '_, T, Lock<N>, K>
 
     fn idle(lock: &Lock<N>) -> bool {
         lock.state() == LockState::Idle
+    }
+
+    /// Deleting its node after a release, a deadline or a loss.
+    fn winding_up(lock: &Lock<N>) -> bool {
+        lock.state() == LockState::Releasing
     }
 
     /// How a wound-up attempt's last event fails the call: only `Failed`
