@@ -209,6 +209,16 @@ async fn lock_n_and_w_give_their_codes_and_shared_holders_share() {
         run(herdless(&addr).args(["lock", "-w", "0.5", "-E", "9", "/locks/busy", "--", "true"]))
             .await;
     assert_eq!(code, 9);
+    // -w 0 tries once, as `flock -w 0` does: a deadline already past must
+    // not give up on a free lock before the server answers.
+    let (code, _, err) =
+        run(herdless(&addr).args(["lock", "-w", "0", "/locks/busy", "--", "true"])).await;
+    assert_eq!(code, 74, "{err}");
+    for _ in 0..3 {
+        let (code, _, err) =
+            run(herdless(&addr).args(["lock", "-w", "0", "/locks/free", "--", "true"])).await;
+        assert_eq!(code, 0, "a free lock is taken with -w 0: {err}");
+    }
     assert_eq!(
         children(&zk, "/locks/busy").await.len(),
         1,
@@ -534,6 +544,10 @@ async fn queue_put_take_peek_with_priorities() {
     }
     let (_, head, _) = run(herdless(&addr).args(["queue", "peek", "/jobs"])).await;
     assert_eq!(head.trim(), "first");
+    let (code, _, err) =
+        run(herdless(&addr).args(["queue", "put", "--priority", "100", "/jobs", "x"])).await;
+    assert_eq!(code, 64, "priorities end at 99: {err}");
+    assert!(err.contains("0..=99"), "the range is told: {err}");
     let (_, depth, _) = run(herdless(&addr).args(["--json", "inspect", "/jobs"])).await;
     let depth: serde_json::Value = serde_json::from_str(&depth).unwrap();
     assert_eq!(

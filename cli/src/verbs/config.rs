@@ -91,7 +91,8 @@ pub async fn run(common: &Common, args: ConfigArgs) -> Outcome {
                     Ok(Exit::Success)
                 }
                 Written::Conflict => {
-                    eprintln!("herdless: {path} is not at version {version:?}: nothing written");
+                    let expected = version.map(|v| v.to_string()).unwrap_or_default();
+                    eprintln!("herdless: {path} is not at version {expected}: nothing written");
                     Ok(Exit::Conflict(exit::CONFLICT))
                 }
                 _ => Err(Fail::new(

@@ -24,11 +24,17 @@ Examples:
   herdless lock -s /locks/catalog -- ./read-catalog.sh
       share the lock with other readers; writers (no -s) exclude everyone
   herdless lock --mutex /locks/printer -- ./print.sh
-      the lock Curator's InterProcessMutex and Kazoo's Lock take on that path
+      the lock Curator's InterProcessMutex takes on that path
+  herdless lock --mutex --flavour kazoo /locks/printer -- ./print.sh
+      the same beside Kazoo's Lock, which sees only nodes named its way
 
 Without -s or --mutex the lock is the write side of a shared lock: it waits
 for readers and writers alike, and Curator's InterProcessReadWriteLock and
-Kazoo's WriteLock/ReadLock share it (--flavour curator or kazoo).
+Kazoo's WriteLock/ReadLock share it (--flavour curator or kazoo). Kazoo
+counts only the nodes named its way: beside Kazoo, always give --flavour
+kazoo, or Kazoo's holders will not wait for herdless's.
+
+-w 0 tries once, as -n does, and exits as -w does (74, or -E's code).
 
 The command gets HERDLESS_LOCK_NODE (its node's path) and HERDLESS_FENCE_TOKEN
 (the node's sequence number, larger for every later holder) in its
@@ -41,14 +47,16 @@ pub struct LockArgs {
     #[arg(short, long)]
     pub shared: bool,
     /// A plain exclusive lock (`…lock-N` nodes), as Curator's
-    /// InterProcessMutex and Kazoo's Lock take: it shares their locks, but
-    /// does not wait for shared (-s) holders.
+    /// InterProcessMutex and Kazoo's Lock take (with --flavour kazoo beside
+    /// Kazoo): it waits for every node ahead of it, shared (-s) holders
+    /// included, as Curator's does.
     #[arg(long, conflicts_with = "shared")]
     pub mutex: bool,
     /// Fail at once (exit 73, or -E's code) if the lock is held.
     #[arg(short = 'n', long = "nonblock", conflicts_with = "wait")]
     pub nonblock: bool,
-    /// Wait this long at most (exit 74, or -E's code, when it runs out).
+    /// Wait this long at most (exit 74, or -E's code, when it runs out);
+    /// 0 tries once.
     #[arg(short, long, value_name = "SECS")]
     pub wait: Option<f64>,
     /// Exit status when -n finds the lock held or -w runs out.
@@ -84,8 +92,12 @@ pub async fn run(common: &Common, args: LockArgs) -> Outcome {
     let attempt = async {
         if args.nonblock {
             lock.try_acquire().await
-        } else if let Some(wait) = wait {
+        } else if let Some(wait) = wait.filter(|w| !w.is_zero()) {
             lock.acquire_timeout(wait).await
+        } else if wait.is_some() {
+            // As `flock -w 0`: one try. A deadline already past would give
+            // up before the server could say the lock is free.
+            lock.try_acquire().await
         } else {
             lock.acquire().await.map(Some)
         }

@@ -2,7 +2,7 @@
 
 use clap::{Args, Subcommand};
 use herdless_std::group::GroupObserver;
-use herdless_std::{inspect, GroupMember};
+use herdless_std::{inspect, GroupMember, MembershipEvent};
 
 use crate::common::Common;
 use crate::exit::Exit;
@@ -77,7 +77,7 @@ pub async fn run(common: &Common, args: MembersArgs) -> Outcome {
                 tokio::select! {
                     event = member.next_event() => {
                         match event {
-                            Some(event) => eprintln!("herdless: {event:?}"),
+                            Some(event) => eprintln!("herdless: {}", told(event)),
                             None => return Err(Fail::new(Exit::Unavailable, "the membership ended")),
                         }
                     }
@@ -105,5 +105,22 @@ pub async fn run(common: &Common, args: MembersArgs) -> Outcome {
                 }
             }
         }
+    }
+}
+
+/// What a member's event means, for the operator watching its stderr.
+fn told(event: MembershipEvent) -> String {
+    match event {
+        MembershipEvent::Suspended => {
+            "connection lost: still in the group unless the session expires".to_owned()
+        }
+        MembershipEvent::Resumed => "connection back: still in the group".to_owned(),
+        MembershipEvent::Out => {
+            "out of the group (session expired or node deleted): joining again".to_owned()
+        }
+        MembershipEvent::Rejoined { gap } => {
+            format!("back in the group, after {:.1} s out", gap.as_secs_f64())
+        }
+        other => format!("{other:?}"),
     }
 }

@@ -34,8 +34,9 @@ enum QueueAction {
         dir: String,
         /// The item.
         data: String,
-        /// A priority from 0 (first) to 99.
-        #[arg(long, value_name = "P")]
+        /// A priority from 0 (first) to 99; without it the item counts as
+        /// priority 0, taken in the order put among the other 0s.
+        #[arg(long, value_name = "P", value_parser = clap::value_parser!(u8).range(0..=99))]
         priority: Option<u8>,
     },
     /// Take the head item (waiting for one); prints its data.
