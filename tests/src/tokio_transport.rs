@@ -56,6 +56,11 @@ impl TokioTransport {
         }
     }
 
+    /// Whether a connection is open.
+    pub fn is_open(&self) -> bool {
+        self.stream.is_some()
+    }
+
     fn stream(&mut self) -> io::Result<&mut FromTokio<TcpStream>> {
         self.stream
             .as_mut()

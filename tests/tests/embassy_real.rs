@@ -884,6 +884,8 @@ async fn embassy_driver_waits_rather_than_polls_while_idle() {
     let reads = zk.transport().reads - before;
     assert!(reads <= 5, "{reads} reads started in an idle second");
     zk.close().await.unwrap();
+    // The connection goes with the session, not only its requests.
+    assert!(!zk.transport().is_open(), "the connection outlived close()");
 }
 
 /// A recipe of the user's whose timer stays due after it fired: it breaks
