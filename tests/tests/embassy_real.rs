@@ -1105,6 +1105,19 @@ async fn embassy_round_after_a_loss_waits_for_the_last_ones_cleanup() {
         .unwrap();
     assert!(zk.handle(holder).is_held());
 
+    // A release begun on the recipe itself, not yet through: the next
+    // acquisition waits for its node to go instead of being refused.
+    zk.recipe(holder).unwrap().release().unwrap();
+    assert_eq!(
+        zk.recipe(holder).unwrap().state(),
+        herdless_core::lock::LockState::Releasing
+    );
+    tokio::time::timeout(LIMIT, zk.handle(holder).acquire(guid()))
+        .await
+        .expect("holds once the release is through")
+        .unwrap();
+    assert!(zk.handle(holder).is_held());
+
     zk.handle(candidate).resign().await.unwrap();
     zk.handle(holder).release().await.unwrap();
     zk.close().await.unwrap();
@@ -1124,8 +1137,10 @@ async fn embassy_campaign_refused_by_an_acl_fails_the_call() {
 
     let (mut rx, mut tx) = ([0u8; 1024], [0u8; 512]);
     let mut election: Election = Election::new("/closed/election").unwrap();
+    let mut lock: Lock = Lock::new("/closed/lock").unwrap();
     let mut zk = driver(server.addr(), &mut rx, &mut tx, 10_000);
     let id = zk.add(&mut election).unwrap();
+    let holder = zk.add(&mut lock).unwrap();
     zk.connect().await.unwrap();
     let outcome = tokio::time::timeout(
         Duration::from_secs(10),
@@ -1142,6 +1157,29 @@ async fn embassy_campaign_refused_by_an_acl_fails_the_call() {
         .await
         .expect("the refused campaign answers");
     assert!(matches!(outcome, Err(Error::Recipe(_))), "{outcome:?}");
+
+    // A refusal nobody read belongs to its own round: once the directory
+    // is open, the next campaign or acquisition goes in instead of
+    // answering it.
+    zk.recipe(id).unwrap().campaign(guid(), b"d").unwrap();
+    until_idle(&mut zk, id).await;
+    zk.recipe(holder).unwrap().acquire(guid()).unwrap();
+    drive_until(&mut zk, "the refused lock is idle", LIMIT, |zk| {
+        zk.recipe(holder).unwrap().state() == herdless_core::lock::LockState::Idle
+    })
+    .await;
+    // Read-only for everyone, so replaced rather than opened.
+    admin.delete("/closed", None).await.unwrap();
+    tokio::time::timeout(LIMIT, zk.handle(id).campaign(guid(), b"d"))
+        .await
+        .expect("leads")
+        .unwrap();
+    tokio::time::timeout(LIMIT, zk.handle(holder).acquire(guid()))
+        .await
+        .expect("holds")
+        .unwrap();
+    zk.handle(id).resign().await.unwrap();
+    zk.handle(holder).release().await.unwrap();
     zk.close().await.unwrap();
 }
 

@@ -53,7 +53,11 @@ impl<T: Transport, const K: usize, const N: usize, const D: usize>
         granted(self.until_leading().await)
     }
 
-    /// Whether this candidate leads and its session is not in doubt.
+    /// Whether this candidate leads and its session is not in doubt, as of
+    /// the last time the session was driven: after a pause longer than the
+    /// read timeout (two thirds of the session timeout) it may still say
+    /// `true` of a leadership the server has ended. Drive the session first
+    /// ([`lead_while`](Self::lead_while) does, before the work runs).
     pub fn is_leading(&mut self) -> bool {
         self.recipe()
             .is_ok_and(|e| e.is_leading() && !e.is_suspended())

@@ -59,7 +59,10 @@ impl<T: Transport, const K: usize, const N: usize> Handle<'_, '_, T, Lock<N>, K>
         self.until_wound_up(Self::idle, Self::failure).await
     }
 
-    /// Whether the lock is held (and the session not in doubt).
+    /// Whether the lock is held (and the session not in doubt), as of the
+    /// last time the session was driven: after a pause longer than the read
+    /// timeout it may still say `true` of a lock the server has released.
+    /// Drive the session first ([`hold_while`](Self::hold_while) does).
     pub fn is_held(&mut self) -> bool {
         self.recipe().is_ok_and(|lock| lock.is_held())
     }
