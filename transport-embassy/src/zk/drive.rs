@@ -50,15 +50,18 @@ pub(super) enum Outcome {
     Timer,
 }
 
-/// `io`'s output, or `None` when `wake` comes first.
+/// `io`'s output, or `None` when `wake` comes first. `io` is polled
+/// first, so one that is ready at once (a write the socket takes) never
+/// arms a timer; an overdue timer that must win over a ready read is
+/// [`wait`](Zk::wait)'s to fire.
 pub(super) async fn unless_due<F: Future>(
     io: F,
     wake: Option<embassy_time::Instant>,
 ) -> Option<F::Output> {
     match wake {
-        Some(at) => match select(Timer::at(at), io).await {
-            Either::First(()) => None,
-            Either::Second(output) => Some(output),
+        Some(at) => match select(io, Timer::at(at)).await {
+            Either::First(output) => Some(output),
+            Either::Second(()) => None,
         },
         None => Some(io.await),
     }
@@ -276,8 +279,9 @@ impl<T: Transport, const K: usize> Zk<'_, T, K> {
     /// keep the session from noticing that nothing has been heard.
     async fn perform(&mut self, io: Io) -> Outcome {
         let wake = match io {
+            Io::Disconnect => None,
             Io::Connect(_, deadline) => deadline,
-            _ => self.next_wake(),
+            Io::Write | Io::Flush => self.next_wake(),
         }
         .map(|at| self.origin_plus(at));
         match io {
