@@ -281,10 +281,68 @@ fn a_deadline_not_yet_reached_does_not_end_the_campaign() {
     e.handle_timeout(Instant::from_millis(999));
     assert!(events(&mut e).is_empty());
     assert_eq!(e.state(), ElectionState::Campaigning);
-    // At the deadline, with nothing sent yet, it is over at once.
+    // At the deadline, with nothing sent yet, the create and its listing
+    // still go, and decide (as Curator's and Kazoo's timed waits do).
     e.handle_timeout(Instant::from_millis(1_000));
+    assert!(events(&mut e).is_empty());
+    let first = sent(&mut e);
+    assert_eq!(first.len(), 2, "{first:?}");
+    let own = candidate_name(Guid([5; 16]), 1);
+    answer(&mut e, first[0].0, OwnedReply::Created(format!("/e/{own}")));
+    let ahead = candidate_name(Guid([9; 16]), 0);
+    answer(
+        &mut e,
+        first[1].0,
+        OwnedReply::Children(vec![ahead, own.clone()]),
+    );
+    let delete = sent(&mut e);
+    assert_eq!(
+        delete
+            .iter()
+            .map(|(_, k, p)| (*k, p.as_str()))
+            .collect::<Vec<_>>(),
+        [("delete", format!("/e/{own}").as_str())],
+        "someone ahead: it gives up without watching them"
+    );
+    answer(&mut e, delete[0].0, OwnedReply::Deleted);
     assert_eq!(events(&mut e), [ElectionEvent::TimedOut]);
     assert_eq!(e.state(), ElectionState::Idle);
+}
+
+/// A deadline that passes while the create and its listing are in flight
+/// lets them decide: a vacant election is led.
+#[test]
+fn a_deadline_passed_during_the_create_still_leads_a_vacant_election() {
+    use herdless_core::election::ElectionEvent;
+    let mut e: Election = Election::new("/e").unwrap();
+    e.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 7 });
+    e.campaign_until(Guid([4; 16]), b"", Instant::from_millis(1))
+        .unwrap();
+    let first = sent(&mut e);
+    e.handle_timeout(Instant::from_millis(5));
+    assert_eq!(e.poll_timeout(), None, "no timer while they are awaited");
+    let name = candidate_name(Guid([4; 16]), 0);
+    answer(
+        &mut e,
+        first[0].0,
+        OwnedReply::Created(format!("/e/{name}")),
+    );
+    answer(&mut e, first[1].0, OwnedReply::Children(vec![name.clone()]));
+    let confirm = sent(&mut e);
+    assert_eq!(confirm.len(), 1, "{confirm:?}");
+    e.handle_timeout(Instant::from_millis(6));
+    let stat = Stat {
+        ephemeral_owner: 7,
+        ..Stat::default()
+    };
+    answer(
+        &mut e,
+        confirm[0].0,
+        OwnedReply::Data(name.into_bytes(), stat),
+    );
+    assert_eq!(events(&mut e), [ElectionEvent::Leading]);
+    assert_eq!(e.state(), ElectionState::Leading);
+    assert_eq!(e.poll_timeout(), None);
 }
 
 /// The candidate's confirmed own node, by hand: create and listing

@@ -501,6 +501,79 @@ fn deadline_gives_up_and_deletes() {
     assert_eq!(lock.poll_timeout(), None);
 }
 
+/// Curator and Kazoo look at the listing that follows their create however
+/// long it took: a deadline shorter than the round trips still takes a
+/// free lock.
+#[test]
+fn a_deadline_passed_during_the_create_lets_its_listing_take_a_free_lock() {
+    let mut lock: Lock = Lock::new("/locks/a").unwrap();
+    lock.acquire_until(GUID, Instant::from_millis(1)).unwrap();
+    let sent = drain(&mut lock);
+    lock.handle_timeout(Instant::from_millis(1));
+    assert!(
+        events(&mut lock).is_empty(),
+        "the listing in flight decides"
+    );
+    assert_eq!(lock.poll_timeout(), None, "no timer while it is awaited");
+    created(&mut lock, sent[0].0, OWN);
+    drain(&mut lock);
+    children(&mut lock, sent[1].0, &[OWN]);
+    assert_eq!(events(&mut lock), vec![LockEvent::Acquired]);
+    assert_eq!(lock.poll_timeout(), None);
+}
+
+#[test]
+fn a_deadline_passed_during_the_create_gives_up_when_the_listing_shows_a_holder() {
+    let mut lock: Lock = Lock::new("/locks/a").unwrap();
+    lock.acquire_until(GUID, Instant::from_millis(1)).unwrap();
+    let sent = drain(&mut lock);
+    created(&mut lock, sent[0].0, OWN);
+    drain(&mut lock);
+    lock.handle_timeout(Instant::from_millis(2));
+    children(&mut lock, sent[1].0, &["a-lock-0000000001", OWN]);
+    let sent = drain(&mut lock);
+    assert_eq!(
+        texts(&sent),
+        [format!("delete /locks/a/{OWN}")],
+        "no watch on the holder: it gives up at once"
+    );
+    lock.handle_reply(Instant::ZERO, sent[0].0, Reply::Deleted);
+    assert_eq!(
+        events(&mut lock),
+        vec![LockEvent::NotAcquired(GiveUp::TimedOut)]
+    );
+}
+
+/// A listing lost with the connection will not decide: a deadline that
+/// passed while it was in flight gives up at once, as if nothing were.
+#[test]
+fn a_deadline_passed_during_the_create_gives_up_when_the_connection_goes() {
+    let mut lock: Lock = Lock::new("/locks/a").unwrap();
+    lock.acquire_until(GUID, Instant::from_millis(1)).unwrap();
+    let sent = drain(&mut lock);
+    created(&mut lock, sent[0].0, OWN);
+    drain(&mut lock);
+    lock.handle_timeout(Instant::from_millis(1));
+    assert_eq!(lock.poll_timeout(), None);
+    lock.handle_session(Instant::from_millis(2), SessionEvent::Suspended);
+    let due = lock.poll_timeout().expect("due once the listing is lost");
+    assert!(due <= Instant::from_millis(2));
+    lock.handle_timeout(Instant::from_millis(2));
+    assert_eq!(lock.poll_timeout(), None);
+    assert_eq!(lock.state(), LockState::Releasing);
+    lock.handle_session(
+        Instant::from_millis(3),
+        SessionEvent::Connected { session_id: 1 },
+    );
+    let sent = drain(&mut lock);
+    assert_eq!(texts(&sent), [format!("delete /locks/a/{OWN}")]);
+    lock.handle_reply(Instant::ZERO, sent[0].0, Reply::Deleted);
+    assert_eq!(
+        events(&mut lock),
+        vec![LockEvent::NotAcquired(GiveUp::TimedOut)]
+    );
+}
+
 #[test]
 fn cancel_during_create_waits_for_the_name_then_deletes() {
     let mut lock: Lock = Lock::new("/locks/a").unwrap();

@@ -38,7 +38,9 @@ impl<T: Transport, const K: usize, const N: usize, const D: usize>
     }
 
     /// Volunteers for at most `timeout`; `Ok(false)` when this candidate
-    /// did not lead by then (its node is removed). An earlier campaign is
+    /// did not lead by then (its node is removed). The listing that
+    /// follows the create decides however long the create took: a vacant
+    /// election is led even with a zero timeout. An earlier campaign is
     /// dealt with as by [`campaign`](Self::campaign).
     pub async fn campaign_timeout(
         &mut self,

@@ -34,7 +34,9 @@ impl<T: Transport, const K: usize, const N: usize> Handle<'_, '_, T, Lock<N>, K>
     }
 
     /// Waits for the lock for at most `timeout`; `Ok(false)` when it did
-    /// not come (the attempt's node is removed).
+    /// not come (the attempt's node is removed). The listing that follows
+    /// the create decides however long the create took: a free lock is
+    /// taken even with a zero timeout.
     pub async fn acquire_timeout(&mut self, guid: Guid, timeout: Duration) -> Result<bool, Error> {
         self.start_round(Self::idle, Self::winding_up, Self::failure)
             .await?;

@@ -8,6 +8,7 @@ pub(crate) mod ancestors;
 pub(crate) mod catch_up;
 pub(crate) mod contention;
 pub(crate) mod contention_flow;
+pub(crate) mod deadline;
 pub(crate) mod event_queue;
 pub(crate) mod link;
 pub(crate) mod pipeline;

@@ -92,6 +92,7 @@ use heapless::String;
 use crate::engine::ancestors;
 use crate::engine::contention::{Contention, Own, Standing};
 use crate::engine::contention_flow::{ContentionFlow, MAX_IN_FLIGHT};
+use crate::engine::deadline::Deadline;
 use crate::engine::event_queue::EventQueue;
 use crate::engine::link::{Link, Reconnect};
 use crate::engine::pipeline::Pipeline;
@@ -304,7 +305,9 @@ pub struct Lock<const N: usize = DEFAULT_PATH_CAPACITY> {
     revocation: Revocation,
     step: Step,
     give_up: Option<Outcome>,
-    patience: Patience,
+    /// Anyone ahead means giving up (`try_acquire`).
+    try_only: bool,
+    deadline: Deadline,
     link: Link,
     ops: Pipeline<Op, QUEUED, MAX_IN_FLIGHT>,
     events: EventQueue<LockEvent, 4>,
@@ -322,17 +325,6 @@ enum Revocation {
     Watching,
     /// Revocable, and a request was reported in this acquisition.
     Requested,
-}
-
-/// How long an acquisition waits for the lock.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Patience {
-    /// Until acquired or cancelled.
-    Forever,
-    /// Not at all: anyone ahead means giving up (`try_acquire`).
-    TryOnly,
-    /// Until this instant (`acquire_until`).
-    Until(Instant),
 }
 
 /// How an acquisition that is being abandoned will be reported.
@@ -408,7 +400,8 @@ impl<const N: usize> Lock<N> {
             revocation: Revocation::Off,
             step: Step::Idle,
             give_up: None,
-            patience: Patience::Forever,
+            try_only: false,
+            deadline: Deadline::None,
             link: Link::Up,
             ops: Pipeline::new(),
             events: EventQueue::new(),
@@ -521,22 +514,27 @@ impl<const N: usize> Lock<N> {
     ///
     /// `guid` must be fresh random bytes for every call.
     pub fn acquire(&mut self, guid: Guid) -> Result<(), Error> {
-        self.start(guid, Patience::Forever)
+        self.start(guid, false, Deadline::None)
     }
 
     /// Starts acquiring, giving up with [`GiveUp::TimedOut`] at `deadline`.
+    ///
+    /// As with Curator and Kazoo, the listing that follows the create
+    /// decides however long the create took: a free lock is taken even
+    /// with a deadline shorter than the round trips, and a lock with
+    /// anyone ahead is given up as soon as that listing shows them.
     pub fn acquire_until(&mut self, guid: Guid, deadline: Instant) -> Result<(), Error> {
-        self.start(guid, Patience::Until(deadline))
+        self.start(guid, false, Deadline::At(deadline))
     }
 
     /// Acquires only if nobody holds or waits for the lock (for a reader:
     /// no writer holds or waits ahead of it): otherwise the own node is
     /// removed and [`GiveUp::Busy`] reported.
     pub fn try_acquire(&mut self, guid: Guid) -> Result<(), Error> {
-        self.start(guid, Patience::TryOnly)
+        self.start(guid, true, Deadline::None)
     }
 
-    fn start(&mut self, guid: Guid, patience: Patience) -> Result<(), Error> {
+    fn start(&mut self, guid: Guid, try_only: bool, deadline: Deadline) -> Result<(), Error> {
         if self.step != Step::Idle {
             return Err(Error::InvalidState);
         }
@@ -546,7 +544,8 @@ impl<const N: usize> Lock<N> {
         // The own node's path must fit before anything is created.
         self.line.name_room(&guid)?;
         self.line.begin(guid);
-        self.patience = patience;
+        self.try_only = try_only;
+        self.deadline = deadline;
         self.give_up = None;
         if self.revocation == Revocation::Requested {
             self.revocation = Revocation::Watching;
@@ -587,7 +586,7 @@ impl<const N: usize> Lock<N> {
     /// known), then report `outcome`.
     fn abandon(&mut self, outcome: Outcome) {
         self.give_up = Some(outcome);
-        self.patience = Patience::Forever;
+        self.deadline = Deadline::None;
         self.forget(&ACQUISITION_READS);
         let create_in_flight = self.ops.is_in_flight(Op::Create);
         self.wind_up(create_in_flight);
@@ -597,13 +596,13 @@ impl<const N: usize> Lock<N> {
         self.step = Step::Idle;
         self.line.forget_own();
         self.line.settle();
-        self.patience = Patience::Forever;
+        self.deadline = Deadline::None;
         self.ops.clear();
     }
 
     fn acquired(&mut self) {
         self.step = Step::Held;
-        self.patience = Patience::Forever;
+        self.deadline = Deadline::None;
         self.forget(&[Op::List, Op::WatchPredecessor]);
         self.events.emit(LockEvent::Acquired);
     }
@@ -879,9 +878,8 @@ impl<const N: usize> ContentionFlow<N, QUEUED> for Lock<N> {
         }
         match standing.predecessor {
             None => self.acquired(),
-            Some(_) if self.patience == Patience::TryOnly => {
-                self.abandon(Outcome::GiveUp(GiveUp::Busy))
-            }
+            Some(_) if self.try_only => self.abandon(Outcome::GiveUp(GiveUp::Busy)),
+            Some(_) if self.deadline.passed() => self.abandon(Outcome::GiveUp(GiveUp::TimedOut)),
             Some(Err(e)) => self.fail(Error::Path(e)),
             Some(Ok(only_lower)) => {
                 self.line.wait_behind(only_lower);
@@ -982,20 +980,19 @@ impl<const N: usize> Recipe for Lock<N> {
     }
 
     fn handle_timeout(&mut self, now: Instant) {
-        if let Patience::Until(deadline) = self.patience {
-            if now >= deadline && self.state() == LockState::Acquiring {
-                self.abandon(Outcome::GiveUp(GiveUp::TimedOut));
-            }
+        // The create's listing, or the read of the own node once first in
+        // line, says where it stands.
+        let deciding =
+            self.link.is_up() && (self.listing_stands() || self.step == Step::Confirming);
+        if self.deadline.expired(now, deciding) {
+            self.abandon(Outcome::GiveUp(GiveUp::TimedOut));
         }
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
         // A deadline is kept only while acquiring (acquired, abandoned
         // and idle forget it).
-        match self.patience {
-            Patience::Until(deadline) => Some(deadline),
-            _ => None,
-        }
+        self.deadline.poll(self.link.is_up())
     }
 
     fn poll_event(&mut self) -> Option<LockEvent> {

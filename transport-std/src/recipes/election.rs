@@ -237,7 +237,9 @@ impl Election {
     }
 
     /// Volunteers for at most `timeout`; `None` if it passed first, once
-    /// this candidate's node is deleted. Cancel-safe like
+    /// this candidate's node is deleted. The listing that follows the
+    /// create decides however long the create took: a vacant election is
+    /// led even with a zero timeout. Cancel-safe like
     /// [`campaign`](Election::campaign).
     ///
     /// ```no_run

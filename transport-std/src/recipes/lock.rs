@@ -149,8 +149,10 @@ impl Lock {
     }
 
     /// Waits at most `timeout` for the lock; `None` when it passed, after
-    /// this attempt's node has been deleted. Cancel-safe like
-    /// [`acquire`](Lock::acquire).
+    /// this attempt's node has been deleted. As with Curator and Kazoo, the
+    /// listing that follows the create decides however long the create
+    /// took: a free lock is taken even with a zero timeout. Cancel-safe
+    /// like [`acquire`](Lock::acquire).
     pub async fn acquire_timeout(&self, timeout: Duration) -> Result<Option<LockGuard>, Error> {
         self.run(Attempt::until(timeout), false).await
     }

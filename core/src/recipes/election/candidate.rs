@@ -8,6 +8,7 @@ use super::{Acknowledgement, Error, ACK_NAME, DEFAULT_DATA_CAPACITY, DEFAULT_PAT
 use crate::engine::ancestors;
 use crate::engine::contention::{Contention, Standing};
 use crate::engine::contention_flow::{ContentionFlow, MAX_IN_FLIGHT};
+use crate::engine::deadline::Deadline;
 use crate::engine::event_queue::EventQueue;
 use crate::engine::link::{Link, Reconnect};
 use crate::engine::pipeline::Pipeline;
@@ -234,7 +235,7 @@ pub struct Election<const N: usize = DEFAULT_PATH_CAPACITY, const D: usize = DEF
     /// The lowest candidate last reported in `Following`.
     leader_seen: Option<Sequence>,
     give_up: Option<Outcome>,
-    deadline: Option<Instant>,
+    deadline: Deadline,
     link: Link,
     session_id: Option<i64>,
     leadership: Leadership,
@@ -299,7 +300,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
             stale: String::new(),
             leader_seen: None,
             give_up: None,
-            deadline: None,
+            deadline: Deadline::None,
             link: Link::Up,
             session_id: None,
             leadership: Leadership::None,
@@ -487,11 +488,14 @@ impl<const N: usize, const D: usize> Election<N, D> {
     /// assert_eq!(election.poll_request().unwrap().request.path(), "/e");
     /// ```
     pub fn campaign(&mut self, guid: Guid, data: &[u8]) -> Result<(), Error> {
-        self.start(guid, data, None)
+        self.start(guid, data, Deadline::None)
     }
 
     /// Volunteers until `deadline`: [`ElectionEvent::TimedOut`] follows if it
-    /// passes before this candidate leads, once its node is deleted.
+    /// passes before this candidate leads, once its node is deleted. The
+    /// listing that follows the create decides however long the create
+    /// took, so a vacant election is led even with a deadline shorter than
+    /// the round trips.
     ///
     /// ```
     /// # use herdless_core::election::Election;
@@ -507,10 +511,10 @@ impl<const N: usize, const D: usize> Election<N, D> {
         data: &[u8],
         deadline: Instant,
     ) -> Result<(), Error> {
-        self.start(guid, data, Some(deadline))
+        self.start(guid, data, Deadline::At(deadline))
     }
 
-    fn start(&mut self, guid: Guid, data: &[u8], deadline: Option<Instant>) -> Result<(), Error> {
+    fn start(&mut self, guid: Guid, data: &[u8], deadline: Deadline) -> Result<(), Error> {
         if self.step != Step::Idle {
             return Err(Error::InvalidState);
         }
@@ -626,7 +630,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
         // Whatever happens next, the outcome asked for is what is reported.
         self.leadership = Leadership::None;
         self.give_up = Some(outcome);
-        self.deadline = None;
+        self.deadline = Deadline::None;
         self.forget(&CAMPAIGN_READS);
         let create_in_flight = self.ops.is_in_flight(Op::Create);
         self.wind_up(create_in_flight);
@@ -667,7 +671,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
         self.line.forget_own();
         self.stale.clear();
         self.line.settle();
-        self.deadline = None;
+        self.deadline = Deadline::None;
         self.leadership = Leadership::None;
         self.ack_cleanup = AckCleanup::None;
         self.ack_write = AckWrite::Unconfirmed;
@@ -686,7 +690,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
             self.events.emit(ElectionEvent::Lost);
         }
         self.leadership = Leadership::None;
-        self.deadline = None;
+        self.deadline = Deadline::None;
         // An acknowledgement naming us would tell observers we lead until
         // the session dies (forever, without another candidate): read it
         // and delete it only if it still names us. With the own node still
@@ -998,7 +1002,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
     fn lead(&mut self) {
         self.step = Step::Leading;
         self.leadership = Leadership::Leading;
-        self.deadline = None;
+        self.deadline = Deadline::None;
         self.ops.queue(Op::Ack);
         self.events.emit(ElectionEvent::Leading);
     }
@@ -1226,6 +1230,7 @@ impl<const N: usize, const D: usize> ContentionFlow<N, QUEUED> for Election<N, D
         match standing.predecessor {
             None => self.now_lowest(),
             Some(Err(e)) => self.fail(Error::Path(e)),
+            Some(_) if self.deadline.passed() => self.abandon(Outcome::TimedOut),
             Some(Ok(only_lower)) => {
                 self.line.wait_behind(only_lower);
                 self.step = Step::Watching;
@@ -1403,18 +1408,18 @@ impl<const N: usize, const D: usize> Recipe for Election<N, D> {
                 self.suspended_too_long();
             }
         }
-        if let Some(deadline) = self.deadline {
-            if now >= deadline && self.state() == ElectionState::Campaigning {
-                self.abandon(Outcome::TimedOut);
-            }
+        // The create's listing, or the read of the own node once lowest,
+        // says where it stands.
+        let deciding =
+            self.link.is_up() && (self.listing_stands() || self.step == Step::Confirming);
+        if self.deadline.expired(now, deciding) {
+            self.abandon(Outcome::TimedOut);
         }
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
         let suspension = self.suspension_deadline();
-        let deadline = self
-            .deadline
-            .filter(|_| self.state() == ElectionState::Campaigning);
+        let deadline = self.deadline.poll(self.link.is_up());
         [suspension, deadline].into_iter().flatten().min()
     }
 
