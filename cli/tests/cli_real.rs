@@ -218,7 +218,14 @@ async fn lock_n_and_w_give_their_codes_and_shared_holders_share() {
         let (code, _, err) =
             run(herdless(&addr).args(["lock", "-w", "0", "/locks/free", "--", "true"])).await;
         assert_eq!(code, 0, "a free lock is taken with -w 0: {err}");
+        // A wait shorter than the round trips, likewise.
+        let (code, _, err) =
+            run(herdless(&addr).args(["lock", "-w", "0.0001", "/locks/free", "--", "true"])).await;
+        assert_eq!(code, 0, "a free lock is taken with -w 0.0001: {err}");
     }
+    let (code, _, err) =
+        run(herdless(&addr).args(["lock", "-w", "0.0001", "/locks/busy", "--", "true"])).await;
+    assert_eq!(code, 74, "{err}");
     assert_eq!(
         children(&zk, "/locks/busy").await.len(),
         1,

@@ -563,6 +563,64 @@ async fn embassy_candidate_takes_over_from_a_herdless_std_leader_and_doubts_at_o
     zk.close().await.unwrap();
 }
 
+/// A timeout shorter than a round trip still takes a free lock and leads
+/// a vacant election on the embedded driver: the listing that follows the
+/// create decides, as in Curator and Kazoo.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embassy_zero_timeouts_take_a_free_lock_and_lead_a_vacant_election() {
+    use herdless_core::election::Election;
+    let server = ZkServer::start();
+    let client = std_client(&server).await;
+    let (mut rx, mut tx) = ([0u8; 4096], [0u8; 1024]);
+    let mut lock: Lock = Lock::new("/plant/zero/lock").unwrap();
+    let mut election: Election = Election::new("/plant/zero/gateway").unwrap();
+    let transport = TokioTransport::new(vec![server.addr()]);
+    let mut zk: Zk<'_, _> = Zk::new(
+        transport,
+        Buffers::new(&mut rx, &mut tx),
+        SessionConfig::new(1, 10_000),
+    );
+    let lock_id = zk.add(&mut lock).unwrap();
+    let election_id = zk.add(&mut election).unwrap();
+    zk.connect().await.unwrap();
+    let zero = embassy_time::Duration::from_ticks(0);
+    for _ in 0..3 {
+        assert!(zk
+            .handle(lock_id)
+            .acquire_timeout(guid(), zero)
+            .await
+            .unwrap());
+        zk.handle(lock_id).release().await.unwrap();
+    }
+    assert!(zk
+        .handle(election_id)
+        .campaign_timeout(guid(), b"device", zero)
+        .await
+        .unwrap());
+    zk.handle(election_id).resign().await.unwrap();
+
+    // Held elsewhere: given up, with no node left behind.
+    let guard = herdless_std::Lock::new(&client, "/plant/zero/lock")
+        .unwrap()
+        .acquire()
+        .await
+        .unwrap();
+    assert!(!zk
+        .handle(lock_id)
+        .acquire_timeout(guid(), zero)
+        .await
+        .unwrap());
+    assert_eq!(
+        client
+            .list_children("/plant/zero/lock")
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+    guard.release().await.unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn embassy_reader_shares_with_std_readers_and_excludes_std_writers() {
     let server = ZkServer::start();

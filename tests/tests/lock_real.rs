@@ -259,6 +259,54 @@ async fn dropped_acquire_timeout_and_try_acquire_leave_no_node() {
     assert!(children(&a, "/locks/drop").await.is_empty());
 }
 
+/// As with Curator's `acquire(0, ms)` and Kazoo's `acquire(timeout=0)`:
+/// the listing that follows the create decides however long it took, so a
+/// timeout shorter than a round trip takes a free lock and leads a vacant
+/// election, and gives up on a held one without leaving a node.
+#[tokio::test]
+async fn a_zero_timeout_takes_a_free_lock_and_leads_a_vacant_election() {
+    let server = ZkServer::start();
+    let a = client(&server).await;
+    let b = client(&server).await;
+    let lock_a = Lock::new(&a, "/locks/zero").unwrap();
+    let lock_b = Lock::new(&b, "/locks/zero").unwrap();
+    for _ in 0..5 {
+        let guard = lock_a
+            .acquire_timeout(Duration::ZERO)
+            .await
+            .unwrap()
+            .expect("a free lock is taken with a zero timeout");
+        assert!(lock_b
+            .acquire_timeout(Duration::ZERO)
+            .await
+            .unwrap()
+            .is_none());
+        assert_eq!(children(&a, "/locks/zero").await.len(), 1);
+        guard.release().await.unwrap();
+    }
+
+    let dir = "/election/zero";
+    let leadership = herdless_std::Election::new(&a, dir)
+        .unwrap()
+        .campaign_timeout(Duration::ZERO)
+        .await
+        .unwrap()
+        .expect("a vacant election is led with a zero timeout");
+    let other = herdless_std::Election::new(&b, dir).unwrap();
+    assert!(other
+        .campaign_timeout(Duration::ZERO)
+        .await
+        .unwrap()
+        .is_none());
+    let left = children(&a, dir).await;
+    assert_eq!(
+        left.len(),
+        2,
+        "the leader's node and its acknowledgement: {left:?}"
+    );
+    leadership.resign().await.unwrap();
+}
+
 #[tokio::test]
 async fn expiry_of_the_holder_hands_over_and_its_guard_hears_lost() {
     let server = ZkServer::start();
