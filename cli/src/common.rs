@@ -89,6 +89,29 @@ impl Common {
     }
 }
 
+/// Warns on stderr when `dir` holds contenders named Kazoo's way while this
+/// process names its node otherwise: Kazoo's recipes count only the nodes
+/// named their way, so Kazoo's holders would not wait for this one, and
+/// both would hold at once. Best effort: a directory that cannot be listed
+/// (missing, not readable) says nothing here.
+pub async fn warn_beside_kazoo(client: &Client, dir: &str, flavour: FlavourArg) {
+    if flavour == FlavourArg::Kazoo {
+        return;
+    }
+    let Ok(names) = client.list_children(dir).await else {
+        return;
+    };
+    let kazoo = names.iter().any(|name| {
+        herdless_core::naming::recognise(name).is_some_and(|r| r.flavour == Some(Flavour::Kazoo))
+    });
+    if kazoo {
+        eprintln!(
+            "herdless: warning: {dir} holds nodes named Kazoo's way; Kazoo counts only \
+             those, so its holders will not wait for this process: give --flavour kazoo"
+        );
+    }
+}
+
 /// Deletes every node of `dir` this session owns: what an interrupted
 /// acquisition or campaign may have created, whose background deletion
 /// would not outlive this process. Best effort: the session's end

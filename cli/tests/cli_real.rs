@@ -393,6 +393,59 @@ async fn elect_runs_the_command_while_leading_and_listen_follows_the_leader() {
     assert_eq!(code, 0);
 }
 
+/// Beside a node named Kazoo's way, `lock` and `elect` warn that Kazoo will
+/// not wait for herdless-named nodes, unless told `--flavour kazoo`; a
+/// directory without one says nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lock_and_elect_warn_beside_kazoo_named_nodes() {
+    use herdless_std::zookeeper_client::{Acls, CreateMode};
+    let server = ZkServer::start();
+    let zk = client(&server).await;
+    let addr = server.addr();
+    let warning = "named Kazoo's way";
+    let (code, _, err) = run(herdless(&addr).args(["lock", "-n", "/locks/kz", "--", "true"])).await;
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains(warning), "{err}");
+
+    let persistent = CreateMode::Persistent.with_acls(Acls::anyone_all());
+    for dir in ["/election", "/election/kz"] {
+        zk.create(dir, b"", &persistent).await.unwrap();
+    }
+    let ephemeral = CreateMode::EphemeralSequential.with_acls(Acls::anyone_all());
+    for dir in ["/locks/kz", "/election/kz"] {
+        zk.create(
+            &format!("{dir}/0b4c1e576c6e4b39a0a22f7f3f5cf3a1__lock__"),
+            b"",
+            &ephemeral,
+        )
+        .await
+        .unwrap();
+    }
+    let (code, _, err) = run(herdless(&addr).args(["lock", "-n", "/locks/kz", "--", "true"])).await;
+    assert_eq!(code, 73, "herdless still waits for Kazoo's node: {err}");
+    assert!(err.contains(warning), "{err}");
+    let (code, _, err) = run(herdless(&addr).args([
+        "--flavour",
+        "kazoo",
+        "lock",
+        "--mutex",
+        "-n",
+        "/locks/kz",
+        "--",
+        "true",
+    ]))
+    .await;
+    assert_eq!(code, 73, "{err}");
+    assert!(!err.contains(warning), "{err}");
+
+    let elect = start(herdless(&addr).args(["elect", "/election/kz", "--", "true"]));
+    until_children(&zk, "/election/kz", 2).await;
+    // SIGTERM while it waits: its node is deleted before it exits.
+    signal(&elect, Signal::SIGTERM);
+    let (_, _, err) = finish(elect).await;
+    assert!(err.contains(warning), "{err}");
+}
+
 /// A directory shared by a herdless holder, a Curator InterProcessMutex and
 /// a Kazoo Lock waiting behind it: `inspect` names each library, orders
 /// them, and says who holds; `break` deletes the holder's node, the
