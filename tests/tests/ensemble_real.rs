@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use herdless_core::member::MemberEvent;
-use herdless_core::naming::Guid;
+use herdless_core::naming::{Flavour, Guid};
 use herdless_embassy::wire::SessionConfig;
 use herdless_embassy::{Buffers, RecipeId, Zk};
 use herdless_tests::chaos::{self, Kill, Progress};
@@ -334,11 +334,13 @@ async fn embassy_lock_round(
 }
 
 /// Two herdless-std and two herdless-embassy contenders (clients 0 to 3) of
-/// the exclusive lock `dir`, taking turns until the run stops.
+/// the exclusive lock `dir`, naming their nodes in `flavour`, taking turns
+/// until the run stops.
 fn lock_contenders(
     connect: &str,
     addrs: Vec<String>,
     dir: &'static str,
+    flavour: Flavour,
     run: &Arc<Run>,
     witness: &Arc<impl Witness>,
 ) -> Vec<std::thread::JoinHandle<()>> {
@@ -346,7 +348,7 @@ fn lock_contenders(
     for k in 0..2 {
         let (run, witness) = (run.clone(), witness.clone());
         clients.push(std_client(connect, async move |client| {
-            let lock = herdless_std::Lock::new(&client, dir).unwrap();
+            let lock = herdless_std::Lock::with_flavour(&client, dir, flavour).unwrap();
             while run.carry_on(k, client.session_id().0) {
                 std_lock_round(&run, k, &lock, true, &*witness).await;
             }
@@ -354,7 +356,8 @@ fn lock_contenders(
     }
     for k in 2..4 {
         let (run, witness) = (run.clone(), witness.clone());
-        let lock: herdless_core::lock::Lock = herdless_core::lock::Lock::new(dir).unwrap();
+        let lock: herdless_core::lock::Lock =
+            herdless_core::lock::Lock::with_flavour(dir, flavour).unwrap();
         clients.push(embassy_client(addrs.clone(), lock, async move |zk, id| {
             while run.carry_on(k, zk.session_id()) {
                 embassy_lock_round(&run, k, zk, id, true, &*witness).await;
@@ -375,6 +378,7 @@ async fn the_lock_keeps_one_holder_and_progress_while_servers_are_killed() {
         &ensemble.connect_string(),
         addrs(&ensemble),
         DIR,
+        Flavour::Recipes,
         &run,
         &holders,
     );
@@ -1686,7 +1690,14 @@ async fn the_lock_keeps_one_holder_and_every_session_on_a_misbehaving_network() 
     let addrs: Vec<String> = proxies.iter().map(|p| p.addr()).collect();
     let run = Run::new(&["std-0", "std-1", "embassy-0", "embassy-1"]);
     let holders = Arc::new(Holders::default());
-    let clients = lock_contenders(&addrs.join(","), addrs, DIR, &run, &holders);
+    let clients = lock_contenders(
+        &addrs.join(","),
+        addrs,
+        DIR,
+        Flavour::Recipes,
+        &run,
+        &holders,
+    );
     // The session each client started on, once all have one.
     while run.sessions.iter().any(|s| s.load(Ordering::SeqCst) == 0) {
         tokio::time::sleep(Duration::from_millis(10)).await;
@@ -1764,8 +1775,8 @@ struct Journal {
     file: Mutex<std::fs::File>,
 }
 
-/// The herdless contenders of the Curator test, as `lock_contenders`
-/// numbers them; the Curator contender writes itself as `curator`.
+/// The herdless contenders of the tests beside a peer, as `lock_contenders`
+/// numbers them; the peer writes itself under its own name.
 const HERDLESS_NAMES: [&str; 4] = ["std-0", "std-1", "embassy-0", "embassy-1"];
 
 /// An exclusive lock's journal: whether a contender says it is a writer
@@ -1831,40 +1842,67 @@ fn unix_ms(t: std::time::SystemTime) -> u64 {
 /// longest time from a kill to its next entry, Curator's included.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_lock_shared_with_a_curator_contender_keeps_one_holder_while_servers_are_killed() {
-    let _serial = serial().await;
-    const DIR: &str = "/chaos/curator-lock";
-    let ensemble = ZkEnsemble::start();
-    let connect = ensemble.connect_string();
-    let scratch = tempfile::tempdir().expect("a scratch directory");
-    let journal = Arc::new(Journal::create(scratch.path().join("journal")));
-    let duration = chaos::duration(Duration::from_secs(30));
-    let mut curator = std::process::Command::new("java")
+    let mut curator = std::process::Command::new("java");
+    curator
         .arg("-cp")
         .arg(CURATOR_CLASSPATH.join(":"))
         .arg(concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/curator/CuratorLockContender.java"
-        ))
-        .args([&connect, DIR])
+        ));
+    lock_shared_with_a_peer("curator", curator, "/chaos/curator-lock", Flavour::Recipes).await;
+}
+
+/// The same beside a Kazoo `Lock` (herdless naming its nodes Kazoo's way,
+/// as Kazoo counts no other).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_lock_shared_with_a_kazoo_contender_keeps_one_holder_while_servers_are_killed() {
+    let mut kazoo = std::process::Command::new("/usr/bin/python3");
+    kazoo.arg(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/kazoo/kazoo_lock_contender.py"
+    ));
+    lock_shared_with_a_peer("kazoo", kazoo, "/chaos/kazoo-lock", Flavour::Kazoo).await;
+}
+
+/// The herdless contenders of `lock_contenders`, naming their nodes in
+/// `flavour`, and `peer` (a command taking the connect string, the lock's
+/// path, the journal's path and its seconds, journalling itself as `name`
+/// and printing its `entries` at the end) loop on the lock `dir` while
+/// servers are killed.
+async fn lock_shared_with_a_peer(
+    name: &str,
+    mut peer: std::process::Command,
+    dir: &'static str,
+    flavour: Flavour,
+) {
+    let _serial = serial().await;
+    let ensemble = ZkEnsemble::start();
+    let connect = ensemble.connect_string();
+    let scratch = tempfile::tempdir().expect("a scratch directory");
+    let journal = Arc::new(Journal::create(scratch.path().join("journal")));
+    let duration = chaos::duration(Duration::from_secs(30));
+    let mut peer = peer
+        .args([&connect, dir])
         .arg(&journal.path)
         .arg((duration.as_secs() + 4).to_string())
         .stdout(std::process::Stdio::piped())
         .spawn()
-        .expect("java runs the Curator contender");
+        .unwrap_or_else(|e| panic!("the {name} contender runs: {e}"));
     let run = Run::new(&HERDLESS_NAMES);
-    let clients = lock_contenders(&connect, addrs(&ensemble), DIR, &run, &journal);
+    let clients = lock_contenders(&connect, addrs(&ensemble), dir, flavour, &run, &journal);
     let (kills, _ensemble) = with_kills(ensemble, &run, clients).await;
     // Ours (the child we started): it ends by itself once its time is up.
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    while curator.try_wait().expect("the Curator contender").is_none() {
+    while peer.try_wait().expect("the peer contender").is_none() {
         if std::time::Instant::now() > deadline {
-            let _ = curator.kill();
+            let _ = peer.kill();
             break;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let mut said = String::new();
-    if let Some(mut out) = curator.stdout.take() {
+    if let Some(mut out) = peer.stdout.take() {
         use std::io::Read;
         let _ = out.read_to_string(&mut said);
     }
@@ -1888,7 +1926,7 @@ async fn the_lock_shared_with_a_curator_contender_keeps_one_holder_while_servers
         .map(|k| unix_ms(now.1 - (now.0 - k.at)))
         .collect();
     let mut figures = Vec::new();
-    for who in HERDLESS_NAMES.iter().chain(&["curator"]) {
+    for who in HERDLESS_NAMES.iter().chain(&[name]) {
         let entries: Vec<u64> = lines
             .iter()
             .filter(|(_, enter, w)| *enter && w == who)
@@ -1904,15 +1942,15 @@ async fn the_lock_shared_with_a_curator_contender_keeps_one_holder_while_servers
         ));
     }
     println!(
-        "lock with Curator: {overlaps} overlaps; {}; Curator said {:?}",
+        "lock with {name}: {overlaps} overlaps; {}; {name} said {:?}",
         figures.join("; "),
         said.trim()
     );
     run.progress
-        .check("lock with Curator", &kills, SESSION + DOWN);
+        .check(&format!("lock with {name}"), &kills, SESSION + DOWN);
     assert_eq!(overlaps, 0, "two holders at once");
     assert!(
         said.contains("entries") && !said.contains("entries 0 "),
-        "the Curator contender took the lock: {said:?}"
+        "the {name} contender took the lock: {said:?}"
     );
 }
