@@ -213,6 +213,69 @@ fn a_take_reports_its_deadline_only_while_it_runs() {
     assert_eq!(c.recipe.poll_timeout(), None);
 }
 
+/// As Curator's timed `poll`: the listing in flight at the deadline
+/// decides, so an item already there is taken however short the wait.
+#[test]
+fn a_take_whose_deadline_passes_with_its_listing_on_its_way_takes_an_item_there() {
+    let mut c: Cons = Consumer::new(QUEUE).unwrap();
+    connected(&mut c);
+    c.take(Some(Instant::from_millis(1))).unwrap();
+    let s = sent(&mut c);
+    c.handle_timeout(Instant::from_millis(1));
+    assert_eq!(events(&mut c), [], "the listing on its way decides");
+    assert_eq!(c.poll_timeout(), None, "no timer while it is awaited");
+    let names: &[&str] = &["a-queue-0000000001"];
+    c.handle_reply(Instant::ZERO, s[0].0, children(&names));
+    let s = sent(&mut c);
+    assert_eq!(texts(&s), [format!("read {QUEUE}/a-queue-0000000001")]);
+    c.handle_timeout(Instant::from_millis(2));
+    c.handle_reply(Instant::ZERO, s[0].0, data(b"one"));
+    let s = sent(&mut c);
+    c.handle_reply(Instant::ZERO, s[0].0, Reply::Deleted);
+    assert_eq!(events(&mut c), [ConsumerEvent::Taken { certain: true }]);
+    assert_eq!(c.item(), b"one");
+}
+
+/// The listing that decides finds nothing: `Empty` at once, without a
+/// watch to wait on.
+#[test]
+fn a_take_whose_deadline_passes_with_its_listing_on_its_way_finds_it_empty() {
+    let mut c: Cons = Consumer::new(QUEUE).unwrap();
+    connected(&mut c);
+    c.take(Some(Instant::from_millis(1))).unwrap();
+    let s = sent(&mut c);
+    c.handle_timeout(Instant::from_millis(1));
+    c.handle_reply(Instant::ZERO, s[0].0, children(&EMPTY));
+    assert!(sent(&mut c).is_empty(), "no watched listing");
+    assert_eq!(events(&mut c), [ConsumerEvent::Empty]);
+    assert!(!c.is_busy());
+    // A missing directory, likewise: no wait for its creation.
+    c.take(Some(Instant::from_millis(1))).unwrap();
+    let s = sent(&mut c);
+    c.handle_timeout(Instant::from_millis(1));
+    c.handle_reply(Instant::ZERO, s[0].0, Reply::Error(ZkError::NoNode));
+    assert!(sent(&mut c).is_empty(), "no exists on the directory");
+    assert_eq!(events(&mut c), [ConsumerEvent::Empty]);
+}
+
+/// A listing lost with the connection decides nothing: the take ends at
+/// once.
+#[test]
+fn a_take_whose_deciding_listing_is_lost_ends_at_once() {
+    let mut c: Cons = Consumer::new(QUEUE).unwrap();
+    connected(&mut c);
+    c.take(Some(Instant::from_millis(1))).unwrap();
+    sent(&mut c);
+    c.handle_timeout(Instant::from_millis(1));
+    assert_eq!(c.poll_timeout(), None);
+    c.handle_session(Instant::from_millis(2), SessionEvent::Suspended);
+    let due = c.poll_timeout().expect("due once the listing is lost");
+    assert!(due <= Instant::from_millis(2));
+    c.handle_timeout(Instant::from_millis(2));
+    assert_eq!(events(&mut c), [ConsumerEvent::Empty]);
+    assert_eq!(c.poll_timeout(), None);
+}
+
 // ---------------------------------------------------------------- cancel
 
 #[test]

@@ -74,8 +74,9 @@ impl<'z, T: Transport, const K: usize, const B: usize, const D: usize, const N: 
     }
 
     /// Takes the lowest item, waiting at most `timeout` for one; `None` if
-    /// none came. Hands out an item a dropped take took first, as
-    /// [`take`](Self::take) does.
+    /// none came. It looks once whatever the timeout: an item already there
+    /// is taken even with a zero timeout. Hands out an item a dropped take
+    /// took first, as [`take`](Self::take) does.
     pub async fn take_timeout(mut self, timeout: Duration) -> Result<Option<Item<'z>>, Error> {
         if let Some(certain) = self.taken_unread()? {
             return self.item(certain).map(Some);

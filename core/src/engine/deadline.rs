@@ -1,13 +1,15 @@
-//! When a contender stops waiting: at its deadline, unless an answer in
-//! flight is about to say where its node stands. Curator's and Kazoo's
-//! timed acquisitions look at the listing that follows their create
-//! however long the create took, so a free lock is taken even with a
+//! When a waiter stops waiting: at its deadline, unless an answer in
+//! flight is about to decide (where a contender's node stands, whether a
+//! queue holds an item). Curator's and Kazoo's timed acquisitions look at
+//! the listing that follows their create however long the create took,
+//! and Curator's timed queue `poll` makes one attempt whatever its
+//! timeout, so a free lock or a waiting item is taken even with a
 //! deadline shorter than the round trips; giving up at the instant would
-//! time out on a free lock whenever the network is slower than the wait.
+//! time out on them whenever the network is slower than the wait.
 
 use crate::Instant;
 
-/// A contender's deadline, and whether it passed while an answer that
+/// A waiter's deadline, and whether it passed while an answer that
 /// decides was in flight.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Deadline {
@@ -15,8 +17,9 @@ pub(crate) enum Deadline {
     None,
     /// It gives up at this instant.
     At(Instant),
-    /// The deadline passed while an answer in flight was to say where the
-    /// own node stands: first in line wins, anyone ahead means giving up.
+    /// The deadline passed while an answer that decides was in flight
+    /// (for a contender: first in line wins, anyone ahead means giving up;
+    /// for a consumer: an item is taken, none means giving up).
     LastLook,
 }
 
@@ -34,8 +37,8 @@ impl Deadline {
     }
 
     /// Whether to give up at `now`; `deciding` says that an answer in
-    /// flight will say where the own node stands, which turns a deadline
-    /// just passed into a last look.
+    /// flight will decide, which turns a deadline just passed into a last
+    /// look.
     pub(crate) fn expired(&mut self, now: Instant, deciding: bool) -> bool {
         match *self {
             Deadline::At(at) if now >= at => {
@@ -49,7 +52,7 @@ impl Deadline {
         }
     }
 
-    /// Whether the deadline passed: anyone ahead means giving up.
+    /// Whether the deadline passed: the answer awaited decides alone.
     pub(crate) fn passed(self) -> bool {
         self == Deadline::LastLook
     }

@@ -222,6 +222,8 @@ impl Queue {
     }
 
     /// Takes the lowest item, waiting at most `timeout`; `None` if none came.
+    /// As Curator's timed `poll`, it looks once whatever the timeout: an
+    /// item already there is taken even with a zero timeout.
     pub async fn take_timeout(&self, timeout: Duration) -> Result<Option<Item>, Error> {
         match self.consume(Op::Take(Some(timeout))).await? {
             Outcome::Taken(item) => Ok(Some(item)),

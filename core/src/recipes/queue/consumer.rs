@@ -7,6 +7,7 @@ use heapless::{String, Vec};
 
 use super::{Error, ItemKey};
 use crate::engine::catch_up;
+use crate::engine::deadline::Deadline;
 use crate::engine::event_queue::EventQueue;
 use crate::engine::link::{Link, Reconnect};
 use crate::engine::pipeline::Pipeline;
@@ -92,7 +93,7 @@ pub struct Consumer<const B: usize = 16, const D: usize = 256, const N: usize = 
     ops: Pipeline<Op, 4, 4>,
     priority: bool,
     mode: Option<Mode>,
-    deadline: Option<Instant>,
+    deadline: Deadline,
     /// The lowest items of the last listing, in queue order.
     batch: Vec<(String<N>, ItemKey), B>,
     /// A child notification came: the batch is out of date.
@@ -118,7 +119,7 @@ impl<const B: usize, const D: usize, const N: usize> Consumer<B, D, N> {
             ops: Pipeline::new(),
             priority: false,
             mode: None,
-            deadline: None,
+            deadline: Deadline::None,
             batch: Vec::new(),
             stale: false,
             data: Vec::new(),
@@ -154,15 +155,17 @@ impl<const B: usize, const D: usize, const N: usize> Consumer<B, D, N> {
     }
 
     /// Takes the lowest item, waiting for one if the queue is empty (until
-    /// `deadline`, then [`ConsumerEvent::Empty`]).
+    /// `deadline`, then [`ConsumerEvent::Empty`]). As with Curator's timed
+    /// `poll`, a listing or read in flight at the deadline still decides:
+    /// an item already there is taken however short the deadline.
     pub fn take(&mut self, deadline: Option<Instant>) -> Result<(), Error> {
-        self.start(Mode::Take, deadline)
+        self.start(Mode::Take, deadline.map_or(Deadline::None, Deadline::At))
     }
 
     /// Reads the lowest item without taking it; [`ConsumerEvent::Empty`] if
     /// there is none.
     pub fn peek(&mut self) -> Result<(), Error> {
-        self.start(Mode::Peek, None)
+        self.start(Mode::Peek, Deadline::None)
     }
 
     /// Stops a take that is waiting; no event follows. A take whose delete
@@ -170,7 +173,7 @@ impl<const B: usize, const D: usize, const N: usize> Consumer<B, D, N> {
     pub fn cancel(&mut self) -> bool {
         if self.mode.is_some() && !self.deleting() {
             self.mode = None;
-            self.deadline = None;
+            self.deadline = Deadline::None;
             self.ops.clear();
             true
         } else {
@@ -178,7 +181,7 @@ impl<const B: usize, const D: usize, const N: usize> Consumer<B, D, N> {
         }
     }
 
-    fn start(&mut self, mode: Mode, deadline: Option<Instant>) -> Result<(), Error> {
+    fn start(&mut self, mode: Mode, deadline: Deadline) -> Result<(), Error> {
         if self.mode.is_some() {
             return Err(Error::InvalidState);
         }
@@ -212,7 +215,7 @@ impl<const B: usize, const D: usize, const N: usize> Consumer<B, D, N> {
 
     fn finish(&mut self, event: ConsumerEvent) {
         self.mode = None;
-        self.deadline = None;
+        self.deadline = Deadline::None;
         self.events.emit(event);
     }
 
@@ -266,6 +269,7 @@ impl<const B: usize, const D: usize, const N: usize> Consumer<B, D, N> {
         }
         match self.mode {
             Some(Mode::Peek) => self.finish(ConsumerEvent::Empty),
+            Some(Mode::Take) if self.deadline.passed() => self.finish(ConsumerEvent::Empty),
             // Empty: list again with the child watch, and wait on it.
             Some(Mode::Take) if !watched => self.ops.queue(Op::List { watch: true }),
             _ => {}
@@ -406,6 +410,7 @@ impl<const B: usize, const D: usize, const N: usize> Recipe for Consumer<B, D, N
                 self.batch.clear();
                 match self.mode {
                     Some(Mode::Peek) => self.finish(ConsumerEvent::Empty),
+                    _ if self.deadline.passed() => self.finish(ConsumerEvent::Empty),
                     _ => self.ops.queue(Op::AwaitDir),
                 }
             }
@@ -507,7 +512,20 @@ impl<const B: usize, const D: usize, const N: usize> Recipe for Consumer<B, D, N
     }
 
     fn handle_timeout(&mut self, now: Instant) {
-        if self.poll_timeout().is_some_and(|deadline| now >= deadline) {
+        if self.mode != Some(Mode::Take) || self.deleting() {
+            return;
+        }
+        // A listing, or the read of the batch's first item, may yet hand
+        // over an item.
+        let deciding = self.link.is_up()
+            && [
+                Op::List { watch: false },
+                Op::List { watch: true },
+                Op::Read,
+            ]
+            .into_iter()
+            .any(|op| self.ops.is_pending(op));
+        if self.deadline.expired(now, deciding) {
             self.ops.clear();
             self.finish(ConsumerEvent::Empty);
         }
@@ -519,7 +537,7 @@ impl<const B: usize, const D: usize, const N: usize> Recipe for Consumer<B, D, N
     /// contract forbids: drivers would spin on it).
     fn poll_timeout(&self) -> Option<Instant> {
         match self.mode {
-            Some(Mode::Take) if !self.deleting() => self.deadline,
+            Some(Mode::Take) if !self.deleting() => self.deadline.poll(self.link.is_up()),
             _ => None,
         }
     }
