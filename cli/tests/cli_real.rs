@@ -619,6 +619,12 @@ async fn queue_put_take_peek_with_priorities() {
     assert_eq!((one.trim(), two.trim()), ("first", "later"));
     let (code, _, _) = run(herdless(&addr).args(["queue", "take", "-w", "0.3", "/jobs"])).await;
     assert_eq!(code, 66, "nothing within the wait");
+    // -w 0 takes an item already there, and exits 66 on an empty queue.
+    run(herdless(&addr).args(["queue", "put", "/jobs", "now"])).await;
+    let (code, out, err) = run(herdless(&addr).args(["queue", "take", "-w", "0", "/jobs"])).await;
+    assert_eq!((code, out.trim()), (0, "now"), "{err}");
+    let (code, _, _) = run(herdless(&addr).args(["queue", "take", "-w", "0", "/jobs"])).await;
+    assert_eq!(code, 66);
     // A take waits for the next put.
     let taker = start(herdless(&addr).args(["queue", "take", "/jobs"]));
     tokio::time::sleep(Duration::from_millis(300)).await;

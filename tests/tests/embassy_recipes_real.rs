@@ -576,6 +576,13 @@ async fn embassy_consumer_takes_each_std_item_once_in_order() {
         .unwrap();
     assert_eq!(none, None);
     assert_eq!(queue.peek().await.unwrap(), None);
+    // A zero timeout still takes an item already there (as Curator's
+    // timed poll makes one attempt), and finds an empty queue empty.
+    queue.put(b"last").await.unwrap();
+    let zero = embassy_time::Duration::from_ticks(0);
+    let last = zk.handle(id).take_timeout(zero).await.unwrap();
+    assert_eq!(last.map(|item| item.data.to_vec()), Some(b"last".to_vec()));
+    assert_eq!(zk.handle(id).take_timeout(zero).await.unwrap(), None);
 
     // The other way: the device puts, a std consumer takes.
     let std_reports = herdless_std::queue::Queue::new(&client, "/plant/reports")

@@ -63,6 +63,26 @@ async fn producers_and_consumers_on_separate_sessions_move_every_item_once() {
         .is_empty());
 }
 
+/// As Curator's timed `poll`, which makes one attempt whatever its
+/// timeout: a zero timeout takes an item already there, and answers `None`
+/// on an empty queue.
+#[tokio::test]
+async fn a_zero_timeout_takes_an_item_already_there() {
+    let server = ZkServer::start();
+    let c = client(&server).await;
+    let queue = Queue::new(&c, "/app/zero").await.unwrap();
+    for i in 0..3u8 {
+        queue.put(&[i]).await.unwrap();
+        let item = queue
+            .take_timeout(Duration::ZERO)
+            .await
+            .unwrap()
+            .expect("an item already there is taken with a zero timeout");
+        assert_eq!(item.data, [i]);
+    }
+    assert_eq!(queue.take_timeout(Duration::ZERO).await.unwrap(), None);
+}
+
 #[tokio::test]
 async fn a_take_waits_on_a_watch_not_by_polling_and_peek_leaves_the_item() {
     let server = ZkServer::start();

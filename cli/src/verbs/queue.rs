@@ -43,7 +43,8 @@ enum QueueAction {
     Take {
         /// The queue's directory.
         dir: String,
-        /// Wait this long at most (exit 66 if no item came).
+        /// Wait this long at most (exit 66 if no item came); 0 takes an item
+        /// already there, or exits 66 at once.
         #[arg(short, long, value_name = "SECS")]
         wait: Option<f64>,
     },
