@@ -27,6 +27,7 @@ use std::time::{Duration, Instant};
 use tempfile::TempDir;
 
 pub mod chaos;
+pub mod journal;
 pub mod netns;
 mod proxy;
 pub mod tokio_transport;

@@ -21,6 +21,7 @@ use herdless_core::naming::{Flavour, Guid};
 use herdless_embassy::wire::SessionConfig;
 use herdless_embassy::{Buffers, RecipeId, Zk};
 use herdless_tests::chaos::{self, Kill, Progress};
+use herdless_tests::journal::{self, unix_ms, Journal};
 use herdless_tests::tokio_transport::TokioTransport;
 use herdless_tests::{ZkEnsemble, CURATOR_CLASSPATH};
 
@@ -1767,14 +1768,6 @@ async fn the_lock_keeps_one_holder_and_every_session_on_a_misbehaving_network() 
     assert_no_node_left(&ensemble, DIR).await;
 }
 
-/// The critical sections of contenders in several processes, in one order:
-/// every line is appended (`O_APPEND`, one write) after entering and before
-/// leaving, as `<unix ms> enter|leave <who>`.
-struct Journal {
-    path: std::path::PathBuf,
-    file: Mutex<std::fs::File>,
-}
-
 /// The herdless contenders of the tests beside a peer, as `lock_contenders`
 /// numbers them; the peer writes itself under its own name.
 const HERDLESS_NAMES: [&str; 4] = ["std-0", "std-1", "embassy-0", "embassy-1"];
@@ -1789,49 +1782,6 @@ impl Witness for Journal {
     fn leave(&self, k: usize, _: bool) {
         self.note("leave", HERDLESS_NAMES[k]);
     }
-}
-
-impl Journal {
-    fn create(path: std::path::PathBuf) -> Journal {
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
-            .expect("the journal");
-        Journal {
-            path,
-            file: Mutex::new(file),
-        }
-    }
-
-    fn note(&self, what: &str, who: &str) {
-        use std::io::Write;
-        let line = format!("{} {what} {who}\n", unix_ms(std::time::SystemTime::now()));
-        self.file
-            .lock()
-            .unwrap()
-            .write_all(line.as_bytes())
-            .expect("journal write");
-    }
-
-    /// `(unix ms, entering, who)`, in the order written.
-    fn read(&self) -> Vec<(u64, bool, String)> {
-        std::fs::read_to_string(&self.path)
-            .expect("the journal")
-            .lines()
-            .filter_map(|l| {
-                let mut parts = l.split(' ');
-                let at = parts.next()?.parse().ok()?;
-                let enter = parts.next()? == "enter";
-                Some((at, enter, parts.next()?.to_owned()))
-            })
-            .collect()
-    }
-}
-
-fn unix_ms(t: std::time::SystemTime) -> u64 {
-    t.duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
 }
 
 /// The scenario, side by side with Curator: two herdless-std and
@@ -1908,18 +1858,7 @@ async fn lock_shared_with_a_peer(
     }
 
     let lines = journal.read();
-    let mut inside: Option<&str> = None;
-    let mut overlaps = 0;
-    for (_, enter, who) in &lines {
-        match (enter, inside) {
-            (true, Some(other)) => {
-                overlaps += 1;
-                eprintln!("{who} entered while {other} was inside");
-            }
-            (true, None) => inside = Some(who),
-            (false, _) => inside = None,
-        }
-    }
+    let overlaps = journal::overlaps(&lines, |_| false).violations;
     let now = (std::time::Instant::now(), std::time::SystemTime::now());
     let kills_ms: Vec<u64> = kills
         .iter()
