@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use clap::{Args, ValueEnum};
-use herdless_core::naming::Flavour;
+use herdless_core::naming::{Flavour, NodeKind};
 use herdless_std::{Client, ConnectOptions};
 
 use crate::exit::Exit;
@@ -89,25 +89,52 @@ impl Common {
     }
 }
 
-/// Warns on stderr when `dir` holds contenders named Kazoo's way while this
-/// process names its node otherwise: Kazoo's recipes count only the nodes
-/// named their way, so Kazoo's holders would not wait for this one, and
-/// both would hold at once. Best effort: a directory that cannot be listed
-/// (missing, not readable) says nothing here.
-pub async fn warn_beside_kazoo(client: &Client, dir: &str, flavour: FlavourArg) {
-    if flavour == FlavourArg::Kazoo {
-        return;
-    }
+/// Warns on stderr when `dir` holds nodes another library wrote whose
+/// recipes would not see this process's node, so that its holders would
+/// not wait for it and both would hold at once: Kazoo counts only nodes
+/// named its way, and Curator orders nodes by what follows its own marker
+/// (`__READ__`/`__WRIT__`, `latch-`, `lock-`), so a node of another shape
+/// sorts after all of its. Only a `--mutex` node named the default way
+/// (`<guid>-lock-N`) is ordered rightly by Curator's `lock-` nodes. Best
+/// effort: a directory that cannot be listed (missing, not readable) says
+/// nothing here.
+pub async fn warn_beside_other_libraries(
+    client: &Client,
+    dir: &str,
+    flavour: FlavourArg,
+    mutex: bool,
+) {
+    let mine = Flavour::from(flavour);
     let Ok(names) = client.list_children(dir).await else {
         return;
     };
-    let kazoo = names.iter().any(|name| {
-        herdless_core::naming::recognise(name).is_some_and(|r| r.flavour == Some(Flavour::Kazoo))
-    });
-    if kazoo {
+    let mut blind = Vec::new();
+    for name in &names {
+        let Some(node) = herdless_core::naming::recognise(name) else {
+            continue;
+        };
+        let Some(theirs) = node.flavour else {
+            continue;
+        };
+        let sees_mine = theirs == mine
+            || theirs == Flavour::Recipes
+            || (theirs == Flavour::Curator
+                && node.kind == NodeKind::Lock
+                && mutex
+                && mine == Flavour::Recipes);
+        if !sees_mine && !blind.contains(&theirs) {
+            blind.push(theirs);
+        }
+    }
+    for theirs in blind {
+        let (library, flag) = match theirs {
+            Flavour::Curator => ("Curator", "curator"),
+            Flavour::Kazoo => ("Kazoo", "kazoo"),
+            _ => continue,
+        };
         eprintln!(
-            "herdless: warning: {dir} holds nodes named Kazoo's way; Kazoo counts only \
-             those, so its holders will not wait for this process: give --flavour kazoo"
+            "herdless: warning: {dir} holds nodes named {library}'s way; {library} does not \
+             see this process's node, so its holders will not wait for it: give --flavour {flag}"
         );
     }
 }

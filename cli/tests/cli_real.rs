@@ -394,10 +394,12 @@ async fn elect_runs_the_command_while_leading_and_listen_follows_the_leader() {
 }
 
 /// Beside a node named Kazoo's way, `lock` and `elect` warn that Kazoo will
-/// not wait for herdless-named nodes, unless told `--flavour kazoo`; a
-/// directory without one says nothing.
+/// not wait for herdless-named nodes, unless told `--flavour kazoo`; beside
+/// Curator's read/write lock, likewise unless told `--flavour curator`; a
+/// `--mutex` named the default way beside Curator's mutex, and a directory
+/// without another library's nodes, say nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn lock_and_elect_warn_beside_kazoo_named_nodes() {
+async fn lock_and_elect_warn_beside_other_libraries_nodes() {
     use herdless_std::zookeeper_client::{Acls, CreateMode};
     let server = ZkServer::start();
     let zk = client(&server).await;
@@ -444,6 +446,46 @@ async fn lock_and_elect_warn_beside_kazoo_named_nodes() {
     signal(&elect, Signal::SIGTERM);
     let (_, _, err) = finish(elect).await;
     assert!(err.contains(warning), "{err}");
+
+    // Curator: its read/write lock orders only its own names.
+    let curator = "named Curator's way";
+    let uuid = "0b4c1e57-6c6e-4b39-a0a2-2f7f3f5cf3a1";
+    zk.create(&format!("/locks/kz/_c_{uuid}-__WRIT__"), b"", &ephemeral)
+        .await
+        .unwrap();
+    let (code, _, err) = run(herdless(&addr).args(["lock", "-n", "/locks/kz", "--", "true"])).await;
+    assert_eq!(code, 73, "{err}");
+    assert!(err.contains(curator) && err.contains(warning), "{err}");
+    let (code, _, err) = run(herdless(&addr).args([
+        "--flavour",
+        "curator",
+        "lock",
+        "-n",
+        "/locks/kz",
+        "--",
+        "true",
+    ]))
+    .await;
+    assert_eq!(code, 73, "{err}");
+    assert!(!err.contains(curator) && err.contains(warning), "{err}");
+    // Its mutex orders `<guid>-lock-N` rightly: a --mutex says nothing.
+    let (code, _, err) =
+        run(herdless(&addr).args(["lock", "-n", "/locks/mutex", "--", "true"])).await;
+    assert_eq!(code, 0, "{err}");
+    zk.create(&format!("/locks/mutex/_c_{uuid}-lock-"), b"", &ephemeral)
+        .await
+        .unwrap();
+    let (code, _, err) =
+        run(herdless(&addr).args(["lock", "--mutex", "-n", "/locks/mutex", "--", "true"])).await;
+    assert_eq!(code, 73, "{err}");
+    assert!(!err.contains(curator), "{err}");
+    let (code, _, err) =
+        run(herdless(&addr).args(["lock", "-n", "/locks/mutex", "--", "true"])).await;
+    assert_eq!(code, 73, "{err}");
+    assert!(
+        err.contains(curator),
+        "the write side is not ordered by Curator: {err}"
+    );
 }
 
 /// A directory shared by a herdless holder, a Curator InterProcessMutex and

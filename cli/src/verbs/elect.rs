@@ -5,7 +5,7 @@ use clap::Args;
 use herdless_std::election::{watch_leader, Leader};
 use herdless_std::Election;
 
-use crate::common::{seconds, warn_beside_kazoo, Common};
+use crate::common::{seconds, warn_beside_other_libraries, Common};
 use crate::exit::Exit;
 use crate::fail::{Fail, Outcome};
 use crate::signals::Interrupts;
@@ -55,7 +55,7 @@ pub async fn run(common: &Common, args: ElectArgs) -> Outcome {
     let election = Election::with_flavour(&client, &args.path, common.flavour.into())
         .and_then(|e| e.with_data(data.as_bytes()))
         .map_err(|e| Fail::of(&args.path, e))?;
-    warn_beside_kazoo(&client, &args.path, common.flavour).await;
+    warn_beside_other_libraries(&client, &args.path, common.flavour, false).await;
     let leadership =
         match acquiring(&client, &args.path, election.campaign(), &mut interrupts).await? {
             Ok(leadership) => leadership,

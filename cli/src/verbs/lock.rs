@@ -4,7 +4,7 @@
 use clap::Args;
 use herdless_std::{Lock, ReadWriteLock};
 
-use crate::common::{seconds, warn_beside_kazoo, Common};
+use crate::common::{seconds, warn_beside_other_libraries, Common};
 use crate::exit::{self, Exit};
 use crate::fail::{Fail, Outcome};
 use crate::signals::Interrupts;
@@ -88,7 +88,7 @@ pub async fn run(common: &Common, args: LockArgs) -> Outcome {
         locks.map(|l| if args.shared { l.read() } else { l.write() }.clone())
     }
     .map_err(|e| Fail::of(&args.path, e))?;
-    warn_beside_kazoo(&client, &args.path, common.flavour).await;
+    warn_beside_other_libraries(&client, &args.path, common.flavour, args.mutex).await;
 
     let attempt = async {
         if args.nonblock {
