@@ -405,7 +405,7 @@ async fn lock_and_elect_warn_beside_other_libraries_nodes() {
     let zk = client(&server).await;
     let addr = server.addr();
     let warning = "named Kazoo's way";
-    let (code, _, err) = run(herdless(&addr).args(["lock", "-n", "/locks/kz", "--", "true"])).await;
+    let (code, _, err) = run(herdless(&addr).args("lock -n /locks/kz -- true".split(' '))).await;
     assert_eq!(code, 0, "{err}");
     assert!(!err.contains(warning), "{err}");
 
@@ -423,24 +423,16 @@ async fn lock_and_elect_warn_beside_other_libraries_nodes() {
         .await
         .unwrap();
     }
-    let (code, _, err) = run(herdless(&addr).args(["lock", "-n", "/locks/kz", "--", "true"])).await;
+    let (code, _, err) = run(herdless(&addr).args("lock -n /locks/kz -- true".split(' '))).await;
     assert_eq!(code, 73, "herdless still waits for Kazoo's node: {err}");
     assert!(err.contains(warning), "{err}");
-    let (code, _, err) = run(herdless(&addr).args([
-        "--flavour",
-        "kazoo",
-        "lock",
-        "--mutex",
-        "-n",
-        "/locks/kz",
-        "--",
-        "true",
-    ]))
-    .await;
+    let (code, _, err) =
+        run(herdless(&addr).args("--flavour kazoo lock --mutex -n /locks/kz -- true".split(' ')))
+            .await;
     assert_eq!(code, 73, "{err}");
     assert!(!err.contains(warning), "{err}");
 
-    let elect = start(herdless(&addr).args(["elect", "/election/kz", "--", "true"]));
+    let elect = start(herdless(&addr).args("elect /election/kz -- true".split(' ')));
     until_children(&zk, "/election/kz", 2).await;
     // SIGTERM while it waits: its node is deleted before it exits.
     signal(&elect, Signal::SIGTERM);
@@ -453,34 +445,24 @@ async fn lock_and_elect_warn_beside_other_libraries_nodes() {
     zk.create(&format!("/locks/kz/_c_{uuid}-__WRIT__"), b"", &ephemeral)
         .await
         .unwrap();
-    let (code, _, err) = run(herdless(&addr).args(["lock", "-n", "/locks/kz", "--", "true"])).await;
+    let (code, _, err) = run(herdless(&addr).args("lock -n /locks/kz -- true".split(' '))).await;
     assert_eq!(code, 73, "{err}");
     assert!(err.contains(curator) && err.contains(warning), "{err}");
-    let (code, _, err) = run(herdless(&addr).args([
-        "--flavour",
-        "curator",
-        "lock",
-        "-n",
-        "/locks/kz",
-        "--",
-        "true",
-    ]))
-    .await;
+    let (code, _, err) =
+        run(herdless(&addr).args("--flavour curator lock -n /locks/kz -- true".split(' '))).await;
     assert_eq!(code, 73, "{err}");
     assert!(!err.contains(curator) && err.contains(warning), "{err}");
     // Its mutex orders `<guid>-lock-N` rightly: a --mutex says nothing.
-    let (code, _, err) =
-        run(herdless(&addr).args(["lock", "-n", "/locks/mutex", "--", "true"])).await;
+    let (code, _, err) = run(herdless(&addr).args("lock -n /locks/mutex -- true".split(' '))).await;
     assert_eq!(code, 0, "{err}");
     zk.create(&format!("/locks/mutex/_c_{uuid}-lock-"), b"", &ephemeral)
         .await
         .unwrap();
     let (code, _, err) =
-        run(herdless(&addr).args(["lock", "--mutex", "-n", "/locks/mutex", "--", "true"])).await;
+        run(herdless(&addr).args("lock --mutex -n /locks/mutex -- true".split(' '))).await;
     assert_eq!(code, 73, "{err}");
     assert!(!err.contains(curator), "{err}");
-    let (code, _, err) =
-        run(herdless(&addr).args(["lock", "-n", "/locks/mutex", "--", "true"])).await;
+    let (code, _, err) = run(herdless(&addr).args("lock -n /locks/mutex -- true".split(' '))).await;
     assert_eq!(code, 73, "{err}");
     assert!(
         err.contains(curator),

@@ -29,6 +29,7 @@ use tempfile::TempDir;
 pub mod chaos;
 pub mod journal;
 pub mod netns;
+pub mod peers;
 mod proxy;
 pub mod tokio_transport;
 pub use netns::Netns;

@@ -22,8 +22,9 @@ use herdless_embassy::wire::SessionConfig;
 use herdless_embassy::{Buffers, RecipeId, Zk};
 use herdless_tests::chaos::{self, Kill, Progress};
 use herdless_tests::journal::{self, unix_ms, Journal};
+use herdless_tests::peers::{self, Peer};
 use herdless_tests::tokio_transport::TokioTransport;
-use herdless_tests::{ZkEnsemble, CURATOR_CLASSPATH};
+use herdless_tests::ZkEnsemble;
 
 /// The clients' session timeout.
 const SESSION: Duration = Duration::from_secs(8);
@@ -1792,71 +1793,42 @@ impl Witness for Journal {
 /// longest time from a kill to its next entry, Curator's included.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_lock_shared_with_a_curator_contender_keeps_one_holder_while_servers_are_killed() {
-    let mut curator = std::process::Command::new("java");
-    curator
-        .arg("-cp")
-        .arg(CURATOR_CLASSPATH.join(":"))
-        .arg(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/curator/CuratorLockContender.java"
-        ));
-    lock_shared_with_a_peer("curator", curator, "/chaos/curator-lock", Flavour::Recipes).await;
+    lock_shared_with_a_peer(Peer::Curator, "mutex", "/chaos/curator-lock").await;
 }
 
 /// The same beside a Kazoo `Lock` (herdless naming its nodes Kazoo's way,
 /// as Kazoo counts no other).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_lock_shared_with_a_kazoo_contender_keeps_one_holder_while_servers_are_killed() {
-    let mut kazoo = std::process::Command::new("/usr/bin/python3");
-    kazoo.arg(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/kazoo/kazoo_lock_contender.py"
-    ));
-    lock_shared_with_a_peer("kazoo", kazoo, "/chaos/kazoo-lock", Flavour::Kazoo).await;
+    lock_shared_with_a_peer(Peer::Kazoo, "lock", "/chaos/kazoo-lock").await;
 }
 
-/// The herdless contenders of `lock_contenders`, naming their nodes in
-/// `flavour`, and `peer` (a command taking the connect string, the lock's
-/// path, the journal's path and its seconds, journalling itself as `name`
-/// and printing its `entries` at the end) loop on the lock `dir` while
-/// servers are killed.
-async fn lock_shared_with_a_peer(
-    name: &str,
-    mut peer: std::process::Command,
-    dir: &'static str,
-    flavour: Flavour,
-) {
+/// The herdless contenders of `lock_contenders`, naming their nodes
+/// `peer`'s way, and `peer`'s program in `mode` (its exclusive lock) loop
+/// on the lock `dir` while servers are killed.
+async fn lock_shared_with_a_peer(peer: Peer, mode: &str, dir: &'static str) {
     let _serial = serial().await;
     let ensemble = ZkEnsemble::start();
     let connect = ensemble.connect_string();
     let scratch = tempfile::tempdir().expect("a scratch directory");
     let journal = Arc::new(Journal::create(scratch.path().join("journal")));
     let duration = chaos::duration(Duration::from_secs(30));
-    let mut peer = peer
-        .args([&connect, dir])
-        .arg(&journal.path)
-        .arg((duration.as_secs() + 4).to_string())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("the {name} contender runs: {e}"));
+    let mut program = peer.spawn(&connect, dir, &journal, duration.as_secs() + 4, mode);
+    // As the programs journal their exclusive locks.
+    let name = format!("{peer:?}").to_lowercase();
+    let name = name.as_str();
     let run = Run::new(&HERDLESS_NAMES);
-    let clients = lock_contenders(&connect, addrs(&ensemble), dir, flavour, &run, &journal);
+    let clients = lock_contenders(
+        &connect,
+        addrs(&ensemble),
+        dir,
+        peer.flavour(),
+        &run,
+        &journal,
+    );
     let (kills, _ensemble) = with_kills(ensemble, &run, clients).await;
     // Ours (the child we started): it ends by itself once its time is up.
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    while peer.try_wait().expect("the peer contender").is_none() {
-        if std::time::Instant::now() > deadline {
-            let _ = peer.kill();
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    let mut said = String::new();
-    if let Some(mut out) = peer.stdout.take() {
-        use std::io::Read;
-        let _ = out.read_to_string(&mut said);
-    }
-
+    let said = peers::said(&mut program, Duration::from_secs(20)).await;
     let lines = journal.read();
     let overlaps = journal::overlaps(&lines, |_| false).violations;
     let now = (std::time::Instant::now(), std::time::SystemTime::now());
@@ -1883,7 +1855,7 @@ async fn lock_shared_with_a_peer(
     println!(
         "lock with {name}: {overlaps} overlaps; {}; {name} said {:?}",
         figures.join("; "),
-        said.trim()
+        said
     );
     run.progress
         .check(&format!("lock with {name}"), &kills, SESSION + DOWN);

@@ -7,67 +7,21 @@
 //!
 //! Each test starts its own server on a free loopback port.
 
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use herdless_core::naming::Flavour;
 use herdless_std::{Election, ReadWriteLock};
 use herdless_tests::journal::{self, Journal};
-use herdless_tests::{ZkServer, CURATOR_CLASSPATH};
+use herdless_tests::peers::{self, Peer};
+use herdless_tests::ZkServer;
 
 /// How long the herdless contenders take turns.
 const RUN: Duration = Duration::from_secs(8);
 /// How long a peer program does: a little more, as a JVM takes a moment
 /// to start.
 const PEER_SECONDS: u64 = 10;
-
-/// The library whose own program takes part.
-#[derive(Clone, Copy, Debug)]
-enum Peer {
-    Curator,
-    Kazoo,
-}
-
-impl Peer {
-    /// How herdless names its nodes beside it.
-    fn flavour(self) -> Flavour {
-        match self {
-            Peer::Curator => Flavour::Curator,
-            Peer::Kazoo => Flavour::Kazoo,
-        }
-    }
-
-    /// Its program in `mode` (see the programs' headers) on `dir`.
-    fn spawn(self, connect: &str, dir: &str, journal: &Journal, mode: &str) -> Child {
-        let mut command = match self {
-            Peer::Curator => {
-                let mut c = Command::new("java");
-                c.arg("-cp").arg(CURATOR_CLASSPATH.join(":")).arg(concat!(
-                    env!("CARGO_MANIFEST_DIR"),
-                    "/curator/CuratorLockContender.java"
-                ));
-                c
-            }
-            Peer::Kazoo => {
-                let mut c = Command::new("/usr/bin/python3");
-                c.arg(concat!(
-                    env!("CARGO_MANIFEST_DIR"),
-                    "/kazoo/kazoo_lock_contender.py"
-                ));
-                c
-            }
-        };
-        command
-            .args([connect, dir])
-            .arg(&journal.path)
-            .arg(PEER_SECONDS.to_string())
-            .arg(mode)
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap_or_else(|e| panic!("the {self:?} program runs: {e}"))
-    }
-}
 
 /// What a herdless contender takes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -133,7 +87,7 @@ async fn beside(peer: Peer, dir: &'static str, modes: &[&str], roles: &[Role]) {
     let journal = Arc::new(Journal::create(scratch.path().join("journal")));
     let mut programs: Vec<Child> = modes
         .iter()
-        .map(|mode| peer.spawn(&server.addr(), dir, &journal, mode))
+        .map(|mode| peer.spawn(&server.addr(), dir, &journal, PEER_SECONDS, mode))
         .collect();
     let contenders: Vec<_> = roles
         .iter()
@@ -159,22 +113,9 @@ async fn beside(peer: Peer, dir: &'static str, modes: &[&str], roles: &[Role]) {
     }
     // Ours (the children we started): they end by themselves once their
     // time is up.
-    let deadline = Instant::now() + Duration::from_secs(PEER_SECONDS + 20);
     let mut said = Vec::new();
     for program in &mut programs {
-        while program.try_wait().expect("a peer program").is_none() {
-            if Instant::now() > deadline {
-                let _ = program.kill();
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        let mut out = String::new();
-        if let Some(mut stdout) = program.stdout.take() {
-            use std::io::Read;
-            let _ = stdout.read_to_string(&mut out);
-        }
-        said.push(out.trim().to_owned());
+        said.push(peers::said(program, Duration::from_secs(PEER_SECONDS + 20)).await);
     }
     let lines = journal.read();
     let found = journal::overlaps(&lines, |who| who.ends_with("read"));
