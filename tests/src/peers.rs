@@ -1,6 +1,6 @@
 //! Curator's and Kazoo's own programs (`tests/curator`, `tests/kazoo`),
 //! run beside herdless's contenders on one path, each journalling its
-//! critical sections into a [`Journal`](crate::journal::Journal).
+//! critical sections into a [`Journal`].
 
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};

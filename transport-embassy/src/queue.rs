@@ -14,7 +14,7 @@ use crate::transport::Transport;
 pub struct Item<'c> {
     /// The item's data.
     pub data: &'c [u8],
-    /// The item's node, as it was in the queue.
+    /// The item's node: its full path, as it was in the queue.
     pub node: &'c str,
     /// False when the delete's answer was lost and the item was gone
     /// afterwards: another consumer may have taken it too (at least once).

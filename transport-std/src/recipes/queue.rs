@@ -25,7 +25,7 @@ type CoreConsumer = Consumer<32, MAX_ITEM, 512>;
 pub struct Item {
     /// The item's data.
     pub data: Vec<u8>,
-    /// The item's node, as it was in the queue.
+    /// The item's node: its full path, as it was in the queue.
     pub node: String,
     /// False when the delete's answer was lost and the item was gone
     /// afterwards: another consumer may have taken it too (at least once).
