@@ -12,6 +12,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
+use herdless_core::naming::Guid;
 use herdless_core::owned::OwnedReply;
 use herdless_core::{Request, WatchKind};
 use zookeeper_client as zk;
@@ -71,6 +72,17 @@ impl Backend {
             Backend::Real(client) => client.session_id().0,
             #[cfg(feature = "sim")]
             Backend::Sim(client) => client.session_id(),
+        }
+    }
+
+    /// A fresh GUID for a recipe's node: random on a real server; on the
+    /// in-memory one drawn from its seed, so that a seeded run names its
+    /// nodes the same every time.
+    pub(crate) fn guid(&self) -> Guid {
+        match self {
+            Backend::Real(_) => Guid::from_random_bytes(uuid::Uuid::new_v4().into_bytes()),
+            #[cfg(feature = "sim")]
+            Backend::Sim(client) => Guid::from_random_bytes(client.guid_bytes()),
         }
     }
 

@@ -274,7 +274,7 @@ impl Election {
         // expired for certain: lost, whether the expiry is heard or not.
         let timeout = u64::try_from(client.session_timeout().as_millis()).unwrap_or(u64::MAX);
         core.set_lost_after(Some(timeout));
-        let guid = Guid::from_random_bytes(uuid::Uuid::new_v4().into_bytes());
+        let guid = client.guid();
         match deadline {
             None => core.campaign(guid, &self.data)?,
             Some(at) => {

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use herdless_core::lock::{Contender, GiveUp, Lock as CoreLock, LockEvent, LockState};
-use herdless_core::naming::{Flavour, Guid};
+use herdless_core::naming::Flavour;
 use herdless_core::Acl;
 use tokio::sync::watch;
 use tokio::time::Instant as TokioInstant;
@@ -227,7 +227,7 @@ impl Lock {
         if revocable {
             core = core.revocable();
         }
-        let guid = Guid::from_random_bytes(uuid::Uuid::new_v4().into_bytes());
+        let guid = self.source.backend().guid();
         match attempt {
             Attempt::Wait => core.acquire(guid)?,
             Attempt::Try => core.try_acquire(guid)?,

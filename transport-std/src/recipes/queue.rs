@@ -5,13 +5,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
-use herdless_core::naming::Guid;
 use herdless_core::queue::{Consumer, ConsumerEvent, Producer, ProducerEvent};
 use tokio::sync::Mutex;
 
 use crate::driver::channel;
 use crate::driver::undo::Undo;
-use crate::driver::{self, Counters, DriverHandle};
+use crate::driver::{self, Counters, DriverHandle, Source};
 use crate::{Connection, Error};
 
 /// Largest item, in bytes (64 KiB).
@@ -60,6 +59,8 @@ enum Outcome {
 /// # Ok(()) }
 /// ```
 pub struct Queue {
+    /// Where the GUIDs of its items come from.
+    source: Source,
     producer: DriverHandle<CoreProducer>,
     consumer: DriverHandle<CoreConsumer>,
     produced: Mutex<channel::Receiver<Outcome>>,
@@ -158,6 +159,7 @@ impl Queue {
             |c: &CoreConsumer| !c.is_busy(),
         );
         Ok(Queue {
+            source: conn.source(),
             producer,
             consumer,
             produced: Mutex::new(produced_rx),
@@ -194,7 +196,7 @@ impl Queue {
         let mut produced = self.produced.lock().await;
         // Outcomes of puts whose futures were dropped are stale.
         while produced.try_recv().is_ok() {}
-        let guid = Guid::from_random_bytes(uuid::Uuid::new_v4().into_bytes());
+        let guid = self.source.backend().guid();
         let data = data.to_vec();
         self.producer
             .call(move |p: &mut CoreProducer| p.put(guid, &data, priority, ephemeral))

@@ -56,6 +56,11 @@ impl SimClient {
         self.server.close(self.session);
     }
 
+    /// Sixteen random bytes for a recipe's GUID, from the server's seed.
+    pub(crate) fn guid_bytes(&self) -> [u8; 16] {
+        self.server.guid_bytes()
+    }
+
     pub(crate) fn state(&self) -> State {
         *self.server.state(self.session).borrow()
     }

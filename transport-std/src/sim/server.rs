@@ -80,6 +80,10 @@ pub(super) struct World {
     /// one (its reconnect, its expiry) does nothing once another began.
     outages: BTreeMap<i64, u64>,
     random: Option<(ChaCha8Rng, RandomFaults)>,
+    /// The GUIDs recipes name their nodes with, drawn from the seed (a
+    /// stream of their own, so that they change no other draw): a seed
+    /// gives the same tree, names included.
+    guids: ChaCha8Rng,
     /// Whether a renewing session's attempts to open its next session fail.
     refusing: bool,
     /// The users whose credentials are refused from now on.
@@ -112,6 +116,11 @@ impl SimServer {
                 queued_writes: BTreeMap::new(),
                 outages: BTreeMap::new(),
                 random: None,
+                guids: {
+                    let mut guids = ChaCha8Rng::seed_from_u64(seed);
+                    guids.set_stream(1);
+                    guids
+                },
                 refusing: false,
                 refused_users: BTreeSet::new(),
             })),
@@ -417,6 +426,11 @@ impl SimServer {
     /// Watch notifications delivered so far, to every session.
     pub fn notifications(&self) -> u64 {
         self.lock().zk.stats().notifications
+    }
+
+    /// Sixteen random bytes for a recipe's GUID, from the seed.
+    pub(super) fn guid_bytes(&self) -> [u8; 16] {
+        self.lock().guids.gen()
     }
 
     /// Whether `session` is still alive (connected or not).
