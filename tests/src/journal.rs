@@ -5,7 +5,6 @@
 //! What Curator's and Kazoo's own programs write beside herdless's
 //! contenders, and the oracle that reads it back.
 
-use std::collections::HashSet;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::PathBuf;
@@ -77,41 +76,66 @@ pub struct Overlaps {
     pub shared: usize,
 }
 
+/// Who is inside now: readers together, a writer alone. One copy of the
+/// rule, for a journal read back ([`overlaps`]) and for a witness that
+/// counts as contenders enter and leave.
+#[derive(Debug, Default)]
+pub struct Inside {
+    readers: usize,
+    writing: bool,
+}
+
+/// What one entry found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Entered {
+    /// It broke "a writer alone".
+    pub violation: bool,
+    /// A reader entered beside another reader.
+    pub shared: bool,
+}
+
+impl Inside {
+    /// A reader or a writer enters.
+    pub fn enter(&mut self, reader: bool) -> Entered {
+        let entered = Entered {
+            violation: self.writing || (!reader && self.readers > 0),
+            shared: reader && self.readers > 0,
+        };
+        if reader {
+            self.readers += 1;
+        } else {
+            self.writing = true;
+        }
+        entered
+    }
+
+    /// A reader or a writer leaves.
+    pub fn leave(&mut self, reader: bool) {
+        if reader {
+            self.readers = self.readers.saturating_sub(1);
+        } else {
+            self.writing = false;
+        }
+    }
+}
+
 /// Reads `lines` in order: `is_reader` says who holds as a reader (none,
 /// for an exclusive lock or an election).
 pub fn overlaps(lines: &[Line], is_reader: impl Fn(&str) -> bool) -> Overlaps {
     let mut found = Overlaps::default();
-    let mut readers: HashSet<&str> = HashSet::new();
-    let mut writer: Option<&str> = None;
+    let mut inside = Inside::default();
     for (_, enter, who) in lines {
-        let who = who.as_str();
-        match (enter, is_reader(who)) {
-            (true, true) => {
-                if let Some(w) = writer {
-                    found.violations += 1;
-                    eprintln!("reader {who} entered while writer {w} was inside");
-                }
-                if !readers.is_empty() {
-                    found.shared += 1;
-                }
-                readers.insert(who);
-            }
-            (true, false) => {
-                if writer.is_some() || !readers.is_empty() {
-                    found.violations += 1;
-                    eprintln!("{who} entered while {writer:?} and readers {readers:?} were inside");
-                }
-                writer = Some(who);
-            }
-            (false, true) => {
-                readers.remove(who);
-            }
-            (false, false) => {
-                if writer == Some(who) {
-                    writer = None;
-                }
-            }
+        let reader = is_reader(who);
+        if !enter {
+            inside.leave(reader);
+            continue;
         }
+        let entered = inside.enter(reader);
+        if entered.violation {
+            found.violations += 1;
+            eprintln!("{who} entered beside a writer, or as a writer beside someone");
+        }
+        found.shared += usize::from(entered.shared);
     }
     found
 }

@@ -241,8 +241,7 @@ fn addrs(ensemble: &ZkEnsemble) -> Vec<String> {
 /// that breaks that.
 #[derive(Default)]
 struct Holders {
-    /// Readers inside, and whether a writer is.
-    inside: Mutex<(usize, bool)>,
+    inside: Mutex<journal::Inside>,
     violations: AtomicUsize,
     /// Entries in which another reader was inside (sharing happened).
     shared: AtomicUsize,
@@ -258,28 +257,17 @@ trait Witness: Send + Sync + 'static {
 
 impl Witness for Holders {
     fn enter(&self, _: usize, writer: bool) {
-        let mut inside = self.inside.lock().unwrap();
-        let (readers, writing) = *inside;
-        if writing || (writer && readers > 0) {
+        let entered = self.inside.lock().unwrap().enter(!writer);
+        if entered.violation {
             self.violations.fetch_add(1, Ordering::SeqCst);
         }
-        if !writer && readers > 0 {
+        if entered.shared {
             self.shared.fetch_add(1, Ordering::SeqCst);
         }
-        *inside = if writer {
-            (readers, true)
-        } else {
-            (readers + 1, writing)
-        };
     }
 
     fn leave(&self, _: usize, writer: bool) {
-        let mut inside = self.inside.lock().unwrap();
-        if writer {
-            inside.1 = false;
-        } else {
-            inside.0 -= 1;
-        }
+        self.inside.lock().unwrap().leave(!writer);
     }
 }
 

@@ -26,7 +26,7 @@ pub(crate) enum Deadline {
 impl Deadline {
     /// The instant to be woken at. A last look needs no timer while the
     /// connection is up; once it is down, the answer will not come, and
-    /// the contender is due to give up at once.
+    /// the waiter is due to give up at once.
     pub(crate) fn poll(self, link_up: bool) -> Option<Instant> {
         match self {
             Deadline::None => None,
