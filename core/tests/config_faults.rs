@@ -344,3 +344,46 @@ fn a_refused_read_is_sent_again_on_the_next_connection() {
     assert_eq!(c.events, [ConfigEvent::Changed { version: 0 }]);
     assert_eq!(c.recipe.value(), Some(&b"v0"[..]));
 }
+
+/// A watch and a write begun before the driver first drains, with the
+/// connection lost in between (a driver starting on a client that is
+/// already disconnected): once connected again the read and the write go
+/// out. The queue goes with the connection, and the read went with it: a
+/// watch that never read heard nothing for as long as its session lived.
+/// The write was never sent, so it goes again as it is, not as a write
+/// whose outcome is unknown.
+#[test]
+fn work_queued_when_the_connection_is_lost_goes_out_once_it_is_back() {
+    use herdless_core::{Instant, Recipe, Request, SessionEvent};
+    let now = Instant::ZERO;
+    let mut c = Cfg::new(PATH).unwrap();
+    c.handle_session(now, SessionEvent::Connected { session_id: 1 });
+    c.watch();
+    c.set(b"v1", Version::Exactly(0)).unwrap();
+    c.handle_session(now, SessionEvent::Suspended);
+    assert!(
+        c.poll_request().is_none(),
+        "nothing goes out while disconnected"
+    );
+    c.handle_session(now, SessionEvent::Connected { session_id: 1 });
+    let mut sent = Vec::new();
+    while let Some(out) = c.poll_request() {
+        sent.push(format!("{:?}", out.request));
+    }
+    let read = format!(
+        "{:?}",
+        Request::GetData {
+            path: PATH,
+            watch: true
+        }
+    );
+    let write = format!(
+        "{:?}",
+        Request::SetData {
+            path: PATH,
+            data: b"v1",
+            version: Version::Exactly(0)
+        }
+    );
+    assert_eq!(sent, [read, write]);
+}

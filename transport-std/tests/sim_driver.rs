@@ -1,7 +1,8 @@
 //! What herdless-std's driver owes every recipe, on the in-memory
 //! ZooKeeper: a dropped guard releases, a dropped wait withdraws, a watch
 //! the client loses is set again, a renewing session carries a campaign
-//! over, and a guard tells a suspension from a holding. Every test runs on
+//! over, a guard tells a suspension from a holding, and a recipe made while
+//! its client is disconnected does its work once it is back. Every test runs on
 //! tokio's paused clock: its limits pass in virtual time.
 
 use std::future::Future;
@@ -674,4 +675,100 @@ async fn a_renewing_session_tries_again_until_the_server_accepts() {
     )
     .await;
     assert_ne!(session.session_id(), first);
+}
+
+// ---- started while the connection is down ----
+
+/// A recipe made while its client is disconnected (its server just went
+/// away, say) does its work once the client is back: the driver hands the
+/// recipe its first requests before it tells it the connection is down, so
+/// the recipe counts them lost and sends them again. Told first, a
+/// watcher's first read was dropped unsent and never made again: the
+/// watcher heard nothing, for as long as the session lived.
+#[tokio::test(start_paused = true)]
+async fn recipes_started_while_disconnected_do_their_work_once_reconnected() {
+    use herdless_std::config::Config;
+    use herdless_std::election::watch_leader;
+    use herdless_std::group::GroupObserver;
+    let zk = SimServer::new().with_session_timeout(Duration::from_secs(4));
+    zk.create("/cfg", b"v1").unwrap();
+    let leader = zk.connect();
+    let leading = Election::new(&leader, "/e")
+        .unwrap()
+        .campaign()
+        .await
+        .unwrap();
+    let member = zk.connect();
+    let _member = GroupMember::join(&member, "/g", "m1", b"").await.unwrap();
+    let a = zk.connect();
+    let down = Duration::from_secs(1);
+    zk.disconnect(a.session_id(), down);
+    let mut config = Config::watch(&a, "/cfg").unwrap();
+    let mut leaders = watch_leader(&a, "/e").unwrap();
+    let mut members = GroupObserver::start(&a, "/g").unwrap();
+    let lock = Lock::new(&a, DIR).unwrap();
+    let limit = down * 2;
+    let value = within(limit, "the config's first value", config.wait_present())
+        .await
+        .unwrap();
+    assert_eq!(value.data, b"v1");
+    let seen = within(limit, "the leader", leaders.changed())
+        .await
+        .unwrap();
+    let node = seen.expect("a leader").node;
+    assert_eq!(leading.node_path(), format!("/e/{node}"));
+    let change = within(limit, "the members", members.changed())
+        .await
+        .unwrap();
+    assert_eq!(change.joined, ["m1"]);
+    within(limit, "the lock", lock.acquire()).await.unwrap();
+}
+
+/// The same for the recipes whose work starts with the call that makes
+/// them: each is made while its client is down, and finishes once it is
+/// back.
+#[tokio::test(start_paused = true)]
+async fn work_begun_while_disconnected_finishes_once_reconnected() {
+    use herdless_std::barrier::Barrier;
+    let zk = SimServer::new().with_session_timeout(Duration::from_secs(4));
+    zk.create("/q", b"").unwrap();
+    zk.create("/q/qn-0000000000", b"item").unwrap();
+    let a = zk.connect();
+    let down = Duration::from_secs(1);
+    let limit = down * 2;
+    zk.disconnect(a.session_id(), down);
+    let campaign = Election::new(&a, "/e").unwrap();
+    let member = GroupMember::join(&a, "/g", "m1", b"");
+    let barrier = Barrier::new(&a, "/b").unwrap();
+    let (leading, member, waited) = within(limit, "campaign, join and barrier", async {
+        tokio::join!(campaign.campaign(), member, barrier.wait())
+    })
+    .await;
+    leading.unwrap();
+    member.unwrap();
+    waited.unwrap();
+    zk.disconnect(a.session_id(), down);
+    let queue = Queue::new(&a, "/q");
+    let queue = within(limit, "the queue", queue).await.unwrap();
+    let item = within(limit, "the item", queue.take()).await.unwrap();
+    assert_eq!(item.data, b"item");
+    // A transaction: coordinator and site both made while down.
+    use herdless_std::two_phase::{Coordinator, Outcome, Site, Variant, Vote};
+    let variant = Variant::Coordinated {
+        ephemeral_votes: false,
+    };
+    let b = zk.connect();
+    zk.disconnect(a.session_id(), down);
+    zk.disconnect(b.session_id(), down);
+    let (coordinator, site) = within(limit, "coordinator and site", async {
+        tokio::join!(
+            Coordinator::start(&a, "/tx", b"body", &["s"], variant, Duration::from_secs(60)),
+            Site::join(&b, "/tx", "s", variant)
+        )
+    })
+    .await;
+    let (coordinator, site) = (coordinator.unwrap(), site.unwrap());
+    site.vote(Vote::Commit).await.unwrap();
+    let outcome = within(limit, "the outcome", coordinator.outcome()).await;
+    assert_eq!(outcome.unwrap(), Outcome::Commit);
 }

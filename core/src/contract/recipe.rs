@@ -66,6 +66,12 @@ pub struct Outgoing<'a> {
 /// "acquired", followed by a release) finds the requests that led to it
 /// already on the wire.
 ///
+/// A driver may report a session event before it has drained the recipe:
+/// one started on a client whose connection is already down hears
+/// `Suspended` before its first requests go out. Its queued requests are
+/// dropped with the connection, and the recipe makes again, once
+/// `Connected`, whatever work they stood for.
+///
 /// Until the first [`SessionEvent`] the recipe assumes a connected session.
 pub trait Recipe {
     /// What the recipe tells the application.

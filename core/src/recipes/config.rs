@@ -412,7 +412,14 @@ impl<const D: usize, const N: usize> Config<D, N> {
     /// Moves to a new epoch and notes what the requests in flight (and
     /// `also`, whose error answer just arrived) leave undone.
     fn mark_lost(&mut self, also: Option<Op>) {
-        let (mut read_lost, mut write_unknown) = (false, false);
+        // A read still queued is lost too: the queue goes with the
+        // connection, and a recipe told of the loss before its first
+        // requests were sent (a driver starting on a client that is
+        // already disconnected) would otherwise never read.
+        let (mut read_lost, mut write_unknown) = (
+            self.ops.is_queued(Op::Read) || self.ops.is_queued(Op::AwaitCreation),
+            false,
+        );
         for op in self.ops.lose().into_iter().chain(also) {
             match op {
                 Op::Read | Op::AwaitCreation => read_lost = true,
