@@ -218,3 +218,115 @@ async fn a_config_watch_begun_as_its_connection_drops_reads_once_it_is_back() {
         }
     }
 }
+
+/// Every other recipe begun as its connection drops finishes its work once
+/// the client is back, and reports no error: a lock, an election, a write
+/// lock, a group member and a group observer, a leader observer, a queue
+/// consumer, a barrier and a double barrier, ten times each, the proxy
+/// closing the link up to 3 ms after each one begins (600 rounds passed
+/// when this was written).
+#[tokio::test]
+async fn every_recipe_begun_as_its_connection_drops_finishes_once_it_is_back() {
+    use herdless_std::barrier::{Barrier, DoubleBarrier};
+    use herdless_std::election::watch_leader;
+    use herdless_std::group::GroupObserver;
+    use herdless_std::queue::Queue;
+    use herdless_std::{Election, GroupMember, ReadWriteLock};
+    let server = ZkServer::start();
+    let (client, proxy) = behind_proxy(&server).await;
+    let other = direct(&server).await;
+    let limit = SESSION * 2;
+    /// Closes the link up to 3 ms from now.
+    async fn jitter(proxy: &Proxy) {
+        tokio::time::sleep(Duration::from_micros(fastrand::u64(0..3000))).await;
+        proxy.reset();
+    }
+    let q = Queue::new(&other, "/x/q").await.unwrap();
+    for i in 0..80 {
+        let what = i % 8;
+        // Each case: the errors it met, or nothing.
+        let fut: std::pin::Pin<Box<dyn std::future::Future<Output = String> + '_>> = match what {
+            0 => Box::pin(async {
+                let lock = Lock::new(&client, "/x/lock").unwrap();
+                let (g, ()) = tokio::join!(lock.acquire(), jitter(&proxy));
+                g.unwrap()
+                    .release()
+                    .await
+                    .map(|_| String::new())
+                    .unwrap_or_else(|e| format!("release {e}"))
+            }),
+            1 => Box::pin(async {
+                let e = Election::new(&client, "/x/e").unwrap();
+                let (l, ()) = tokio::join!(e.campaign(), jitter(&proxy));
+                l.unwrap()
+                    .resign()
+                    .await
+                    .map(|_| String::new())
+                    .unwrap_or_else(|e| format!("resign {e}"))
+            }),
+            2 => Box::pin(async {
+                let rw = ReadWriteLock::new(&client, "/x/rw").unwrap();
+                let (g, ()) = tokio::join!(rw.write().acquire(), jitter(&proxy));
+                g.unwrap()
+                    .release()
+                    .await
+                    .map(|_| String::new())
+                    .unwrap_or_else(|e| format!("rw {e}"))
+            }),
+            3 => Box::pin(async {
+                let name = format!("m{i}");
+                let (m, ()) = tokio::join!(
+                    GroupMember::join(&client, "/x/g", &name, b""),
+                    jitter(&proxy)
+                );
+                m.unwrap()
+                    .leave()
+                    .await
+                    .map(|_| String::new())
+                    .unwrap_or_else(|e| format!("leave {e}"))
+            }),
+            4 => Box::pin(async {
+                let mut o = GroupObserver::start(&client, "/x").unwrap();
+                jitter(&proxy).await;
+                o.changed()
+                    .await
+                    .map(|_| String::new())
+                    .unwrap_or_else(|e| format!("observer {e}"))
+            }),
+            5 => Box::pin(async {
+                let mut o = watch_leader(&client, "/x/e").unwrap();
+                jitter(&proxy).await;
+                o.changed()
+                    .await
+                    .map(|_| String::new())
+                    .unwrap_or_else(|e| format!("leader {e}"))
+            }),
+            6 => Box::pin(async {
+                q.put(b"item").await.unwrap();
+                let mine = Queue::new(&client, "/x/q");
+                let (mine, ()) = tokio::join!(mine, jitter(&proxy));
+                let mine = mine.unwrap();
+                let (item, ()) = tokio::join!(mine.take(), jitter(&proxy));
+                item.map(|_| String::new())
+                    .unwrap_or_else(|e| format!("take {e}"))
+            }),
+            _ => Box::pin(async {
+                let b = Barrier::new(&client, "/x/nobarrier").unwrap();
+                let (w, ()) = tokio::join!(b.wait(), jitter(&proxy));
+                let d = DoubleBarrier::new(&client, &format!("/x/db{i}"), "p").unwrap();
+                let (inside, ()) = tokio::join!(d.enter(1), jitter(&proxy));
+                let left = inside.unwrap().leave().await;
+                format!(
+                    "{}{}",
+                    w.err().map(|e| e.to_string()).unwrap_or_default(),
+                    left.err().map(|e| e.to_string()).unwrap_or_default()
+                )
+            }),
+        };
+        match tokio::time::timeout(limit, fut).await {
+            Ok(s) if s.is_empty() => {}
+            Ok(s) => panic!("iteration {i} ({what}): {s}"),
+            Err(_) => panic!("iteration {i} ({what}): stalled"),
+        }
+    }
+}
