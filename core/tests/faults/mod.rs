@@ -130,6 +130,24 @@ impl<R: Recipe> Link<R> {
         zk.reconnect(self.session);
     }
 
+    /// Runs `f` on the recipe and loses the connection before the driver
+    /// drains it (a driver may tell a session event first): whatever `f`
+    /// queued is dropped unsent. Then the same session is back.
+    pub fn act_then_lose<T>(&mut self, zk: &mut SimZk, f: impl FnOnce(&mut R) -> T) -> T {
+        let out = f(&mut self.recipe);
+        self.recipe
+            .handle_session(Instant::ZERO, SessionEvent::Suspended);
+        zk.disconnect(self.session);
+        self.deliver(zk);
+        assert!(
+            self.outstanding.is_empty(),
+            "unanswered: {:?}",
+            self.outstanding
+        );
+        zk.reconnect(self.session);
+        out
+    }
+
     /// The session expires (after the server applied `applied` of the
     /// requests waiting); the recipe hears `Expired`, then `Connected` on a
     /// new session.
