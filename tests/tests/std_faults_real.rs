@@ -241,6 +241,13 @@ async fn every_recipe_begun_as_its_connection_drops_finishes_once_it_is_back() {
         tokio::time::sleep(Duration::from_micros(fastrand::u64(0..3000))).await;
         proxy.reset();
     }
+    /// What went wrong, if anything.
+    fn error<T>(what: &str, result: Result<T, herdless_std::Error>) -> String {
+        result
+            .err()
+            .map(|e| format!("{what}: {e}"))
+            .unwrap_or_default()
+    }
     let q = Queue::new(&other, "/x/q").await.unwrap();
     for i in 0..80 {
         let what = i % 8;
@@ -249,29 +256,17 @@ async fn every_recipe_begun_as_its_connection_drops_finishes_once_it_is_back() {
             0 => Box::pin(async {
                 let lock = Lock::new(&client, "/x/lock").unwrap();
                 let (g, ()) = tokio::join!(lock.acquire(), jitter(&proxy));
-                g.unwrap()
-                    .release()
-                    .await
-                    .map(|_| String::new())
-                    .unwrap_or_else(|e| format!("release {e}"))
+                error("release", g.unwrap().release().await)
             }),
             1 => Box::pin(async {
                 let e = Election::new(&client, "/x/e").unwrap();
                 let (l, ()) = tokio::join!(e.campaign(), jitter(&proxy));
-                l.unwrap()
-                    .resign()
-                    .await
-                    .map(|_| String::new())
-                    .unwrap_or_else(|e| format!("resign {e}"))
+                error("resign", l.unwrap().resign().await)
             }),
             2 => Box::pin(async {
                 let rw = ReadWriteLock::new(&client, "/x/rw").unwrap();
                 let (g, ()) = tokio::join!(rw.write().acquire(), jitter(&proxy));
-                g.unwrap()
-                    .release()
-                    .await
-                    .map(|_| String::new())
-                    .unwrap_or_else(|e| format!("rw {e}"))
+                error("rw", g.unwrap().release().await)
             }),
             3 => Box::pin(async {
                 let name = format!("m{i}");
@@ -279,27 +274,17 @@ async fn every_recipe_begun_as_its_connection_drops_finishes_once_it_is_back() {
                     GroupMember::join(&client, "/x/g", &name, b""),
                     jitter(&proxy)
                 );
-                m.unwrap()
-                    .leave()
-                    .await
-                    .map(|_| String::new())
-                    .unwrap_or_else(|e| format!("leave {e}"))
+                error("leave", m.unwrap().leave().await)
             }),
             4 => Box::pin(async {
                 let mut o = GroupObserver::start(&client, "/x").unwrap();
                 jitter(&proxy).await;
-                o.changed()
-                    .await
-                    .map(|_| String::new())
-                    .unwrap_or_else(|e| format!("observer {e}"))
+                error("observer", o.changed().await)
             }),
             5 => Box::pin(async {
                 let mut o = watch_leader(&client, "/x/e").unwrap();
                 jitter(&proxy).await;
-                o.changed()
-                    .await
-                    .map(|_| String::new())
-                    .unwrap_or_else(|e| format!("leader {e}"))
+                error("leader", o.changed().await)
             }),
             6 => Box::pin(async {
                 q.put(b"item").await.unwrap();
@@ -307,8 +292,7 @@ async fn every_recipe_begun_as_its_connection_drops_finishes_once_it_is_back() {
                 let (mine, ()) = tokio::join!(mine, jitter(&proxy));
                 let mine = mine.unwrap();
                 let (item, ()) = tokio::join!(mine.take(), jitter(&proxy));
-                item.map(|_| String::new())
-                    .unwrap_or_else(|e| format!("take {e}"))
+                error("take", item)
             }),
             _ => Box::pin(async {
                 let b = Barrier::new(&client, "/x/nobarrier").unwrap();
@@ -316,11 +300,7 @@ async fn every_recipe_begun_as_its_connection_drops_finishes_once_it_is_back() {
                 let d = DoubleBarrier::new(&client, &format!("/x/db{i}"), "p").unwrap();
                 let (inside, ()) = tokio::join!(d.enter(1), jitter(&proxy));
                 let left = inside.unwrap().leave().await;
-                format!(
-                    "{}{}",
-                    w.err().map(|e| e.to_string()).unwrap_or_default(),
-                    left.err().map(|e| e.to_string()).unwrap_or_default()
-                )
+                error("wait", w) + &error("leave", left)
             }),
         };
         match tokio::time::timeout(limit, fut).await {

@@ -137,14 +137,7 @@ impl<R: Recipe> Link<R> {
         let out = f(&mut self.recipe);
         self.recipe
             .handle_session(Instant::ZERO, SessionEvent::Suspended);
-        zk.disconnect(self.session);
-        self.deliver(zk);
-        assert!(
-            self.outstanding.is_empty(),
-            "unanswered: {:?}",
-            self.outstanding
-        );
-        zk.reconnect(self.session);
+        self.connection_loss(zk, 0);
         out
     }
 
