@@ -772,3 +772,73 @@ async fn work_begun_while_disconnected_finishes_once_reconnected() {
     let outcome = within(limit, "the outcome", coordinator.outcome()).await;
     assert_eq!(outcome.unwrap(), Outcome::Commit);
 }
+
+/// Work carried over to a renewed session whose connection is down before
+/// the driver moves onto it: the driver tells each recipe of the new
+/// session, then of the lost connection, before the requests it re-made go
+/// out. Once the connection is back, a config watch reads again and hears
+/// what was written meanwhile (it heard nothing before it counted a queued
+/// read as lost), and a waiting acquire and a campaign go on to hold and
+/// lead.
+#[tokio::test(start_paused = true)]
+async fn work_carried_over_to_a_renewed_session_already_down_goes_on_once_it_is_back() {
+    use herdless_std::config::Config;
+    let zk = SimServer::new().with_session_timeout(Duration::from_secs(4));
+    zk.create("/cfg", b"v1").unwrap();
+    let holder = zk.connect();
+    let held = Lock::new(&holder, DIR).unwrap().acquire().await.unwrap();
+    let leading = Election::new(&holder, "/e")
+        .unwrap()
+        .campaign()
+        .await
+        .unwrap();
+    let session = zk.session();
+    let old = session.session_id();
+    // Waiting for the renewal before the driver does, this task runs first
+    // when it comes, and takes the new session's connection down.
+    let takes_down = tokio::spawn({
+        let (zk, session) = (zk.clone(), session.clone());
+        async move {
+            session.renewed(old).await;
+            zk.disconnect(session.session_id(), Duration::from_secs(1));
+        }
+    });
+    sleep(MS).await;
+    let mut config = Config::watch(&session, "/cfg").unwrap();
+    within(Duration::from_secs(1), "the value", config.wait_present())
+        .await
+        .unwrap();
+    let acquiring = tokio::spawn({
+        let session = session.clone();
+        async move { Lock::new(&session, DIR).unwrap().acquire().await }
+    });
+    let campaigning = tokio::spawn({
+        let session = session.clone();
+        async move { Election::new(&session, "/e").unwrap().campaign().await }
+    });
+    sleep(20 * MS).await;
+    zk.expire(old);
+    within(Duration::from_secs(1), "the renewal", takes_down)
+        .await
+        .unwrap();
+    zk.set_data("/cfg", b"v2").unwrap();
+    within(Duration::from_secs(3), "the new value", async {
+        loop {
+            let value = config.changed().await.unwrap();
+            if value.present().is_some_and(|v| v.data == b"v2") {
+                return;
+            }
+        }
+    })
+    .await;
+    held.release().await.unwrap();
+    leading.resign().await.unwrap();
+    let limit = Duration::from_secs(1);
+    let guard = within(limit, "the lock", acquiring).await.unwrap().unwrap();
+    let leadership = within(limit, "the lead", campaigning)
+        .await
+        .unwrap()
+        .unwrap();
+    guard.release().await.unwrap();
+    leadership.resign().await.unwrap();
+}
