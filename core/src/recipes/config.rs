@@ -409,13 +409,14 @@ impl<const D: usize, const N: usize> Config<D, N> {
         self.events.emit(event);
     }
 
-    /// Moves to a new epoch and notes what the requests in flight (and
-    /// `also`, whose error answer just arrived) leave undone.
+    /// Moves to a new epoch and notes what the requests queued or in
+    /// flight (and `also`, whose error answer just arrived) leave undone.
     fn mark_lost(&mut self, also: Option<Op>) {
-        // A read still queued is lost too: the queue goes with the
-        // connection, and a recipe told of the loss before its first
-        // requests were sent (a driver starting on a client that is
-        // already disconnected) would otherwise never read.
+        // The queue goes with the connection: a read still in it is lost
+        // like one in flight (a driver may tell of the loss before it
+        // drains, and a watch begun then would never read). A write still
+        // in it was never sent, so its outcome is known, and `resume`
+        // sends it again.
         let (mut read_lost, mut write_unknown) = (
             self.ops.is_queued(Op::Read) || self.ops.is_queued(Op::AwaitCreation),
             false,
