@@ -873,6 +873,39 @@ fn a_directory_that_keeps_vanishing_is_retried_eight_times() {
     );
 }
 
+/// Ancestors whose creates are lost with the connection, time and again,
+/// say nothing of a deleter: the directory may just not be made yet. The
+/// lock makes them again after every loss, past the eight retries a
+/// vanishing directory gets, and never fails on a flaky connection.
+#[test]
+fn ancestors_lost_with_the_connection_are_made_again_every_time() {
+    let mut lock: Lock = Lock::new("/locks/a").unwrap();
+    lock.acquire(GUID).unwrap();
+    let mut creates = 0;
+    let mut outcome = Vec::new();
+    for _ in 0..40 {
+        let sent = drain(&mut lock);
+        if sent.is_empty() {
+            break;
+        }
+        for (id, text) in sent {
+            let reply = if text.starts_with("create /locks/a/") {
+                creates += 1;
+                Reply::Error(ZkError::NoNode)
+            } else if text.starts_with("create") {
+                Reply::Error(ZkError::ConnectionLoss)
+            } else {
+                Reply::Error(ZkError::NoNode)
+            };
+            lock.handle_reply(Instant::ZERO, id, reply);
+        }
+        lock.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 1 });
+        outcome.extend(events(&mut lock));
+    }
+    assert!(creates > 9, "{creates} creates");
+    assert!(outcome.is_empty(), "{outcome:?}");
+}
+
 /// The Debug form names the directory and where the lock stands.
 #[test]
 fn debug_shows_the_directory_and_state() {

@@ -49,25 +49,40 @@ pub(crate) fn depth(dir: &str) -> u8 {
 
 /// How often a recipe re-creates its vanished directory before it gives
 /// up: each time, someone deleted it again since, and a bound ends a fight
-/// with a deleter.
+/// with a deleter. A `NoNode` while the last re-creation was never answered
+/// (its creates lost with the connection) says nothing of a deleter and is
+/// not counted: the directory may simply not have been made yet.
 #[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Retries(u8);
+pub(crate) struct Retries {
+    used: u8,
+    unanswered: bool,
+}
 
 impl Retries {
     const MAX: u8 = 8;
 
     /// Counts one more re-creation; false once the bound is reached.
     pub(crate) fn take(&mut self) -> bool {
-        let allowed = self.0 < Self::MAX;
+        if self.unanswered {
+            return true;
+        }
+        let allowed = self.used < Self::MAX;
         if allowed {
-            self.0 += 1;
+            self.used += 1;
+            self.unanswered = true;
         }
         allowed
     }
 
+    /// An ancestor's create was answered: the directory was made (or found),
+    /// so a later `NoNode` means it vanished again.
+    pub(crate) fn answered(&mut self) {
+        self.unanswered = false;
+    }
+
     /// The directory is there (again): the count starts over.
     pub(crate) fn reset(&mut self) {
-        self.0 = 0;
+        *self = Retries::default();
     }
 }
 

@@ -179,6 +179,12 @@ impl<const N: usize> Contention<N> {
         self.directory_retries.reset();
     }
 
+    /// An ancestor's create was answered: a later `NoNode` is the
+    /// directory vanishing again.
+    pub(crate) fn directory_answered(&mut self) {
+        self.directory_retries.answered();
+    }
+
     /// What is known of the own node.
     pub(crate) fn own(&self) -> Own {
         self.own
@@ -673,6 +679,8 @@ mod tests {
             c.create_refused(ZkError::NoNode),
             CreateRefusal::NoDirectory
         ) {
+            // The ancestors are made each time, and vanish again.
+            c.directory_answered();
             retries += 1;
             assert!(retries < 100, "unbounded");
         }

@@ -116,7 +116,9 @@ pub(crate) trait ContentionFlow<const N: usize, const Q: usize> {
     ) -> Option<Reply<'r>> {
         if op.ancestor_level().is_some() {
             match reply {
-                Reply::Created { .. } | Reply::Error(ZkError::NodeExists) => {}
+                Reply::Created { .. } | Reply::Error(ZkError::NodeExists) => {
+                    self.line().directory_answered();
+                }
                 Reply::Error(e) => self.on_ancestor_refused(e),
                 _ => self.fail(Error::BadReply),
             }

@@ -505,7 +505,9 @@ impl<const D: usize, const N: usize> Recipe for Member<D, N> {
             return;
         };
         match (op, reply) {
-            (Op::Ensure(_), Reply::Created { .. } | Reply::Error(ZkError::NodeExists)) => {}
+            (Op::Ensure(_), Reply::Created { .. } | Reply::Error(ZkError::NodeExists)) => {
+                self.directory_retries.answered();
+            }
             (Op::Ensure(_), Reply::Error(e)) => self.on_error(op, e),
             (Op::Create, Reply::Created { .. }) => match self.step {
                 Step::Creating => self.now_in(),

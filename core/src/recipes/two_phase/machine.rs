@@ -854,10 +854,11 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> Recipe
             return;
         };
         match (op, reply) {
-            // Progress: only a directory that keeps vanishing counts
-            // against the retries.
+            // Made: a later `NoNode` is the directory vanishing again,
+            // which counts against the retries (a create lost with the
+            // connection does not).
             (Op::Ensure(_), Reply::Created { .. } | Reply::Error(ZkError::NodeExists)) => {
-                self.directory_retries.reset();
+                self.directory_retries.answered();
             }
             (Op::CreateTx, reply) => self.on_create_tx(reply),
             (Op::CreateVote(i), Reply::Created { .. } | Reply::Error(ZkError::NodeExists)) => {
