@@ -29,6 +29,7 @@ const FLAKY: Faults = Faults {
     lose_reply: 0.02,
     expire: 0.0,
     reconnect: 0.2,
+    cut_before_drain: 0.02,
 };
 
 fn barrier_schedule(seed: u64) -> Result<usize, String> {

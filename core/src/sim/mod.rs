@@ -15,7 +15,9 @@
 //! [`SimZk::reconnect`] re-registers only the watches whose setting reply
 //! reached the client and fires those whose node changed meanwhile
 //! (`SetWatches`); [`SimZk::lose_reply_after_apply`] applies a write and
-//! loses its reply; [`SimZk::expire`] deletes the session's ephemerals.
+//! loses its reply; [`SimZk::expire`] deletes the session's ephemerals;
+//! [`Peer::deliver_one_then_cut`] breaks the connection after a delivery
+//! and before the drain that would send what it made the recipe queue.
 //! Outside actors: [`SimZk::delete_node`], [`SimZk::delete_recursive`] and
 //! [`SimZk::set_node_data`] act as an operator's session would.
 //! [`SimZk::apply_multi`] applies a transaction (`multi`) at once, all or

@@ -85,16 +85,46 @@ impl<R: Recipe> Peer<R> {
         let Some(delivery) = zk.next_delivery(self.session) else {
             return false;
         };
-        match (&delivery, zk.listing_part()) {
+        self.take_in(zk, &delivery);
+        self.pump(zk);
+        true
+    }
+
+    /// Hands the session's next delivery to the recipe, then breaks the
+    /// connection before draining: the recipe hears of the loss (the
+    /// server's `ConnectionLoss` answers, and `Suspended` if the server did
+    /// not report it) while what the delivery made it queue is unsent.
+    /// Returns whether there was a delivery.
+    pub fn deliver_one_then_cut(&mut self, zk: &mut SimZk) -> bool {
+        let Some(delivery) = zk.next_delivery(self.session) else {
+            return false;
+        };
+        self.take_in(zk, &delivery);
+        zk.disconnect(self.session);
+        let mut suspended = false;
+        while let Some(loss) = zk.next_delivery(self.session) {
+            suspended |= matches!(loss, Delivery::Session(crate::SessionEvent::Suspended));
+            self.handle(&loss);
+        }
+        if !suspended {
+            self.recipe
+                .handle_session(self.now, crate::SessionEvent::Suspended);
+        }
+        self.pump(zk);
+        true
+    }
+
+    /// Hands `delivery` over as the driver would (a listing in parts to a
+    /// recipe that takes them, where the server cuts listings).
+    fn take_in(&mut self, zk: &mut SimZk, delivery: &Delivery) {
+        match (delivery, zk.listing_part()) {
             (Delivery::Reply(id, OwnedReply::Children(names)), Some(size))
                 if self.recipe.takes_listing_in_parts() =>
             {
                 self.hand_over_in_parts(zk, *id, names, size);
             }
-            _ => self.handle(&delivery),
+            _ => self.handle(delivery),
         }
-        self.pump(zk);
-        true
     }
 
     /// Hands a listing over `size` names at a time, draining after every

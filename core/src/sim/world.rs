@@ -23,6 +23,13 @@ pub struct Faults {
     pub expire: f64,
     /// Reconnect a disconnected session.
     pub reconnect: f64,
+    /// Hand a session its next delivery and break its connection before
+    /// the driver drains: the recipe hears of the loss with the requests
+    /// that delivery made it queue still unsent, as herdless-embassy's
+    /// driver may tell it (it hands session events over between a
+    /// recipe's requests) and herdless-std's when it starts a recipe on a
+    /// client already down.
+    pub cut_before_drain: f64,
 }
 
 impl Faults {
@@ -32,6 +39,7 @@ impl Faults {
         lose_reply: 0.0,
         expire: 0.0,
         reconnect: 1.0,
+        cut_before_drain: 0.0,
     };
 
     /// Frequent enough to hit every recovery path in short schedules.
@@ -40,6 +48,7 @@ impl Faults {
         lose_reply: 0.02,
         expire: 0.005,
         reconnect: 0.2,
+        cut_before_drain: 0.02,
     };
 }
 
@@ -60,6 +69,9 @@ pub enum Step {
     Expire(usize),
     /// Peer `i` reconnected.
     Reconnect(usize),
+    /// Peer `i` received its next delivery, and its connection broke before
+    /// its driver drained.
+    CutBeforeDrain(usize),
 }
 
 /// Several peers running the same kind of recipe against one [`SimZk`],
@@ -189,6 +201,8 @@ impl<R: Recipe> World<R> {
             Step::LoseReply(self.rng.gen_range(0..n))
         } else if n > 0 && self.rng.gen_bool(faults.expire.clamp(0.0, 1.0)) {
             Step::Expire(self.rng.gen_range(0..n))
+        } else if let Some(i) = self.peer_to_cut_before_drain(faults.cut_before_drain) {
+            Step::CutBeforeDrain(i)
         } else if let Some(i) =
             self.disconnected_peer_to_reconnect(faults.reconnect, work.is_empty())
         {
@@ -202,6 +216,25 @@ impl<R: Recipe> World<R> {
         };
         self.apply(step);
         Some(step)
+    }
+
+    /// A connected peer with a delivery waiting, at rate `p` (no draw at
+    /// rate 0, so that runs without this fault keep their schedules).
+    fn peer_to_cut_before_drain(&mut self, p: f64) -> Option<usize> {
+        if p <= 0.0 || !self.rng.gen_bool(p.min(1.0)) {
+            return None;
+        }
+        let ready: Vec<usize> = (0..self.peers.len())
+            .filter(|&i| {
+                let s = self.peers[i].session();
+                self.zk.status(s) == Some(SessionStatus::Connected)
+                    && self.zk.pending_deliveries(s) > 0
+            })
+            .collect();
+        if ready.is_empty() {
+            return None;
+        }
+        Some(ready[self.rng.gen_range(0..ready.len())])
     }
 
     fn disconnected_peer_to_reconnect(&mut self, p: f64, idle: bool) -> Option<usize> {
@@ -236,6 +269,9 @@ impl<R: Recipe> World<R> {
             Step::LoseReply(i) => self.zk.lose_reply_after_apply(self.peers[i].session()),
             Step::Expire(i) => self.zk.expire(self.peers[i].session()),
             Step::Reconnect(i) => self.zk.reconnect(self.peers[i].session()),
+            Step::CutBeforeDrain(i) => {
+                self.peers[i].deliver_one_then_cut(&mut self.zk);
+            }
         }
     }
 
@@ -341,6 +377,7 @@ mod tests {
             lose_reply: 0.0,
             expire: 0.0,
             reconnect: 0.0,
+            cut_before_drain: 0.0,
         };
         fault(&mut faults);
         faults
@@ -377,6 +414,21 @@ mod tests {
             assert_eq!(world.zk.stats().count("getChildren"), 1);
 
             let mut world = two_listing_peers(seed);
+            world.apply(Step::Apply(0));
+            world.faults = only(|f| f.cut_before_drain = 1.0);
+            assert_eq!(world.step(), Some(Step::CutBeforeDrain(0)), "seed {seed}");
+            let session = world.peers[0].session();
+            assert_eq!(world.zk.status(session), Some(SessionStatus::Disconnected));
+            assert_eq!(world.zk.pending_deliveries(session), 0, "all handed over");
+            let log = &world.peers[0].recipe.log;
+            assert!(log.iter().any(|l| l.starts_with("reply")), "{log:?}");
+            assert_eq!(
+                log.iter().filter(|l| *l == "session Suspended").count(),
+                1,
+                "told of the loss once: {log:?}"
+            );
+
+            let mut world = two_listing_peers(seed);
             world.faults = only(|f| f.expire = 1.0);
             let Some(Step::Expire(i)) = world.step() else {
                 panic!("seed {seed}: no expiry");
@@ -393,6 +445,7 @@ mod tests {
             lose_reply: 1.0,
             expire: 1.0,
             reconnect: 1.0,
+            cut_before_drain: 1.0,
         };
         assert_eq!(world.step(), None);
     }
