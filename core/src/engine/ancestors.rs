@@ -52,24 +52,25 @@ pub(crate) fn depth(dir: &str) -> u8 {
 /// with a deleter. A `NoNode` while the last re-creation was never answered
 /// (its creates lost with the connection) says nothing of a deleter and is
 /// not counted: the directory may simply not have been made yet.
+///
+/// One byte: the count, and in its top bit whether the last re-creation is
+/// still unanswered (the lock and the election hold one each, in RAM that
+/// a microcontroller counts).
 #[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Retries {
-    used: u8,
-    unanswered: bool,
-}
+pub(crate) struct Retries(u8);
 
 impl Retries {
     const MAX: u8 = 8;
+    const UNANSWERED: u8 = 0x80;
 
     /// Counts one more re-creation; false once the bound is reached.
     pub(crate) fn take(&mut self) -> bool {
-        if self.unanswered {
+        if self.0 & Self::UNANSWERED != 0 {
             return true;
         }
-        let allowed = self.used < Self::MAX;
+        let allowed = self.0 < Self::MAX;
         if allowed {
-            self.used += 1;
-            self.unanswered = true;
+            self.0 = (self.0 + 1) | Self::UNANSWERED;
         }
         allowed
     }
@@ -77,12 +78,12 @@ impl Retries {
     /// An ancestor's create was answered: the directory was made (or found),
     /// so a later `NoNode` means it vanished again.
     pub(crate) fn answered(&mut self) {
-        self.unanswered = false;
+        self.0 &= !Self::UNANSWERED;
     }
 
     /// The directory is there (again): the count starts over.
     pub(crate) fn reset(&mut self) {
-        *self = Retries::default();
+        self.0 = 0;
     }
 }
 
@@ -126,5 +127,34 @@ impl<Op: AncestorOp, const QUEUED: usize, const IN_FLIGHT: usize> Pipeline<Op, Q
                 self.queue_first(Op::ancestor(level + 1));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Retries;
+
+    #[test]
+    fn only_a_directory_made_and_gone_again_counts() {
+        let mut r = Retries::default();
+        // Made, then gone again, eight times: then no more.
+        for _ in 0..8 {
+            assert!(r.take());
+            r.answered();
+        }
+        assert!(!r.take());
+        // Unanswered re-creations (lost with the connection) count once.
+        let mut r = Retries::default();
+        for _ in 0..100 {
+            assert!(r.take());
+        }
+        r.answered();
+        for _ in 0..7 {
+            assert!(r.take());
+            r.answered();
+        }
+        assert!(!r.take(), "the first counted too");
+        r.reset();
+        assert!(r.take());
     }
 }
