@@ -838,15 +838,16 @@ fn a_refused_read_of_the_own_node_leaves_the_lock_held() {
     assert!(drain(&mut lock).is_empty());
 }
 
-/// A directory that keeps vanishing is created again eight times, then the
-/// acquisition fails instead of looping.
-#[test]
-fn a_directory_that_keeps_vanishing_is_retried_eight_times() {
+/// An acquisition whose directory is missing, for at most `rounds` rounds:
+/// the own node's create is refused `NoNode` every time, and each ancestor's
+/// create is answered `ancestors` (after a connection loss, the session is
+/// back before the next round). The own node's creates, and the events.
+fn missing_directory(ancestors: ZkError, rounds: usize) -> (usize, Vec<LockEvent>) {
     let mut lock: Lock = Lock::new("/locks/a").unwrap();
     lock.acquire(GUID).unwrap();
     let mut creates = 0;
     let mut outcome = Vec::new();
-    for _ in 0..100 {
+    for _ in 0..rounds {
         let sent = drain(&mut lock);
         if sent.is_empty() {
             break;
@@ -856,14 +857,25 @@ fn a_directory_that_keeps_vanishing_is_retried_eight_times() {
                 creates += 1;
                 Reply::Error(ZkError::NoNode)
             } else if text.starts_with("create") {
-                Reply::Error(ZkError::NodeExists)
+                Reply::Error(ancestors)
             } else {
                 Reply::Error(ZkError::NoNode)
             };
             lock.handle_reply(Instant::ZERO, id, reply);
         }
+        if ancestors.is_connection_loss() {
+            lock.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 1 });
+        }
         outcome.extend(events(&mut lock));
     }
+    (creates, outcome)
+}
+
+/// A directory that keeps vanishing is created again eight times, then the
+/// acquisition fails instead of looping.
+#[test]
+fn a_directory_that_keeps_vanishing_is_retried_eight_times() {
+    let (creates, outcome) = missing_directory(ZkError::NodeExists, 100);
     assert_eq!(creates, 9, "the first attempt and eight retries");
     assert_eq!(
         outcome,
@@ -879,29 +891,7 @@ fn a_directory_that_keeps_vanishing_is_retried_eight_times() {
 /// vanishing directory gets, and never fails on a flaky connection.
 #[test]
 fn ancestors_lost_with_the_connection_are_made_again_every_time() {
-    let mut lock: Lock = Lock::new("/locks/a").unwrap();
-    lock.acquire(GUID).unwrap();
-    let mut creates = 0;
-    let mut outcome = Vec::new();
-    for _ in 0..40 {
-        let sent = drain(&mut lock);
-        if sent.is_empty() {
-            break;
-        }
-        for (id, text) in sent {
-            let reply = if text.starts_with("create /locks/a/") {
-                creates += 1;
-                Reply::Error(ZkError::NoNode)
-            } else if text.starts_with("create") {
-                Reply::Error(ZkError::ConnectionLoss)
-            } else {
-                Reply::Error(ZkError::NoNode)
-            };
-            lock.handle_reply(Instant::ZERO, id, reply);
-        }
-        lock.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 1 });
-        outcome.extend(events(&mut lock));
-    }
+    let (creates, outcome) = missing_directory(ZkError::ConnectionLoss, 40);
     assert!(creates > 9, "{creates} creates");
     assert!(outcome.is_empty(), "{outcome:?}");
 }
