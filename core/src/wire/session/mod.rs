@@ -821,6 +821,11 @@ impl<T: Copy, const PENDING: usize, const WATCHES: usize, const WATCH_BYTES: usi
         let resumed = self.session_id != 0 && response.session_id == self.session_id;
         if self.session_id != 0 && !resumed {
             // Another session than the one asked for: the old one is gone.
+            if !self.config.renew_after_expiry {
+                // None may follow it: the one handed out is left to expire.
+                self.expire(now);
+                return Ok(Incoming::Nothing);
+            }
             self.lose_pending();
             self.watches.clear();
             self.push_event(SessionEvent::Expired);

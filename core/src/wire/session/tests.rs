@@ -589,6 +589,21 @@ fn expiry_without_renewal_is_final() {
 }
 
 #[test]
+fn a_resume_answered_with_another_session_without_renewal_is_final() {
+    let mut t = Script::new(SessionConfig::new(1, 9000).with_renew_after_expiry(false));
+    t.establish(9000);
+    t.drop_connection();
+    t.events();
+    t.open();
+    t.frame(&connect_response(9000, SID + 1, &PASSWORD, false))
+        .unwrap();
+    assert_eq!(t.events(), [Event::Session(SessionEvent::Expired)]);
+    assert_eq!(t.s.state(), State::Expired);
+    assert_eq!(t.actions(), [Action::Close { conn: t.conn }]);
+    assert_eq!(t.s.poll_timeout(), None);
+}
+
+#[test]
 fn no_server_reachable_within_the_timeout_expires_locally() {
     let mut t = Script::new(SessionConfig::new(2, 9000).with_retry_delay_ms(1000));
     t.establish(6000);
