@@ -15,6 +15,12 @@
 //! random time in a range, in order (a TCP stream is not reordered), and
 //! [`Proxy::reset`] closes the connections open now while still accepting
 //! new ones, as a router that drops its state does.
+//!
+//! A forgetful server ([`Proxy::forget_sessions`]) hands out a new session
+//! where a reconnecting client asks to resume its own, as ClickHouse Keeper
+//! does (ClickHouse#116690): the proxy blanks the session id of each
+//! client's handshake, so the real server behind it starts a new session
+//! and the old one expires in its own time.
 
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, Shutdown, TcpListener, TcpStream};
@@ -41,6 +47,8 @@ struct Links {
     /// The shortest and longest delay of a chunk, in milliseconds (0, 0:
     /// none).
     delay_ms: Mutex<(u64, u64)>,
+    /// Whether handshakes ask for a new session whatever they name.
+    forget_sessions: AtomicBool,
 }
 
 impl Links {
@@ -81,8 +89,8 @@ impl Proxy {
                     }
                 }
                 let number = n.opened.fetch_add(1, Ordering::SeqCst);
-                pipe(&client, &server, number, n.clone());
-                pipe(&server, &client, number, n.clone());
+                pipe(&client, &server, number, n.clone(), true);
+                pipe(&server, &client, number, n.clone(), false);
             }
         });
         Proxy {
@@ -107,6 +115,13 @@ impl Proxy {
     pub fn delay(&self, min: Duration, max: Duration) {
         *self.links.delay_ms.lock().expect("proxy lock") =
             (min.as_millis() as u64, max.as_millis() as u64);
+    }
+
+    /// From now on, every client's handshake asks the server for a new
+    /// session, whichever session it names: a reconnecting client is handed
+    /// another session than its own, without being told its own is gone.
+    pub fn forget_sessions(&self) {
+        self.links.forget_sessions.store(true, Ordering::SeqCst);
     }
 
     /// Closes every connection open now; new ones are accepted.
@@ -147,10 +162,17 @@ impl Drop for Proxy {
     }
 }
 
+/// Where a handshake names the session to resume: after the frame's length
+/// (4 bytes), the protocol version (4), the last zxid seen (8) and the
+/// timeout (4), the session id (8).
+const SESSION_ID: std::ops::Range<usize> = 20..28;
+
 /// Copies `from` to `to` until either closes: one thread reads and stamps
 /// each chunk with the moment it may go on, another writes it then, so a
-/// delay slows the link without stopping the reads.
-fn pipe(from: &TcpStream, to: &TcpStream, number: u64, links: Arc<Links>) {
+/// delay slows the link without stopping the reads. On the way to the
+/// server (`to_server`), a handshake's session id is blanked while the
+/// proxy forgets sessions.
+fn pipe(from: &TcpStream, to: &TcpStream, number: u64, links: Arc<Links>, to_server: bool) {
     let (Ok(mut from), Ok(mut to)) = (from.try_clone(), to.try_clone()) else {
         return;
     };
@@ -160,6 +182,8 @@ fn pipe(from: &TcpStream, to: &TcpStream, number: u64, links: Arc<Links>) {
         let mut buf = [0u8; 16 * 1024];
         // The due times never go back, so the chunks stay in order.
         let mut last = Instant::now();
+        // The handshake's first bytes, held back until its session id is in.
+        let mut head = (to_server && links.forget_sessions.load(Ordering::SeqCst)).then(Vec::new);
         loop {
             match from.read(&mut buf) {
                 Ok(0) | Err(_) => break,
@@ -167,8 +191,18 @@ fn pipe(from: &TcpStream, to: &TcpStream, number: u64, links: Arc<Links>) {
                 // succeed and it sees no failure, as behind a dead router.
                 Ok(_) if number < links.stalled_below.load(Ordering::SeqCst) => {}
                 Ok(n) => {
+                    let mut chunk = buf[..n].to_vec();
+                    if let Some(mut held) = head.take() {
+                        held.extend_from_slice(&chunk);
+                        if held.len() < SESSION_ID.end {
+                            head = Some(held);
+                            continue;
+                        }
+                        held[SESSION_ID].fill(0);
+                        chunk = held;
+                    }
                     last = last.max(links.due());
-                    if chunks.send((last, buf[..n].to_vec())).is_err() {
+                    if chunks.send((last, chunk)).is_err() {
                         break;
                     }
                 }
@@ -241,6 +275,33 @@ mod tests {
         let mut back = vec![0u8; message.len()];
         client.read_exact(&mut back).unwrap();
         assert_eq!(back, message);
+    }
+
+    #[test]
+    fn a_forgetful_server_is_asked_for_a_new_session_whatever_the_handshake_names() {
+        let proxy = Proxy::start(echo());
+        let handshake: Vec<u8> = (1..=40).collect();
+        let mut seen = vec![0u8; handshake.len()];
+        let mut before = TcpStream::connect(proxy.addr()).unwrap();
+        before.write_all(&handshake).unwrap();
+        before.read_exact(&mut seen).unwrap();
+        assert_eq!(seen, handshake, "a proxy that remembers passes it on");
+
+        proxy.forget_sessions();
+        let mut forgetful = TcpStream::connect(proxy.addr()).unwrap();
+        // In pieces, as a socket may deliver it.
+        for piece in handshake.chunks(9) {
+            forgetful.write_all(piece).unwrap();
+            thread::sleep(Duration::from_millis(5));
+        }
+        forgetful.read_exact(&mut seen).unwrap();
+        let mut blanked = handshake.clone();
+        blanked[SESSION_ID].fill(0);
+        assert_eq!(seen, blanked);
+        // Only the handshake: what follows goes through as it is.
+        forgetful.write_all(&handshake).unwrap();
+        forgetful.read_exact(&mut seen).unwrap();
+        assert_eq!(seen, handshake);
     }
 
     #[test]
