@@ -141,6 +141,71 @@ async fn embassy_session_survives_a_cut_connection_and_keeps_its_lock() {
     zk.close().await.unwrap();
 }
 
+/// A server that hands out a new session where the device asked to resume
+/// its own (ClickHouse Keeper does: ClickHouse#116690) has not resumed it:
+/// the lock's node goes when the server expires the old session. The
+/// holder learns at the reconnect, a session timeout before the next holder
+/// takes over, then goes on on the new session.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embassy_holder_handed_a_new_session_on_reconnect_loses_the_lock_at_once() {
+    const SESSION: Duration = Duration::from_secs(6);
+    let server = ZkServer::start();
+    let proxy = Proxy::start(server.port());
+    proxy.forget_sessions();
+    let (mut rx, mut tx) = ([0u8; 4096], [0u8; 1024]);
+    let mut lock: Lock = Lock::new("/locks/forgotten").unwrap();
+    let mut zk: Zk<'_, _> = Zk::new(
+        TokioTransport::new(vec![proxy.addr()]),
+        Buffers::new(&mut rx, &mut tx),
+        SessionConfig::new(1, millis(SESSION)).with_retry_delay_ms(200),
+    );
+    let id = zk.add(&mut lock).unwrap();
+    zk.connect().await.unwrap();
+    let first = zk.session_id();
+    zk.handle(id).acquire(guid()).await.unwrap();
+    let rival_client = std_client(&server).await;
+    let rival = tokio::spawn(async move {
+        let lock = herdless_std::Lock::new(&rival_client, "/locks/forgotten").unwrap();
+        let guard = lock.acquire().await.expect("the rival acquires");
+        let acquired = Instant::now();
+        guard.release().await.unwrap();
+        acquired
+    });
+
+    let cut = Instant::now();
+    proxy.reset();
+    let outcome = tokio::time::timeout(
+        SESSION / 2,
+        zk.handle(id)
+            .hold_while(tokio::time::sleep(Duration::from_secs(60))),
+    )
+    .await
+    .expect("the holder learns at the reconnect that its lock is gone");
+    let lost = Instant::now();
+    println!("embassy driver: lost {:?} after the reconnect", lost - cut);
+    assert_eq!(outcome, Err(Error::Lost));
+    assert_ne!(zk.session_id(), first, "on the session handed out");
+    // Driven meanwhile, as a device is, so that the new session lives.
+    while !rival.is_finished() {
+        assert!(
+            cut.elapsed() < SESSION * 3,
+            "the old session expires, and the rival acquires"
+        );
+        zk.run_for(embassy_time::Duration::from_millis(100))
+            .await
+            .unwrap();
+    }
+    let acquired = rival.await.unwrap();
+    println!(
+        "embassy driver: the rival acquired {:?} after the reconnect",
+        acquired - cut
+    );
+    assert!(lost < acquired, "never two holders");
+    zk.handle(id).acquire(guid()).await.unwrap();
+    zk.handle(id).release().await.unwrap();
+    zk.close().await.unwrap();
+}
+
 /// The session timeout of the tests that cut a device off past it.
 const CUT_SESSION: Duration = Duration::from_secs(2);
 

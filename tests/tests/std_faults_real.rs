@@ -310,3 +310,81 @@ async fn every_recipe_begun_as_its_connection_drops_finishes_once_it_is_back() {
         }
     }
 }
+
+/// A server that hands out a new session where a reconnecting client asked
+/// to resume its own (ClickHouse Keeper does: ClickHouse#116690) has not
+/// resumed it: the old session, and the lock's node with it, go when the
+/// server expires it. The holder must learn at the reconnect that its lock
+/// is gone, not a session timeout later, as the next holder takes over.
+#[tokio::test]
+async fn a_holder_handed_a_new_session_on_reconnect_loses_the_lock_at_once() {
+    let server = ZkServer::start();
+    let proxy = Proxy::start(server.port());
+    proxy.forget_sessions();
+    let client = herdless_std::connect(&proxy.addr(), SESSION)
+        .await
+        .expect("connect through the proxy");
+    let lock = Lock::new(&client, "/locks/forgotten").unwrap();
+    let guard = lock.acquire().await.unwrap();
+    let rival_client = direct(&server).await;
+    let rival = tokio::spawn(async move {
+        let lock = Lock::new(&rival_client, "/locks/forgotten").unwrap();
+        let guard = lock.acquire().await.expect("the rival acquires");
+        let acquired = Instant::now();
+        guard.release().await.unwrap();
+        acquired
+    });
+
+    let cut = Instant::now();
+    proxy.reset();
+    tokio::time::timeout(SESSION / 2, guard.lost())
+        .await
+        .expect("the holder learns at the reconnect that its lock is gone");
+    let lost = Instant::now();
+    println!("lost {:?} after the reconnect", lost - cut);
+    assert!(
+        matches!(lock.acquire().await, Err(herdless_std::Error::SessionEnded)),
+        "the session asked for is over"
+    );
+    let acquired = tokio::time::timeout(SESSION * 3, rival)
+        .await
+        .expect("the old session expires, and the rival acquires")
+        .unwrap();
+    println!(
+        "the rival acquired {:?} after the reconnect",
+        acquired - cut
+    );
+    assert!(lost < acquired, "never two holders");
+}
+
+/// The same on a renewing `Session`: the holder loses the lock at the
+/// reconnect, and the next acquire goes on on the session opened after.
+#[tokio::test]
+async fn a_renewing_session_handed_a_new_session_on_reconnect_acquires_on_the_next() {
+    let server = ZkServer::start();
+    let proxy = Proxy::start(server.port());
+    proxy.forget_sessions();
+    let session = herdless_std::Session::connect(&proxy.addr(), SESSION)
+        .await
+        .expect("connect through the proxy");
+    let lock = Lock::new(&session, "/locks/forgotten-renewed").unwrap();
+    let guard = lock.acquire().await.unwrap();
+    let first = session.session_id();
+
+    proxy.reset();
+    tokio::time::timeout(SESSION / 2, guard.lost())
+        .await
+        .expect("the holder learns at the reconnect that its lock is gone");
+    let again = tokio::time::timeout(SESSION * 3, lock.acquire())
+        .await
+        .expect("acquired once the old session's node is gone")
+        .expect("the acquire goes on on the next session");
+    assert_ne!(session.session_id(), first, "on the next session");
+    let observer = direct(&server).await;
+    assert_eq!(
+        children(&observer, "/locks/forgotten-renewed").await.len(),
+        1,
+        "only the new holder's node"
+    );
+    again.release().await.unwrap();
+}

@@ -450,6 +450,17 @@ impl Session {
                 session_id, self.readonly, self.session.readonly
             )));
         }
+        // herdless: a server that hands out another session where this one
+        // asked to resume its own (ClickHouse Keeper does) has not resumed
+        // it. The session asked for is gone with its ephemeral nodes and
+        // watches, so it ends here as expired, as when the server says so;
+        // carrying on under the new id, a lock holder would learn that its
+        // node is gone only when the server expired the old session, as the
+        // next holder took over. (A read-only session asks for none.)
+        let resuming = self.session.id.0 != 0 && !self.session.readonly;
+        if resuming && self.session.id != session_id {
+            return Err(Error::SessionExpired);
+        }
         if self.session.id != session_id {
             self.session.id = session_id;
             info!(
