@@ -141,6 +141,29 @@ async fn embassy_session_survives_a_cut_connection_and_keeps_its_lock() {
     zk.close().await.unwrap();
 }
 
+/// A call made before `connect` opens the session itself, rather than
+/// waiting for ever on a driver never started (kazoo#83: a Kazoo lock on a
+/// client never started hangs).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embassy_calls_made_before_connect_open_the_session() {
+    let server = ZkServer::start();
+    let (mut rx, mut tx) = ([0u8; 4096], [0u8; 1024]);
+    let mut lock: Lock = Lock::new("/locks/unstarted").unwrap();
+    let mut zk: Zk<'_, _> = Zk::new(
+        TokioTransport::new(vec![server.addr()]),
+        Buffers::new(&mut rx, &mut tx),
+        SessionConfig::new(1, 10_000),
+    );
+    let id = zk.add(&mut lock).unwrap();
+    tokio::time::timeout(LIMIT, zk.handle(id).acquire(guid()))
+        .await
+        .expect("the acquire opens the session")
+        .unwrap();
+    assert_ne!(zk.session_id(), 0);
+    zk.handle(id).release().await.unwrap();
+    zk.close().await.unwrap();
+}
+
 /// A server that hands out a new session where the device asked to resume
 /// its own (ClickHouse Keeper does: ClickHouse#116690) has not resumed it:
 /// the lock's node goes when the server expires the old session. The
