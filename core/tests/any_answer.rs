@@ -457,7 +457,8 @@ where
                 self.now += u64::from(b % 5000);
                 self.fire();
             }
-            9 if !self.ended && a % 4 == 0 => self.end(b, a % 8 == 0),
+            // Mostly an expiry: a close ends the script's interest.
+            9 if !self.ended && a % 4 == 0 => self.end(b, a % 32 != 0),
             _ => {}
         }
         self.drain();
@@ -480,7 +481,7 @@ where
 }
 
 fn script() -> impl Strategy<Value = Vec<Step>> {
-    proptest::collection::vec((any::<u8>(), any::<u16>(), any::<u16>()), 0..160)
+    proptest::collection::vec((any::<u8>(), any::<u16>(), any::<u16>()), 0..400)
 }
 
 fn run<R: Recipe + 'static>(recipe: R, calls: &'static [Call<R>], steps: Vec<Step>)
