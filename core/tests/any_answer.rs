@@ -1,7 +1,8 @@
 //! Whatever a server answers and whatever other clients put in a
 //! recipe's directory, no recipe panics, and each keeps its side of the
-//! [`Recipe`] contract: its requests and events run dry, and a timer it
-//! was woken for is no longer due.
+//! [`Recipe`] contract: its requests and events run dry, it sends nothing
+//! between a loss or an end it was told of and the next `Connected`, and a
+//! timer it was woken for is no longer due.
 //!
 //! The driver here keeps the contract (it answers only what was asked,
 //! each request once, with a reply of the kind the request asks for, and
@@ -158,6 +159,9 @@ struct Driver<R: Recipe + 'static> {
     data: Vec<Vec<u8>>,
     session: i64,
     connected: bool,
+    /// Whether the recipe was told of a loss or an end and not yet of
+    /// `Connected`: it must send nothing meanwhile.
+    silenced: bool,
     ended: bool,
 }
 
@@ -181,12 +185,29 @@ where
             ],
             session: 1,
             connected: true,
+            silenced: false,
             ended: false,
         }
     }
 
     fn at(&self) -> Instant {
         Instant::from_millis(self.now)
+    }
+
+    /// Hands over a reply. A `ConnectionLoss` answer does not silence the
+    /// recipe here: one answering a request it no longer waits for is
+    /// ignored, and what it sends meanwhile waits in the driver for the
+    /// `Connected` that must follow.
+    fn reply(&mut self, id: RequestId, reply: Reply<'_>) {
+        self.recipe.handle_reply(self.at(), id, reply);
+    }
+
+    /// Hands over a session event: after any but `Connected` the recipe
+    /// sends nothing until `Connected` (work asked for meanwhile waits for
+    /// the connection, or for the next session).
+    fn session_event(&mut self, event: SessionEvent) {
+        self.silenced = !matches!(event, SessionEvent::Connected { .. });
+        self.recipe.handle_session(self.at(), event);
     }
 
     /// Takes every request and event, as a driver must after each input.
@@ -196,6 +217,11 @@ where
             let Some(out) = self.recipe.poll_request() else {
                 break;
             };
+            assert!(
+                !self.silenced,
+                "a request before Connected: {:?}",
+                out.request
+            );
             if let Request::Create { data, .. } | Request::SetData { data, .. } = out.request {
                 self.data.push(data.to_vec());
             }
@@ -248,10 +274,9 @@ where
     /// `how` says so, otherwise with a success of its kind.
     fn answer(&mut self, index: usize, how: u16, pick: u16) {
         let asked = self.asked.remove(index);
-        let now = self.at();
         if how % 4 == 0 {
             let error = Self::error(pick);
-            self.recipe.handle_reply(now, asked.id, Reply::Error(error));
+            self.reply(asked.id, Reply::Error(error));
             if matches!(error, ZkError::ConnectionLoss) {
                 self.lost(how);
             } else if matches!(error, ZkError::SessionExpired) {
@@ -276,33 +301,26 @@ where
                 if let Some((_, name)) = path.rsplit_once('/') {
                     self.own.push(name.to_owned());
                 }
-                self.recipe
-                    .handle_reply(now, asked.id, Reply::Created { path: &path });
+                self.reply(asked.id, Reply::Created { path: &path });
             }
-            Kind::Delete => self.recipe.handle_reply(now, asked.id, Reply::Deleted),
-            Kind::Exists => self
-                .recipe
-                .handle_reply(now, asked.id, Reply::Exists { stat }),
+            Kind::Delete => self.reply(asked.id, Reply::Deleted),
+            Kind::Exists => self.reply(asked.id, Reply::Exists { stat }),
             Kind::GetData => {
                 let data = self.read_data(pick);
-                self.recipe
-                    .handle_reply(now, asked.id, Reply::Data { data: &data, stat });
+                self.reply(asked.id, Reply::Data { data: &data, stat });
             }
-            Kind::SetData => self
-                .recipe
-                .handle_reply(now, asked.id, Reply::DataSet { stat }),
+            Kind::SetData => self.reply(asked.id, Reply::DataSet { stat }),
             Kind::GetChildren => {
                 let names = self.listing(how, pick);
                 if self.recipe.takes_listing_in_parts() && how % 3 == 0 {
                     self.in_parts(asked.id, &names, pick);
                 } else {
                     let list = &names[..];
-                    self.recipe
-                        .handle_reply(now, asked.id, Reply::Children(Children::new(&list)));
+                    self.reply(asked.id, Reply::Children(Children::new(&list)));
                 }
             }
-            Kind::Check => self.recipe.handle_reply(now, asked.id, Reply::Checked),
-            Kind::Sync => self.recipe.handle_reply(now, asked.id, Reply::Synced),
+            Kind::Check => self.reply(asked.id, Reply::Checked),
+            Kind::Sync => self.reply(asked.id, Reply::Synced),
         }
     }
 
@@ -358,8 +376,7 @@ where
         }
         if cut {
             if pick % 2 == 0 {
-                self.recipe
-                    .handle_reply(now, id, Reply::Error(ZkError::MarshallingError));
+                self.reply(id, Reply::Error(ZkError::MarshallingError));
             } else {
                 self.lose_connection(pick);
             }
@@ -370,16 +387,14 @@ where
     /// `ConnectionLoss`, and `Suspended` is reported before those answers,
     /// after them, or not at all (the real drivers do each).
     fn lose_connection(&mut self, how: u16) {
-        let now = self.at();
         if how % 3 == 0 {
-            self.recipe.handle_session(now, SessionEvent::Suspended);
+            self.session_event(SessionEvent::Suspended);
         }
         for asked in std::mem::take(&mut self.asked) {
-            self.recipe
-                .handle_reply(now, asked.id, Reply::Error(ZkError::ConnectionLoss));
+            self.reply(asked.id, Reply::Error(ZkError::ConnectionLoss));
         }
         if how % 3 == 1 {
-            self.recipe.handle_session(now, SessionEvent::Suspended);
+            self.session_event(SessionEvent::Suspended);
         }
         self.connected = false;
     }
@@ -394,21 +409,20 @@ where
 
     /// The session ended: requests in flight are answered with its end.
     fn end(&mut self, how: u16, expired: bool) {
-        let now = self.at();
         for asked in std::mem::take(&mut self.asked) {
             let error = if how % 2 == 0 {
                 ZkError::SessionExpired
             } else {
                 ZkError::ConnectionLoss
             };
-            self.recipe.handle_reply(now, asked.id, Reply::Error(error));
+            self.reply(asked.id, Reply::Error(error));
         }
         let event = if expired {
             SessionEvent::Expired
         } else {
             SessionEvent::Closed
         };
-        self.recipe.handle_session(now, event);
+        self.session_event(event);
         self.connected = false;
         self.ended = true;
     }
@@ -450,8 +464,7 @@ where
                 }
                 self.connected = true;
                 let session_id = self.session;
-                self.recipe
-                    .handle_session(now, SessionEvent::Connected { session_id });
+                self.session_event(SessionEvent::Connected { session_id });
             }
             7 | 8 => {
                 self.now += u64::from(b % 5000);

@@ -577,6 +577,49 @@ fn a_request_lost_with_the_connection_is_written_again_and_an_expiry_fails() {
 }
 
 #[test]
+fn a_revocation_asked_for_after_an_expiry_waits_for_the_next_session_and_after_a_close_is_refused()
+{
+    let mut revoke: Revoke = Revoke::new(NODE).unwrap();
+    revoke.handle_session(Instant::ZERO, SessionEvent::Expired);
+    revoke.request().unwrap();
+    assert!(
+        drain(&mut revoke).is_empty(),
+        "nothing goes out on the session that ended"
+    );
+    revoke.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 2 });
+    let sent = drain(&mut revoke);
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    assert_eq!(sent[0].1, format!("setData {NODE} unlock"));
+    written(&mut revoke, sent[0].0);
+    assert_eq!(events(&mut revoke), vec![RevokeEvent::Requested]);
+
+    // An expiry answered to a request counts the same.
+    revoke.request().unwrap();
+    let sent = drain(&mut revoke);
+    revoke.handle_reply(
+        Instant::ZERO,
+        sent[0].0,
+        Reply::Error(ZkError::SessionExpired),
+    );
+    assert_eq!(
+        events(&mut revoke),
+        vec![RevokeEvent::Failed(
+            herdless_core::revoke::Error::SessionEnded
+        )]
+    );
+    revoke.request().unwrap();
+    assert!(drain(&mut revoke).is_empty());
+    revoke.cancel();
+
+    revoke.handle_session(Instant::ZERO, SessionEvent::Closed);
+    assert_eq!(
+        revoke.request(),
+        Err(herdless_core::revoke::Error::SessionEnded),
+        "no session follows a close"
+    );
+}
+
+#[test]
 fn a_refused_write_fails_cleanly() {
     let mut revoke: Revoke = Revoke::new(NODE).unwrap();
     revoke.request().unwrap();

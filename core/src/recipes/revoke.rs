@@ -273,6 +273,9 @@ impl<const N: usize> Revoke<N> {
         if self.step != Step::Idle {
             return Err(Error::InvalidState);
         }
+        if !self.link.accepts_work() {
+            return Err(Error::SessionEnded);
+        }
         self.forced = deadline.is_some();
         self.deadline = deadline;
         self.delete_lost = false;
@@ -326,13 +329,17 @@ impl<const N: usize> Revoke<N> {
         if e.is_connection_loss() {
             self.connection_lost();
         } else if e.is_session_gone() {
-            self.session_ended();
+            self.session_ended(SessionEvent::Expired);
         } else {
             self.finish(RevokeEvent::Failed(Error::Zk(e)));
         }
     }
 
-    fn session_ended(&mut self) {
+    /// The session is over: a revocation running fails, and one asked for
+    /// later waits for the next session (or, after a close, is refused),
+    /// as every recipe's work does.
+    fn session_ended(&mut self, how: SessionEvent) {
+        self.link.end(how);
         self.ops.lose();
         if self.step != Step::Idle {
             self.finish(RevokeEvent::Failed(Error::SessionEnded));
@@ -428,7 +435,7 @@ impl<const N: usize> Recipe for Revoke<N> {
                 }
             }
             SessionEvent::Suspended => self.connection_lost(),
-            SessionEvent::Expired | SessionEvent::Closed => self.session_ended(),
+            SessionEvent::Expired | SessionEvent::Closed => self.session_ended(event),
         }
     }
 
