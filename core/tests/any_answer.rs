@@ -697,3 +697,46 @@ proptest! {
         run(TwoPhase::new("/d/tx").unwrap(), TWO_PHASE_CALLS, steps);
     }
 }
+
+/// Paths and names as a user or an operator types them: `/`-led or not,
+/// empty segments, `.` and `..`, the reserved `/zookeeper`, characters
+/// ZooKeeper refuses, any Unicode, and lengths past every buffer.
+fn typed() -> impl Strategy<Value = String> {
+    prop_oneof![
+        "[/a.z\u{0}\u{1f}\u{7f}\u{e000}-\u{fff0}é-]{0,12}".prop_map(String::from),
+        "(/[a-z.]{0,3}){0,6}/?",
+        Just("/zookeeper/quota".to_owned()),
+        "/[a-z]{100,300}",
+        any::<String>(),
+    ]
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    /// Every constructor and every call that takes a path or a name gives
+    /// a typed answer, whatever it is given.
+    #[test]
+    fn any_path_or_name_is_taken_or_refused(dir in typed(), name in typed()) {
+        let _ = Lock::<64>::new(&dir);
+        let _ = Lock::<64>::reader(&dir);
+        let _ = Lock::<64>::writer(&dir);
+        let _ = Lock::<64>::with_flavour(&dir, Flavour::Kazoo);
+        let _ = Revoke::<64>::new(&dir);
+        let _ = Election::<64, 128>::with_flavour(&dir, Flavour::Curator);
+        let _ = Leaders::<64, 128>::new(&dir);
+        let _ = Config::<16, 64>::new(&dir);
+        let _ = Barrier::<64>::new(&dir);
+        let _ = DoubleBarrier::<64>::new(&dir, &name);
+        let _ = Producer::<16, 64>::new(&dir);
+        let _ = Consumer::<4, 16, 64>::priority(&dir);
+        let _ = Member::<16, 64>::new(&dir, &name);
+        let _ = Members::<4, 16, 64>::new(&dir);
+        if let Ok(mut tx) = TwoPhase::<4, 16, 64, 64>::new(&dir) {
+            let _ = tx.coordinate(b"body", &[name.as_str(), "b"], Variant::AllWatch, None);
+        }
+        if let Ok(mut tx) = TwoPhase::<4, 16, 64, 64>::new(&dir) {
+            let _ = tx.participate(&name, Variant::AllWatch);
+        }
+    }
+}
