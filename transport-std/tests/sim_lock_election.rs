@@ -735,3 +735,38 @@ async fn a_revocable_waiter_revoked_by_force_gives_up() {
     assert!(matches!(outcome, Err(Error::Revoked)), "{outcome:?}");
     guard.release().await.unwrap();
 }
+
+/// One `Lock` shared by tasks of one process: each acquire is a contender
+/// of its own, so they exclude one another as separate processes do (a
+/// Curator `InterProcessMutex` would re-enter on one thread instead).
+#[tokio::test(start_paused = true)]
+async fn tasks_sharing_one_lock_exclude_one_another() {
+    let zk = SimServer::new();
+    let client = zk.connect();
+    let lock = Arc::new(Lock::new(&client, "/locks/shared-handle").unwrap());
+    let inside = Arc::new(AtomicUsize::new(0));
+    let mut tasks = Vec::new();
+    for _ in 0..4 {
+        let (lock, inside) = (lock.clone(), inside.clone());
+        tasks.push(tokio::spawn(async move {
+            for _ in 0..5 {
+                let guard = lock.acquire().await.unwrap();
+                assert_eq!(inside.fetch_add(1, Ordering::SeqCst), 0, "two holders");
+                tokio::time::sleep(Duration::from_millis(3)).await;
+                inside.fetch_sub(1, Ordering::SeqCst);
+                guard.release().await.unwrap();
+            }
+        }));
+    }
+    for task in tasks {
+        within(Duration::from_secs(30), "the tasks", task)
+            .await
+            .unwrap();
+    }
+    let left: Vec<_> = zk
+        .tree()
+        .into_iter()
+        .filter(|p| p.starts_with("/locks/shared-handle/"))
+        .collect();
+    assert!(left.is_empty(), "nodes left behind: {left:?}");
+}
