@@ -229,6 +229,41 @@ async fn embassy_holder_handed_a_new_session_on_reconnect_loses_the_lock_at_once
     zk.close().await.unwrap();
 }
 
+/// The same without renewal: the session handed out is not taken up, and
+/// the device's session is over, as after an expiry the server reports.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embassy_handed_a_new_session_without_renewal_ends_its_session() {
+    let server = ZkServer::start();
+    let proxy = Proxy::start(server.port());
+    proxy.forget_sessions();
+    let (mut rx, mut tx) = ([0u8; 4096], [0u8; 1024]);
+    let mut lock: Lock = Lock::new("/locks/forgotten-final").unwrap();
+    let mut zk: Zk<'_, _> = Zk::new(
+        TokioTransport::new(vec![proxy.addr()]),
+        Buffers::new(&mut rx, &mut tx),
+        SessionConfig::new(1, 6_000)
+            .with_retry_delay_ms(200)
+            .with_renew_after_expiry(false),
+    );
+    let id = zk.add(&mut lock).unwrap();
+    zk.connect().await.unwrap();
+    zk.handle(id).acquire(guid()).await.unwrap();
+    proxy.reset();
+    let outcome = tokio::time::timeout(
+        LIMIT,
+        zk.handle(id)
+            .hold_while(tokio::time::sleep(Duration::from_secs(60))),
+    )
+    .await
+    .expect("the loss is reported");
+    assert_eq!(outcome, Err(Error::Lost));
+    assert_eq!(zk.state(), State::Expired);
+    assert_eq!(
+        zk.handle(id).acquire(guid()).await,
+        Err(Error::SessionOver(State::Expired))
+    );
+}
+
 /// The session timeout of the tests that cut a device off past it.
 const CUT_SESSION: Duration = Duration::from_secs(2);
 
