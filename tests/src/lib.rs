@@ -31,9 +31,11 @@ pub mod journal;
 pub mod netns;
 pub mod peers;
 mod proxy;
+mod rival;
 pub mod tokio_transport;
 pub use netns::Netns;
 pub use proxy::Proxy;
+pub use rival::rival_acquires;
 
 /// The class path of a Curator 5.4 program, from Debian's
 /// `libcurator-recipes-java` and its dependencies.

@@ -17,7 +17,7 @@ use herdless_tests::tokio_transport::{drive_until, driver, TokioTransport};
 
 /// How long a step may take before the test fails instead of hanging.
 const LIMIT: Duration = Duration::from_secs(10);
-use herdless_tests::{Proxy, ZkServer};
+use herdless_tests::{rival_acquires, Proxy, ZkServer};
 
 fn guid() -> Guid {
     Guid::from_random_bytes(uuid::Uuid::new_v4().into_bytes())
@@ -186,14 +186,7 @@ async fn embassy_holder_handed_a_new_session_on_reconnect_loses_the_lock_at_once
     zk.connect().await.unwrap();
     let first = zk.session_id();
     zk.handle(id).acquire(guid()).await.unwrap();
-    let rival_client = std_client(&server).await;
-    let rival = tokio::spawn(async move {
-        let lock = herdless_std::Lock::new(&rival_client, "/locks/forgotten").unwrap();
-        let guard = lock.acquire().await.expect("the rival acquires");
-        let acquired = Instant::now();
-        guard.release().await.unwrap();
-        acquired
-    });
+    let rival = rival_acquires(std_client(&server).await, "/locks/forgotten");
 
     let cut = Instant::now();
     proxy.reset();

@@ -10,7 +10,7 @@
 use std::time::{Duration, Instant};
 
 use herdless_std::{Client, Lock};
-use herdless_tests::{Proxy, ZkServer};
+use herdless_tests::{rival_acquires, Proxy, ZkServer};
 
 /// Long enough that the client's own deadline fires well before the server
 /// expires the session: the session must survive the stall.
@@ -326,14 +326,7 @@ async fn a_holder_handed_a_new_session_on_reconnect_loses_the_lock_at_once() {
         .expect("connect through the proxy");
     let lock = Lock::new(&client, "/locks/forgotten").unwrap();
     let guard = lock.acquire().await.unwrap();
-    let rival_client = direct(&server).await;
-    let rival = tokio::spawn(async move {
-        let lock = Lock::new(&rival_client, "/locks/forgotten").unwrap();
-        let guard = lock.acquire().await.expect("the rival acquires");
-        let acquired = Instant::now();
-        guard.release().await.unwrap();
-        acquired
-    });
+    let rival = rival_acquires(direct(&server).await, "/locks/forgotten");
 
     let cut = Instant::now();
     proxy.reset();
