@@ -80,12 +80,29 @@ impl Common {
             };
             options = options.digest(user, password);
         }
-        options.connect(&self.zk).await.map_err(|e| {
+        let client = options.connect(&self.zk).await.map_err(|e| {
             Fail::new(
                 Exit::Unavailable,
                 format!("cannot connect to {}: {e}", self.zk),
             )
-        })
+        })?;
+        // Under a chroot that does not exist every request fails with "node
+        // does not exist", naming the recipe's path rather than the chroot.
+        // Creating it here would let a mistyped chroot split a fleet in two,
+        // so the operator is told; a failed check says nothing, and the verb
+        // goes on as it would have.
+        if client.path() != "/" && matches!(client.check_stat("/").await, Ok(None)) {
+            return Err(Fail::new(
+                Exit::NotFound,
+                format!(
+                    "{}: the chroot {} does not exist: create it first (zkCli.sh create {})",
+                    self.zk,
+                    client.path(),
+                    client.path()
+                ),
+            ));
+        }
+        Ok(client)
     }
 }
 

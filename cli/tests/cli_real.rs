@@ -1016,3 +1016,41 @@ async fn a_held_lock_costs_no_cpu() {
     signal(&holder, Signal::SIGTERM);
     finish(holder).await;
 }
+
+/// A chroot that does not exist is named as the cause, with what to do,
+/// rather than every verb failing with "node does not exist" on its own
+/// path; once it exists, the verbs work under it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_chroot_is_named_and_an_existing_one_is_used() {
+    let server = ZkServer::start();
+    let chrooted = format!("{}/apps/billing", server.addr());
+    for verb in [
+        &["lock", "/locks/l", "--", "true"][..],
+        &["config", "get", "/c"],
+        &["inspect", "/"],
+    ] {
+        let (code, out, err) = run(herdless(&chrooted).args(verb)).await;
+        assert_eq!(code, 66, "{verb:?}: {out} {err}");
+        assert!(
+            err.contains("the chroot /apps/billing does not exist"),
+            "{verb:?}: {err}"
+        );
+    }
+    let root = client(&server).await;
+    assert_eq!(children(&root, "/").await, ["zookeeper"], "nothing created");
+
+    for node in ["/apps", "/apps/billing"] {
+        root.create(
+            node,
+            b"",
+            &herdless_std::zookeeper_client::CreateMode::Persistent
+                .with_acls(herdless_std::zookeeper_client::Acls::anyone_all()),
+        )
+        .await
+        .unwrap();
+    }
+    let (code, out, err) =
+        run(herdless(&chrooted).args(["lock", "/locks/l", "--", "echo", "in"])).await;
+    assert_eq!((code, out.trim()), (0, "in"), "{err}");
+    assert_eq!(children(&root, "/apps/billing/locks").await, ["l"]);
+}
