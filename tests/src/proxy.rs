@@ -49,6 +49,8 @@ struct Links {
     delay_ms: Mutex<(u64, u64)>,
     /// Whether handshakes ask for a new session whatever they name.
     forget_sessions: AtomicBool,
+    /// Bytes passed on to the server so far, over every connection.
+    to_server: AtomicU64,
 }
 
 impl Links {
@@ -131,6 +133,13 @@ impl Proxy {
         }
     }
 
+    /// How many bytes the proxy has passed on to the server so far, over
+    /// every connection: what tells a test that a request has left (a
+    /// delayed link's answer is then still on its way).
+    pub fn bytes_to_server(&self) -> u64 {
+        self.links.to_server.load(Ordering::SeqCst)
+    }
+
     /// How many connections the proxy has accepted and passed on so far.
     pub fn connections(&self) -> u64 {
         self.links.opened.load(Ordering::SeqCst)
@@ -178,6 +187,7 @@ fn pipe(from: &TcpStream, to: &TcpStream, number: u64, links: Arc<Links>, to_ser
     };
     let (chunks, pending) = mpsc::channel::<(Instant, Vec<u8>)>();
     let reader = from.try_clone();
+    let counted = links.clone();
     thread::spawn(move || {
         let mut buf = [0u8; 16 * 1024];
         // The due times never go back, so the chunks stay in order.
@@ -214,6 +224,11 @@ fn pipe(from: &TcpStream, to: &TcpStream, number: u64, links: Arc<Links>, to_ser
             thread::sleep(due.saturating_duration_since(Instant::now()));
             if to.write_all(&chunk).is_err() {
                 break;
+            }
+            if to_server {
+                counted
+                    .to_server
+                    .fetch_add(chunk.len() as u64, Ordering::SeqCst);
             }
         }
         // The reader ended (or the writer failed): close both ways, which
@@ -264,6 +279,8 @@ mod tests {
             sent.elapsed()
         );
         assert_eq!(&buf, b"ping");
+        // Counted once passed on, only towards the server.
+        assert_eq!(proxy.bytes_to_server(), 4);
 
         // Random delays per chunk still deliver the bytes in order.
         proxy.delay(Duration::ZERO, Duration::from_millis(20));
@@ -275,6 +292,7 @@ mod tests {
         let mut back = vec![0u8; message.len()];
         client.read_exact(&mut back).unwrap();
         assert_eq!(back, message);
+        assert_eq!(proxy.bytes_to_server(), 4 + 200);
     }
 
     #[test]
