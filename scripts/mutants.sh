@@ -62,7 +62,7 @@ declare -A FILES=(
     [std_holders]="transport-std/src/recipes/lock.rs transport-std/src/recipes/election.rs transport-std/src/fence.rs"
     [std_recipes]="transport-std/src/recipes/queue.rs transport-std/src/recipes/two_phase.rs transport-std/src/recipes/config.rs transport-std/src/recipes/group.rs transport-std/src/recipes/member.rs transport-std/src/recipes/barrier.rs transport-std/src/recipes/revoke.rs transport-std/src/recipes/rwlock.rs transport-std/src/recipes/read_failure.rs transport-std/src/recipes/observed.rs"
     [std_session]="transport-std/src/renew.rs transport-std/src/connection.rs transport-std/src/inspect.rs transport-std/src/error.rs transport-std/src/backend/mod.rs transport-std/src/backend/reads.rs transport-std/src/backend/state.rs"
-    [std_real]="transport-std/src/backend/real.rs transport-std/src/connect.rs transport-std/src/session.rs"
+    [std_real]="transport-std/src/backend/real.rs transport-std/src/connect.rs transport-std/src/chroot.rs transport-std/src/session.rs"
     [std_sim]="transport-std/src/sim/client.rs transport-std/src/sim/server.rs transport-std/src/sim/session.rs"
 )
 declare -A TESTS=(
@@ -93,7 +93,7 @@ declare -A TESTS=(
     [std_holders]="sim_lock_election sim_recipes sim_driver sim_handles sim_inspect"
     [std_recipes]="sim_lock_election sim_recipes sim_driver sim_handles sim_inspect"
     [std_session]="sim_lock_election sim_recipes sim_driver sim_handles sim_inspect sim_acl"
-    [std_real]="lock_real fence_real security_real config_real barrier_real"
+    [std_real]="lock_real fence_real security_real config_real barrier_real chroot_real"
     [std_sim]="sim_lock_election sim_recipes sim_driver sim_handles sim_inspect sim_acl"
 )
 # Where a module's code and its tests live, when not both in herdless-core.

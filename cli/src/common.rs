@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use clap::{Args, ValueEnum};
 use herdless_core::naming::{Flavour, NodeKind};
-use herdless_std::{Client, ConnectOptions};
+use herdless_std::{Client, ConnectOptions, Error};
 
 use crate::exit::Exit;
 use crate::fail::Fail;
@@ -80,29 +80,22 @@ impl Common {
             };
             options = options.digest(user, password);
         }
-        let client = options.connect(&self.zk).await.map_err(|e| {
-            Fail::new(
-                Exit::Unavailable,
-                format!("cannot connect to {}: {e}", self.zk),
-            )
-        })?;
-        // Under a chroot that does not exist every request fails with "node
-        // does not exist", naming the recipe's path rather than the chroot.
-        // Creating it here would let a mistyped chroot split a fleet in two,
-        // so the operator is told; a failed check says nothing, and the verb
-        // goes on as it would have.
-        if client.path() != "/" && matches!(client.check_stat("/").await, Ok(None)) {
-            return Err(Fail::new(
+        // The library refuses a chroot that does not exist (every request
+        // would fail with "node does not exist" on the recipe's own path);
+        // the operator is told how to make it.
+        options.connect(&self.zk).await.map_err(|e| match e {
+            Error::ChrootMissing(chroot) => Fail::new(
                 Exit::NotFound,
                 format!(
-                    "{}: the chroot {} does not exist: create it first (zkCli.sh create {})",
-                    self.zk,
-                    client.path(),
-                    client.path()
+                    "{}: the chroot {chroot} does not exist: create it first (zkCli.sh create {chroot})",
+                    self.zk
                 ),
-            ));
-        }
-        Ok(client)
+            ),
+            e => Fail::new(
+                Exit::Unavailable,
+                format!("cannot connect to {}: {e}", self.zk),
+            ),
+        })
     }
 }
 

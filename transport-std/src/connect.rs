@@ -119,9 +119,18 @@ impl ConnectOptions {
     /// Opens one session (a [`Client`](zk::Client)) to `addr`
     /// (`host:port[,host:port...][/chroot]`).
     ///
+    /// Under a chroot, fails with [`Error::ChrootMissing`] when the chroot
+    /// does not exist (the session just opened is closed): create it first.
+    ///
     /// Not cancel-safe in a useful sense: a dropped connect leaves nothing
     /// behind, but must simply be retried.
     pub async fn connect(&self, addr: &str) -> Result<zk::Client, Error> {
+        let client = self.open(addr).await?;
+        crate::chroot::check(&client, self.session_timeout).await?;
+        Ok(client)
+    }
+
+    async fn open(&self, addr: &str) -> Result<zk::Client, Error> {
         let mut connector = zk::Client::connector().with_session_timeout(self.session_timeout);
         for (scheme, data) in &self.auth {
             connector = connector.with_auth(scheme, data);

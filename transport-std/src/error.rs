@@ -31,6 +31,13 @@ pub enum Error {
     /// Connecting to ZooKeeper failed.
     #[error("could not connect to ZooKeeper: {0}")]
     Connect(zookeeper_client::Error),
+    /// The chroot of the connect string (`host:port/app`) does not exist,
+    /// so every request would fail with `NoNode` on its own path. It is
+    /// not created for you: a mistyped chroot would give part of a fleet
+    /// lock and election directories of its own. Create it (`zkCli.sh
+    /// create /app`) and connect again.
+    #[error("the chroot {0} does not exist: create it first")]
+    ChrootMissing(String),
     /// A fenced batch was refused because its fence node is gone: the lock
     /// or leadership it was fenced on was lost. Nothing was written.
     #[error("fenced write refused: the lock or leadership is no longer held")]

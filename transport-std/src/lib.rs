@@ -43,6 +43,7 @@
 //! dropping the future deletes the attempt's node in the background.
 
 mod backend;
+mod chroot;
 mod connect;
 mod connection;
 mod driver;
@@ -91,7 +92,8 @@ pub use zookeeper_client::Client;
 pub use zookeeper_client::TlsOptions;
 
 /// Connects a new session to `addr` (`host:port[,host:port...][/chroot]`)
-/// with the given session timeout.
+/// with the given session timeout. Fails with [`Error::ChrootMissing`]
+/// under a chroot that does not exist.
 ///
 /// Not cancel-safe in a useful sense: a dropped connect leaves nothing
 /// behind, but must simply be retried.

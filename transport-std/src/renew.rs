@@ -35,10 +35,11 @@ where
 /// while anyone still follows it; returns why it stopped.
 ///
 /// It stops when the current session is closed by its client, when nobody
-/// follows any more, and when the server refuses the authentication of a
-/// new session: the same credentials would be refused on every attempt,
-/// and trying for ever would only hide the failure from the recipes
-/// waiting for a session.
+/// follows any more, when the server refuses the authentication of a new
+/// session, and when the chroot is gone: the same credentials would be
+/// refused on every attempt, a chroot someone deleted is not coming back by
+/// itself, and trying for ever would only hide the failure from the
+/// recipes waiting for a session.
 async fn renew<T, F, Fut>(mut open: F, clients: &watch::Sender<T>) -> Error
 where
     T: Clone + Into<Backend>,
@@ -73,8 +74,8 @@ where
             }
             match open().await {
                 Ok(client) => break client,
-                Err(e) if is_auth_failure(&e) => {
-                    error!("authentication refused for the new session: no session will be opened");
+                Err(e) if is_final(&e) => {
+                    error!(error = %e, "cannot open a new session: no session will be opened");
                     return e;
                 }
                 Err(e) => {
@@ -90,6 +91,10 @@ where
     }
 }
 
-fn is_auth_failure(e: &Error) -> bool {
-    matches!(e, Error::Connect(zookeeper_client::Error::AuthFailed))
+/// Whether every later attempt would fail the same way.
+fn is_final(e: &Error) -> bool {
+    matches!(
+        e,
+        Error::Connect(zookeeper_client::Error::AuthFailed) | Error::ChrootMissing(_)
+    )
 }

@@ -22,8 +22,9 @@ use crate::{ConnectOptions, Error};
 ///
 /// Cheap to clone; every clone follows the same current session. The
 /// renewing task stops once every clone, and every recipe started on it, is
-/// gone, when the current client is closed, or when the server refuses the
-/// credentials of a new session (see [`ended`](Self::ended)).
+/// gone, when the current client is closed, when the server refuses the
+/// credentials of a new session, or when its chroot is gone (see
+/// [`ended`](Self::ended)).
 ///
 /// ```no_run
 /// use std::time::Duration;
@@ -56,8 +57,10 @@ impl fmt::Debug for Session {
 }
 
 impl Session {
-    /// Connects the first session to `addr` (`host:port[,host:port...]`)
-    /// with the given session timeout, and starts renewing it.
+    /// Connects the first session to `addr`
+    /// (`host:port[,host:port...][/chroot]`) with the given session
+    /// timeout, and starts renewing it. Fails with
+    /// [`Error::ChrootMissing`] under a chroot that does not exist.
     ///
     /// Not cancel-safe in a useful sense: a dropped connect leaves nothing
     /// behind, but must simply be retried.
@@ -109,6 +112,8 @@ impl Session {
     /// credentials of a new session (one opened after an expiry, or after
     /// the server refused them on a reconnect of the current one): they
     /// would be refused on every attempt, so no more are made;
+    /// [`Error::ChrootMissing`] when the chroot was deleted before a new
+    /// session could be opened under it;
     /// [`Error::SessionEnded`] when the current client was closed.
     ///
     /// ```no_run
