@@ -16,6 +16,10 @@
 //! [`Proxy::reset`] closes the connections open now while still accepting
 //! new ones, as a router that drops its state does.
 //!
+//! A link that fails just after the same request each time
+//! ([`Proxy::close_each_after`]) closes each connection once it has passed
+//! so many bytes to the server.
+//!
 //! A forgetful server ([`Proxy::forget_sessions`]) hands out a new session
 //! where a reconnecting client asks to resume its own, as ClickHouse Keeper
 //! does (ClickHouse#116690): the proxy blanks the session id of each
@@ -51,6 +55,9 @@ struct Links {
     forget_sessions: AtomicBool,
     /// Bytes passed on to the server so far, over every connection.
     to_server: AtomicU64,
+    /// After how many bytes to the server each connection is closed (0:
+    /// never).
+    close_after: AtomicU64,
 }
 
 impl Links {
@@ -124,6 +131,14 @@ impl Proxy {
     /// another session than its own, without being told its own is gone.
     pub fn forget_sessions(&self) {
         self.links.forget_sessions.store(true, Ordering::SeqCst);
+    }
+
+    /// From now on, closes each connection once it has passed `bytes` to
+    /// the server (counted from its opening): a link that fails every time
+    /// just after the same request has left, however often the client
+    /// reconnects. 0 for never.
+    pub fn close_each_after(&self, bytes: u64) {
+        self.links.close_after.store(bytes, Ordering::SeqCst);
     }
 
     /// Closes every connection open now; new ones are accepted.
@@ -220,6 +235,7 @@ fn pipe(from: &TcpStream, to: &TcpStream, number: u64, links: Arc<Links>, to_ser
         }
     });
     thread::spawn(move || {
+        let mut passed = 0u64;
         for (due, chunk) in pending {
             thread::sleep(due.saturating_duration_since(Instant::now()));
             if to.write_all(&chunk).is_err() {
@@ -229,6 +245,11 @@ fn pipe(from: &TcpStream, to: &TcpStream, number: u64, links: Arc<Links>, to_ser
                 counted
                     .to_server
                     .fetch_add(chunk.len() as u64, Ordering::SeqCst);
+                passed += chunk.len() as u64;
+                let limit = counted.close_after.load(Ordering::SeqCst);
+                if limit > 0 && passed >= limit {
+                    break;
+                }
             }
         }
         // The reader ended (or the writer failed): close both ways, which
@@ -293,6 +314,33 @@ mod tests {
         client.read_exact(&mut back).unwrap();
         assert_eq!(back, message);
         assert_eq!(proxy.bytes_to_server(), 4 + 200);
+    }
+
+    #[test]
+    fn a_connection_is_closed_once_it_passed_the_bytes_asked_and_the_next_too() {
+        let proxy = Proxy::start(echo());
+        proxy.close_each_after(6);
+        for _ in 0..2 {
+            let mut client = TcpStream::connect(proxy.addr()).unwrap();
+            client.write_all(b"abc").unwrap();
+            let mut buf = [0u8; 3];
+            client.read_exact(&mut buf).unwrap();
+            assert_eq!(&buf, b"abc", "open below the limit");
+            client.write_all(b"defgh").unwrap();
+            client
+                .set_read_timeout(Some(Duration::from_secs(5)))
+                .unwrap();
+            // Closed: whatever came back before, then the end, not a wait.
+            let ended = client.read_to_end(&mut Vec::new());
+            assert!(
+                !matches!(&ended, Err(e) if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                )),
+                "still open: {ended:?}"
+            );
+        }
+        assert_eq!(proxy.connections(), 2);
     }
 
     #[test]
