@@ -38,6 +38,28 @@ async fn delete_tree(client: &Client, path: &str) {
     client.delete(path, None).await.expect("delete");
 }
 
+/// How long traffic takes each way through the proxy while a check is
+/// caught on its way: the check's answer is a hop away once its request
+/// reached the server.
+const HOP: Duration = Duration::from_millis(500);
+
+/// What zookeeper-client sends on each connection before any request of
+/// its user's: the handshake (its length, then the protocol version, the
+/// last zxid seen, the timeout, the session id, the password and the
+/// read-only flag) and, once that is answered, a ping (its length, xid and
+/// type), whose answer it waits for.
+const OPENING: u64 = (4 + 4 + 8 + 4 + 8 + 4 + 16 + 1) + (4 + 4 + 4);
+
+/// Waits until the chroot check of a connect through `proxy` has reached
+/// the server.
+async fn check_sent(proxy: &Proxy) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while proxy.bytes_to_server() <= OPENING {
+        assert!(Instant::now() < deadline, "the check never left");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_missing_chroot_is_refused_at_connect_and_an_existing_one_is_used() {
     let server = ZkServer::start();
@@ -90,25 +112,13 @@ async fn a_missing_chroot_is_refused_at_connect_and_an_existing_one_is_used() {
 /// failing the connect.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_connection_lost_while_the_chroot_is_checked_is_waited_out() {
-    /// What zookeeper-client sends before any request of its user: the
-    /// handshake (its length, then the protocol version, the last zxid
-    /// seen, the timeout, the session id, the password and the read-only
-    /// flag), then a ping once it is answered (its length, xid and type),
-    /// whose answer it waits for.
-    const OPENING: u64 = (4 + 4 + 8 + 4 + 8 + 4 + 16 + 1) + (4 + 4 + 4);
-    const HOP: Duration = Duration::from_millis(500);
     let server = ZkServer::start();
     create(&root(&server).await, "/app").await;
     let proxy = Proxy::start(server.port());
-    // The check's answer is a hop away once its request reached the server.
     proxy.delay(HOP, HOP);
     let addr = format!("{}/app", proxy.addr());
     let connecting = tokio::spawn(async move { herdless_std::connect(&addr, SESSION).await });
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while proxy.bytes_to_server() <= OPENING {
-        assert!(Instant::now() < deadline, "the check never left");
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    check_sent(&proxy).await;
     assert!(!connecting.is_finished(), "connected before the reset");
     proxy.reset();
     let client = tokio::time::timeout(Duration::from_secs(20), connecting)
@@ -116,10 +126,74 @@ async fn a_connection_lost_while_the_chroot_is_checked_is_waited_out() {
         .expect("the connect ends")
         .unwrap()
         .expect("connected once the connection is back");
-    assert_eq!(proxy.connections(), 2);
+    assert_eq!(proxy.connections(), 2, "the connect itself was cut short");
     proxy.delay(Duration::ZERO, Duration::ZERO);
     let guard = Lock::new(&client, "/l").unwrap().acquire().await.unwrap();
     guard.release().await.unwrap();
+}
+
+/// The connection drops while the chroot is being checked and never comes
+/// back: the connect fails once zookeeper-client gives the session up
+/// (about a second past its timeout), rather than asking again for ever.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_lost_for_good_while_the_chroot_is_checked_fails_the_connect() {
+    // Long enough for zookeeper-client to wait out two hops for an answer.
+    const TIMEOUT: Duration = Duration::from_secs(4);
+    let server = ZkServer::start();
+    create(&root(&server).await, "/app").await;
+    let proxy = Proxy::start(server.port());
+    proxy.delay(HOP, HOP);
+    let addr = format!("{}/app", proxy.addr());
+    let connecting = tokio::spawn(async move { herdless_std::connect(&addr, TIMEOUT).await });
+    check_sent(&proxy).await;
+    assert!(!connecting.is_finished(), "connected before the cut");
+    let cut = Instant::now();
+    proxy.cut();
+    match tokio::time::timeout(TIMEOUT * 3, connecting).await {
+        Ok(result) => match result.unwrap() {
+            Err(Error::Connect(e)) => assert!(
+                cut.elapsed() <= TIMEOUT * 2,
+                "gave up {:?} after the cut: {e}",
+                cut.elapsed()
+            ),
+            other => panic!("the connect: {:?}", other.map(|_| ())),
+        },
+        Err(_) => panic!("the connect still asks for the chroot"),
+    }
+    assert_eq!(proxy.connections(), 1, "the connect itself was cut short");
+}
+
+/// Every connection fails just after the check has left, for as long as
+/// the client reconnects (its session stays alive): the connect gives up
+/// once the session timeout has passed, rather than asking for ever.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_link_failing_at_every_check_fails_the_connect_in_time() {
+    /// `exists` of `/app`: its length, xid, type, the path and the watch
+    /// flag.
+    const CHECK: u64 = 4 + 4 + 4 + (4 + 4) + 1;
+    const TIMEOUT: Duration = Duration::from_secs(4);
+    let server = ZkServer::start();
+    create(&root(&server).await, "/app").await;
+    let proxy = Proxy::start(server.port());
+    // The server's answers are held back long enough for the close to
+    // come first.
+    proxy.delay(Duration::from_millis(100), Duration::from_millis(100));
+    proxy.close_each_after(OPENING + CHECK);
+    let begun = Instant::now();
+    let addr = format!("{}/app", proxy.addr());
+    let connecting = herdless_std::connect(&addr, TIMEOUT);
+    match tokio::time::timeout(TIMEOUT * 3, connecting).await {
+        Ok(Err(Error::Connect(e))) => {
+            assert!(
+                begun.elapsed() <= TIMEOUT + Duration::from_secs(2),
+                "gave up after {:?}: {e}",
+                begun.elapsed()
+            );
+        }
+        Ok(other) => panic!("the connect: {:?}", other.map(|_| ())),
+        Err(_) => panic!("the connect still asks for the chroot"),
+    }
+    assert!(proxy.connections() >= 2, "asked once only");
 }
 
 /// The session expires, and someone deletes its chroot before the next
