@@ -721,7 +721,7 @@ async fn recipes_started_while_disconnected_do_their_work_once_reconnected() {
         .await
         .unwrap();
     assert_eq!(change.joined, ["m1"]);
-    within(limit, "the lock", lock.acquire()).await.unwrap();
+    drop(within(limit, "the lock", lock.acquire()).await.unwrap());
 }
 
 /// The same for the recipes whose work starts with the call that makes
@@ -744,8 +744,8 @@ async fn work_begun_while_disconnected_finishes_once_reconnected() {
         tokio::join!(campaign.campaign(), member, barrier.wait())
     })
     .await;
-    leading.unwrap();
-    member.unwrap();
+    drop(leading.unwrap());
+    drop(member.unwrap());
     waited.unwrap();
     zk.disconnect(a.session_id(), down);
     let queue = Queue::new(&a, "/q");

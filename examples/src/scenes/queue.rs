@@ -18,7 +18,7 @@ type Node = Either<Producer, Consumer>;
 
 /// The scene on the in-memory ZooKeeper.
 pub fn simulated(seed: u64) {
-    title("queues: jobs taken exactly once; an urgent job jumps the priority queue");
+    title("queues: each job taken by one consumer only; an urgent job jumps the priority queue");
     let mut world: World<Node> = World::new(seed);
     world
         .zk
@@ -108,7 +108,7 @@ pub fn simulated(seed: u64) {
 
 /// The scene against a real server.
 pub async fn real(addr: &str) -> Result<(), herdless_std::Error> {
-    title("queues: jobs taken exactly once; an urgent job jumps the priority queue");
+    title("queues: each job taken by one consumer only; an urgent job jumps the priority queue");
     let producer_client = herdless_std::connect(addr, Duration::from_secs(10)).await?;
     let producer = Queue::new(&producer_client, JOBS).await?;
     for n in 1..=4 {

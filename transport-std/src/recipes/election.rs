@@ -351,6 +351,7 @@ impl Election {
 /// This candidate's leadership. Dropping it resigns in the background; call
 /// [`resign`](Leadership::resign) to wait until the node and the
 /// acknowledgement are deleted.
+#[must_use = "dropping the leadership resigns at once"]
 pub struct Leadership {
     hold: Hold<Core, LeaderState>,
     events: channel::Receiver<ElectionEvent>,

@@ -340,6 +340,7 @@ impl Attempt {
 
 /// A held lock. Dropping it releases the lock in the background; call
 /// [`release`](LockGuard::release) to wait until the node is deleted.
+#[must_use = "dropping the guard releases the lock at once"]
 pub struct LockGuard {
     hold: Hold<CoreLock, Holding>,
     events: channel::Receiver<LockEvent>,
@@ -461,6 +462,7 @@ impl LockGuard {
 /// guard.release().await?;
 /// # Ok(()) }
 /// ```
+#[must_use = "dropping the guard releases the lock at once"]
 pub struct RevocableGuard {
     guard: LockGuard,
     requested: watch::Receiver<bool>,

@@ -70,6 +70,7 @@ pub enum MembershipEvent {
 /// }
 /// # Ok(()) }
 /// ```
+#[must_use = "dropping the member leaves the group at once"]
 pub struct GroupMember {
     handle: Option<DriverHandle<Core>>,
     over: SessionOver,
