@@ -165,22 +165,6 @@ pub async fn leave_nothing(client: &Client, dir: &str) {
     }
 }
 
-/// Creates `path`'s missing ancestors (persistent, empty, open to
-/// everyone), as `mkdir -p` would; the ones that exist are left alone.
-pub async fn create_parents(client: &Client, path: &str) -> Result<(), herdless_std::Error> {
-    use herdless_std::zookeeper_client::{Acls, CreateMode, Error as E};
-    let options = CreateMode::Persistent.with_acls(Acls::anyone_all());
-    let mut end = 0;
-    while let Some(next) = path[end + 1..].find('/') {
-        end += 1 + next;
-        match client.create(&path[..end], b"", &options).await {
-            Ok(_) | Err(E::NodeExists) => {}
-            Err(e) => return Err(herdless_std::Error::from_client(&e)),
-        }
-    }
-    Ok(())
-}
-
 /// Seconds from the command line as a duration, refusing what is not one.
 pub fn seconds(secs: f64, what: &str) -> Result<Duration, Fail> {
     Duration::try_from_secs_f64(secs).map_err(|_| {

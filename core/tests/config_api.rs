@@ -95,18 +95,76 @@ fn a_set_on_a_missing_node_is_a_conflict() {
 }
 
 #[test]
-fn a_create_under_a_missing_parent_fails() {
+fn a_create_under_missing_parents_makes_them_first() {
     let mut zk = SimZk::new(4);
-    let mut c = Link::new(&mut zk, Cfg::new(PATH).unwrap());
+    let mut c = Link::new(&mut zk, Cfg::new("/a/b/config").unwrap());
     c.act(&mut zk, |c| c.create(b"v")).unwrap();
     c.settle(&mut zk);
-    // No race can fix a missing parent: a failure, not a conflict.
+    // As every recipe makes its directory: the create refused, the two
+    // ancestors, the create again.
+    assert_eq!(c.events, [ConfigEvent::Updated { version: 0 }]);
+    assert_eq!(c.count("create"), 4);
+    assert!(zk.node("/a").is_some() && zk.node("/a/b").is_some());
+    assert_eq!(zk.node("/a/b/config").unwrap().data, b"v");
+    assert!(!c.recipe.is_writing());
+}
+
+#[test]
+fn a_create_whose_ancestor_is_refused_fails_with_that_refusal() {
+    let mut zk = SimZk::new(4);
+    let mut op = Operator::open(&mut zk);
+    op.create(&mut zk, "/eph", b"", CreateMode::Ephemeral);
+    let mut c = Link::new(&mut zk, Cfg::new("/eph/sub/config").unwrap());
+    c.act(&mut zk, |c| c.create(b"v")).unwrap();
+    c.settle(&mut zk);
+    // The cause, not the `NoNode` of the create behind it.
+    assert_eq!(
+        c.events,
+        [ConfigEvent::WriteFailed(Error::Zk(
+            ZkError::NoChildrenForEphemerals
+        ))]
+    );
+    assert!(!c.recipe.is_writing());
+    assert!(zk.node("/eph/sub").is_none());
+    // The next create starts a chain of its own.
+    op.delete(&mut zk, "/eph");
+    c.events.clear();
+    c.act(&mut zk, |c| c.create(b"w")).unwrap();
+    c.settle(&mut zk);
+    assert_eq!(c.events, [ConfigEvent::Updated { version: 0 }]);
+}
+
+#[test]
+fn a_create_whose_parent_is_deleted_each_time_it_is_made_gives_up() {
+    let mut zk = SimZk::new(4);
+    let mut op = Operator::open(&mut zk);
+    let mut c = Link::new(&mut zk, Cfg::new("/a/config").unwrap());
+    c.act(&mut zk, |c| c.create(b"v")).unwrap();
+    for _ in 0..200 {
+        if !c.events.is_empty() {
+            break;
+        }
+        if c.apply_one(&mut zk) {
+            // Someone deletes the directory as soon as it is made.
+            if zk.node("/a").is_some() {
+                op.delete(&mut zk, "/a");
+            }
+        } else {
+            c.deliver(&mut zk);
+        }
+    }
     assert_eq!(
         c.events,
         [ConfigEvent::WriteFailed(Error::Zk(ZkError::NoNode))]
     );
+    // The first create, then eight rounds of the directory and the node.
+    assert_eq!(c.count("create"), 1 + 8 * 2);
     assert!(!c.recipe.is_writing());
-    assert!(zk.node("/app").is_none());
+    // A later create has its own eight.
+    c.events.clear();
+    c.act(&mut zk, |c| c.create(b"w")).unwrap();
+    c.settle(&mut zk);
+    assert_eq!(c.events, [ConfigEvent::Updated { version: 0 }]);
 }
 
 #[test]

@@ -143,11 +143,14 @@ async fn a_missing_value_is_reported_then_seen_when_created() {
         .unwrap();
     assert_eq!(seen.data, b"hello");
     assert_eq!(writer.create(b"again").await.unwrap(), Written::Conflict);
-    let orphan = Config::watch(&writer_client, "/nowhere/x").unwrap();
+    // Its missing parents are made first, as every recipe's directory.
+    let orphan = Config::watch(&writer_client, "/nowhere/deep/x").unwrap();
     assert_eq!(
-        orphan.create(b"x").await.unwrap_err(),
-        herdless_std::Error::Zk(herdless_std::ZkError::NoNode)
+        orphan.create(b"x").await.unwrap(),
+        Written::Updated { version: 0 }
     );
+    let (data, _) = writer_client.get_data("/nowhere/deep/x").await.unwrap();
+    assert_eq!(data, b"x");
     assert_eq!(writer.set(b"x", Some(7)).await.unwrap(), Written::Conflict);
     assert!(matches!(
         writer

@@ -80,8 +80,9 @@ impl<T: Transport, const K: usize, const D: usize, const N: usize>
         self.until_written().await
     }
 
-    /// Creates the node (persistent) with `data` and waits for the
-    /// outcome: [`Written::Conflict`] if it exists.
+    /// Creates the node (persistent) with `data`, and its missing
+    /// ancestors, and waits for the outcome: [`Written::Conflict`] if it
+    /// exists.
     pub async fn create(&mut self, data: &[u8]) -> Result<Written, Error> {
         self.recipe()?.create(data)?;
         self.until_written().await

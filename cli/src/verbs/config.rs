@@ -5,7 +5,7 @@ use clap::{Args, Subcommand};
 use herdless_std::config::{Config, Value, Written};
 use herdless_std::{Error, ZkError};
 
-use crate::common::{create_parents, Common};
+use crate::common::Common;
 use crate::exit::{self, Exit};
 use crate::fail::{Fail, Outcome};
 use crate::signals::Interrupts;
@@ -70,9 +70,8 @@ pub async fn run(common: &Common, args: ConfigArgs) -> Outcome {
                 other => other.map_err(fail)?,
             };
             if written == missing && version.is_none() {
-                // Missing: create it (and its parents); created meanwhile
-                // by someone else: set.
-                create_parents(&client, &path).await.map_err(fail)?;
+                // Missing: create it (the recipe makes its parents);
+                // created meanwhile by someone else: set.
                 written = config.create(data.as_bytes()).await.map_err(fail)?;
                 if written == Written::Conflict {
                     written = config.set(data.as_bytes(), None).await.map_err(fail)?;

@@ -39,6 +39,7 @@ use core::fmt;
 
 use heapless::{String, Vec};
 
+use crate::engine::ancestors::{self, Retries};
 use crate::engine::catch_up;
 use crate::engine::event_queue::EventQueue;
 use crate::engine::link::{Link, Reconnect};
@@ -148,7 +149,12 @@ enum Op {
     /// The no-op write ahead of the reads that learn a lost write's
     /// outcome, in the same flight (`engine::catch_up`).
     CatchUp,
+    /// Create the `level`-th ancestor of the node, for a create refused
+    /// for want of its parent.
+    Ensure(u8),
 }
+
+ancestors::ancestor_op!(Op);
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum WriteKind {
@@ -180,7 +186,7 @@ enum WriteKind {
 /// ```
 pub struct Config<const D: usize = DEFAULT_VALUE_CAPACITY, const N: usize = DEFAULT_PATH_CAPACITY> {
     path: String<N>,
-    ops: Pipeline<Op, 4, 4>,
+    ops: Pipeline<Op, 6, 6>,
     watching: bool,
     known: Known,
     value: Vec<u8, D>,
@@ -199,6 +205,13 @@ pub struct Config<const D: usize = DEFAULT_VALUE_CAPACITY, const N: usize = DEFA
     events: EventQueue<ConfigEvent, 8>,
     /// The ACL of every node it creates.
     acl: Acl<'static>,
+    /// The path of an ancestor being created.
+    scratch: String<N>,
+    /// How often the create made its missing ancestors.
+    retries: Retries,
+    /// The first refusal of an ancestor's create in the current chain,
+    /// reported by the create behind it (whose `NoNode` it caused).
+    ancestor_refused: Option<ZkError>,
 }
 
 impl<const D: usize, const N: usize> Config<D, N> {
@@ -221,6 +234,9 @@ impl<const D: usize, const N: usize> Config<D, N> {
             read_lost: false,
             link: Link::Up,
             events: EventQueue::new(),
+            scratch: String::new(),
+            retries: Retries::default(),
+            ancestor_refused: None,
         })
     }
 
@@ -269,9 +285,9 @@ impl<const D: usize, const N: usize> Config<D, N> {
         self.start_write(WriteKind::Set(version), data)
     }
 
-    /// Creates the node (persistent) with `data`; [`ConfigEvent::Conflict`]
-    /// if it already exists, [`ConfigEvent::WriteFailed`] with `NoNode` if
-    /// its parent does not.
+    /// Creates the node (persistent) with `data`, and its missing
+    /// ancestors as every recipe creates its directory;
+    /// [`ConfigEvent::Conflict`] if it already exists.
     pub fn create(&mut self, data: &[u8]) -> Result<(), Error> {
         self.start_write(WriteKind::Create, data)
     }
@@ -406,7 +422,29 @@ impl<const D: usize, const N: usize> Config<D, N> {
         self.write = None;
         self.write_czxid = None;
         self.write_unknown = false;
+        self.retries.reset();
+        self.ancestor_refused = None;
         self.events.emit(event);
+    }
+
+    /// A create refused for want of its parent: make the ancestors, then
+    /// create again, unless an ancestor's create was refused (that is the
+    /// cause) or the parent keeps vanishing (someone deletes it each time).
+    fn create_ancestors(&mut self) {
+        let depth = self.depth();
+        match self.ancestor_refused.take() {
+            Some(e) => self.write_done(ConfigEvent::WriteFailed(Error::Zk(e))),
+            None if depth > 0 && self.retries.take() => {
+                self.ops.queue(Op::Ensure(1));
+                self.ops.queue(Op::Write);
+            }
+            None => self.write_done(ConfigEvent::WriteFailed(Error::Zk(ZkError::NoNode))),
+        }
+    }
+
+    /// How many ancestors the node's parent has to create.
+    fn depth(&self) -> u8 {
+        ancestors::depth(path::parent(&self.path).unwrap_or("/"))
     }
 
     /// Moves to a new epoch and notes what the requests queued or in
@@ -425,7 +463,7 @@ impl<const D: usize, const N: usize> Config<D, N> {
             match op {
                 Op::Read | Op::AwaitCreation => read_lost = true,
                 Op::Write => write_unknown = true,
-                Op::Probe | Op::CatchUp => {}
+                Op::Probe | Op::CatchUp | Op::Ensure(_) => {}
             }
         }
         self.read_lost |= read_lost;
@@ -495,9 +533,14 @@ impl<const D: usize, const N: usize> Recipe for Config<D, N> {
         if !self.link.is_up() {
             return None;
         }
-        let (id, op) = self.ops.next()?;
+        let depth = self.depth();
+        let (id, op) = self.ops.next_creating_ancestors(depth)?;
         let path = self.path.as_str();
         let request = match op {
+            Op::Ensure(level) => {
+                let parent = path::parent(path).unwrap_or("/");
+                ancestors::create(parent, level, &mut self.scratch, self.acl)
+            }
             Op::Read => Request::GetData { path, watch: true },
             Op::Probe => Request::GetData { path, watch: false },
             Op::AwaitCreation => Request::Exists { path, watch: true },
@@ -548,12 +591,18 @@ impl<const D: usize, const N: usize> Recipe for Config<D, N> {
             (Op::Write, Reply::Created { .. }) => {
                 self.write_done(ConfigEvent::Updated { version: 0 })
             }
-            // A create refused with NoNode is missing its parent: a real
-            // failure, not a lost race.
+            (Op::Ensure(_), Reply::Created { .. } | Reply::Error(ZkError::NodeExists)) => {
+                self.retries.answered()
+            }
+            (Op::Ensure(_), Reply::Error(e)) if !e.is_connection_loss() && !e.is_session_gone() => {
+                self.retries.answered();
+                self.ancestor_refused.get_or_insert(e);
+            }
+            // A create refused with NoNode is missing its parent.
             (Op::Write, Reply::Error(ZkError::NoNode))
                 if matches!(self.write, Some((WriteKind::Create, _))) =>
             {
-                self.write_done(ConfigEvent::WriteFailed(Error::Zk(ZkError::NoNode)))
+                self.create_ancestors()
             }
             (
                 Op::Write,

@@ -262,8 +262,9 @@ impl Config {
         self.write(move |c: &mut Core| c.set(&data, version)).await
     }
 
-    /// Creates the node (persistent) with `data`; [`Written::Conflict`] if
-    /// it exists.
+    /// Creates the node (persistent) with `data`, and its missing
+    /// ancestors as every recipe makes its directory; [`Written::Conflict`]
+    /// if it exists.
     pub async fn create(&self, data: &[u8]) -> Result<Written, Error> {
         let data = data.to_vec();
         self.write(move |c: &mut Core| c.create(&data)).await
