@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use herdless_std::zookeeper_client as zk;
 use herdless_std::{Client, ConnectOptions, Error, Lock, Session};
 use herdless_tests::{Proxy, ZkServer};
+use tokio::task::JoinHandle;
 
 const SESSION: Duration = Duration::from_secs(10);
 
@@ -50,14 +51,23 @@ const HOP: Duration = Duration::from_millis(500);
 /// type), whose answer it waits for.
 const OPENING: u64 = (4 + 4 + 8 + 4 + 8 + 4 + 16 + 1) + (4 + 4 + 4);
 
-/// Waits until the chroot check of a connect through `proxy` has reached
-/// the server.
-async fn check_sent(proxy: &Proxy) {
+/// A connect under the existing chroot `/app` through a proxy delaying
+/// traffic by [`HOP`], once its chroot check has reached the server (its
+/// answer is then a hop away).
+async fn checking(timeout: Duration) -> (ZkServer, Proxy, JoinHandle<Result<Client, Error>>) {
+    let server = ZkServer::start();
+    create(&root(&server).await, "/app").await;
+    let proxy = Proxy::start(server.port());
+    proxy.delay(HOP, HOP);
+    let addr = format!("{}/app", proxy.addr());
+    let connecting = tokio::spawn(async move { herdless_std::connect(&addr, timeout).await });
     let deadline = Instant::now() + Duration::from_secs(20);
     while proxy.bytes_to_server() <= OPENING {
         assert!(Instant::now() < deadline, "the check never left");
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
+    assert!(!connecting.is_finished(), "connected before the check");
+    (server, proxy, connecting)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -112,14 +122,7 @@ async fn a_missing_chroot_is_refused_at_connect_and_an_existing_one_is_used() {
 /// failing the connect.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_connection_lost_while_the_chroot_is_checked_is_waited_out() {
-    let server = ZkServer::start();
-    create(&root(&server).await, "/app").await;
-    let proxy = Proxy::start(server.port());
-    proxy.delay(HOP, HOP);
-    let addr = format!("{}/app", proxy.addr());
-    let connecting = tokio::spawn(async move { herdless_std::connect(&addr, SESSION).await });
-    check_sent(&proxy).await;
-    assert!(!connecting.is_finished(), "connected before the reset");
+    let (_server, proxy, connecting) = checking(SESSION).await;
     proxy.reset();
     let client = tokio::time::timeout(Duration::from_secs(20), connecting)
         .await
@@ -139,14 +142,7 @@ async fn a_connection_lost_while_the_chroot_is_checked_is_waited_out() {
 async fn a_connection_lost_for_good_while_the_chroot_is_checked_fails_the_connect() {
     // Long enough for zookeeper-client to wait out two hops for an answer.
     const TIMEOUT: Duration = Duration::from_secs(4);
-    let server = ZkServer::start();
-    create(&root(&server).await, "/app").await;
-    let proxy = Proxy::start(server.port());
-    proxy.delay(HOP, HOP);
-    let addr = format!("{}/app", proxy.addr());
-    let connecting = tokio::spawn(async move { herdless_std::connect(&addr, TIMEOUT).await });
-    check_sent(&proxy).await;
-    assert!(!connecting.is_finished(), "connected before the cut");
+    let (_server, proxy, connecting) = checking(TIMEOUT).await;
     let cut = Instant::now();
     proxy.cut();
     match tokio::time::timeout(TIMEOUT * 3, connecting).await {
