@@ -8,7 +8,7 @@ use faults::{Link, Operator};
 use herdless_core::config::{Config, ConfigEvent, Error};
 use herdless_core::sim::SimZk;
 use herdless_core::Instant;
-use herdless_core::{CreateMode, Recipe, Version, WatchEvent, WatchKind, ZkError};
+use herdless_core::{CreateMode, Recipe, Reply, Version, WatchEvent, WatchKind, ZkError};
 
 const PATH: &str = "/app/config";
 
@@ -107,6 +107,22 @@ fn a_create_under_missing_parents_makes_them_first() {
     assert!(zk.node("/a").is_some() && zk.node("/a/b").is_some());
     assert_eq!(zk.node("/a/b/config").unwrap().data, b"v");
     assert!(!c.recipe.is_writing());
+}
+
+/// Only a missing chroot makes ZooKeeper refuse a create at the top for
+/// want of its parent: there is no ancestor to make.
+#[test]
+fn a_create_at_the_top_refused_for_want_of_its_parent_fails() {
+    let mut c = Cfg::new("/x").unwrap();
+    c.create(b"v").unwrap();
+    let id = c.poll_request().unwrap().id;
+    c.handle_reply(Instant::ZERO, id, Reply::Error(ZkError::NoNode));
+    assert_eq!(
+        c.poll_event(),
+        Some(ConfigEvent::WriteFailed(Error::Zk(ZkError::NoNode)))
+    );
+    assert!(c.poll_request().is_none());
+    assert!(!c.is_writing());
 }
 
 #[test]
