@@ -26,7 +26,10 @@
 //!
 //! After a connection loss while creating, the listing is searched for the
 //! node carrying the GUID before anything is created again, so a create
-//! whose reply was lost never leaves an orphan. Giving up (cancel, deadline,
+//! whose reply was lost never leaves an orphan. The listing goes behind a
+//! no-op write on the directory (a `check`, answered `Reply::Checked`) in
+//! the same flight: the server reconnected to may not have applied the
+//! create yet, and a listing without it would have the lock create again. Giving up (cancel, deadline,
 //! try-acquire that found the lock held) and releasing delete the own node
 //! and are only reported once the delete is confirmed or the session is
 //! gone (CURATOR-79, CURATOR-678, kazoo#732).
@@ -465,7 +468,8 @@ impl<const N: usize> Lock<N> {
         self.line.flavour()
     }
 
-    /// The own node's name, once the server has named it.
+    /// The own node's name (the last component, not the path: see
+    /// [`own_path`](Self::own_path)), once the server has named it.
     pub fn own_node(&self) -> Option<&str> {
         self.line.own_name()
     }
@@ -482,7 +486,7 @@ impl<const N: usize> Lock<N> {
         self.line.own_sequence()
     }
 
-    /// The predecessor being waited for, if any.
+    /// The full path of the predecessor being waited for, if any.
     pub fn predecessor(&self) -> Option<&str> {
         (self.step == Step::Watching).then_some(self.line.predecessor())
     }

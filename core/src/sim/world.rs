@@ -76,6 +76,11 @@ pub enum Step {
 
 /// Several peers running the same kind of recipe against one [`SimZk`],
 /// interleaved by a seeded random scheduler.
+///
+/// An oracle reads the server's truth: a peer whose session the server
+/// expired may not have heard it yet (its `Lost` is still on its way, as on
+/// a real network), so a check of who holds counts only the peers whose
+/// session [`SimZk::is_live`].
 pub struct World<R: Recipe> {
     /// The server.
     pub zk: SimZk,
