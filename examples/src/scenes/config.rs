@@ -84,14 +84,7 @@ pub async fn real(addr: &str) -> Result<(), herdless_std::Error> {
     title("configuration: three devices watch one value, updated by compare-and-set");
     let operator_client = herdless_std::connect(addr, Duration::from_secs(10)).await?;
     let operator = StdConfig::watch(&operator_client, PATH)?;
-    let _ = operator_client
-        .create(
-            "/herdless-demo/config",
-            b"",
-            &zookeeper_client::CreateMode::Persistent
-                .with_acls(zookeeper_client::Acls::anyone_all()),
-        )
-        .await;
+    // Made with its parents, or already there from an earlier run.
     let _ = operator.create(b"uplink=eth0").await?;
     let mut watchers = Vec::new();
     for i in 1..=3 {
