@@ -83,13 +83,10 @@ impl Common {
         // The library refuses a chroot that does not exist (every request
         // would fail with "node does not exist" on the recipe's own path);
         // the operator is told how to make it.
-        options.connect(&self.zk).await.map_err(|e| match e {
+        options.connect(&self.zk).await.map_err(|e| match &e {
             Error::ChrootMissing(chroot) => Fail::new(
                 Exit::NotFound,
-                format!(
-                    "{}: the chroot {chroot} does not exist: create it first (zkCli.sh create {chroot})",
-                    self.zk
-                ),
+                format!("{}: {e} (zkCli.sh create {chroot})", self.zk),
             ),
             e => Fail::new(
                 Exit::Unavailable,
