@@ -27,7 +27,10 @@ impl Fail {
     /// missing node "not found", the rest ZooKeeper being unavailable.
     pub fn of(what: &str, e: Error) -> Fail {
         let exit = match &e {
-            Error::Path(_) | Error::TooLarge { .. } | Error::BadPriority => Exit::Usage,
+            Error::Path(_)
+            | Error::TooLarge { .. }
+            | Error::BadPriority
+            | Error::Recipe(herdless_core::Error::NotALockNode) => Exit::Usage,
             Error::Zk(ZkError::NoNode) => Exit::NotFound,
             _ => Exit::Unavailable,
         };

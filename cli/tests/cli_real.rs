@@ -589,6 +589,24 @@ async fn revoke_asks_a_revocable_holder_and_force_deletes_its_node() {
     assert!(children(&zk, "/locks/revocable").await.is_empty());
     let (code, out, _) = run(herdless(&addr).args(["revoke", &node])).await;
     assert_eq!((code, out.trim()), (66, "not-held"));
+
+    // A mistyped path, to a configuration node or to the lock's own
+    // directory, is refused before anything is written or deleted.
+    use herdless_std::zookeeper_client::{Acls, CreateMode};
+    let persistent = CreateMode::Persistent.with_acls(Acls::anyone_all());
+    zk.create("/app", b"", &persistent).await.unwrap();
+    zk.create("/app/config", b"keep me", &persistent)
+        .await
+        .unwrap();
+    for target in ["/app/config", "/locks/revocable"] {
+        let (code, _, err) =
+            run(herdless(&addr).args(["revoke", "--force", "--grace", "0.1", target])).await;
+        assert_eq!(code, 64, "{target}: {err}");
+        assert!(err.contains("not a lock contender's node"), "{err}");
+    }
+    let (data, _) = zk.get_data("/app/config").await.unwrap();
+    assert_eq!(data, b"keep me");
+    assert!(zk.check_stat("/locks/revocable").await.unwrap().is_some());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

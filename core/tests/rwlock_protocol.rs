@@ -26,13 +26,21 @@ fn created(lock: &mut Lock, id: RequestId, name: &str) {
     lock.handle_reply(Instant::ZERO, id, Reply::Created { path: &path });
 }
 
+/// A contender's node: ephemeral, as every lock's is.
+fn ephemeral() -> Stat {
+    Stat {
+        ephemeral_owner: 0x1234,
+        ..Stat::default()
+    }
+}
+
 fn data(recipe: &mut impl Recipe, id: RequestId, bytes: &[u8]) {
     recipe.handle_reply(
         Instant::ZERO,
         id,
         Reply::Data {
             data: bytes,
-            stat: Stat::default(),
+            stat: ephemeral(),
         },
     );
 }
@@ -452,13 +460,61 @@ fn forced(deadline_ms: u64) -> (Revoke, Vec<(RequestId, String)>) {
 
 /// Answers the revocation's write of `unlock` as done.
 fn written(revoke: &mut Revoke, id: RequestId) {
+    revoke.handle_reply(Instant::ZERO, id, Reply::DataSet { stat: ephemeral() });
+}
+
+#[test]
+fn only_a_lock_contenders_node_is_revoked() {
+    let curator = "/rw/_c_0b4c1e57-6c6e-4b39-a0a2-2f7f3f5cf3a1-__WRIT__0000000004";
+    let kazoo = "/rw/0b4c1e576c6e4b39a0a22f7f3f5cf3a1__lock__0000000005";
+    for node in [NODE, curator, kazoo, "/rw/x-read-0000000001"] {
+        assert!(Revoke::<128>::new(node).is_ok(), "{node}");
+    }
+    let candidate = "/e/11111111-1111-1111-1111-111111111111-n_0000000002";
+    for node in ["/app/config", "/rw/a", "/q/qn-0000000001", candidate] {
+        assert_eq!(
+            Revoke::<128>::new(node).err(),
+            Some(herdless_core::Error::NotALockNode),
+            "{node}"
+        );
+    }
+}
+
+#[test]
+fn a_persistent_node_named_like_a_lock_is_never_deleted() {
+    // Told by the write's answer: the revocation ends there.
+    let (mut revoke, sent) = forced(500);
     revoke.handle_reply(
         Instant::ZERO,
-        id,
+        sent[0].0,
         Reply::DataSet {
             stat: Stat::default(),
         },
     );
+    assert_eq!(
+        events(&mut revoke),
+        vec![RevokeEvent::Failed(herdless_core::Error::NotALockNode)]
+    );
+    assert!(!revoke.is_running());
+    revoke.handle_timeout(Instant::from_millis(500));
+    assert!(drain(&mut revoke).is_empty(), "nothing deleted");
+
+    // Told by the watch's answer, the write's lost with the connection.
+    let (mut revoke, sent) = forced(500);
+    revoke.handle_reply(
+        Instant::ZERO,
+        sent[1].0,
+        Reply::Data {
+            data: b"unlock",
+            stat: Stat::default(),
+        },
+    );
+    assert_eq!(
+        events(&mut revoke),
+        vec![RevokeEvent::Failed(herdless_core::Error::NotALockNode)]
+    );
+    revoke.handle_timeout(Instant::from_millis(500));
+    assert!(drain(&mut revoke).is_empty(), "nothing deleted");
 }
 
 #[test]

@@ -164,7 +164,9 @@ impl Run {
         let revokers = world.rng().gen_range(0..=2);
         for _ in 0..revokers {
             // Re-targeted before each use.
-            world.add_peer(Either::B(Revoke::new("/unused").expect("valid path")));
+            world.add_peer(Either::B(
+                Revoke::new("/unused/x-lock-0000000001").expect("valid path"),
+            ));
         }
         Run {
             world,

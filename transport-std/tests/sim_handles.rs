@@ -486,7 +486,7 @@ async fn finished_and_dropped_handles_leave_no_task_behind() {
     sleep(50 * MS).await;
     assert_eq!(alive_tasks(), before, "a dropped idle queue's tasks");
     assert_eq!(
-        revoke(&c, "/locks/none/x-0000000001").await,
+        revoke(&c, "/locks/none/x-lock-0000000001").await,
         Ok(Revocation::NotHeld)
     );
     sleep(50 * MS).await;

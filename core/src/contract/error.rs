@@ -62,6 +62,12 @@ pub enum Error {
     /// The two-phase commit transaction node does not exist (site; checked
     /// after a `sync`), or was deleted before the decision.
     NoTransaction,
+    /// A revocation's node is not a lock contender's: its name has no
+    /// lock, read or write marker and sequence number (herdless's,
+    /// Curator's or Kazoo's), or the node is not ephemeral. Nothing is
+    /// deleted; a revocation aimed at a configuration node or a lock's
+    /// directory would otherwise destroy it.
+    NotALockNode,
 }
 
 impl fmt::Display for Error {
@@ -85,6 +91,9 @@ impl fmt::Display for Error {
             Error::TooManySites => f.write_str("more sites than the participant can track"),
             Error::TransactionExists => f.write_str("the transaction node already exists"),
             Error::NoTransaction => f.write_str("the transaction node does not exist"),
+            Error::NotALockNode => {
+                f.write_str("not a lock contender's node (an ephemeral lock, read or write node)")
+            }
         }
     }
 }

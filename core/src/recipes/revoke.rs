@@ -8,11 +8,15 @@
 //!
 //! The forced variant ([`Revoke::request_forced`]) also watches the node and
 //! gives the holder a grace period of the requester's choosing: if the node
-//! is still there at the deadline, the requester deletes it. A revocable
-//! holder then hears [`LockEvent::Lost`](crate::lock::LockEvent::Lost) as
-//! soon as its watch fires. A holder that does not watch its node (a lock
-//! that is not revocable) is not told, and can only find out by fencing its
-//! writes on its node, so force only revocable locks.
+//! is still there at the deadline, the requester deletes it. The holder
+//! hears [`LockEvent::Lost`](crate::lock::LockEvent::Lost) as soon as its
+//! watch fires: every lock watches its own node, revocable or not; only a
+//! revocable one also hears the request to release.
+//!
+//! Only a lock contender's node is revoked: [`Revoke::new`] refuses a path
+//! whose name is not a lock's, read or write node's (herdless's, Curator's
+//! or Kazoo's), and a node found persistent ends the revocation with
+//! [`Error::NotALockNode`] before anything is deleted.
 //!
 //! Protocol, with the requests as they go on the wire:
 //!
@@ -58,6 +62,7 @@ use heapless::String;
 use crate::engine::event_queue::EventQueue;
 use crate::engine::link::{Link, Reconnect};
 use crate::engine::pipeline::Pipeline;
+use crate::naming::{recognise, NodeKind};
 use crate::path::{self, PathError};
 use crate::{
     Instant, Outgoing, Recipe, Reply, Request, RequestId, SessionEvent, Version, WatchEvent,
@@ -151,7 +156,9 @@ enum Op {
 /// revoke.request_forced(Instant::from_millis(1_000)).unwrap();
 /// let write = revoke.poll_request().unwrap().id;
 /// let _watch = revoke.poll_request().unwrap().id;
-/// revoke.handle_reply(now, write, Reply::DataSet { stat: Stat::default() });
+/// // The holder's node: ephemeral, as every lock's is.
+/// let stat = Stat { ephemeral_owner: 7, ..Stat::default() };
+/// revoke.handle_reply(now, write, Reply::DataSet { stat });
 /// assert_eq!(revoke.poll_event(), Some(RevokeEvent::Requested));
 /// // The holder releases within the grace period.
 /// revoke.handle_watch(now, WatchEvent { kind: WatchKind::NodeDeleted, path: node });
@@ -174,16 +181,29 @@ impl<const N: usize> Revoke<N> {
     /// A revocation of the lock node at `node` (a full path, as
     /// [`Lock::own_path`](crate::lock::Lock::own_path) gives it).
     ///
+    /// Fails with [`Error::NotALockNode`] unless the node's name is a
+    /// lock contender's (a lock, read or write marker and a sequence
+    /// number, as herdless, Curator and Kazoo write them): writing
+    /// `unlock` to any other node, or deleting it, would destroy data.
+    ///
     /// ```
     /// use herdless_core::revoke::Revoke;
+    /// use herdless_core::Error;
     ///
     /// assert!(Revoke::<128>::new("/rw/abc-write-0000000001").is_ok());
     /// assert!(Revoke::<128>::new("not/absolute").is_err());
+    /// assert_eq!(Revoke::<128>::new("/app/config").err(), Some(Error::NotALockNode));
+    /// assert_eq!(Revoke::<128>::new("/rw").err(), Some(Error::NotALockNode));
     /// ```
     pub fn new(node: &str) -> Result<Self, Error> {
         path::validate(node)?;
         if node == "/" {
             return Err(Error::Path(PathError::BadName));
+        }
+        let name = node.rsplit('/').next().unwrap_or(node);
+        match recognise(name) {
+            Some(r) if matches!(r.kind, NodeKind::Lock | NodeKind::Read | NodeKind::Write) => {}
+            _ => return Err(Error::NotALockNode),
         }
         let mut stored = String::new();
         path::concat_into(&mut stored, &[node])?;
@@ -378,6 +398,13 @@ impl<const N: usize> Recipe for Revoke<N> {
             return;
         };
         match (op, reply) {
+            // A persistent node whose name looks like a lock's: nobody
+            // holds with it, and a forced revocation must not delete it.
+            (Op::Write, Reply::DataSet { stat }) | (Op::Watch, Reply::Data { stat, .. })
+                if stat.ephemeral_owner == 0 =>
+            {
+                self.finish(RevokeEvent::Failed(Error::NotALockNode));
+            }
             (Op::Write, Reply::DataSet { .. }) => {
                 self.events.emit(RevokeEvent::Requested);
                 if self.forced {

@@ -54,6 +54,12 @@ pub enum Revocation {
 /// gone.
 ///
 /// Only a revocable holder hears it; any holder is free to ignore it.
+///
+/// Fails with `Error::Recipe(NotALockNode)` before writing anything when
+/// `node_path` does not name a lock contender's node (a lock, read or write
+/// node of herdless, Curator or Kazoo): a typo must not overwrite a
+/// configuration value or delete a directory. A persistent node named like
+/// one is written to but never deleted (the same error).
 /// Cancel-safe: a dropped future writes nothing more (a write already sent
 /// may still land).
 ///
@@ -76,9 +82,10 @@ pub async fn revoke(conn: &impl Connection, node_path: &str) -> Result<Revocatio
 /// [`Revocation::Released`] (the holder consented in time),
 /// [`Revocation::Forced`] (deleted), or [`Revocation::NotHeld`].
 ///
-/// A revocable holder hears [`Holding::Lost`](crate::Holding::Lost) when its
-/// node is deleted; a holder that is not revocable is not told, so force
-/// only revocable locks (or fence the holder's writes on its node).
+/// The holder hears [`Holding::Lost`](crate::Holding::Lost) when its node
+/// is deleted, revocable or not (every lock watches its own node); only a
+/// revocable holder hears the request before, so force only revocable
+/// locks if the holder is to have its grace period.
 ///
 /// Cancel-safe: if the future is dropped before the grace period ends, the
 /// node is not deleted.
