@@ -910,3 +910,131 @@ fn a_put_queued_when_the_connection_dropped_is_sent_on_reconnect_once() {
     assert!(sent(&mut p).is_empty(), "the create went once");
     assert!(p.is_busy());
 }
+
+/// Answers a consumer's listing with `names` and returns what it sends next.
+fn listed(c: &mut Cons, id: RequestId, names: &[&str]) -> Vec<(RequestId, String)> {
+    c.handle_reply(Instant::ZERO, id, children(&names));
+    sent(c)
+}
+
+#[test]
+fn an_item_too_large_to_hold_is_passed_over_and_left_in_the_queue() {
+    // Written by another client: 65 bytes, over the consumer's 64.
+    let big = [b'x'; 65];
+    let (a, b, c) = (
+        "a-queue-0000000001",
+        "b-queue-0000000002",
+        "c-queue-0000000003",
+    );
+    let mut consumer: Cons = Consumer::new(QUEUE).unwrap();
+    consumer.take(None).unwrap();
+    let list = sent(&mut consumer);
+    let read = listed(&mut consumer, list[0].0, &[a, b]);
+    assert_eq!(texts(&read), [format!("read {QUEUE}/{a}")]);
+    consumer.handle_reply(Instant::ZERO, read[0].0, data(&big));
+    assert_eq!(consumer.passed_over(), format!("{QUEUE}/{a}"));
+    assert!(
+        events(&mut consumer).is_empty(),
+        "no error: the take goes on"
+    );
+    let read = sent(&mut consumer);
+    assert_eq!(texts(&read), [format!("read {QUEUE}/{b}")], "not deleted");
+    consumer.handle_reply(Instant::ZERO, read[0].0, data(b"small"));
+    let delete = sent(&mut consumer);
+    consumer.handle_reply(Instant::ZERO, delete[0].0, Reply::Deleted);
+    assert_eq!(
+        events(&mut consumer),
+        [ConsumerEvent::Taken { certain: true }]
+    );
+    assert_eq!(consumer.item(), b"small");
+
+    // The next listing still holds it: it is not read again.
+    consumer.take(None).unwrap();
+    let list = sent(&mut consumer);
+    let read = listed(&mut consumer, list[0].0, &[a, c]);
+    assert_eq!(texts(&read), [format!("read {QUEUE}/{c}")]);
+    consumer.cancel();
+
+    // A peek passes over it too; an embedded transport's answer that the
+    // reply did not fit its receive buffer counts the same.
+    let mut consumer: Cons = Consumer::new(QUEUE).unwrap();
+    consumer.peek().unwrap();
+    let list = sent(&mut consumer);
+    let read = listed(&mut consumer, list[0].0, &[a, c]);
+    consumer.handle_reply(
+        Instant::ZERO,
+        read[0].0,
+        Reply::Error(ZkError::ReplyTooLarge),
+    );
+    assert_eq!(consumer.passed_over(), format!("{QUEUE}/{a}"));
+    let read = sent(&mut consumer);
+    assert_eq!(texts(&read), [format!("read {QUEUE}/{c}")]);
+    consumer.handle_reply(Instant::ZERO, read[0].0, data(b"next"));
+    assert_eq!(events(&mut consumer), [ConsumerEvent::Peeked]);
+}
+
+#[test]
+fn an_item_passed_over_is_forgotten_once_it_leaves_the_queue() {
+    // The directory is made anew and its sequence numbers start again: an
+    // item of the same name and size that fits is taken.
+    let a = "a-queue-0000000001";
+    let mut consumer: Cons = Consumer::new(QUEUE).unwrap();
+    consumer.peek().unwrap();
+    let list = sent(&mut consumer);
+    let read = listed(&mut consumer, list[0].0, &[a]);
+    consumer.handle_reply(Instant::ZERO, read[0].0, data(&[b'x'; 65]));
+    let list = sent(&mut consumer);
+    assert_eq!(texts(&list), [format!("list {QUEUE} watch=false")]);
+    let none = listed(&mut consumer, list[0].0, &[a]);
+    assert!(none.is_empty(), "{none:?}");
+    assert_eq!(events(&mut consumer), [ConsumerEvent::Empty]);
+
+    consumer.peek().unwrap();
+    let list = sent(&mut consumer);
+    assert!(listed(&mut consumer, list[0].0, &[]).is_empty());
+    assert_eq!(events(&mut consumer), [ConsumerEvent::Empty]);
+    consumer.peek().unwrap();
+    let list = sent(&mut consumer);
+    let read = listed(&mut consumer, list[0].0, &[a]);
+    assert_eq!(texts(&read), [format!("read {QUEUE}/{a}")], "read again");
+}
+
+#[test]
+fn a_consumer_remembers_a_few_items_passed_over_and_reads_older_ones_again() {
+    // Five too large, then one that fits: each take gets through, though
+    // the oldest passed over is read again once forgotten.
+    let names: Vec<String> = (1..=6).map(|i| format!("i-queue-{i:010}")).collect();
+    let all: Vec<&str> = names.iter().map(String::as_str).collect();
+    let mut consumer: Consumer<8, 64> = Consumer::new(QUEUE).unwrap();
+    consumer.peek().unwrap();
+    let list = sent(&mut consumer);
+    consumer.handle_reply(Instant::ZERO, list[0].0, children(&&all[..]));
+    for name in &all[..5] {
+        let read = sent(&mut consumer);
+        assert_eq!(texts(&read), [format!("read {QUEUE}/{name}")]);
+        consumer.handle_reply(Instant::ZERO, read[0].0, data(&[b'x'; 65]));
+    }
+    let read = sent(&mut consumer);
+    assert_eq!(texts(&read), [format!("read {QUEUE}/{}", all[5])]);
+    consumer.handle_reply(Instant::ZERO, read[0].0, data(b"fits"));
+    assert_eq!(events(&mut consumer), [ConsumerEvent::Peeked]);
+
+    // The one that fits is taken by someone else; the next listing holds
+    // the five too large: the four remembered are left out.
+    consumer.peek().unwrap();
+    let read = sent(&mut consumer);
+    assert_eq!(texts(&read), [format!("read {QUEUE}/{}", all[5])]);
+    consumer.handle_reply(Instant::ZERO, read[0].0, Reply::Error(ZkError::NoNode));
+    let list = sent(&mut consumer);
+    assert_eq!(texts(&list), [format!("list {QUEUE} watch=false")]);
+    consumer.handle_reply(Instant::ZERO, list[0].0, children(&&all[..5]));
+    let read = sent(&mut consumer);
+    assert_eq!(
+        texts(&read),
+        [format!("read {QUEUE}/{}", all[0])],
+        "the first, forgotten, is read again"
+    );
+    consumer.handle_reply(Instant::ZERO, read[0].0, data(&[b'x'; 65]));
+    let list = sent(&mut consumer);
+    assert_eq!(texts(&list), [format!("list {QUEUE} watch=false")]);
+}

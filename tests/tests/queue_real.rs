@@ -84,6 +84,44 @@ async fn a_zero_timeout_takes_an_item_already_there() {
 }
 
 #[tokio::test]
+async fn an_item_over_the_limit_written_by_another_client_is_passed_over_not_jamming_the_queue() {
+    use herdless_std::queue::MAX_ITEM;
+    use herdless_std::zookeeper_client::{Acls, CreateMode};
+    let server = ZkServer::start();
+    let c = client(&server).await;
+    let queue = Queue::new(&c, "/app/big").await.unwrap();
+    queue.put(b"first").await.unwrap();
+    // As zkCli.sh or another library writes one: no limit of ours.
+    let sequential = CreateMode::PersistentSequential.with_acls(Acls::anyone_all());
+    c.create(
+        "/app/big/abc-queue-",
+        &vec![b'x'; MAX_ITEM + 1],
+        &sequential,
+    )
+    .await
+    .unwrap();
+    queue.put(b"after").await.unwrap();
+    for expected in [&b"first"[..], b"after"] {
+        let item = tokio::time::timeout(Duration::from_secs(10), queue.take())
+            .await
+            .expect("not stalled behind the large item")
+            .unwrap();
+        assert_eq!(item.data, expected);
+    }
+    assert_eq!(queue.peek().await.unwrap(), None, "nothing it can take");
+    assert_eq!(
+        queue
+            .take_timeout(Duration::from_millis(200))
+            .await
+            .unwrap(),
+        None
+    );
+    let left = c.list_children("/app/big").await.unwrap();
+    assert_eq!(left.len(), 1, "left for another consumer: {left:?}");
+    assert!(left[0].starts_with("abc-queue-"), "{left:?}");
+}
+
+#[tokio::test]
 async fn a_take_waits_on_a_watch_not_by_polling_and_peek_leaves_the_item() {
     let server = ZkServer::start();
     let c = client(&server).await;

@@ -13,7 +13,11 @@ use crate::driver::undo::Undo;
 use crate::driver::{self, Counters, DriverHandle, Source};
 use crate::{Connection, Error};
 
-/// Largest item, in bytes (64 KiB).
+/// Largest item, in bytes (64 KiB), that [`Queue::put`] writes and
+/// [`Queue::take`] and [`Queue::peek`] read. A larger item written by
+/// another client (Curator, Kazoo, `zkCli.sh`) is passed over, not taken:
+/// it stays in the queue for a consumer that can hold it, a warning
+/// names its node (`tracing`), and the take goes on to the next item.
 pub const MAX_ITEM: usize = 64 * 1024;
 
 type CoreProducer = Producer<MAX_ITEM, 512>;
@@ -137,11 +141,20 @@ impl Queue {
             },
             |p: &CoreProducer| !p.is_busy(),
         );
+        let mut passed_over = String::new();
         let consumer = driver::spawn_on(
             conn.source(),
             consumer,
             Arc::new(Counters::default()),
             move |c: &CoreConsumer, event| {
+                if c.passed_over() != passed_over {
+                    passed_over = c.passed_over().to_owned();
+                    tracing::warn!(
+                        node = passed_over.as_str(),
+                        limit = MAX_ITEM,
+                        "queue item over the size limit passed over: left in the queue"
+                    );
+                }
                 let item = |certain| Item {
                     data: c.item().to_vec(),
                     node: c.item_name().to_owned(),

@@ -106,7 +106,19 @@ pub struct Consumer<const B: usize = 16, const D: usize = 256, const N: usize = 
     /// The listing coming in parts, and whether it is read (or ignored,
     /// as a whole listing would be).
     listing: Option<(RequestId, bool)>,
+    /// Items too large for `D`, left in the queue and left out of the
+    /// batches that follow (the oldest forgotten first: read again, it is
+    /// passed over again), each with whether the listing being read holds
+    /// it: one that has left the queue is forgotten, so that a directory
+    /// made anew, whose sequence numbers start again, loses no item.
+    oversized: Vec<(ItemKey, bool), OVERSIZED>,
+    /// The full path of the last item passed over as too large.
+    passed_over: String<N>,
 }
+
+/// How many items too large to take a consumer remembers, so as not to
+/// read them again on every listing.
+const OVERSIZED: usize = 4;
 
 impl<const B: usize, const D: usize, const N: usize> Consumer<B, D, N> {
     /// A consumer of the queue at `dir`.
@@ -128,6 +140,8 @@ impl<const B: usize, const D: usize, const N: usize> Consumer<B, D, N> {
             events: EventQueue::new(),
             scratch: String::new(),
             listing: None,
+            oversized: Vec::new(),
+            passed_over: String::new(),
         })
     }
 
@@ -147,6 +161,32 @@ impl<const B: usize, const D: usize, const N: usize> Consumer<B, D, N> {
     /// The full path of the last item taken or peeked.
     pub fn item_name(&self) -> &str {
         &self.item_name
+    }
+
+    /// The full path of the last item passed over because its data is
+    /// larger than `D` (empty if none was). Such an item is neither taken
+    /// nor reported as an error: it stays in the queue for a consumer that
+    /// can hold it (another library's, or an operator), and this one goes
+    /// on to the next item, rather than stalling every take behind it.
+    ///
+    /// ```
+    /// use herdless_core::queue::{Consumer, ConsumerEvent};
+    /// use herdless_core::{Children, Recipe, Reply, Stat};
+    /// let now = herdless_core::Instant::ZERO;
+    ///
+    /// let mut consumer: Consumer<16, 4> = Consumer::new("/jobs").unwrap();
+    /// consumer.take(None).unwrap();
+    /// let list = consumer.poll_request().unwrap().id;
+    /// let names = ["a-queue-0000000001", "b-queue-0000000002"];
+    /// consumer.handle_reply(now, list, Reply::Children(Children::new(&&names[..])));
+    /// let read = consumer.poll_request().unwrap().id;
+    /// consumer.handle_reply(now, read, Reply::Data { data: b"too big", stat: Stat::default() });
+    /// assert_eq!(consumer.passed_over(), "/jobs/a-queue-0000000001");
+    /// let next = consumer.poll_request().unwrap();
+    /// assert_eq!(next.request.path(), "/jobs/b-queue-0000000002");
+    /// ```
+    pub fn passed_over(&self) -> &str {
+        &self.passed_over
     }
 
     /// Whether a take or peek is in progress.
@@ -231,6 +271,9 @@ impl<const B: usize, const D: usize, const N: usize> Consumer<B, D, N> {
     /// A listing begins: the batch is made anew from it.
     fn begin_listing(&mut self, watched: bool) {
         self.batch.clear();
+        for seen in self.oversized.iter_mut() {
+            seen.1 = false;
+        }
         if watched {
             self.stale = false;
         }
@@ -241,6 +284,10 @@ impl<const B: usize, const D: usize, const N: usize> Consumer<B, D, N> {
         let Some(key) = ItemKey::parse(name) else {
             return;
         };
+        if let Some(seen) = self.oversized.iter_mut().find(|(k, _)| *k == key) {
+            seen.1 = true;
+            return;
+        }
         // Names whose full path would not fit are not ours to take.
         if path::joined_len(&self.dir, name) > N {
             return;
@@ -264,6 +311,7 @@ impl<const B: usize, const D: usize, const N: usize> Consumer<B, D, N> {
 
     /// The listing is read: work on its lowest item, or wait for one.
     fn end_listing(&mut self, watched: bool) {
+        self.oversized.retain(|(_, seen)| *seen);
         if !self.batch.is_empty() {
             return self.ops.queue(Op::Read);
         }
@@ -274,6 +322,23 @@ impl<const B: usize, const D: usize, const N: usize> Consumer<B, D, N> {
             Some(Mode::Take) if !watched => self.ops.queue(Op::List { watch: true }),
             _ => {}
         }
+    }
+
+    /// The batch's first item is too large to hold: left in the queue, and
+    /// out of the batches to come, while the take or peek goes on.
+    fn pass_over(&mut self) {
+        if let Some((name, key)) = self.batch.first() {
+            let key = *key;
+            let mut passed = String::new();
+            // Fits: the batch holds only names whose path fits `N`.
+            let _ = path::join_into(&mut passed, &self.dir, name);
+            self.passed_over = passed;
+            if self.oversized.is_full() {
+                self.oversized.remove(0);
+            }
+            let _ = self.oversized.push((key, true));
+        }
+        self.skip();
     }
 
     /// The batch's first item is gone (taken by someone else): the next.
@@ -386,10 +451,7 @@ impl<const B: usize, const D: usize, const N: usize> Recipe for Consumer<B, D, N
             (Op::List { watch }, Reply::Children(children)) => self.on_children(children, watch),
             (Op::Read, Reply::Data { data, .. }) => {
                 let Ok(stored) = Vec::from_slice(data) else {
-                    return self.finish(ConsumerEvent::Failed(Error::TooLarge {
-                        len: data.len(),
-                        capacity: D,
-                    }));
+                    return self.pass_over();
                 };
                 self.data = stored;
                 let name = self.first_path();
@@ -402,6 +464,8 @@ impl<const B: usize, const D: usize, const N: usize> Recipe for Consumer<B, D, N
                 }
             }
             (Op::Read, Reply::Error(ZkError::NoNode)) => self.skip(),
+            // Too large for the transport's receive buffer (embedded).
+            (Op::Read, Reply::Error(ZkError::ReplyTooLarge)) => self.pass_over(),
             // No directory, no items: nothing to peek. A take waits for the directory to be
             // (re-)created: an operator's `deleteall`, or a container
             // reaped when empty, must not leave it waiting on a watch that
