@@ -144,3 +144,17 @@ async fn a_taken_name_is_refused_and_names_resolve_to_addresses() {
         None
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_member_is_in_the_moment_join_returns() {
+    let server = ZkServer::start();
+    let c = client(&server).await;
+    for i in 0..100 {
+        let member = GroupMember::join(&c, &format!("/presence/g{i}"), "m", b"")
+            .await
+            .unwrap();
+        assert_eq!(member.presence(), Presence::In, "join {i}");
+        assert!(member.is_in(), "join {i}");
+        member.leave().await.unwrap();
+    }
+}

@@ -111,9 +111,13 @@ impl GroupMember {
         let mut out_since: Option<Instant> = None;
         let path = node_path.clone();
         let on_event = move |_: &Core, event: MemberEvent| {
+            // The presence is set before `join` or `leave` is woken, so
+            // that it reads `In` (or `Left`) the moment either returns.
+            let mut joined = None;
+            let mut left = None;
             let (presence, app) = match event {
                 MemberEvent::Joined => {
-                    let _ = joined_tx.unbounded_send(Ok(()));
+                    joined = Some(Ok(()));
                     (Some(Presence::In), None)
                 }
                 MemberEvent::Suspended => {
@@ -131,12 +135,12 @@ impl GroupMember {
                     (Some(Presence::In), Some(MembershipEvent::Rejoined { gap }))
                 }
                 MemberEvent::Left => {
-                    let _ = left_tx.unbounded_send(Ok(()));
+                    left = Some(Ok(()));
                     (Some(Presence::Left), None)
                 }
                 MemberEvent::Failed(e) => {
-                    let _ = joined_tx.unbounded_send(Err(Error::from(e)));
-                    let _ = left_tx.unbounded_send(Err(Error::from(e)));
+                    joined = Some(Err(Error::from(e)));
+                    left = Some(Err(Error::from(e)));
                     (Some(Presence::Left), None)
                 }
                 _ => (None, None),
@@ -146,6 +150,12 @@ impl GroupMember {
             }
             if let Some(e) = app {
                 let _ = events_tx.unbounded_send(e);
+            }
+            if let Some(result) = joined {
+                let _ = joined_tx.unbounded_send(result);
+            }
+            if let Some(result) = left {
+                let _ = left_tx.unbounded_send(result);
             }
         };
         let handle = driver::spawn_on(
