@@ -9,6 +9,7 @@
 use std::time::Duration;
 
 use futures::StreamExt;
+use herdless_core::path::PathError;
 use herdless_std::barrier::{Barrier, DoubleBarrier};
 use herdless_std::config::{self, Config, Value, Versioned, Written};
 use herdless_std::election::watch_leader;
@@ -133,6 +134,44 @@ async fn a_group_observer_reports_a_refused_listing_once_and_lists_again_after()
     assert_eq!(change.joined, ["edge-1"]);
     assert_eq!(observer.members(), ["edge-1"]);
     assert_eq!(unasked.changed().await.unwrap().joined, ["edge-1"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_group_observer_leaves_out_a_name_too_long_to_follow_and_reports_the_others() {
+    use herdless_std::group::MAX_NAME;
+    const GROUP: &str = "/fleet/long";
+    let zk = SimServer::new();
+    let c = zk.connect();
+    let long = "n".repeat(MAX_NAME + 1);
+    assert_eq!(
+        GroupMember::join(&c, GROUP, &long, b"").await.err(),
+        Some(Error::Path(PathError::TooLong {
+            needed: MAX_NAME + 1,
+            capacity: MAX_NAME
+        })),
+        "herdless writes no member its observers cannot follow"
+    );
+    // Another client's.
+    zk.create("/fleet", b"").unwrap();
+    zk.create(GROUP, b"").unwrap();
+    zk.create(&format!("{GROUP}/{long}"), b"").unwrap();
+    let mut observer = GroupObserver::start(&c, GROUP).unwrap();
+    let _short = GroupMember::join(&c, GROUP, "short", b"").await.unwrap();
+    let change = within(100 * MS, "changed", observer.changed())
+        .await
+        .unwrap();
+    assert_eq!(change.joined, ["short"]);
+    assert_eq!(observer.members(), ["short"]);
+    assert!(!observer.is_complete());
+    // Nothing more to report: it waits, rather than failing again.
+    still_waiting(Duration::from_secs(1), "changed", observer.changed()).await;
+    zk.delete(&format!("{GROUP}/{long}")).unwrap();
+    let _other = GroupMember::join(&c, GROUP, "other", b"").await.unwrap();
+    let change = within(100 * MS, "changed", observer.changed())
+        .await
+        .unwrap();
+    assert_eq!(change.joined, ["other"]);
+    assert!(observer.is_complete());
 }
 
 #[tokio::test(start_paused = true)]

@@ -14,10 +14,13 @@ use super::read_failure::ReadFailure;
 use crate::driver::{self, Counters, DriverHandle};
 use crate::{Connection, Error, GroupMember};
 
-/// Most members a [`GroupObserver`] follows.
+/// Most members a [`GroupObserver`] follows: in a larger group it follows
+/// the first in name order (see [`GroupObserver::is_complete`]).
 pub const MAX_MEMBERS: usize = 1024;
 
-/// Longest member name, in bytes, a [`GroupObserver`] follows.
+/// Longest member name, in bytes, a [`GroupObserver`] follows, and that
+/// [`GroupMember::join`] and [`register`] accept: a longer name written
+/// by another client is not followed (see [`GroupObserver::is_complete`]).
 pub const MAX_NAME: usize = 128;
 
 type Core = CoreObserver<MAX_MEMBERS, MAX_NAME, 256>;
@@ -57,8 +60,9 @@ pub struct MembershipChange {
 #[derive(Clone, Debug, Default)]
 struct Snapshot {
     members: BTreeSet<String>,
-    /// Whether the group outgrew [`MAX_MEMBERS`] or [`MAX_NAME`].
-    overflow: bool,
+    /// Whether every member is followed: none beyond [`MAX_MEMBERS`] or
+    /// with a name over [`MAX_NAME`].
+    complete: bool,
     failure: ReadFailure,
 }
 
@@ -106,18 +110,27 @@ impl GroupObserver {
     pub fn start(conn: &impl Connection, group: &str) -> Result<GroupObserver, Error> {
         let mut core = Core::new(group)?;
         core.watch();
-        let (tx, rx) = watch::channel(Snapshot::default());
+        let (tx, rx) = watch::channel(Snapshot {
+            complete: true,
+            ..Snapshot::default()
+        });
         let name = group.to_owned();
         let on_event = move |core: &Core, event: ObserverEvent| match event {
             ObserverEvent::Changed { .. } | ObserverEvent::NoGroup | ObserverEvent::Current => {
                 tx.send_modify(|s| {
                     s.members = core.members().map(str::to_owned).collect();
-                    s.overflow = !core.is_complete();
+                    s.complete = core.is_complete();
                     s.failure.clear();
                 });
             }
             ObserverEvent::Overflow { count } => {
-                warn!(group = %name, count, "group larger than the watch follows");
+                warn!(
+                    group = %name,
+                    count,
+                    max_members = MAX_MEMBERS,
+                    max_name = MAX_NAME,
+                    "not every member is followed: too many, or names too long"
+                );
             }
             ObserverEvent::Failed(e) => {
                 warn!(group = %name, error = %e, "listing failed");
@@ -146,22 +159,27 @@ impl GroupObserver {
         self.snapshot.borrow().members.iter().cloned().collect()
     }
 
+    /// Whether [`members`](Self::members) holds every member of the group
+    /// as last read. It does not when the group has more than
+    /// [`MAX_MEMBERS`] (the first in name order are followed), or members
+    /// whose names are longer than [`MAX_NAME`] bytes, which another client
+    /// may write: those are left out of `members` and of the changes, and a
+    /// `tracing` warning says so at each listing.
+    pub fn is_complete(&self) -> bool {
+        self.snapshot.borrow().complete
+    }
+
     /// Waits for the next change relative to what the previous call (or
     /// the start) returned, and returns it. The first call returns every
-    /// current member as joined. Fails with the error when a listing
-    /// fails first (each failure once), and with
+    /// current member as joined. Only members followed count (see
+    /// [`is_complete`](Self::is_complete)). Fails with the error when a
+    /// listing fails first (each failure once), and with
     /// [`Error::SessionEnded`] once the session is over for good (a plain
     /// client's session expired, or the [`Session`](crate::Session) closed).
     /// Cancel-safe.
     pub async fn changed(&mut self) -> Result<MembershipChange, Error> {
         let seen = &mut self.seen;
         let news = next_news(&mut self.snapshot, &mut self.reported, |snapshot| {
-            if snapshot.overflow {
-                return Some(Err(Error::TooLarge {
-                    len: snapshot.members.len(),
-                    capacity: MAX_MEMBERS,
-                }));
-            }
             let change = MembershipChange {
                 joined: snapshot.members.difference(seen).cloned().collect(),
                 left: seen.difference(&snapshot.members).cloned().collect(),

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use herdless_core::member::{Member as CoreMember, MemberEvent};
+use herdless_core::path::PathError;
 use tokio::sync::watch;
 use tracing::{info, warn};
 
@@ -94,13 +95,22 @@ impl GroupMember {
     /// (and its ancestors) if missing; returns once the node exists.
     ///
     /// Fails with [`Error::NameTaken`] if another live session holds the
-    /// name. Cancel-safe: a dropped join leaves the group in the background.
+    /// name, and with `Error::Path(TooLong)` for a name longer than
+    /// [`MAX_NAME`](crate::group::MAX_NAME) bytes, which no
+    /// [`GroupObserver`](crate::group::GroupObserver) would follow. Cancel-safe: a dropped join leaves the group in the background.
     pub async fn join(
         conn: &impl Connection,
         group: &str,
         name: &str,
         data: &[u8],
     ) -> Result<GroupMember, Error> {
+        if name.len() > crate::group::MAX_NAME {
+            // Not one a GroupObserver could follow.
+            return Err(Error::Path(PathError::TooLong {
+                needed: name.len(),
+                capacity: crate::group::MAX_NAME,
+            }));
+        }
         let mut core = Core::new(group, name)?.with_acl(conn.acl());
         core.join(data)?;
         let node_path = core.node_path().to_owned();
