@@ -135,6 +135,32 @@ fn a_first_join_onto_a_name_held_by_another_is_taken() {
     assert!(m.recipe.is_idle());
 }
 
+#[test]
+fn a_name_held_by_another_member_on_the_same_session_is_taken() {
+    // Its node is the session's own, but no create of this member's can
+    // have made it: its create was answered `NodeExists`, not lost.
+    for announce in [true, false] {
+        let mut zk = SimZk::new(4);
+        let first = member(&mut zk, announce);
+        let mut second: Driver<Member> =
+            Driver::on(Member::new(GROUP, "edge-1").unwrap(), first.session);
+        if announce {
+            let s = second.session;
+            second.act(&mut zk, |r| {
+                r.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: s })
+            });
+        }
+        second.act(&mut zk, |r| r.join(b"second")).unwrap();
+        second.run(&mut zk);
+        assert_eq!(
+            second.take_events(),
+            [MemberEvent::Failed(Error::NameTaken)],
+            "announce {announce}"
+        );
+        assert!(second.recipe.is_idle());
+    }
+}
+
 /// The kinds of the requests sent from index `from` on.
 fn kinds_since(m: &Driver<Member>, from: usize) -> Vec<&'static str> {
     m.sent[from..].iter().map(|(k, _)| *k).collect()

@@ -137,6 +137,38 @@ async fn a_group_observer_reports_a_refused_listing_once_and_lists_again_after()
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_name_joined_twice_on_one_session_is_taken_the_second_time() {
+    let zk = SimServer::new();
+    let c = zk.connect();
+    let first = GroupMember::join(&c, "/fleet/twice", "same", b"one")
+        .await
+        .unwrap();
+    assert_eq!(
+        GroupMember::join(&c, "/fleet/twice", "same", b"two")
+            .await
+            .err(),
+        Some(Error::NameTaken)
+    );
+    assert_eq!(
+        group::register(&c, "/fleet/twice", "same", b"three")
+            .await
+            .err(),
+        Some(Error::NameTaken)
+    );
+    sleep(100 * MS).await;
+    assert_eq!(
+        group::lookup(&c, "/fleet/twice", "same").await.unwrap(),
+        Some(b"one".to_vec())
+    );
+    assert!(first.is_in());
+    first.leave().await.unwrap();
+    assert_eq!(
+        group::lookup(&c, "/fleet/twice", "same").await.unwrap(),
+        None
+    );
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_group_observer_leaves_out_a_name_too_long_to_follow_and_reports_the_others() {
     use herdless_std::group::MAX_NAME;
     const GROUP: &str = "/fleet/long";

@@ -95,7 +95,7 @@ impl GroupMember {
     /// (and its ancestors) if missing; returns once the node exists.
     ///
     /// Fails with [`Error::NameTaken`] if another live session holds the
-    /// name, and with `Error::Path(TooLong)` for a name longer than
+    /// name, or another member on this same connection does, and with `Error::Path(TooLong)` for a name longer than
     /// [`MAX_NAME`](crate::group::MAX_NAME) bytes, which no
     /// [`GroupObserver`](crate::group::GroupObserver) would follow. Cancel-safe: a dropped join leaves the group in the background.
     pub async fn join(

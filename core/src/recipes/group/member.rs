@@ -316,7 +316,10 @@ impl<const D: usize, const N: usize> Member<D, N> {
         match self.step {
             Step::Checking | Step::Waiting => {
                 let owner_matches = match self.session_id {
-                    Some(id) => stat.ephemeral_owner == id,
+                    // Our session's node is ours only if a create of ours
+                    // may have made it (its reply lost): otherwise another
+                    // member on the same session holds the name.
+                    Some(id) => stat.ephemeral_owner == id && self.create_unknown,
                     // No session id was ever reported: only a create of ours
                     // whose reply was lost can explain the node.
                     None => self.create_unknown && !self.is_earlier_session(stat.ephemeral_owner),
