@@ -834,3 +834,67 @@ fn a_leaver_whose_waited_node_is_replaced_between_its_reads_leaves() {
     run_all(&mut zk, &mut ps, 3, &mut most);
     assert!(ps.iter().all(entered), "the next round opens");
 }
+
+#[test]
+fn a_process_name_given_twice_is_taken_for_the_second_not_counted_for_both() {
+    // Two sessions enter as `a` into a barrier of two: without the check,
+    // the second would count the first's node as its own and both would
+    // wait for ever for a second node.
+    let mut zk = SimZk::new(11);
+    let mut ps = vec![process(&mut zk, "a"), process(&mut zk, "a")];
+    for p in ps.iter_mut() {
+        let s = p.session;
+        p.act(&mut zk, |r| {
+            r.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: s })
+        });
+    }
+    ps[0].act(&mut zk, |r| r.enter(2)).unwrap();
+    run_all(&mut zk, &mut ps, 2, &mut 0);
+    ps[1].act(&mut zk, |r| r.enter(2)).unwrap();
+    run_all(&mut zk, &mut ps, 2, &mut 0);
+    assert_eq!(
+        ps[1].take_events(),
+        [DoubleBarrierEvent::Failed(Error::NameTaken)]
+    );
+    assert_eq!(process_nodes(&zk), ["a"], "the first's node, untouched");
+    assert!(ps[0].take_events().is_empty(), "the first still waits");
+    // A process of another name completes the count.
+    let mut b = process(&mut zk, "b");
+    let s = b.session;
+    b.act(&mut zk, |r| {
+        r.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: s })
+    });
+    b.act(&mut zk, |r| r.enter(2)).unwrap();
+    ps.push(b);
+    run_all(&mut zk, &mut ps, 2, &mut 0);
+    assert_eq!(ps[0].take_events(), [DoubleBarrierEvent::Entered]);
+    assert_eq!(ps[2].take_events(), [DoubleBarrierEvent::Entered]);
+}
+
+#[test]
+fn the_node_of_the_processs_own_earlier_session_is_not_taken_for_another_process() {
+    // The client gave its session up (its own timer ran out) while the
+    // server still holds it, with the node: entering on the next session
+    // is not refused as a name held by someone else.
+    let mut zk = SimZk::new(12);
+    let mut a = process(&mut zk, "a");
+    let s = a.session;
+    a.act(&mut zk, |r| {
+        r.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: s })
+    });
+    a.act(&mut zk, |r| r.enter(2)).unwrap();
+    a.run(&mut zk);
+    assert_eq!(process_nodes(&zk), ["a"]);
+    a.act(&mut zk, |r| {
+        r.handle_session(Instant::ZERO, SessionEvent::Expired)
+    });
+    assert_eq!(a.take_events(), [DoubleBarrierEvent::Lost]);
+    let next = zk.open_session();
+    a.session = next;
+    a.act(&mut zk, |r| {
+        r.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: next })
+    });
+    a.act(&mut zk, |r| r.enter(2)).unwrap();
+    a.run(&mut zk);
+    assert!(a.take_events().is_empty(), "waiting, not refused");
+}

@@ -391,7 +391,7 @@ async fn an_enter_carries_over_to_the_renewed_session() {
         within(Duration::from_secs(1), "p1 enters", second.enter(2)),
     );
     first.unwrap().unwrap();
-    second.unwrap();
+    let _inside = second.unwrap();
 }
 
 /// A timeout past the end of the clock is no deadline, not a panic.

@@ -149,6 +149,11 @@ pub struct DoubleBarrier<const N: usize = DEFAULT_PATH_CAPACITY> {
     /// own czxid was read: a creation notified since is of this round (a
     /// notification never comes after a reply the server sent later).
     absent_since_own: bool,
+    /// The session's id, once told: the own node must be its own.
+    session_id: Option<i64>,
+    /// The session before it, whose node of this name may outlive it
+    /// for a while (the server has not expired it yet).
+    earlier_session: Option<i64>,
     link: Link,
     events: EventQueue<DoubleBarrierEvent, 4>,
     scratch: String<N>,
@@ -182,6 +187,8 @@ impl<const N: usize> DoubleBarrier<N> {
             other: String::new(),
             own_czxid: None,
             absent_since_own: false,
+            session_id: None,
+            earlier_session: None,
             link: Link::Up,
             events: EventQueue::new(),
             scratch: String::new(),
@@ -476,6 +483,18 @@ impl<const N: usize> Recipe for DoubleBarrier<N> {
             (Op::CreateOwn, Reply::Created { .. } | Reply::Error(ZkError::NodeExists)) => {}
             (Op::StatOwn, Reply::Exists { stat }) => {
                 if self.step == Step::Entering {
+                    // Another session's node of this name (a process name
+                    // given twice): counting it as ours would count one
+                    // process for two. The node of this process's earlier
+                    // session, which the server has not expired yet, is
+                    // counted as before.
+                    let foreign = |id| {
+                        stat.ephemeral_owner != id
+                            && Some(stat.ephemeral_owner) != self.earlier_session
+                    };
+                    if self.session_id.is_some_and(foreign) {
+                        return self.finish(DoubleBarrierEvent::Failed(Error::NameTaken));
+                    }
                     self.own_czxid = Some(stat.czxid);
                 }
             }
@@ -583,7 +602,11 @@ impl<const N: usize> Recipe for DoubleBarrier<N> {
 
     fn handle_session(&mut self, _now: Instant, event: SessionEvent) {
         match event {
-            SessionEvent::Connected { .. } => {
+            SessionEvent::Connected { session_id } => {
+                if self.session_id.is_some_and(|id| id != session_id) {
+                    self.earlier_session = self.session_id;
+                }
+                self.session_id = Some(session_id);
                 if self.link.connected() != Reconnect::Same {
                     self.resync();
                 }

@@ -134,7 +134,11 @@ impl fmt::Debug for DoubleBarrier {
 }
 
 /// Inside a double barrier; [`leave`](Inside::leave) to get out.
+///
+/// Dropping it does not leave: this process's node stays until its session
+/// ends, and every other process's `leave` waits for it until then.
 #[derive(Debug)]
+#[must_use = "the others cannot leave until this process calls `leave` (or its session ends)"]
 pub struct Inside<'a> {
     barrier: &'a DoubleBarrier,
 }
@@ -183,6 +187,11 @@ impl DoubleBarrier {
     /// Enters, returning once `count` processes have (creating the barrier
     /// directory if missing). Not cancel-safe: a dropped enter leaves this
     /// process's node until its session ends.
+    ///
+    /// Fails with [`Error::NameTaken`] when another session's process
+    /// already holds this name in the barrier: counted once for two, both
+    /// would wait for ever. Every process must give the same `count`; one
+    /// that expects more than will come waits until the others leave.
     ///
     /// On a renewing [`Session`](crate::Session), an enter whose session
     /// expires enters again on the next one (its node went with the
