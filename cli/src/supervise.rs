@@ -120,6 +120,7 @@ pub async fn run_while_held<H: Held>(
     if let Some(r) = recognise(basename(&node)) {
         env.push(("HERDLESS_FENCE_TOKEN", r.sequence.value().to_string()));
     }
+    adopt_orphans();
     let child = match spawn(argv, &env) {
         Ok(child) => child,
         Err(fail) => {
@@ -233,15 +234,61 @@ async fn supervise<H: Held>(
     }
 }
 
-/// SIGTERM, then SIGKILL if the command has not ended after `grace`.
+/// SIGTERM, then SIGKILL if the command has not ended after `grace`: the
+/// command and every process it started, however deep, which would
+/// otherwise go on working without the lock (a script's own children).
 async fn stop(child: &mut Child, grace: Duration) {
-    if let Some(pid) = child.id() {
-        let _ = kill(pid_of(pid), Signal::SIGTERM);
+    signal_all(child, Signal::SIGTERM);
+    let deadline = tokio::time::Instant::now() + grace;
+    let _ = tokio::time::timeout_at(deadline, child.wait()).await;
+    while !descendants().is_empty() && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    if tokio::time::timeout(grace, child.wait()).await.is_err() {
+    if child.try_wait().ok().flatten().is_none() || !descendants().is_empty() {
         eprintln!("herdless: the command did not stop within {grace:?}: killing it");
+        signal_all(child, Signal::SIGKILL);
         let _ = child.kill().await;
     }
+}
+
+/// Sends `signal` to the command and to every live process under
+/// `herdless` (see [`descendants`]).
+fn signal_all(child: &Child, signal: Signal) {
+    if let Some(pid) = child.id() {
+        let _ = kill(pid_of(pid), signal);
+    }
+    for pid in descendants() {
+        let _ = kill(Pid::from_raw(pid), signal);
+    }
+}
+
+/// Every live process below this one: the command's children and theirs,
+/// and those whose parent died before them, which come back to `herdless`
+/// as it is their subreaper ([`adopt_orphans`]). Zombies are left out.
+fn descendants() -> Vec<i32> {
+    let Ok(all) = procfs::process::all_processes() else {
+        return Vec::new();
+    };
+    let stats: Vec<_> = all
+        .filter_map(|p| p.ok()?.stat().ok())
+        .filter(|stat| stat.state != 'Z' && stat.state != 'X')
+        .collect();
+    let mut found = vec![std::process::id() as i32];
+    let mut at = 0;
+    while at < found.len() {
+        let parent = found[at];
+        found.extend(stats.iter().filter(|s| s.ppid == parent).map(|s| s.pid));
+        at += 1;
+    }
+    found.remove(0);
+    found
+}
+
+/// Makes `herdless` the subreaper of what the command starts: a process
+/// whose parent has died is re-parented to `herdless` rather than to init,
+/// so [`stop`] still finds it.
+fn adopt_orphans() {
+    let _ = nix::sys::prctl::set_child_subreaper(true);
 }
 
 fn pid_of(id: u32) -> Pid {

@@ -1072,3 +1072,55 @@ async fn a_missing_chroot_is_named_and_an_existing_one_is_used() {
     assert_eq!((code, out.trim()), (0, "in"), "{err}");
     assert_eq!(children(&root, "/apps/billing/locks").await, ["l"]);
 }
+
+/// Whether the process `pid` is gone (or a zombie waiting to be reaped).
+fn gone(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lost_lock_stops_every_process_the_command_started_not_only_the_command() {
+    let server = ZkServer::start();
+    let zk = client(&server).await;
+    let addr = server.addr();
+    let dir = tempfile::tempdir().unwrap();
+    let pids = dir.path().join("pids");
+    // A script's child, and a grandchild whose parent (a subshell) has
+    // already exited: an orphan. Neither holds herdless's output open, so
+    // its end is not waited for by reading it.
+    let script = format!(
+        "sleep 60 >/dev/null 2>&1 & echo $! > {p}; (sleep 60 >/dev/null 2>&1 & echo $! >> {p}); wait",
+        p = pids.display()
+    );
+    let holder = start(herdless(&addr).args(["lock", "/locks/tree", "--", "sh", "-c", &script]));
+    let started = Instant::now();
+    let listed = loop {
+        let text = std::fs::read_to_string(&pids).unwrap_or_default();
+        let listed: Vec<i32> = text.lines().filter_map(|l| l.trim().parse().ok()).collect();
+        if listed.len() == 2 {
+            break listed;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the script ran"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let (code, _, err) = run(herdless(&addr).args(["break", "--yes", "/locks/tree"])).await;
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = finish(holder).await;
+    assert_eq!(code, 75, "{err}");
+    for pid in listed {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !gone(pid) && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert!(gone(pid), "process {pid} the command started still runs");
+    }
+    assert!(children(&zk, "/locks/tree").await.is_empty());
+}
