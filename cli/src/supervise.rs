@@ -104,6 +104,9 @@ pub struct Policy {
     pub kill_on_suspend: bool,
 }
 
+/// How long a lost lock or leadership is given to clean up after itself.
+const LOST_CLEANUP: Duration = Duration::from_secs(2);
+
 /// Runs `argv` while `held` is held: with its node's path
 /// ([`Held::NODE_VAR`]), the node's sequence as `HERDLESS_FENCE_TOKEN` and
 /// `HERDLESS_ZK` in its environment, stopped if `held` is lost, and
@@ -129,10 +132,14 @@ pub async fn run_while_held<H: Held>(
         }
     };
     let ended = supervise(&held, child, policy, interrupts).await;
-    if ended != Exit::Lost {
-        if let Err(e) = held.give_up().await {
-            eprintln!("herdless: giving up the {} at {node}: {e}", H::WHAT);
-        }
+    if ended == Exit::Lost {
+        // What is left of it on a session still live (a leader's
+        // acknowledgement, after an operator deleted its node) goes now,
+        // rather than at the session's expiry, where it would name a
+        // leader that is gone. Nothing to report: it is lost either way.
+        let _ = tokio::time::timeout(LOST_CLEANUP, held.give_up()).await;
+    } else if let Err(e) = held.give_up().await {
+        eprintln!("herdless: giving up the {} at {node}: {e}", H::WHAT);
     }
     Ok(ended)
 }

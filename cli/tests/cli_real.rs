@@ -1124,3 +1124,27 @@ async fn a_lost_lock_stops_every_process_the_command_started_not_only_the_comman
     }
     assert!(children(&zk, "/locks/tree").await.is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_leader_whose_node_an_operator_deleted_takes_its_acknowledgement_with_it() {
+    let server = ZkServer::start();
+    let zk = client(&server).await;
+    let addr = server.addr();
+    // Rounds: the acknowledgement's delete raced herdless's exit before.
+    for round in 0..6 {
+        let dir = format!("/election/op{round}");
+        let leader = start(herdless(&addr).args(["elect", &dir, "--", "sleep", "30"]));
+        // The candidate and the acknowledgement.
+        let names = until_children(&zk, &dir, 2).await;
+        let candidate = names.iter().find(|n| *n != "leader").unwrap();
+        zk.delete(&format!("{dir}/{candidate}"), None)
+            .await
+            .unwrap();
+        let (code, _, err) = finish(leader).await;
+        assert_eq!(code, 75, "{err}");
+        // At once, not at the session's expiry 10 s later: no leader is
+        // named that is gone.
+        let left = children(&zk, &dir).await;
+        assert!(left.is_empty(), "round {round}: {left:?}");
+    }
+}
