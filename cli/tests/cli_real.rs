@@ -1071,6 +1071,21 @@ async fn a_missing_chroot_is_named_and_an_existing_one_is_used() {
         run(herdless(&chrooted).args(["lock", "/locks/l", "--", "echo", "in"])).await;
     assert_eq!((code, out.trim()), (0, "in"), "{err}");
     assert_eq!(children(&root, "/apps/billing/locks").await, ["l"]);
+
+    // A malformed chroot or address is a usage error, at once, not a
+    // server unavailable after the session timeout.
+    let port = server.port();
+    for zk in [
+        format!("127.0.0.1:{port}/apps/"),
+        format!("127.0.0.1:{port}/apps//billing"),
+        format!("127.0.0.1:{port}/apps/.."),
+        "127.0.0.1:99999".to_owned(),
+    ] {
+        let started = Instant::now();
+        let (code, _, err) = run(herdless(&zk).args(["config", "get", "/x"])).await;
+        assert_eq!(code, 64, "{zk}: {err}");
+        assert!(started.elapsed() < Duration::from_secs(5), "{zk}");
+    }
 }
 
 /// Whether the process `pid` is gone (or a zombie waiting to be reaped).
