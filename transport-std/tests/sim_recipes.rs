@@ -1141,3 +1141,38 @@ async fn a_release_notifies_only_the_next_waiter() {
     guard.release().await.unwrap();
     assert!(under(&zk, DIR).is_empty());
 }
+
+/// The README's remedy for a coordinator gone before deciding: a decision
+/// node created by an operator is adopted by the sites waiting.
+#[tokio::test(start_paused = true)]
+async fn sites_left_by_their_coordinator_adopt_a_decision_an_operator_writes() {
+    let zk = SimServer::new();
+    let variant = Variant::Coordinated {
+        ephemeral_votes: false,
+    };
+    let c = zk.connect();
+    let coordinator = Coordinator::start(
+        &c,
+        "/tx/orphan",
+        b"body",
+        &["a", "b"],
+        variant,
+        Duration::from_secs(600),
+    )
+    .await
+    .unwrap();
+    let s = zk.connect();
+    let site = Site::join(&s, "/tx/orphan", "a", variant).await.unwrap();
+    site.vote(Vote::Commit).await.unwrap();
+    // The coordinator dies: its session ends, and nobody decides.
+    zk.expire(c.session_id());
+    drop(coordinator);
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    assert_eq!(site.decided(), None);
+    zk.create("/tx/orphan/decision", b"abort").unwrap();
+    let outcome = tokio::time::timeout(Duration::from_secs(1), site.outcome())
+        .await
+        .expect("the decision is heard")
+        .unwrap();
+    assert_eq!(outcome, Outcome::Abort);
+}
