@@ -196,6 +196,10 @@ impl Site {
     /// Joins the transaction at `tx` as `name` and returns once its body is
     /// read, or once the outcome is known (a site that comes late, after
     /// the decision, learns it at once).
+    ///
+    /// `name` is not checked against the coordinator's list of sites: a
+    /// name it did not list votes for nothing, and the transaction aborts
+    /// at the coordinator's deadline for want of the listed site's vote.
     pub async fn join(
         conn: &impl Connection,
         tx: &str,
@@ -242,6 +246,12 @@ impl Site {
     }
 
     /// Waits for the outcome. Cancel-safe.
+    ///
+    /// With [`Variant::Coordinated`], only the coordinator decides: if it
+    /// dies before deciding, this waits until someone does (a new
+    /// coordinator, or an operator creating `<tx>/decision` with `commit`
+    /// or `abort`, which every participant adopts). Bound it with
+    /// `tokio::time::timeout` where that matters.
     pub async fn outcome(&self) -> Result<Outcome, Error> {
         let mut progress = self.progress.clone();
         let p = wait(self.handle.over(), &mut progress, |p| p.decided.is_some()).await?;
