@@ -11,6 +11,7 @@ use herdless_std::election::LeaderState;
 use herdless_std::lock::Holding;
 use herdless_std::{Leadership, LockGuard};
 use nix::sys::signal::{kill, Signal};
+use nix::sys::wait::WaitPidFlag;
 use nix::unistd::Pid;
 use tokio::process::{Child, Command};
 
@@ -232,6 +233,7 @@ async fn supervise<H: Held>(
                     in_doubt = false;
                 }
             }
+            _ = tokio::time::sleep(REAP_EVERY) => reap_orphans(&child),
             signal = interrupts.recv() => {
                 if let (Some(pid), Ok(signal)) = (child.id(), Signal::try_from(signal)) {
                     let _ = kill(pid_of(pid), signal);
@@ -289,6 +291,26 @@ fn descendants() -> Vec<i32> {
     }
     found.remove(0);
     found
+}
+
+/// How often orphans that ended are reaped while the command runs.
+const REAP_EVERY: Duration = Duration::from_secs(1);
+
+/// Reaps the processes re-parented to `herdless` ([`adopt_orphans`]) that
+/// have ended, so that a long-running command that leaves orphans behind
+/// (a daemon's double fork) does not fill the process table with zombies.
+/// The command's own process is tokio's to reap.
+fn reap_orphans(child: &Child) {
+    let Ok(all) = procfs::process::all_processes() else {
+        return;
+    };
+    let me = std::process::id() as i32;
+    let command = child.id().map(|id| id as i32);
+    for stat in all.filter_map(|p| p.ok()?.stat().ok()) {
+        if stat.ppid == me && stat.state == 'Z' && Some(stat.pid) != command {
+            let _ = nix::sys::wait::waitpid(Pid::from_raw(stat.pid), Some(WaitPidFlag::WNOHANG));
+        }
+    }
 }
 
 /// Makes `herdless` the subreaper of what the command starts: a process

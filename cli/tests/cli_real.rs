@@ -1163,3 +1163,28 @@ async fn a_leader_whose_node_an_operator_deleted_takes_its_acknowledgement_with_
         assert!(left.is_empty(), "round {round}: {left:?}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn orphans_the_command_leaves_are_reaped_while_it_runs() {
+    let server = ZkServer::start();
+    let addr = server.addr();
+    // Three orphans that end at once, while the command goes on.
+    let script = "for i in 1 2 3; do (sleep 0.1 >/dev/null 2>&1 &); done; sleep 4";
+    let holder = start(herdless(&addr).args(["lock", "/locks/orphans", "--", "sh", "-c", script]));
+    let me = holder.id().expect("running").to_string();
+    tokio::time::sleep(Duration::from_millis(2_500)).await;
+    let zombies: Vec<String> = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| std::fs::read_to_string(e.ok()?.path().join("stat")).ok())
+        .filter(|stat| {
+            let Some((_, rest)) = stat.rsplit_once(')') else {
+                return false;
+            };
+            let fields: Vec<&str> = rest.split_whitespace().collect();
+            fields.first() == Some(&"Z") && fields.get(1) == Some(&me.as_str())
+        })
+        .collect();
+    assert!(zombies.is_empty(), "unreaped: {zombies:?}");
+    let (code, _, err) = finish(holder).await;
+    assert_eq!(code, 0, "{err}");
+}
