@@ -694,6 +694,46 @@ async fn embassy_priority_consumer_takes_an_urgent_std_item_put_later_first() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embassy_consumer_passes_over_an_item_over_its_receive_buffer_and_takes_the_next() {
+    use herdless_std::zookeeper_client::{Acls, CreateMode};
+    let server = ZkServer::start();
+    let client = std_client(&server).await;
+    let queue = herdless_std::queue::Queue::new(&client, "/plant/big")
+        .await
+        .unwrap();
+    queue.put(b"first").await.unwrap();
+    let sequential = CreateMode::PersistentSequential.with_acls(Acls::anyone_all());
+    client
+        .create("/plant/big/x-queue-", &[b'x'; 3_000], &sequential)
+        .await
+        .unwrap();
+    queue.put(b"after").await.unwrap();
+
+    // 2 KiB: the large item's reply does not fit and is skipped.
+    let (mut rx, mut tx) = ([0u8; 2048], [0u8; 1024]);
+    let mut consumer: Consumer<8, 64> = Consumer::new("/plant/big").unwrap();
+    let mut zk = driver(server.addr(), &mut rx, &mut tx, TIMEOUT_MS);
+    let id = zk.add(&mut consumer).unwrap();
+    zk.connect().await.unwrap();
+    for expected in [&b"first"[..], b"after"] {
+        let item = step("a take", zk.handle(id).take()).await.unwrap();
+        assert_eq!(item.data, expected);
+    }
+    assert!(zk
+        .recipe(id)
+        .unwrap()
+        .passed_over()
+        .starts_with("/plant/big/x-queue-"));
+    zk.close().await.unwrap();
+    let left = client.list_children("/plant/big").await.unwrap();
+    assert_eq!(
+        left.len(),
+        1,
+        "left for a consumer that can hold it: {left:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn embassy_site_votes_in_a_std_coordinators_transaction_and_learns_the_outcome() {
     let server = ZkServer::start();
     let client = std_client(&server).await;
