@@ -188,6 +188,10 @@ async fn a_group_observer_leaves_out_a_name_too_long_to_follow_and_reports_the_o
     zk.create(GROUP, b"").unwrap();
     zk.create(&format!("{GROUP}/{long}"), b"").unwrap();
     let mut observer = GroupObserver::start(&c, GROUP).unwrap();
+    assert!(
+        observer.is_complete(),
+        "nothing is known missing before a listing"
+    );
     let _short = GroupMember::join(&c, GROUP, "short", b"").await.unwrap();
     let change = within(100 * MS, "changed", observer.changed())
         .await
