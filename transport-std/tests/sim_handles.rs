@@ -183,6 +183,11 @@ async fn a_group_observer_leaves_out_a_name_too_long_to_follow_and_reports_the_o
         })),
         "herdless writes no member its observers cannot follow"
     );
+    let longest = "n".repeat(MAX_NAME);
+    let at_the_limit = GroupMember::join(&c, "/fleet/limit", &longest, b"")
+        .await
+        .expect("a name of MAX_NAME bytes is one an observer follows");
+    at_the_limit.leave().await.unwrap();
     // Another client's.
     zk.create("/fleet", b"").unwrap();
     zk.create(GROUP, b"").unwrap();
