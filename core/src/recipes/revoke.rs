@@ -200,8 +200,7 @@ impl<const N: usize> Revoke<N> {
         if node == "/" {
             return Err(Error::Path(PathError::BadName));
         }
-        let name = node.rsplit('/').next().unwrap_or(node);
-        match recognise(name) {
+        match recognise(path::basename(node)) {
             Some(r) if matches!(r.kind, NodeKind::Lock | NodeKind::Read | NodeKind::Write) => {}
             _ => return Err(Error::NotALockNode),
         }
