@@ -275,11 +275,7 @@ fn signal_all(child: &Child, signal: Signal) {
 /// and those whose parent died before them, which come back to `herdless`
 /// as it is their subreaper ([`adopt_orphans`]). Zombies are left out.
 fn descendants() -> Vec<i32> {
-    let Ok(all) = procfs::process::all_processes() else {
-        return Vec::new();
-    };
-    let stats: Vec<_> = all
-        .filter_map(|p| p.ok()?.stat().ok())
+    let stats: Vec<_> = processes()
         .filter(|stat| stat.state != 'Z' && stat.state != 'X')
         .collect();
     let mut found = vec![std::process::id() as i32];
@@ -293,6 +289,15 @@ fn descendants() -> Vec<i32> {
     found
 }
 
+/// The status line of every process on the machine that can be read now
+/// (one may end while it is listed).
+fn processes() -> impl Iterator<Item = procfs::process::Stat> {
+    procfs::process::all_processes()
+        .into_iter()
+        .flatten()
+        .filter_map(|p| p.ok()?.stat().ok())
+}
+
 /// How often orphans that ended are reaped while the command runs.
 const REAP_EVERY: Duration = Duration::from_secs(1);
 
@@ -301,12 +306,9 @@ const REAP_EVERY: Duration = Duration::from_secs(1);
 /// (a daemon's double fork) does not fill the process table with zombies.
 /// The command's own process is tokio's to reap.
 fn reap_orphans(child: &Child) {
-    let Ok(all) = procfs::process::all_processes() else {
-        return;
-    };
     let me = std::process::id() as i32;
     let command = child.id().map(|id| id as i32);
-    for stat in all.filter_map(|p| p.ok()?.stat().ok()) {
+    for stat in processes() {
         if stat.ppid == me && stat.state == 'Z' && Some(stat.pid) != command {
             let _ = nix::sys::wait::waitpid(Pid::from_raw(stat.pid), Some(WaitPidFlag::WNOHANG));
         }
