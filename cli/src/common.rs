@@ -80,16 +80,6 @@ impl Common {
             };
             options = options.digest(user, password);
         }
-        // A malformed chroot is the operator's typo, not a server away.
-        if let Some(at) = self.zk.find('/') {
-            let chroot = &self.zk[at..];
-            if let Err(e) = herdless_core::path::validate(chroot) {
-                return Err(Fail::new(
-                    Exit::Usage,
-                    format!("{}: invalid chroot {chroot}: {e}", self.zk),
-                ));
-            }
-        }
         // The library refuses a chroot that does not exist (every request
         // would fail with "node does not exist" on the recipe's own path);
         // the operator is told how to make it.
@@ -98,6 +88,8 @@ impl Common {
                 Exit::NotFound,
                 format!("{}: {e} (zkCli.sh create {chroot})", self.zk),
             ),
+            // A malformed chroot is the operator's typo, not a server away.
+            Error::InvalidChroot { .. } => Fail::new(Exit::Usage, format!("{}: {e}", self.zk)),
             // An address that is not one (a port over 65535, say).
             Error::Connect(herdless_std::zookeeper_client::Error::BadArguments(_)) => {
                 Fail::new(Exit::Usage, format!("cannot connect to {}: {e}", self.zk))

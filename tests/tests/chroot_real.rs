@@ -7,6 +7,7 @@
 
 use std::time::{Duration, Instant};
 
+use herdless_core::path::PathError;
 use herdless_std::zookeeper_client as zk;
 use herdless_std::{Client, ConnectOptions, Error, Lock, Session};
 use herdless_tests::{Proxy, ZkServer};
@@ -115,6 +116,41 @@ async fn a_missing_chroot_is_refused_at_connect_and_an_existing_one_is_used() {
     herdless_std::connect(&server.addr(), SESSION)
         .await
         .unwrap();
+}
+
+/// A malformed chroot is the user's typo: refused at once, naming it and
+/// what is wrong, before anything is sent. Without the check `/apps/..`
+/// reached the server and came back as a chroot that does not exist.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_malformed_chroot_is_refused_before_anything_is_sent() {
+    let server = ZkServer::start();
+    create(&root(&server).await, "/apps").await;
+    let proxy = Proxy::start(server.port());
+    for (chroot, error) in [
+        ("/apps/", PathError::TrailingSlash),
+        ("/apps//billing", PathError::EmptySegment { at: 6 }),
+        ("/apps/..", PathError::RelativeSegment { at: 6 }),
+    ] {
+        let addr = format!("{}{chroot}", proxy.addr());
+        let expected = Error::InvalidChroot {
+            chroot: chroot.to_owned(),
+            error,
+        };
+        let started = Instant::now();
+        match herdless_std::connect(&addr, SESSION).await {
+            Err(e) => assert_eq!(e, expected, "{addr}"),
+            Ok(_) => panic!("connected under {chroot}"),
+        }
+        match Session::connect(&addr, SESSION).await {
+            Err(e) => assert_eq!(e, expected, "{addr}"),
+            Ok(_) => panic!("a session under {chroot}"),
+        }
+        assert!(started.elapsed() < Duration::from_secs(1), "{addr}");
+        assert!(expected
+            .to_string()
+            .starts_with(&format!("invalid chroot {chroot}: ")));
+    }
+    assert_eq!(proxy.connections(), 0, "something was sent");
 }
 
 /// The connection drops while the chroot is being checked: the client

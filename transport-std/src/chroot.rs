@@ -1,4 +1,4 @@
-//! Refusing a session whose chroot does not exist.
+//! Refusing a session whose chroot is malformed or does not exist.
 //!
 //! Under a missing chroot the server accepts the session and then answers
 //! every request with `NoNode`, naming the recipe's own path: a user who
@@ -16,6 +16,21 @@ use zookeeper_client as zk;
 
 use crate::driver::convert;
 use crate::Error;
+
+/// Refuses a connect string whose chroot (from its first `/`) is not a
+/// valid path, before anything is sent: zookeeper-client would pass
+/// `/app/..` on, and the session would be refused later as a chroot that
+/// does not exist, naming no typo.
+pub(crate) fn validate(addr: &str) -> Result<(), Error> {
+    let Some(at) = addr.find('/') else {
+        return Ok(());
+    };
+    let chroot = &addr[at..];
+    herdless_core::path::validate(chroot).map_err(|error| Error::InvalidChroot {
+        chroot: chroot.to_owned(),
+        error,
+    })
+}
 
 /// How long to wait between two checks while the connection is down.
 const RETRY: Duration = Duration::from_millis(50);

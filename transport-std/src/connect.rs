@@ -119,12 +119,15 @@ impl ConnectOptions {
     /// Opens one session (a [`Client`](zk::Client)) to `addr`
     /// (`host:port[,host:port...][/chroot]`).
     ///
-    /// Under a chroot, fails with [`Error::ChrootMissing`] when the chroot
-    /// does not exist (the session just opened is closed): create it first.
+    /// Under a chroot, fails with [`Error::InvalidChroot`] when the chroot
+    /// is not a valid path (nothing is sent), and with
+    /// [`Error::ChrootMissing`] when it does not exist (the session just
+    /// opened is closed): create it first.
     ///
     /// Not cancel-safe in a useful sense: a dropped connect leaves nothing
     /// behind, but must simply be retried.
     pub async fn connect(&self, addr: &str) -> Result<zk::Client, Error> {
+        crate::chroot::validate(addr)?;
         let client = self.open(addr).await?;
         crate::chroot::check(&client, self.session_timeout).await?;
         Ok(client)

@@ -38,6 +38,17 @@ pub enum Error {
     /// create /app`) and connect again.
     #[error("the chroot {0} does not exist: create it first")]
     ChrootMissing(String),
+    /// The chroot of the connect string (`host:port/app/`, `/app//x`,
+    /// `/app/..`) is not a valid path. Nothing was sent: the server would
+    /// otherwise take some such strings for another node than the one
+    /// meant.
+    #[error("invalid chroot {chroot}: {error}")]
+    InvalidChroot {
+        /// The connect string's part from its first `/`.
+        chroot: String,
+        /// What is wrong with it.
+        error: PathError,
+    },
     /// A fenced batch was refused because its fence node is gone: the lock
     /// or leadership it was fenced on was lost. Nothing was written.
     #[error("fenced write refused: the lock or leadership is no longer held")]

@@ -92,8 +92,9 @@ pub use zookeeper_client::Client;
 pub use zookeeper_client::TlsOptions;
 
 /// Connects a new session to `addr` (`host:port[,host:port...][/chroot]`)
-/// with the given session timeout. Fails with [`Error::ChrootMissing`]
-/// under a chroot that does not exist.
+/// with the given session timeout. Fails with [`Error::InvalidChroot`]
+/// under a chroot that is not a valid path, and with
+/// [`Error::ChrootMissing`] under one that does not exist.
 ///
 /// Not cancel-safe in a useful sense: a dropped connect leaves nothing
 /// behind, but must simply be retried.

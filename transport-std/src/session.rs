@@ -60,7 +60,8 @@ impl Session {
     /// Connects the first session to `addr`
     /// (`host:port[,host:port...][/chroot]`) with the given session
     /// timeout, and starts renewing it. Fails with
-    /// [`Error::ChrootMissing`] under a chroot that does not exist.
+    /// [`Error::InvalidChroot`] under a chroot that is not a valid path,
+    /// and with [`Error::ChrootMissing`] under one that does not exist.
     ///
     /// Not cancel-safe in a useful sense: a dropped connect leaves nothing
     /// behind, but must simply be retried.
