@@ -1,7 +1,8 @@
 //! The machinery recipes are built on, private to the crate: a contender's
 //! place in a directory of sequential nodes, creating a recipe's
 //! ancestors, the request pipeline, the event queue, the session's life,
-//! the ACL option and reads that must see other clients' writes.
+//! the sessions whose ephemeral nodes are its own, the ACL option and
+//! reads that must see other clients' writes.
 
 pub(crate) mod acl_option;
 pub(crate) mod ancestors;
@@ -12,3 +13,4 @@ pub(crate) mod deadline;
 pub(crate) mod event_queue;
 pub(crate) mod link;
 pub(crate) mod pipeline;
+pub(crate) mod sessions;

@@ -47,6 +47,7 @@ use crate::engine::ancestors;
 use crate::engine::event_queue::EventQueue;
 use crate::engine::link::{Link, Reconnect};
 use crate::engine::pipeline::Pipeline;
+use crate::engine::sessions::Sessions;
 use crate::path::{self, PathError};
 use crate::{
     Acl, Children, CreateMode, Error, Instant, Outgoing, Recipe, Reply, Request, RequestId,
@@ -149,11 +150,9 @@ pub struct DoubleBarrier<const N: usize = DEFAULT_PATH_CAPACITY> {
     /// own czxid was read: a creation notified since is of this round (a
     /// notification never comes after a reply the server sent later).
     absent_since_own: bool,
-    /// The session's id, once told: the own node must be its own.
-    session_id: Option<i64>,
-    /// The session before it, whose node of this name may outlive it
-    /// for a while (the server has not expired it yet).
-    earlier_session: Option<i64>,
+    /// The sessions told: the own node must be the current one's, or an
+    /// earlier one's that the server has not expired yet.
+    sessions: Sessions,
     link: Link,
     events: EventQueue<DoubleBarrierEvent, 4>,
     scratch: String<N>,
@@ -187,8 +186,7 @@ impl<const N: usize> DoubleBarrier<N> {
             other: String::new(),
             own_czxid: None,
             absent_since_own: false,
-            session_id: None,
-            earlier_session: None,
+            sessions: Sessions::default(),
             link: Link::Up,
             events: EventQueue::new(),
             scratch: String::new(),
@@ -488,11 +486,9 @@ impl<const N: usize> Recipe for DoubleBarrier<N> {
                     // process for two. The node of this process's earlier
                     // session, which the server has not expired yet, is
                     // counted as before.
-                    let foreign = |id| {
-                        stat.ephemeral_owner != id
-                            && Some(stat.ephemeral_owner) != self.earlier_session
-                    };
-                    if self.session_id.is_some_and(foreign) {
+                    let owner = stat.ephemeral_owner;
+                    let foreign = |id| owner != id && !self.sessions.is_earlier(owner);
+                    if self.sessions.current().is_some_and(foreign) {
                         return self.finish(DoubleBarrierEvent::Failed(Error::NameTaken));
                     }
                     self.own_czxid = Some(stat.czxid);
@@ -603,10 +599,7 @@ impl<const N: usize> Recipe for DoubleBarrier<N> {
     fn handle_session(&mut self, _now: Instant, event: SessionEvent) {
         match event {
             SessionEvent::Connected { session_id } => {
-                if self.session_id.is_some_and(|id| id != session_id) {
-                    self.earlier_session = self.session_id;
-                }
-                self.session_id = Some(session_id);
+                self.sessions.connected(session_id);
                 if self.link.connected() != Reconnect::Same {
                     self.resync();
                 }

@@ -28,6 +28,7 @@ use crate::engine::ancestors;
 use crate::engine::event_queue::EventQueue;
 use crate::engine::link::{Link, Reconnect};
 use crate::engine::pipeline::Pipeline;
+use crate::engine::sessions::Sessions;
 use crate::path::{self};
 use crate::{
     Acl, CreateMode, Instant, Outgoing, Recipe, Reply, Request, RequestId, SessionEvent, Stat,
@@ -133,9 +134,7 @@ pub struct Member<const D: usize = DEFAULT_DATA_CAPACITY, const N: usize = DEFAU
     ever_in: bool,
     suspended: bool,
     link: Link,
-    session_id: Option<i64>,
-    /// The two sessions before the current one, newest first, as reported.
-    earlier_sessions: [Option<i64>; 2],
+    sessions: Sessions,
     /// The `ephemeralOwner` last read from the own node.
     own_owner: Option<i64>,
     /// A create was sent whose reply never came.
@@ -165,8 +164,7 @@ impl<const D: usize, const N: usize> Member<D, N> {
             ever_in: false,
             suspended: false,
             link: Link::Up,
-            session_id: None,
-            earlier_sessions: [None; 2],
+            sessions: Sessions::default(),
             own_owner: None,
             create_unknown: false,
             directory_retries: ancestors::Retries::default(),
@@ -256,7 +254,8 @@ impl<const D: usize, const N: usize> Member<D, N> {
         if self.step != Step::Leaving {
             return;
         }
-        let ours = owner.is_some_and(|o| Some(o) == self.session_id || self.is_earlier_session(o));
+        let ours =
+            owner.is_some_and(|o| Some(o) == self.sessions.current() || self.is_earlier_session(o));
         if ours {
             self.step = Step::Deleting;
             self.ops.queue(Op::Delete);
@@ -304,18 +303,19 @@ impl<const D: usize, const N: usize> Member<D, N> {
     }
 
     /// Whether `owner` is a session this member had before the current
-    /// one (session ids are never reused, so such a node can only be ours,
-    /// on its way out).
+    /// one: one reported, or the owner last read from the own node (a
+    /// session whose id was never reported).
     fn is_earlier_session(&self, owner: i64) -> bool {
-        owner != 0
-            && Some(owner) != self.session_id
-            && (self.own_owner == Some(owner) || self.earlier_sessions.contains(&Some(owner)))
+        self.sessions.is_earlier(owner)
+            || (owner != 0
+                && self.own_owner == Some(owner)
+                && Some(owner) != self.sessions.current())
     }
 
     fn on_node(&mut self, stat: Stat) {
         match self.step {
             Step::Checking | Step::Waiting => {
-                let owner_matches = match self.session_id {
+                let owner_matches = match self.sessions.current() {
                     // Our session's node is ours only if a create of ours
                     // may have made it (its reply lost): otherwise another
                     // member on the same session holds the name.
@@ -570,12 +570,8 @@ impl<const D: usize, const N: usize> Recipe for Member<D, N> {
         match event {
             SessionEvent::Connected { session_id } => {
                 let reconnect = self.link.connected();
-                let new_session = reconnect == Reconnect::New
-                    || self.session_id.is_some_and(|id| id != session_id);
-                if let Some(old) = self.session_id.filter(|id| *id != session_id) {
-                    self.earlier_sessions = [Some(old), self.earlier_sessions[0]];
-                }
-                self.session_id = Some(session_id);
+                let changed = self.sessions.connected(session_id);
+                let new_session = reconnect == Reconnect::New || changed;
                 if reconnect != Reconnect::Same || new_session {
                     self.resume(new_session);
                 }
