@@ -2,7 +2,7 @@
 //! tells "the command failed" (its own status, passed through) from "the
 //! lock was busy", "the wait timed out" and "the lock was lost".
 
-use std::process::ExitCode;
+use std::process::{ExitCode, ExitStatus};
 
 /// How `herdless` ends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -77,5 +77,15 @@ impl Exit {
 impl From<Exit> for ExitCode {
     fn from(exit: Exit) -> ExitCode {
         ExitCode::from(exit.code())
+    }
+}
+
+/// A shell's view of a status: the exit code, or 128 + the signal.
+pub fn status_code(status: ExitStatus) -> u8 {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => u8::try_from(code & 0xff).unwrap_or(1),
+        (None, Some(signal)) => u8::try_from(128 + signal).unwrap_or(255),
+        (None, None) => 1,
     }
 }

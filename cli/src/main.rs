@@ -6,8 +6,10 @@
 mod common;
 mod exit;
 mod fail;
+mod guard;
 mod signals;
 mod supervise;
+mod tree;
 mod verbs;
 mod wait;
 
@@ -59,7 +61,11 @@ enum Verb {
 }
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let args: Vec<_> = std::env::args_os().collect();
+    if guard::is_guard(args.get(1).map(|a| a.as_os_str())) {
+        return guard::run(&args[2..]);
+    }
+    let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {
             let usage = e.use_stderr();

@@ -2,7 +2,6 @@
 //! held, stopped (SIGTERM, then SIGKILL after a grace period) the moment
 //! it is lost, warned about while it is in doubt.
 
-use std::process::ExitStatus;
 use std::time::Duration;
 
 use herdless_core::naming::recognise;
@@ -11,13 +10,13 @@ use herdless_std::election::LeaderState;
 use herdless_std::lock::Holding;
 use herdless_std::{Leadership, LockGuard};
 use nix::sys::signal::{kill, Signal};
-use nix::sys::wait::WaitPidFlag;
 use nix::unistd::Pid;
 use tokio::process::{Child, Command};
 
-use crate::exit::Exit;
+use crate::exit::{status_code, Exit};
 use crate::fail::{Fail, Outcome};
 use crate::signals::Interrupts;
+use crate::{guard, tree};
 
 /// Where something held stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -124,8 +123,10 @@ pub async fn run_while_held<H: Held>(
     if let Some(r) = recognise(basename(&node)) {
         env.push(("HERDLESS_FENCE_TOKEN", r.sequence.value().to_string()));
     }
-    adopt_orphans();
-    let child = match spawn(argv, &env) {
+    // Should the guard die before the command, what the command started
+    // comes back here to be stopped rather than to init.
+    tree::adopt_orphans();
+    let child = match spawn(argv, &env, policy.grace) {
         Ok(child) => child,
         Err(fail) => {
             let _ = held.give_up().await;
@@ -145,52 +146,18 @@ pub async fn run_while_held<H: Held>(
     Ok(ended)
 }
 
-/// Starts `argv` with `env` added to its environment.
-fn spawn(argv: &[String], env: &[(&str, String)]) -> Result<Child, Fail> {
-    let Some((program, args)) = argv.split_first() else {
+/// Starts `argv` with `env` added to its environment, below a guard
+/// ([`guard`](crate::guard)) that stops it and all it started if
+/// `herdless` dies.
+fn spawn(argv: &[String], env: &[(&str, String)], grace: Duration) -> Result<Child, Fail> {
+    if argv.is_empty() {
         return Err(Fail::new(Exit::Usage, "no command given (after --)"));
-    };
-    let mut command = Command::new(program);
-    command
-        .args(args)
-        .envs(env.iter().map(|(k, v)| (*k, v.as_str())));
-    die_with_parent(&mut command);
-    command.spawn().map_err(|e| {
-        let code = if e.kind() == std::io::ErrorKind::NotFound {
-            127
-        } else {
-            126
-        };
-        Fail::new(Exit::CannotRun(code), format!("cannot run {program}: {e}"))
-    })
-}
-
-/// Has the command killed (SIGKILL) when `herdless` dies.
-///
-/// Otherwise a `herdless` killed with SIGKILL (or by the OOM killer) would
-/// leave its command running while its session times out and the next
-/// contender takes the lock: two holders. Linux's parent-death signal is
-/// tied to the thread that forks; the command is spawned from the thread
-/// that runs `block_on`, the main thread, which lives as long as the
-/// process. If `herdless` died before the child set it up, the child's
-/// parent is no longer `herdless` and it does not start the command.
-fn die_with_parent(command: &mut Command) {
-    let parent = nix::unistd::getpid();
-    let setup = move || -> std::io::Result<()> {
-        nix::sys::prctl::set_pdeathsig(Signal::SIGKILL)?;
-        if nix::unistd::getppid() != parent {
-            return Err(std::io::Error::from(std::io::ErrorKind::BrokenPipe));
-        }
-        Ok(())
-    };
-    // SAFETY: the closure runs in the child between fork and exec, where
-    // only async-signal-safe calls are allowed: it makes two system calls
-    // (prctl, getppid) and allocates nothing (an io::Error from a kind
-    // or an errno holds no heap data).
-    #[allow(unsafe_code)]
-    unsafe {
-        command.pre_exec(setup);
     }
+    let mut command = Command::from(guard::command(argv, grace, std::process::id()));
+    command.envs(env.iter().map(|(k, v)| (*k, v.as_str())));
+    command
+        .spawn()
+        .map_err(|e| Fail::new(Exit::CannotRun(126), format!("cannot start the guard: {e}")))
 }
 
 /// Runs until the command ends or `held` is lost: the command's status
@@ -233,7 +200,6 @@ async fn supervise<H: Held>(
                     in_doubt = false;
                 }
             }
-            _ = tokio::time::sleep(REAP_EVERY) => reap_orphans(&child),
             signal = interrupts.recv() => {
                 if let (Some(pid), Ok(signal)) = (child.id(), Signal::try_from(signal)) {
                     let _ = kill(pid_of(pid), signal);
@@ -246,92 +212,24 @@ async fn supervise<H: Held>(
 /// SIGTERM, then SIGKILL if the command has not ended after `grace`: the
 /// command and every process it started, however deep, which would
 /// otherwise go on working without the lock (a script's own children).
-async fn stop(child: &mut Child, grace: Duration) {
-    signal_all(child, Signal::SIGTERM);
-    let deadline = tokio::time::Instant::now() + grace;
-    let _ = tokio::time::timeout_at(deadline, child.wait()).await;
-    while !descendants().is_empty() && tokio::time::Instant::now() < deadline {
+/// The guard does it; what is left once it should have (the guard stopped
+/// or killed itself) is killed here.
+async fn stop(guard: &mut Child, grace: Duration) {
+    if let Some(pid) = guard.id() {
+        let _ = kill(pid_of(pid), guard::STOP);
+    }
+    let deadline = tokio::time::Instant::now() + grace + guard::MARGIN;
+    let _ = tokio::time::timeout_at(deadline, guard.wait()).await;
+    while !tree::descendants().is_empty() && tokio::time::Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    if child.try_wait().ok().flatten().is_none() || !descendants().is_empty() {
-        eprintln!("herdless: the command did not stop within {grace:?}: killing it");
-        signal_all(child, Signal::SIGKILL);
-        let _ = child.kill().await;
+    if guard.try_wait().ok().flatten().is_none() || !tree::descendants().is_empty() {
+        eprintln!("herdless: the guard did not stop the command: killing it");
+        tree::signal_all(Signal::SIGKILL);
+        let _ = guard.kill().await;
     }
-}
-
-/// Sends `signal` to the command and to every live process under
-/// `herdless` (see [`descendants`]).
-fn signal_all(child: &Child, signal: Signal) {
-    if let Some(pid) = child.id() {
-        let _ = kill(pid_of(pid), signal);
-    }
-    for pid in descendants() {
-        let _ = kill(Pid::from_raw(pid), signal);
-    }
-}
-
-/// Every live process below this one: the command's children and theirs,
-/// and those whose parent died before them, which come back to `herdless`
-/// as it is their subreaper ([`adopt_orphans`]). Zombies are left out.
-fn descendants() -> Vec<i32> {
-    let stats: Vec<_> = processes()
-        .filter(|stat| stat.state != 'Z' && stat.state != 'X')
-        .collect();
-    let mut found = vec![std::process::id() as i32];
-    let mut at = 0;
-    while at < found.len() {
-        let parent = found[at];
-        found.extend(stats.iter().filter(|s| s.ppid == parent).map(|s| s.pid));
-        at += 1;
-    }
-    found.remove(0);
-    found
-}
-
-/// The status line of every process on the machine that can be read now
-/// (one may end while it is listed).
-fn processes() -> impl Iterator<Item = procfs::process::Stat> {
-    procfs::process::all_processes()
-        .into_iter()
-        .flatten()
-        .filter_map(|p| p.ok()?.stat().ok())
-}
-
-/// How often orphans that ended are reaped while the command runs.
-const REAP_EVERY: Duration = Duration::from_secs(1);
-
-/// Reaps the processes re-parented to `herdless` ([`adopt_orphans`]) that
-/// have ended, so that a long-running command that leaves orphans behind
-/// (a daemon's double fork) does not fill the process table with zombies.
-/// The command's own process is tokio's to reap.
-fn reap_orphans(child: &Child) {
-    let me = std::process::id() as i32;
-    let command = child.id().map(|id| id as i32);
-    for stat in processes() {
-        if stat.ppid == me && stat.state == 'Z' && Some(stat.pid) != command {
-            let _ = nix::sys::wait::waitpid(Pid::from_raw(stat.pid), Some(WaitPidFlag::WNOHANG));
-        }
-    }
-}
-
-/// Makes `herdless` the subreaper of what the command starts: a process
-/// whose parent has died is re-parented to `herdless` rather than to init,
-/// so [`stop`] still finds it.
-fn adopt_orphans() {
-    let _ = nix::sys::prctl::set_child_subreaper(true);
 }
 
 fn pid_of(id: u32) -> Pid {
     Pid::from_raw(i32::try_from(id).unwrap_or(i32::MAX))
-}
-
-/// A shell's view of a status: the exit code, or 128 + the signal.
-fn status_code(status: ExitStatus) -> u8 {
-    use std::os::unix::process::ExitStatusExt;
-    match (status.code(), status.signal()) {
-        (Some(code), _) => u8::try_from(code & 0xff).unwrap_or(1),
-        (None, Some(signal)) => u8::try_from(128 + signal).unwrap_or(255),
-        (None, None) => 1,
-    }
 }

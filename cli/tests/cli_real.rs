@@ -1088,6 +1088,25 @@ async fn a_missing_chroot_is_named_and_an_existing_one_is_used() {
     }
 }
 
+/// Every process: its pid, state and parent's pid.
+fn process_table() -> Vec<(i32, String, i32)> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| {
+            let entry = e.ok()?;
+            let pid: i32 = entry.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
+            let (_, rest) = stat.rsplit_once(')')?;
+            let fields: Vec<&str> = rest.split_whitespace().collect();
+            Some((
+                pid,
+                fields.first()?.to_string(),
+                fields.get(1)?.parse().ok()?,
+            ))
+        })
+        .collect()
+}
+
 /// Whether the process `pid` is gone (or a zombie waiting to be reaped).
 fn gone(pid: i32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
@@ -1140,6 +1159,60 @@ async fn a_lost_lock_stops_every_process_the_command_started_not_only_the_comman
     assert!(children(&zk, "/locks/tree").await.is_empty());
 }
 
+/// herdless killed with SIGKILL (or by the OOM killer) cannot stop
+/// anything itself: its guard hears of its death and stops the whole tree
+/// within the grace period, before the session expires and the next
+/// contender goes in. Only the command's own process died with it before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn herdless_killed_with_sigkill_takes_everything_the_command_started_with_it() {
+    let server = ZkServer::start();
+    let addr = server.addr();
+    let dir = tempfile::tempdir().unwrap();
+    let pids = dir.path().join("pids");
+    // The script's own pid, a child that ignores SIGTERM (killed after the
+    // grace period) and an orphaned grandchild.
+    let script = format!(
+        "echo $$ > {p}; sh -c 'trap \"\" TERM; sleep 60' >/dev/null 2>&1 & echo $! >> {p}; \
+         (sleep 60 >/dev/null 2>&1 & echo $! >> {p}); wait",
+        p = pids.display()
+    );
+    let mut holder = start(herdless(&addr).args([
+        "lock",
+        "--grace",
+        "1",
+        "/locks/killed",
+        "--",
+        "sh",
+        "-c",
+        &script,
+    ]));
+    let started = Instant::now();
+    let listed = loop {
+        let text = std::fs::read_to_string(&pids).unwrap_or_default();
+        let listed: Vec<i32> = text.lines().filter_map(|l| l.trim().parse().ok()).collect();
+        if listed.len() == 3 {
+            break listed;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the script ran"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    holder.start_kill().unwrap();
+    let _ = holder.wait().await;
+    let killed = Instant::now();
+    for pid in listed {
+        while !gone(pid) && killed.elapsed() < Duration::from_secs(5) {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert!(
+            gone(pid),
+            "process {pid} the command started outlived herdless"
+        );
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_leader_whose_node_an_operator_deleted_takes_its_acknowledgement_with_it() {
     let server = ZkServer::start();
@@ -1171,18 +1244,21 @@ async fn orphans_the_command_leaves_are_reaped_while_it_runs() {
     // Three orphans that end at once, while the command goes on.
     let script = "for i in 1 2 3; do (sleep 0.1 >/dev/null 2>&1 &); done; sleep 4";
     let holder = start(herdless(&addr).args(["lock", "/locks/orphans", "--", "sh", "-c", script]));
-    let me = holder.id().expect("running").to_string();
+    let me = holder.id().expect("running") as i32;
     tokio::time::sleep(Duration::from_millis(2_500)).await;
-    let zombies: Vec<String> = std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|e| std::fs::read_to_string(e.ok()?.path().join("stat")).ok())
-        .filter(|stat| {
-            let Some((_, rest)) = stat.rsplit_once(')') else {
-                return false;
-            };
-            let fields: Vec<&str> = rest.split_whitespace().collect();
-            fields.first() == Some(&"Z") && fields.get(1) == Some(&me.as_str())
-        })
+    // Orphans come back to the nearest subreaper below herdless (its
+    // guard), or to herdless.
+    let stats = process_table();
+    let mut below = vec![me];
+    let mut at = 0;
+    while at < below.len() {
+        let parent = below[at];
+        below.extend(stats.iter().filter(|s| s.2 == parent).map(|s| s.0));
+        at += 1;
+    }
+    let zombies: Vec<_> = stats
+        .iter()
+        .filter(|(_, state, ppid)| state == "Z" && below.contains(ppid))
         .collect();
     assert!(zombies.is_empty(), "unreaped: {zombies:?}");
     let (code, _, err) = finish(holder).await;
