@@ -171,6 +171,14 @@ impl Proxy {
         self.reset();
     }
 
+    /// Cuts every client off without a word: what is sent on the
+    /// connections open now is swallowed (no reset, as when a cable is
+    /// pulled) and new connections are refused.
+    pub fn silence(&self) {
+        self.stall();
+        self.cut.store(true, Ordering::SeqCst);
+    }
+
     /// Accepts connections again.
     pub fn restore(&self) {
         self.cut.store(false, Ordering::SeqCst);

@@ -346,6 +346,55 @@ async fn expiry_of_the_holder_hands_over_and_its_guard_hears_lost() {
     guard_b.release().await.unwrap();
 }
 
+/// Cut off without a word (its packets swallowed, no reset), a holder
+/// cannot hear its session expire: it is told the lock is lost before the
+/// server can have expired the session, so before anyone else holds it,
+/// and it stays lost when the session comes back. Before, it heard so
+/// only when its client gave the session up, 7/5 of the timeout after
+/// the last answer: after the next holder was in.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_holder_cut_off_silently_is_told_lost_before_anyone_else_holds() {
+    const TIMEOUT: Duration = Duration::from_secs(4);
+    let server = ZkServer::start();
+    let b = client(&server).await;
+    for round in 0..3 {
+        let dir = format!("/locks/silent{round}");
+        let proxy = Proxy::start(server.port());
+        let a = herdless_std::connect(&proxy.addr(), TIMEOUT).await.unwrap();
+        let guard_a = Lock::new(&a, &dir).unwrap().acquire().await.unwrap();
+        let lock_b = Lock::new(&b, &dir).unwrap();
+        let waiting = tokio::spawn(async move {
+            let guard = lock_b.acquire().await.unwrap();
+            (Instant::now(), guard)
+        });
+        wait_until("b's node", Duration::from_secs(10), || async {
+            children(&b, &dir).await.len() == 2
+        })
+        .await;
+        proxy.silence();
+        let cut = Instant::now();
+        tokio::time::timeout(Duration::from_secs(20), guard_a.lost())
+            .await
+            .expect("a hears its lock is lost");
+        let lost = Instant::now();
+        let (held, guard_b) = tokio::time::timeout(Duration::from_secs(20), waiting)
+            .await
+            .expect("b takes over")
+            .unwrap();
+        println!(
+            "round {round}: a told lost {:?} after the cut, b in after {:?}",
+            lost - cut,
+            held - cut
+        );
+        assert!(lost < held, "round {round}: b held before a was told");
+        proxy.restore();
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        assert_eq!(guard_a.holding(), Holding::Lost, "round {round}");
+        drop(guard_a);
+        guard_b.release().await.unwrap();
+    }
+}
+
 #[tokio::test]
 async fn a_lock_on_a_session_is_acquired_again_after_its_session_expired() {
     let server = ZkServer::start();

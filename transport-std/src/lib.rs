@@ -64,6 +64,7 @@ use std::time::Duration;
 
 pub use connect::{digest_acl, digest_id, ConnectOptions};
 pub use connection::{Connection, WithAcl};
+pub use driver::hold::presumed_lost_after;
 pub use election::{Election, LeaderState, Leadership};
 pub use error::Error;
 pub use fence::{Fenced, FencedResult};

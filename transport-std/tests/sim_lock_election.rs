@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use herdless_std::election::LeaderState;
 use herdless_std::sim::{SimServer, SimSession};
-use herdless_std::{CreateMode, Election, Error, Fenced, Lock};
+use herdless_std::{CreateMode, Election, Error, Fenced, Holding, Lock};
 
 mod support;
 use support::{acquiring, faults, seeds, under, within};
@@ -99,11 +99,16 @@ async fn a_disconnection_shorter_than_the_session_suspends_and_resumes() {
         .commit()
         .await
         .expect("still held after the session resumed");
-    // Longer than the session timeout: expired.
+    // Longer than half the session timeout: presumed lost, before the
+    // server can have expired the session (and anyone else can hold).
     zk.disconnect(a.session_id(), Duration::from_secs(10));
+    let cut = tokio::time::Instant::now();
     tokio::time::timeout(Duration::from_secs(5), guard.lost())
         .await
-        .expect("lost once the session timeout passed");
+        .expect("lost once half the session timeout passed");
+    assert_eq!(cut.elapsed(), Duration::from_secs(2));
+    assert_eq!(guard.holding(), Holding::Lost);
+    tokio::time::sleep(Duration::from_secs(3)).await;
     assert!(!zk.is_live(a.session_id()));
 }
 

@@ -2,7 +2,11 @@
 //! the holding stands, the waits and the fence built on that, and giving
 //! the holding up when dropped.
 
+use std::sync::Arc;
+use std::time::Duration;
+
 use tokio::sync::watch;
+use tokio::task::JoinHandle;
 
 use crate::backend::Backend;
 use crate::driver::DriverHandle;
@@ -30,6 +34,35 @@ pub(crate) struct Hold<R: 'static, S> {
     handle: Option<DriverHandle<R>>,
     /// What dropping the holding tells the recipe (release, resign).
     give_up: fn(&mut R),
+    /// The task that presumes the holding lost after a long suspension.
+    presumption: Option<JoinHandle<()>>,
+}
+
+/// How a holding is presumed lost while its connection is down: after
+/// `after` in doubt, the server may have expired the session (its clock
+/// started at the last packet it had from us, before we noticed), and
+/// another contender may hold. The state channel's sender, to say so.
+pub(crate) struct PresumeLost<S> {
+    pub(crate) after: Duration,
+    pub(crate) state: Arc<watch::Sender<S>>,
+}
+
+/// How long a lock or leadership may stay suspended (its connection down)
+/// before the session may have expired on the server, for a session
+/// timeout `timeout`: a [`LockGuard`](crate::LockGuard) or
+/// [`Leadership`](crate::Leadership) suspended that long is lost for its
+/// holder, as another contender may hold by then. A holder whose work
+/// takes time to stop must start stopping earlier (the `herdless` command
+/// line stops its command this long minus `--grace` into a suspension).
+///
+/// zookeeper-client notices a silent connection once nothing has come
+/// from the server for 2/5 of the timeout, checked every 1/20, so the
+/// server last heard from us at least 9/20 of the timeout before we
+/// notice; it expires the session a whole timeout after that, 11/20 of it
+/// after the notice at the earliest. Half the timeout leaves 1/20 of it
+/// for the round trip and for the task that acts on the news.
+pub fn presumed_lost_after(timeout: Duration) -> Duration {
+    timeout / 2
 }
 
 impl<R: 'static, S: Standing> Hold<R, S> {
@@ -39,13 +72,16 @@ impl<R: 'static, S: Standing> Hold<R, S> {
         state: watch::Receiver<S>,
         handle: DriverHandle<R>,
         give_up: fn(&mut R),
+        presume: Option<PresumeLost<S>>,
     ) -> Self {
+        let presumption = presume.map(|p| tokio::spawn(presume_lost(p, handle.clone(), give_up)));
         Hold {
             backend,
             node_path,
             state,
             handle: Some(handle),
             give_up,
+            presumption,
         }
     }
 
@@ -100,8 +136,56 @@ impl<R: 'static, S: Standing> Hold<R, S> {
 
 impl<R: 'static, S> Drop for Hold<R, S> {
     fn drop(&mut self) {
+        if let Some(presumption) = self.presumption.take() {
+            presumption.abort();
+        }
         if let Some(handle) = self.handle.take() {
             let _ = handle.command(self.give_up);
         }
+    }
+}
+
+/// Each time the holding is suspended, waits `presume.after` for it to be
+/// held again; if it is still suspended then, it is lost for the holder
+/// (the state says so, and never goes back) and given up, so that its
+/// node goes if the same session comes back after all.
+async fn presume_lost<R: 'static, S: Standing>(
+    presume: PresumeLost<S>,
+    handle: DriverHandle<R>,
+    give_up: fn(&mut R),
+) {
+    let mut state = presume.state.subscribe();
+    loop {
+        let Ok(now) = state
+            .wait_for(|s| *s == S::SUSPENDED || *s == S::LOST)
+            .await
+            .map(|s| *s)
+        else {
+            return;
+        };
+        if now == S::LOST {
+            return;
+        }
+        let back = tokio::time::timeout(presume.after, state.wait_for(|s| *s != S::SUSPENDED));
+        match back.await {
+            Ok(Ok(_)) => continue,
+            Ok(Err(_)) => return,
+            Err(_) => {}
+        }
+        let presumed = presume.state.send_if_modified(|s| {
+            let suspended = *s == S::SUSPENDED;
+            if suspended {
+                *s = S::LOST;
+            }
+            suspended
+        });
+        if presumed {
+            tracing::warn!(
+                "suspended for {:?}: presumed lost (the session may have expired)",
+                presume.after
+            );
+            let _ = handle.command(give_up);
+        }
+        return;
     }
 }

@@ -64,6 +64,16 @@ pub(crate) struct DriverHandle<R> {
     over: SessionOver,
 }
 
+impl<R> Clone for DriverHandle<R> {
+    fn clone(&self) -> Self {
+        DriverHandle {
+            commands: self.commands.clone(),
+            origin: self.origin,
+            over: self.over.clone(),
+        }
+    }
+}
+
 impl<R> DriverHandle<R> {
     /// The recipe's instant `after` from now, for deadlines.
     pub(crate) fn deadline_in(&self, after: Duration) -> herdless_core::Instant {

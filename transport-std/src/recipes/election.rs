@@ -40,7 +40,7 @@ use tracing::{info, warn};
 use super::observed::{next_news, Observed};
 use super::read_failure::ReadFailure;
 use crate::driver::channel;
-use crate::driver::hold::{Hold, Standing};
+use crate::driver::hold::{presumed_lost_after, Hold, Standing};
 use crate::driver::own_node::OwnNode;
 use crate::driver::undo::Undo;
 use crate::driver::{self, Counters, DriverHandle, Source};
@@ -270,10 +270,11 @@ impl Election {
     fn core(&self, deadline: Option<TokioInstant>) -> Result<Box<Core>, Error> {
         let mut core: Core = Core::with_flavour(&self.dir, self.flavour)?.with_acl(self.acl);
         let client = self.source.backend();
-        // After the session timeout without the session coming back, it is
-        // expired for certain: lost, whether the expiry is heard or not.
-        let timeout = u64::try_from(client.session_timeout().as_millis()).unwrap_or(u64::MAX);
-        core.set_lost_after(Some(timeout));
+        // Suspended for that long, the session may have expired on the
+        // server, and another candidate may lead: lost, whether the expiry
+        // is heard or not (CURATOR-220).
+        let after = presumed_lost_after(client.session_timeout());
+        core.set_lost_after(Some(u64::try_from(after.as_millis()).unwrap_or(u64::MAX)));
         let guid = client.guid();
         match deadline {
             None => core.campaign(guid, &self.data)?,
@@ -337,6 +338,7 @@ impl Election {
                         |c: &mut Core| {
                             let _ = c.resign();
                         },
+                        None,
                     );
                     return Ok(Some(Leadership { hold, events }));
                 }

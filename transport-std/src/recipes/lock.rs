@@ -19,7 +19,7 @@ use tokio::time::Instant as TokioInstant;
 use tracing::{info, warn};
 
 use crate::driver::channel;
-use crate::driver::hold::{Hold, Standing};
+use crate::driver::hold::{presumed_lost_after, Hold, PresumeLost, Standing};
 use crate::driver::own_node::OwnNode;
 use crate::driver::undo::Undo;
 use crate::driver::{self, Counters, Source};
@@ -258,8 +258,17 @@ impl Lock {
                     LockEvent::Released => Some(Holding::Released),
                     _ => None,
                 };
+                // Presumed lost in a long suspension, it stays lost: the
+                // session coming back does not undo what the holder was
+                // told (its node is given up then).
                 if let Some(state) = state {
-                    holding_tx.send_replace(state);
+                    holding_tx.send_if_modified(|now| {
+                        let changed = *now != Holding::Lost && *now != state;
+                        if changed {
+                            *now = state;
+                        }
+                        changed
+                    });
                 }
                 let _ = events_tx.unbounded_send(event);
             }
@@ -303,6 +312,10 @@ impl Lock {
                         |l: &mut CoreLock| {
                             let _ = l.release();
                         },
+                        Some(PresumeLost {
+                            after: presumed_lost_after(self.source.backend().session_timeout()),
+                            state: holding_tx.clone(),
+                        }),
                     );
                     return Ok(Some(LockGuard {
                         hold,
