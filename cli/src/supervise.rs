@@ -102,6 +102,22 @@ pub struct Policy {
     pub grace: Duration,
     /// Treat a suspension (connection lost) as a loss.
     pub kill_on_suspend: bool,
+    /// How long a suspension may last before the command is stopped: the
+    /// session may have expired on the server once the stop, grace period
+    /// included, would end ([`Policy::new`]).
+    pub doubt_limit: Duration,
+}
+
+impl Policy {
+    /// The policy for a session of `session_timeout` (as the server
+    /// granted it).
+    pub fn new(grace: Duration, kill_on_suspend: bool, session_timeout: Duration) -> Policy {
+        Policy {
+            grace,
+            kill_on_suspend,
+            doubt_limit: herdless_std::presumed_lost_after(session_timeout).saturating_sub(grace),
+        }
+    }
 }
 
 /// How long a lost lock or leadership is given to clean up after itself.
@@ -147,7 +163,7 @@ pub async fn run_while_held<H: Held>(
 }
 
 /// Starts `argv` with `env` added to its environment, below a guard
-/// ([`guard`](crate::guard)) that stops it and all it started if
+/// ([`guard`]) that stops it and all it started if
 /// `herdless` dies.
 fn spawn(argv: &[String], env: &[(&str, String)], grace: Duration) -> Result<Child, Fail> {
     if argv.is_empty() {
@@ -170,6 +186,7 @@ async fn supervise<H: Held>(
     interrupts: &mut Interrupts,
 ) -> Exit {
     let mut in_doubt = false;
+    let mut doubt_ends = tokio::time::Instant::now();
     loop {
         tokio::select! {
             status = child.wait() => {
@@ -192,6 +209,20 @@ async fn supervise<H: Held>(
                     }
                     eprintln!("herdless: warning: connection to ZooKeeper lost; the {} is in doubt until it is back", H::WHAT);
                     in_doubt = true;
+                    doubt_ends = tokio::time::Instant::now() + policy.doubt_limit;
+                }
+            }
+            _ = tokio::time::sleep_until(doubt_ends), if in_doubt => {
+                if held.standing() == Standing::Held {
+                    eprintln!("herdless: connection back; the {} is still held", H::WHAT);
+                    in_doubt = false;
+                } else {
+                    eprintln!(
+                        "herdless: connection lost for {:?}: the session may expire before the command could be stopped; stopping it",
+                        policy.doubt_limit
+                    );
+                    stop(&mut child, policy.grace).await;
+                    return Exit::Lost;
                 }
             }
             _ = tokio::time::sleep(Duration::from_millis(100)), if in_doubt => {

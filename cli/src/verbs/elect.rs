@@ -32,8 +32,10 @@ pub struct ElectArgs {
     /// What this candidate tells the others when it leads (its address, say).
     #[arg(long)]
     pub data: Option<String>,
-    /// Seconds between SIGTERM and SIGKILL when leadership is lost.
-    #[arg(long, value_name = "SECS", default_value_t = 5.0)]
+    /// Seconds between SIGTERM and SIGKILL when leadership is lost. The stop starts
+    /// this much earlier in a lost connection, so that it ends before
+    /// the session can expire (half the session timeout in).
+    #[arg(long, value_name = "SECS", default_value_t = 2.0)]
     pub grace: f64,
     /// Stop the command as soon as the connection is lost.
     #[arg(long)]
@@ -61,10 +63,7 @@ pub async fn run(common: &Common, args: ElectArgs) -> Outcome {
             Ok(leadership) => leadership,
             Err(interrupted) => return Ok(interrupted),
         };
-    let policy = Policy {
-        grace,
-        kill_on_suspend: args.kill_on_suspend,
-    };
+    let policy = Policy::new(grace, args.kill_on_suspend, client.session_timeout());
     run_while_held(
         leadership,
         &args.command,

@@ -62,8 +62,10 @@ pub struct LockArgs {
     /// Exit status when -n finds the lock held or -w runs out.
     #[arg(short = 'E', long = "conflict-exit-code", value_name = "CODE")]
     pub conflict_exit_code: Option<u8>,
-    /// Seconds between SIGTERM and SIGKILL when the lock is lost.
-    #[arg(long, value_name = "SECS", default_value_t = 5.0)]
+    /// Seconds between SIGTERM and SIGKILL when the lock is lost. The stop starts
+    /// this much earlier in a lost connection, so that it ends before
+    /// the session can expire (half the session timeout in).
+    #[arg(long, value_name = "SECS", default_value_t = 2.0)]
     pub grace: f64,
     /// Stop the command as soon as the connection is lost, not only when
     /// the lock is (the lock may still be held; it cannot be known).
@@ -117,9 +119,6 @@ pub async fn run(common: &Common, args: LockArgs) -> Outcome {
         }
         Err(interrupted) => return Ok(interrupted),
     };
-    let policy = Policy {
-        grace,
-        kill_on_suspend: args.kill_on_suspend,
-    };
+    let policy = Policy::new(grace, args.kill_on_suspend, client.session_timeout());
     run_while_held(guard, &args.command, &common.zk, policy, &mut interrupts).await
 }
