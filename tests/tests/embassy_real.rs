@@ -338,6 +338,51 @@ async fn embassy_expiry_is_reported_as_loss() {
     zk.close().await.unwrap();
 }
 
+/// A holder not driven for longer than its session (the application busy
+/// elsewhere) has lost its lock on the server, which a herdless-std
+/// contender now holds: `hold_while` must not start the work. It did, in
+/// the millisecond the holder woke (5 runs of 5 for a tester): the overdue
+/// read timeout only put the lock in doubt, and `Lost` came after the
+/// reconnect, with the work already running beside the other holder.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embassy_holder_woken_after_its_session_expired_does_not_start_work() {
+    let server = ZkServer::start();
+    let (mut rx, mut tx) = ([0u8; 4096], [0u8; 1024]);
+    let mut lock: Lock = Lock::new("/locks/paused").unwrap();
+    let mut zk = driver(server.addr(), &mut rx, &mut tx, 4_000);
+    let id = zk.add(&mut lock).unwrap();
+    zk.connect().await.unwrap();
+    zk.handle(id).acquire(guid()).await.unwrap();
+
+    let other = std_client(&server).await;
+    let rival = herdless_std::Lock::new(&other, "/locks/paused").unwrap();
+    let taken = tokio::spawn(async move { rival.acquire().await });
+    // Not driven: no pings, and the server expires the session.
+    let taken = tokio::time::timeout(Duration::from_secs(20), taken)
+        .await
+        .expect("the rival acquires once the paused session expired")
+        .unwrap()
+        .unwrap();
+    let started = Arc::new(AtomicBool::new(false));
+    let flag = started.clone();
+    let outcome = tokio::time::timeout(
+        Duration::from_secs(20),
+        zk.handle(id).hold_while(async move {
+            flag.store(true, Ordering::SeqCst);
+            tokio::time::sleep(Duration::from_secs(60)).await;
+        }),
+    )
+    .await
+    .expect("the loss is reported");
+    assert_eq!(outcome, Err(Error::Lost));
+    assert!(
+        !started.load(Ordering::SeqCst),
+        "work began beside the rival"
+    );
+    assert!(taken.is_held());
+    taken.release().await.unwrap();
+}
+
 /// A waiter cut off past its session fails with `SessionEnded` (its node
 /// went with the session; it once failed with `Zk(SessionExpired)`). With
 /// renewal (the default) the driver opens the next session by itself, and

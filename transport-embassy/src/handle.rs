@@ -131,6 +131,18 @@ impl<'z, 'a, T: Transport, R: Recipe + 'static, const K: usize> Handle<'z, 'a, T
         outcome.and_then(failed).map_or(Ok(()), Err)
     }
 
+    /// Fires the timers a pause left due (a read timeout that passed while
+    /// nobody drove the session), then drives the session for as long as
+    /// `in_doubt` says of the recipe: until its connection is back, or
+    /// what it held is known lost.
+    pub(crate) async fn out_of_doubt(&mut self, in_doubt: fn(&R) -> bool) -> Result<(), Error> {
+        let id = self.id;
+        self.zk.fire_timers();
+        self.zk
+            .drive_until(|zk| zk.recipe(id).ok().filter(|r| !in_doubt(r)).map(|_| ()))
+            .await
+    }
+
     /// Runs `work` while driving the session, and stops it (dropping
     /// `work`) with the error `stop` makes of one of the recipe's events;
     /// the events `stop` passes over (`None`) are consumed.

@@ -74,9 +74,16 @@ impl<T: Transport, const K: usize, const N: usize> Handle<'_, '_, T, Lock<N>, K>
     /// [`Error::Lost`] as soon as the lock is lost (the session expired or
     /// the node was deleted), or with [`Error::RevocationRequested`] when
     /// someone asks a revocable holder to release (consent is then
-    /// [`release`](Self::release)). A suspended connection does not stop
-    /// `work`: check [`is_held`](Self::is_held) where doubt matters.
+    /// [`release`](Self::release)). A connection lost while `work` runs
+    /// does not stop it: check [`is_held`](Self::is_held) where doubt
+    /// matters. But `work` does not start on a lock in doubt: after a
+    /// pause longer than the read timeout (the application busy
+    /// elsewhere), the server may have expired the session and let
+    /// another holder in, so the session is driven until it answers
+    /// first: `work` starts if the lock is still held, and `Err(Lost)`
+    /// comes if not.
     pub async fn hold_while<F: Future>(&mut self, work: F) -> Result<F::Output, Error> {
+        self.out_of_doubt(Lock::is_suspended).await?;
         self.work_unless(work, |event| match event {
             LockEvent::Lost => Some(Error::Lost),
             LockEvent::RevocationRequested => Some(Error::RevocationRequested),

@@ -392,7 +392,7 @@ impl<T: Transport, const K: usize> Zk<'_, T, K> {
     }
 
     /// Calls the session's and the recipes' timers that are due.
-    pub(super) fn fire_timers(&mut self) {
+    pub(crate) fn fire_timers(&mut self) {
         let now = self.now();
         self.fired_at = now;
         if self.session.poll_timeout().is_some_and(|at| at <= now) {
