@@ -329,6 +329,40 @@ fn lost_create_reply_adopts_the_node_found_by_guid() {
     assert_eq!(events(&mut lock), vec![LockEvent::Acquired]);
 }
 
+/// A create whose answer (the node's path) did not fit the embedded
+/// transport's receive buffer was applied: the node is found by GUID and
+/// deleted before the attempt fails (the notifications about the node
+/// would not fit either). Failing at once left the node ahead of every
+/// contender for as long as the session lived (6 of 6 for a tester).
+#[test]
+fn a_create_answer_too_large_to_read_deletes_the_node_then_fails() {
+    let mut lock: Lock = Lock::new("/locks/a").unwrap();
+    lock.acquire(GUID).unwrap();
+    let sent = drain(&mut lock);
+    lock.handle_reply(
+        Instant::ZERO,
+        sent[0].0,
+        Reply::Error(ZkError::ReplyTooLarge),
+    );
+    children(&mut lock, sent[1].0, &[OWN]);
+    assert!(events(&mut lock).is_empty(), "not before the node is gone");
+    let sent = drain(&mut lock);
+    assert_eq!(texts(&sent), [CATCH_UP, "children /locks/a watch=false"]);
+    lock.handle_reply(Instant::ZERO, sent[0].0, Reply::Checked);
+    children(&mut lock, sent[1].0, &["x-lock-0000000007", OWN]);
+    let sent = drain(&mut lock);
+    assert_eq!(texts(&sent), [format!("delete /locks/a/{OWN}")]);
+    assert!(events(&mut lock).is_empty(), "not before the node is gone");
+    lock.handle_reply(Instant::ZERO, sent[0].0, Reply::Deleted);
+    assert_eq!(
+        events(&mut lock),
+        vec![LockEvent::Failed(herdless_core::Error::Zk(
+            ZkError::ReplyTooLarge
+        ))]
+    );
+    assert_eq!(lock.state(), LockState::Idle);
+}
+
 #[test]
 fn connection_loss_reply_on_release_retries_the_delete_after_reconnect() {
     let mut lock = held();

@@ -383,6 +383,40 @@ async fn embassy_holder_woken_after_its_session_expired_does_not_start_work() {
     taken.release().await.unwrap();
 }
 
+/// A receive buffer too small for the create's answer (the node's path):
+/// the create was applied, so the attempt finds its node by GUID and
+/// deletes it before it fails with `ReplyTooLarge`; the session carries
+/// on. It failed at once and left the node behind, ahead of every other
+/// contender for as long as the session lived (6 of 6 for a tester).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embassy_lock_whose_create_answer_does_not_fit_leaves_no_node() {
+    const DIR: &str = "/locks/a-directory-with-a-rather-long-name";
+    let server = ZkServer::start();
+    let other = std_client(&server).await;
+    let (mut rx, mut tx) = ([0u8; 100], [0u8; 1024]);
+    let mut lock: Lock = Lock::new(DIR).unwrap();
+    let mut zk = driver(server.addr(), &mut rx, &mut tx, 10_000);
+    let id = zk.add(&mut lock).unwrap();
+    zk.connect().await.unwrap();
+    let session = zk.session_id();
+    for _ in 0..3 {
+        let outcome = zk.handle(id).acquire(guid()).await;
+        assert_eq!(
+            outcome,
+            Err(Error::Recipe(herdless_core::Error::Zk(
+                herdless_core::ZkError::ReplyTooLarge
+            )))
+        );
+        assert!(
+            other.list_children(DIR).await.unwrap().is_empty(),
+            "no node left"
+        );
+    }
+    assert_eq!(zk.session_id(), session, "the same session");
+    assert_eq!(zk.faults(), 0, "no connection dropped");
+    zk.close().await.unwrap();
+}
+
 /// A waiter cut off past its session fails with `SessionEnded` (its node
 /// went with the session; it once failed with `Zk(SessionExpired)`). With
 /// renewal (the default) the driver opens the next session by itself, and

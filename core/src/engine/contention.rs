@@ -120,6 +120,10 @@ pub(crate) enum CreateRefusal {
     /// The connection or the session is gone: a loss like any other
     /// request's (a lost create is marked as possibly applied).
     Lost,
+    /// Applied, but its answer (the node's path) did not fit the
+    /// transport's receive buffer: the node is there, to be found by GUID
+    /// and deleted.
+    Unread,
     /// ZooKeeper refused it for good.
     Refused(ZkError),
 }
@@ -385,6 +389,11 @@ impl<const N: usize> Contention<N> {
                 self.create_lost();
             }
             CreateRefusal::Lost
+        } else if e == ZkError::ReplyTooLarge {
+            // Every refusal fits any buffer (a header alone): only a
+            // success can be too large.
+            self.create_lost();
+            CreateRefusal::Unread
         } else {
             CreateRefusal::Refused(e)
         }

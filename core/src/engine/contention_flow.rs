@@ -222,6 +222,16 @@ pub(crate) trait ContentionFlow<const N: usize, const Q: usize> {
                 self.create_with_ancestors();
             }
             CreateRefusal::Lost => self.connection_or_session_lost(e),
+            // A transport that cannot read the node's path cannot read
+            // the notifications about it either: fail, but only once the
+            // node is found (by GUID) and deleted. Failing at once left it
+            // ahead of every other contender for as long as the session
+            // lived.
+            CreateRefusal::Unread => {
+                self.forget(&[Self::LIST]);
+                self.fail_with(Error::Zk(e));
+                self.find();
+            }
             CreateRefusal::Refused(e) => {
                 self.forget(&[Self::LIST]);
                 self.fail_with(Error::Zk(e));
