@@ -1141,6 +1141,24 @@ async fn a_missing_chroot_is_named_and_an_existing_one_is_used() {
     }
 }
 
+/// The `count` pids a command's script writes to `file`, one a line, once
+/// it has written them all.
+async fn pids_written(file: &std::path::Path, count: usize) -> Vec<i32> {
+    let started = Instant::now();
+    loop {
+        let text = std::fs::read_to_string(file).unwrap_or_default();
+        let listed: Vec<i32> = text.lines().filter_map(|l| l.trim().parse().ok()).collect();
+        if listed.len() == count {
+            return listed;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the script ran"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 /// Every process: its pid, state and parent's pid.
 fn process_table() -> Vec<(i32, String, i32)> {
     std::fs::read_dir("/proc")
@@ -1185,19 +1203,7 @@ async fn a_lost_lock_stops_every_process_the_command_started_not_only_the_comman
         p = pids.display()
     );
     let holder = start(herdless(&addr).args(["lock", "/locks/tree", "--", "sh", "-c", &script]));
-    let started = Instant::now();
-    let listed = loop {
-        let text = std::fs::read_to_string(&pids).unwrap_or_default();
-        let listed: Vec<i32> = text.lines().filter_map(|l| l.trim().parse().ok()).collect();
-        if listed.len() == 2 {
-            break listed;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "the script ran"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    let listed = pids_written(&pids, 2).await;
     let (code, _, err) = run(herdless(&addr).args(["break", "--yes", "/locks/tree"])).await;
     assert_eq!(code, 0, "{err}");
     let (code, _, err) = finish(holder).await;
@@ -1239,19 +1245,7 @@ async fn herdless_killed_with_sigkill_takes_everything_the_command_started_with_
         "-c",
         &script,
     ]));
-    let started = Instant::now();
-    let listed = loop {
-        let text = std::fs::read_to_string(&pids).unwrap_or_default();
-        let listed: Vec<i32> = text.lines().filter_map(|l| l.trim().parse().ok()).collect();
-        if listed.len() == 3 {
-            break listed;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "the script ran"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    let listed = pids_written(&pids, 3).await;
     holder.start_kill().unwrap();
     let _ = holder.wait().await;
     let killed = Instant::now();
