@@ -475,6 +475,11 @@ impl<const N: usize, const D: usize> Election<N, D> {
 
     /// Volunteers with `data` (a participant id, an address); events follow.
     ///
+    /// `data` shares the acknowledgement's `D` bytes with the own node's
+    /// name and a newline: longer than what is left (141 bytes for the
+    /// default `Election<128, 192>` with herdless names), it is refused
+    /// with [`Error::TooLarge`], which names that room.
+    ///
     /// `guid` must be fresh random bytes for every campaign.
     ///
     /// ```
