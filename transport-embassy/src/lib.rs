@@ -61,7 +61,9 @@
 //! oversize frame, or stops answering — never panic: the driver drops the
 //! connection, resumes the session on the next one (the recipes see
 //! `Suspended`, then `Connected`), and keeps the fault for
-//! [`Zk::last_fault`].
+//! [`Zk::last_fault`]. A server that stops answering is not a fault of
+//! the connection but the session's read timeout: it is not counted
+//! there, and the recipes' `Suspended` is how it shows.
 #![no_std]
 // The transport trait uses `async fn`: embassy executors are
 // single-threaded, so the futures need no `Send` bound.
