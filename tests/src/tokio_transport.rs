@@ -32,6 +32,12 @@ pub struct TokioTransport {
     /// are never handed over, as on a device whose peer no longer
     /// answers. Shared, so a test can set it while the driver runs.
     pub silent: Arc<AtomicBool>,
+    /// Set, what the device sends is lost on the way (a one-way failure:
+    /// a broken transmit path, an asymmetric route): writes and flushes
+    /// succeed but reach nobody, connects wait for ever, and what the
+    /// server sends on the open connection still arrives. Shared, so a
+    /// test can set it while the driver runs.
+    pub deaf: Arc<AtomicBool>,
 }
 
 impl TokioTransport {
@@ -46,6 +52,7 @@ impl TokioTransport {
             max_read: usize::MAX,
             reads: 0,
             silent: Arc::default(),
+            deaf: Arc::default(),
         }
     }
 
@@ -88,6 +95,9 @@ impl Read for TokioTransport {
 impl Write for TokioTransport {
     async fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         self.unless_silent().await;
+        if self.deaf.load(Ordering::SeqCst) {
+            return Ok(buf.len());
+        }
         if self.trickle {
             tokio::time::sleep(std::time::Duration::from_millis(1)).await;
             let one = buf.get(..1).unwrap_or_default();
@@ -98,6 +108,9 @@ impl Write for TokioTransport {
 
     async fn flush(&mut self) -> io::Result<()> {
         self.unless_silent().await;
+        if self.deaf.load(Ordering::SeqCst) {
+            return Ok(());
+        }
         self.stream()?.flush().await
     }
 }
@@ -110,6 +123,10 @@ impl Transport for TokioTransport {
             .get(server)
             .ok_or_else(|| io::Error::from(io::ErrorKind::InvalidInput))?;
         self.unless_silent().await;
+        if self.deaf.load(Ordering::SeqCst) {
+            // The handshake's first packet never arrives.
+            std::future::pending::<()>().await;
+        }
         tokio::time::sleep(self.connect_delay).await;
         let stream = TcpStream::connect(addr.as_str()).await?;
         stream.set_nodelay(true)?;

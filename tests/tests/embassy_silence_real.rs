@@ -10,10 +10,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use herdless_core::election::Election;
+use herdless_core::lock::Lock;
 use herdless_core::naming::Guid;
 use herdless_embassy::wire::SessionConfig;
 use herdless_embassy::{Buffers, Error, RecipeId, Zk};
-use herdless_tests::tokio_transport::TokioTransport;
+use herdless_tests::tokio_transport::{drive_until, TokioTransport};
 use herdless_tests::ZkServer;
 
 /// The session timeout asked for (the test servers grant it).
@@ -144,5 +145,92 @@ async fn embassy_leader_left_undriven_doubts_before_working_again() {
     assert!(
         matches!(why, Error::Suspended | Error::Lost),
         "stopped by {why:?}"
+    );
+}
+
+/// The device's transmit path fails under an embedded lock holder (what it
+/// sends is lost, what the server sends still arrives), and halfway
+/// through the session timeout a notification reaches it: its candidate's
+/// predecessor resigns. That notification says nothing of what the server
+/// last heard from the device, which is what the server expires the
+/// session by; the holder's work must stop before the server can have
+/// expired it and let the holder waiting behind in.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embassy_holder_stops_before_its_expiry_when_only_its_sends_are_lost() {
+    let server = ZkServer::start();
+    let leader_client = herdless_std::connect(&server.addr(), Duration::from_secs(30))
+        .await
+        .unwrap();
+    let leader = herdless_std::Election::new(&leader_client, "/deaf/gateway").unwrap();
+    let leadership = leader.campaign().await.unwrap();
+
+    let (mut rx, mut tx) = ([0u8; 1024], [0u8; 512]);
+    let mut lock: Lock = Lock::new("/deaf/conveyor").unwrap();
+    let mut election: Election = Election::new("/deaf/gateway").unwrap();
+    let mut zk = device(&server, &mut rx, &mut tx);
+    let deaf = zk.transport().deaf.clone();
+    let lock_id = zk.add(&mut lock).unwrap();
+    let election_id = zk.add(&mut election).unwrap();
+    zk.connect().await.unwrap();
+    zk.recipe(election_id)
+        .unwrap()
+        .campaign(guid(), b"device")
+        .unwrap();
+    zk.handle(lock_id).acquire(guid()).await.unwrap();
+    drive_until(
+        &mut zk,
+        "the device's candidate watches the leader",
+        Duration::from_secs(10),
+        |zk| zk.recipe(election_id).unwrap().predecessor().is_some(),
+    )
+    .await;
+
+    let waiter_client = herdless_std::connect(&server.addr(), Duration::from_secs(30))
+        .await
+        .unwrap();
+    let waiter = tokio::spawn(async move {
+        let lock = herdless_std::Lock::new(&waiter_client, "/deaf/conveyor").unwrap();
+        let guard = lock.acquire().await.unwrap();
+        let at = Instant::now();
+        guard.release().await.unwrap();
+        at
+    });
+    // The waiter's node is in line, and the device has pinged since.
+    zk.run_for(embassy_time::Duration::from_millis(1_200))
+        .await
+        .unwrap();
+
+    let notified_before = server.notifications_sent();
+    deaf.store(true, Ordering::SeqCst);
+    let cut = Instant::now();
+    let resigned = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(u64::from(SESSION_MS / 2))).await;
+        leadership.resign().await.unwrap();
+    });
+    let mut holder = zk.handle(lock_id);
+    let work = holder.hold_while(std::future::pending::<()>());
+    let outcome = tokio::time::timeout(Duration::from_secs(20), work)
+        .await
+        .expect("the holder hears of its loss");
+    let stopped = Instant::now();
+    resigned.await.unwrap();
+    assert_eq!(outcome.unwrap_err(), Error::Lost);
+    assert!(
+        server.notifications_sent() > notified_before,
+        "the server sent the device no notification after the cut"
+    );
+    let next_in = tokio::time::timeout(Duration::from_secs(30), waiter)
+        .await
+        .expect("the waiter gets the lock once the device's session expired")
+        .unwrap();
+    println!(
+        "the device's work stopped {:?} after its sends were lost; the next holder got in {:?} after",
+        stopped - cut,
+        next_in - cut
+    );
+    assert!(
+        stopped < next_in,
+        "the next holder got in {:?} before the device's work stopped",
+        stopped - next_in
     );
 }
