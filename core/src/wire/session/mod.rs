@@ -31,20 +31,33 @@
 //! * after a lost connection, the next server of the list, resuming with
 //!   the session id and password; once every server failed in a row, a
 //!   pause of [`SessionConfig::retry_delay_ms`] before the next round;
-//! * expiry detected locally when no server could be reached within the
-//!   session timeout since the server was last heard from;
+//! * expiry presumed locally when no server could be reached, a
+//!   twentieth of the session timeout before the server can have expired
+//!   the session (counted as below);
 //! * xids allocated and replies matched to requests in FIFO order: each
 //!   reply comes back with the caller's tag (a recipe index and its
 //!   [`RequestId`](crate::RequestId), say) and is decoded by the kind of
 //!   request it answers, which ZooKeeper replies do not carry;
 //! * a ping after a third of the negotiated timeout without sending, at
-//!   most one in flight, and the connection declared dead after two thirds
-//!   without receiving;
+//!   most one in flight, and the connection declared dead two thirds of it
+//!   after the server last proved it had heard from us;
 //! * the credentials of [`add_auth`](Session::add_auth) sent again on every
 //!   new connection, and the watches set so far re-armed with setWatches
 //!   (relative to the last zxid seen) after a resume;
 //! * a clean close: closeSession, its reply, then
 //!   [`SessionEvent::Closed`].
+//!
+//! What proves that the server heard from us, and so restarted its expiry
+//! clock, is an answer: a reply (to a request or a ping) proves that its
+//! request reached the server, which it cannot have done before it was
+//! sent. A notification proves nothing of the kind (the
+//! server sends it whatever it last heard from us), and neither does the
+//! time an answer arrives (a reply held up behind a slow write arrives
+//! long after the request reset the server's clock). The read timeout and
+//! the local expiry therefore count from the moment the latest answered
+//! request was *sent*: on a link that loses only what the client sends,
+//! notifications would otherwise keep a session the server has expired
+//! looking alive, and a lock holder working beside the next one.
 //!
 //! Every table is fixed-size: `PENDING` requests awaiting replies,
 //! `WATCHES` watches whose paths take `WATCH_BYTES` bytes together; running
@@ -89,6 +102,22 @@ struct Pending<T> {
     expect: Expect,
     tag: T,
     watch: bool,
+    /// When it was sent, as the low 32 bits of its milliseconds: four
+    /// bytes, not eight, in each of the `PENDING` entries, read back
+    /// relative to the time its reply comes (49 days of range).
+    sent: u32,
+}
+
+/// `now`'s milliseconds as a [`Pending::sent`] stamp.
+fn stamp(now: Instant) -> u32 {
+    // Truncation is the point: `sent_at` reads it back modulo 2^32.
+    now.as_millis() as u32
+}
+
+/// When a request stamped `sent` was sent, read at `now`.
+fn sent_at(sent: u32, now: Instant) -> Instant {
+    let ago = stamp(now).wrapping_sub(sent);
+    Instant::from_millis(now.as_millis().saturating_sub(u64::from(ago)))
 }
 
 /// Where the session is with its connection.
@@ -151,8 +180,12 @@ pub struct Session<
     close_due: bool,
     close_xid: Option<i32>,
     last_send: Instant,
-    last_recv: Instant,
-    last_heard: Instant,
+    /// When the latest request the server answered was sent: the server
+    /// had heard from us by then, and cannot expire the session before a
+    /// timeout after it.
+    acked: Instant,
+    /// When the ping in flight was sent.
+    ping_sent: Instant,
 }
 
 impl<T: Copy, const PENDING: usize, const WATCHES: usize, const WATCH_BYTES: usize>
@@ -190,8 +223,8 @@ impl<T: Copy, const PENDING: usize, const WATCHES: usize, const WATCH_BYTES: usi
             close_due: false,
             close_xid: None,
             last_send: now,
-            last_recv: now,
-            last_heard: now,
+            acked: now,
+            ping_sent: now,
         };
         session.begin_attempt(now);
         session
@@ -247,6 +280,7 @@ impl<T: Copy, const PENDING: usize, const WATCHES: usize, const WATCH_BYTES: usi
                     let n = encode::ping(buf)?;
                     self.ping_due = false;
                     self.ping_in_flight = true;
+                    self.ping_sent = now;
                     n
                 } else if self.close_due {
                     let n = encode::close_session(self.next_xid, buf)?;
@@ -287,7 +321,7 @@ impl<T: Copy, const PENDING: usize, const WATCHES: usize, const WATCH_BYTES: usi
                 since.plus_millis(self.connect_timeout())
             }
             Phase::Established => {
-                let dead = self.last_recv.plus_millis(self.read_timeout());
+                let dead = self.acked.plus_millis(self.read_timeout());
                 if self.ping_due || self.ping_in_flight {
                     dead
                 } else {
@@ -355,7 +389,7 @@ impl<T: Copy, const PENDING: usize, const WATCHES: usize, const WATCH_BYTES: usi
             return Ok(Incoming::Nothing);
         }
         match self.phase {
-            Phase::Handshake { .. } => self.handshake(payload, now),
+            Phase::Handshake { since } => self.handshake(payload, since, now),
             Phase::Established | Phase::Closing { .. } => self.reply(payload, now),
             _ => Ok(Incoming::Nothing),
         }
@@ -379,7 +413,7 @@ impl<T: Copy, const PENDING: usize, const WATCHES: usize, const WATCH_BYTES: usi
                 }
             }
             Phase::Established => {
-                if now >= self.last_recv.plus_millis(self.read_timeout()) {
+                if now >= self.acked.plus_millis(self.read_timeout()) {
                     self.push_action(Action::Close { conn: self.conn });
                     self.lose_connection(now);
                 } else if !self.ping_in_flight
@@ -434,6 +468,7 @@ impl<T: Copy, const PENDING: usize, const WATCHES: usize, const WATCH_BYTES: usi
                     expect: op.expect(),
                     tag,
                     watch: watch.is_some(),
+                    sent: stamp(now),
                 };
                 self.pending
                     .push_back(entry)
@@ -589,9 +624,18 @@ impl<T: Copy, const PENDING: usize, const WATCHES: usize, const WATCH_BYTES: usi
         (self.timeout_ms() / (self.config.servers as u64).max(1)).max(1)
     }
 
-    /// When the session is lost if no server answers before then.
+    /// When the session is presumed lost if no server answers before then:
+    /// a twentieth of the timeout before the server can expire it (it had
+    /// heard from us at `acked` at the latest), which leaves room for the
+    /// two clocks' rates and for the driver to stop a holder's work.
     fn local_expiry(&self) -> Option<Instant> {
-        (self.session_id != 0).then(|| self.last_heard.plus_millis(self.timeout_ms()))
+        let timeout = self.timeout_ms();
+        (self.session_id != 0).then(|| self.acked.plus_millis(timeout - timeout / 20))
+    }
+
+    /// The server answered a request sent at `sent`.
+    fn answered(&mut self, sent: Instant) {
+        self.acked = self.acked.max(sent);
     }
 
     fn has_own_frames(&self) -> bool {
@@ -743,12 +787,11 @@ impl<T: Copy, const PENDING: usize, const WATCHES: usize, const WATCH_BYTES: usi
         if header.xid < 0 {
             return self.fail_large(now, SessionError::FrameTooLarge);
         }
-        self.last_recv = now;
-        self.last_heard = now;
         self.see_zxid(header.zxid);
         match self.pending.front().copied() {
             Some(p) if p.xid == header.xid => {
                 let _ = self.pending.pop_front();
+                self.answered(sent_at(p.sent, now));
                 let error = header.error();
                 if p.watch {
                     self.watches.confirm(header.xid, error);
@@ -796,9 +839,12 @@ impl<T: Copy, const PENDING: usize, const WATCHES: usize, const WATCH_BYTES: usi
         Err(error)
     }
 
+    /// The answer to the connect request, sent on a connection opened at
+    /// `since`.
     fn handshake<'a>(
         &mut self,
         payload: &[u8],
+        since: Instant,
         now: Instant,
     ) -> Result<Incoming<'a, T>, SessionError> {
         let response = match decode::connect_response(payload) {
@@ -836,8 +882,7 @@ impl<T: Copy, const PENDING: usize, const WATCHES: usize, const WATCH_BYTES: usi
         self.read_only = response.read_only == Some(true);
         self.phase = Phase::Established;
         self.attempts = 0;
-        self.last_recv = now;
-        self.last_heard = now;
+        self.answered(since);
         self.next_auth = 0;
         self.ping_due = false;
         self.ping_in_flight = false;
@@ -859,8 +904,6 @@ impl<T: Copy, const PENDING: usize, const WATCHES: usize, const WATCH_BYTES: usi
             Ok(h) => h,
             Err(e) => return self.fail(now, SessionError::Decode(e)),
         };
-        self.last_recv = now;
-        self.last_heard = now;
         match header.xid {
             xid::NOTIFICATION => {
                 let notification = match decode::notification(body) {
@@ -877,6 +920,7 @@ impl<T: Copy, const PENDING: usize, const WATCHES: usize, const WATCH_BYTES: usi
             }
             xid::PING => {
                 self.ping_in_flight = false;
+                self.answered(self.ping_sent);
                 Ok(Incoming::Nothing)
             }
             xid::AUTH => {
@@ -905,6 +949,7 @@ impl<T: Copy, const PENDING: usize, const WATCHES: usize, const WATCH_BYTES: usi
                 match self.pending.front().copied() {
                     Some(p) if p.xid == got => {
                         let _ = self.pending.pop_front();
+                        self.answered(sent_at(p.sent, now));
                         match decode::response(p.expect, header.err, body) {
                             Ok(response) => {
                                 if p.watch {

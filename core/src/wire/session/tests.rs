@@ -607,8 +607,11 @@ fn a_resume_answered_with_another_session_without_renewal_is_final() {
 fn no_server_reachable_within_the_timeout_expires_locally() {
     let mut t = Script::new(SessionConfig::new(2, 9000).with_retry_delay_ms(1000));
     t.establish(6000);
-    t.now = 1000;
-    t.frame(&empty_reply(-2, 0, 0)).unwrap(); // last heard from at 1000
+    t.advance(2000); // a third of the timeout without sending
+    assert_eq!(t.transmit().len(), 1, "a ping");
+    t.now = 2300;
+    // The server had heard from us at 2000, when the ping it answers left.
+    t.frame(&empty_reply(-2, 0, 0)).unwrap();
     t.events();
     t.drop_connection();
     assert_eq!(t.events(), [Event::Session(SessionEvent::Suspended)]);
@@ -631,10 +634,13 @@ fn no_server_reachable_within_the_timeout_expires_locally() {
             break;
         }
         let next = t.s.poll_timeout().unwrap().as_millis();
-        assert!(next <= 7000, "no expiry by 7000");
+        assert!(next <= 7700, "no expiry by 7700");
         t.advance(next);
     }
-    assert_eq!(t.now, 7000, "expired one timeout after last heard from");
+    assert_eq!(
+        t.now, 7700,
+        "presumed expired a twentieth of the timeout before the server can have expired it"
+    );
     assert!(attempts >= 6, "kept trying every server: {attempts}");
     assert_eq!(t.s.session_id(), 0);
 }
@@ -646,14 +652,108 @@ fn local_expiry_is_exact_at_the_deadline() {
     t.events();
     t.drop_connection();
     t.s.handle_disconnected(t.conn, t.at()); // the only server is down
-    assert_eq!(t.s.poll_timeout(), Some(Instant::from_millis(6000)));
-    t.advance(5999);
+    assert_eq!(t.s.poll_timeout(), Some(Instant::from_millis(5700)));
+    t.advance(5699);
     assert_eq!(t.events(), [Event::Session(SessionEvent::Suspended)]);
-    t.advance(6000);
+    t.advance(5700);
     assert_eq!(t.events(), [Event::Session(SessionEvent::Expired)]);
     // Renewal: a new session is attempted at once.
     assert_eq!(t.next_attempt(), 0);
     assert_eq!(t.open().session_id, 0);
+}
+
+/// Plays a server that has heard nothing from the client since
+/// `heard_at`, one timeout of whose clock can expire the session: drives
+/// the session (whose every new connection fails) until that moment, and
+/// returns when it was suspended and when it was presumed expired.
+fn suspended_and_expired_before_the_server_can_expire(
+    t: &mut Script,
+    heard_at: u64,
+    timeout: u64,
+) -> (u64, u64) {
+    let server_may_expire = heard_at + timeout;
+    let (mut suspended, mut expired) = (None, None);
+    while t.now < server_may_expire && expired.is_none() {
+        let next = t.s.poll_timeout().unwrap().as_millis();
+        t.advance(next.min(server_may_expire));
+        loop {
+            for event in t.events() {
+                match event {
+                    Event::Session(SessionEvent::Suspended) => suspended = Some(t.now),
+                    Event::Session(SessionEvent::Expired) => expired = Some(t.now),
+                    _ => {}
+                }
+            }
+            let Phase::Opening { .. } = t.s.phase else {
+                break;
+            };
+            t.next_attempt();
+            t.s.handle_disconnected(t.conn, t.at());
+        }
+    }
+    let suspended = suspended.expect("suspended before the server can expire the session");
+    let expired = expired.expect("presumed expired before the server can expire the session");
+    assert!(expired < server_may_expire);
+    (suspended, expired)
+}
+
+/// On a link that loses what the client sends, notifications still come:
+/// the server sends them whatever it last heard from the client, so they
+/// must not put off the read timeout or the local expiry past the moment
+/// the server can expire the session (one timeout after the last ping
+/// that reached it). A lock holder would otherwise work on beside the
+/// next one.
+#[test]
+fn notifications_do_not_keep_alive_a_session_the_server_no_longer_hears() {
+    let mut t = Script::new(SessionConfig::new(1, 9000).with_retry_delay_ms(500));
+    t.establish(6000);
+    t.send(1, watched_read("/w"));
+    t.now = 10;
+    t.frame(&data_reply(1, 5)).unwrap();
+    t.advance(2010);
+    assert_eq!(t.transmit().len(), 1, "a ping, which reaches the server");
+    t.now = 2020;
+    t.frame(&empty_reply(-2, 5, 0)).unwrap();
+    t.events();
+    // From here on nothing the client sends arrives: the next ping is
+    // lost, but a notification comes at 4500.
+    t.advance(4010);
+    assert_eq!(t.transmit().len(), 1, "the next ping, lost");
+    t.now = 4500;
+    t.frame(&notification(2, "/w")).unwrap();
+    let (suspended, expired) =
+        suspended_and_expired_before_the_server_can_expire(&mut t, 2010, 6000);
+    assert_eq!((suspended, expired), (6010, 7710));
+}
+
+/// A reply held up behind a slow write arrives long after the server heard
+/// the request, and a ping sent meanwhile may have been the last thing to
+/// reach it: the server's clock restarted when that ping arrived, not
+/// when the reply did. Counting from the reply's arrival would put the
+/// presumed expiry after the server's.
+#[test]
+fn a_late_reply_counts_from_when_its_request_was_sent() {
+    let mut t = Script::new(SessionConfig::new(1, 9000).with_retry_delay_ms(500));
+    t.establish(6000);
+    t.now = 1000;
+    t.send(
+        1,
+        Op::Request(Request::Create {
+            path: "/slow",
+            data: b"",
+            acl: Acl::OPEN,
+            mode: CreateMode::Persistent,
+        }),
+    );
+    t.advance(3000);
+    assert_eq!(t.transmit().len(), 1, "a ping, which reaches the server");
+    // The create's answer comes at 3500, the ping's never.
+    t.now = 3500;
+    t.frame(&reply(1, 7, 0, |w| w.ustring("/slow"))).unwrap();
+    t.events();
+    let (suspended, expired) =
+        suspended_and_expired_before_the_server_can_expire(&mut t, 1000, 6000);
+    assert_eq!((suspended, expired), (5000, 6700));
 }
 
 /// A getData that sets a data watch on `path`.
