@@ -16,6 +16,10 @@
 //! [`Proxy::reset`] closes the connections open now while still accepting
 //! new ones, as a router that drops its state does.
 //!
+//! A deaf link ([`Proxy::deafen`]) loses what the client sends and still
+//! carries what the server sends, as a broken transmit path or an
+//! asymmetric route does.
+//!
 //! A link that fails just after the same request each time
 //! ([`Proxy::close_each_after`]) closes each connection once it has passed
 //! so many bytes to the server.
@@ -48,6 +52,8 @@ pub struct Proxy {
 struct Links {
     opened: AtomicU64,
     stalled_below: AtomicU64,
+    /// Connections numbered below this lose what the client sends.
+    deaf_below: AtomicU64,
     /// The shortest and longest delay of a chunk, in milliseconds (0, 0:
     /// none).
     delay_ms: Mutex<(u64, u64)>,
@@ -179,6 +185,17 @@ impl Proxy {
         self.cut.store(true, Ordering::SeqCst);
     }
 
+    /// Makes the link one-way on the connections open now: what the
+    /// client sends is swallowed (its writes succeed), what the server
+    /// sends still reaches it, and new connections are refused. The
+    /// server hears nothing more from the client, which keeps hearing the
+    /// server's notifications, and its close once it expires the session.
+    pub fn deafen(&self) {
+        let opened = self.links.opened.load(Ordering::SeqCst);
+        self.links.deaf_below.store(opened, Ordering::SeqCst);
+        self.cut.store(true, Ordering::SeqCst);
+    }
+
     /// Accepts connections again.
     pub fn restore(&self) {
         self.cut.store(false, Ordering::SeqCst);
@@ -223,6 +240,7 @@ fn pipe(from: &TcpStream, to: &TcpStream, number: u64, links: Arc<Links>, to_ser
                 // A stalled link keeps reading so that the sender's writes
                 // succeed and it sees no failure, as behind a dead router.
                 Ok(_) if number < links.stalled_below.load(Ordering::SeqCst) => {}
+                Ok(_) if to_server && number < links.deaf_below.load(Ordering::SeqCst) => {}
                 Ok(n) => {
                     let mut chunk = buf[..n].to_vec();
                     if let Some(mut held) = head.take() {

@@ -395,6 +395,87 @@ async fn a_holder_cut_off_silently_is_told_lost_before_anyone_else_holds() {
     }
 }
 
+/// A holder whose sends are lost while what the server sends still comes
+/// (a one-way failure), and which hears notifications meanwhile (its
+/// session watches three nodes that another client changes one after the
+/// other), is told the lock is lost before the next holder is in: a
+/// notification says nothing of what the server last heard from it.
+/// Before, each one put off the client's read timeout, and the holder
+/// heard `Lost` some two seconds after the next one was in.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_holder_whose_sends_are_lost_is_told_lost_before_anyone_else_holds() {
+    use herdless_std::zookeeper_client::{Acls, CreateMode, EventType};
+    const TIMEOUT: Duration = Duration::from_secs(4);
+    let server = ZkServer::start();
+    let b = client(&server).await;
+    let proxy = Proxy::start(server.port());
+    let a = herdless_std::connect(&proxy.addr(), TIMEOUT).await.unwrap();
+    let open = CreateMode::Persistent.with_acls(Acls::anyone_all());
+    let mut watchers = Vec::new();
+    for i in 0..3 {
+        let path = format!("/deaf-touch-{i}");
+        b.create(&path, b"", &open).await.unwrap();
+        let (_, _, watcher) = a.get_and_watch_data(&path).await.unwrap();
+        watchers.push(watcher);
+    }
+    let guard_a = Lock::new(&a, "/locks/deaf")
+        .unwrap()
+        .acquire()
+        .await
+        .unwrap();
+    let lock_b = Lock::new(&b, "/locks/deaf").unwrap();
+    let waiting = tokio::spawn(async move {
+        let guard = lock_b.acquire().await.unwrap();
+        (Instant::now(), guard)
+    });
+    wait_until("b's node", Duration::from_secs(10), || async {
+        children(&b, "/locks/deaf").await.len() == 2
+    })
+    .await;
+
+    proxy.deafen();
+    let cut = Instant::now();
+    let toucher = b.clone();
+    // The first before a can have noticed anything (0.8 s at the
+    // earliest), each next one before the last would have let it notice.
+    let touch = tokio::spawn(async move {
+        for i in 0..3u64 {
+            let at = cut + Duration::from_millis(500 + 1_400 * i);
+            tokio::time::sleep_until(at.into()).await;
+            let path = format!("/deaf-touch-{i}");
+            toucher.set_data(&path, b"x", None).await.unwrap();
+        }
+    });
+    let first = watchers.remove(0);
+    let heard = tokio::spawn(async move { first.changed().await.event_type });
+    tokio::time::timeout(Duration::from_secs(20), guard_a.lost())
+        .await
+        .expect("a hears its lock is lost");
+    let lost = Instant::now();
+    touch.await.unwrap();
+    let (held, guard_b) = tokio::time::timeout(Duration::from_secs(20), waiting)
+        .await
+        .expect("b takes over")
+        .unwrap();
+    let heard = tokio::time::timeout(Duration::from_secs(1), heard)
+        .await
+        .expect("a's first watch ended")
+        .unwrap();
+    assert_eq!(
+        heard,
+        EventType::NodeDataChanged,
+        "a heard the first notification after its sends were lost"
+    );
+    println!(
+        "a was told lost {:?} after its sends were lost, b in after {:?}",
+        lost - cut,
+        held - cut
+    );
+    assert!(lost < held, "b held {:?} before a was told", lost - held);
+    drop(guard_a);
+    guard_b.release().await.unwrap();
+}
+
 #[tokio::test]
 async fn a_lock_on_a_session_is_acquired_again_after_its_session_expired() {
     let server = ZkServer::start();

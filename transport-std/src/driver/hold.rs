@@ -55,12 +55,16 @@ pub(crate) struct PresumeLost<S> {
 /// takes time to stop must start stopping earlier (the `herdless` command
 /// line stops its command this long minus `--grace` into a suspension).
 ///
-/// zookeeper-client notices a silent connection once nothing has come
-/// from the server for 2/5 of the timeout, checked every 1/20, so the
-/// server last heard from us at least 9/20 of the timeout before we
-/// notice; it expires the session a whole timeout after that, 11/20 of it
-/// after the notice at the earliest. Half the timeout leaves 1/20 of it
-/// for the round trip and for the task that acts on the news.
+/// zookeeper-client (as vendored: see `vendor/README.md`) notices a
+/// silent connection once no ping sent in the last 2/5 of the timeout has
+/// been answered, checked every 1/20. The server had the last answered
+/// ping by the time it answered, so it last heard from us at least 2/5 of
+/// the timeout before we notice (9/20 with the check's granularity); it
+/// expires the session a whole timeout after that, 11/20 of it after the
+/// notice at the earliest. Half the timeout leaves 1/20 of it for the
+/// clocks and for the task that acts on the news. A notification, which
+/// the server sends whatever it last heard from us, counts for nothing
+/// here.
 pub fn presumed_lost_after(timeout: Duration) -> Duration {
     timeout / 2
 }

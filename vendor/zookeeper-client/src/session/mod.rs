@@ -166,6 +166,13 @@ pub struct Session {
     configured_connection_timeout: Duration,
 
     last_zxid: i64,
+    // herdless: when the latest request the server answered was sent (the
+    // connect request, then each ping), not when anything last arrived. A
+    // notification comes whatever the server last heard from us, and a
+    // reply held up behind a slow write long after its request restarted
+    // the server's expiry clock: counted from those, a link that loses
+    // only what we send kept the session looking alive after the server
+    // had expired it, and a lock holder working beside the next one.
     last_recv: Instant,
     last_send: Instant,
     last_ping: Option<Instant>,
@@ -387,6 +394,8 @@ impl Session {
             if let Some(last_ping) = self.last_ping.take() {
                 let elapsed = Instant::now() - last_ping;
                 debug!("got ping response after {}ms", elapsed.as_millis());
+                // herdless: the server had this ping by the time it answered.
+                self.last_recv = self.last_recv.max(last_ping);
             }
             return Ok(());
         }
@@ -493,7 +502,6 @@ impl Session {
         }
         let consumed_bytes = recved.len() - reading.len();
         recved.drain(..consumed_bytes);
-        self.last_recv = Instant::now();
         Ok(())
     }
 
@@ -589,7 +597,10 @@ impl Session {
                     if now >= self.last_recv + self.connector.timeout() {
                         return Err(Error::with_message(format!("no response from connection in {}ms", self.connector.timeout().as_millis())));
                     }
-                    if self.last_ping.is_none() && now >= self.last_send + self.ping_timeout {
+                    // herdless: a ping once the last answered one is that
+                    // old, however busy the connection: other replies do
+                    // not say when the server last heard from us.
+                    if self.last_ping.is_none() && now >= self.last_recv + self.ping_timeout {
                         self.send_ping(depot, now);
                     }
                 },
