@@ -42,8 +42,11 @@ async fn delete_tree(client: &Client, path: &str) {
 
 /// How long traffic takes each way through the proxy while a check is
 /// caught on its way: the check's answer is a hop away once its request
-/// reached the server.
-const HOP: Duration = Duration::from_millis(500);
+/// reached the server. Two round trips must fit in 2/5 of the shortest
+/// session timeout here (4 s): the client proves that the server hears it
+/// with one ping at a time, and drops a connection that cannot (see
+/// vendor/README.md).
+const HOP: Duration = Duration::from_millis(250);
 
 /// What zookeeper-client sends on each connection before any request of
 /// its user's: the handshake (its length, then the protocol version, the
