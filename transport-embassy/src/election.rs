@@ -70,11 +70,16 @@ impl<T: Transport, const K: usize, const N: usize, const D: usize>
     /// the connection is lost (wait with [`resumed`](Self::resumed) before
     /// acting as leader again), [`Error::Lost`] when leadership is gone.
     pub async fn lead_while<F: Future>(&mut self, work: F) -> Result<F::Output, Error> {
-        self.work_unless(work, |event| match event {
-            ElectionEvent::Suspended => Some(Error::Suspended),
-            ElectionEvent::Lost => Some(Error::Lost),
-            _ => None,
-        })
+        // No gate: a leadership in doubt is `Suspended`, which stops it.
+        self.work_unless(
+            work,
+            |_| false,
+            |event| match event {
+                ElectionEvent::Suspended => Some(Error::Suspended),
+                ElectionEvent::Lost => Some(Error::Lost),
+                _ => None,
+            },
+        )
         .await
     }
 

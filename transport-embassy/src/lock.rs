@@ -83,8 +83,7 @@ impl<T: Transport, const K: usize, const N: usize> Handle<'_, '_, T, Lock<N>, K>
     /// first: `work` starts if the lock is still held, and `Err(Lost)`
     /// comes if not.
     pub async fn hold_while<F: Future>(&mut self, work: F) -> Result<F::Output, Error> {
-        self.out_of_doubt(Lock::is_suspended).await?;
-        self.work_unless(work, |event| match event {
+        self.work_unless(work, Lock::is_suspended, |event| match event {
             LockEvent::Lost => Some(Error::Lost),
             LockEvent::RevocationRequested => Some(Error::RevocationRequested),
             _ => None,
