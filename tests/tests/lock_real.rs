@@ -476,6 +476,32 @@ async fn a_holder_whose_sends_are_lost_is_told_lost_before_anyone_else_holds() {
     guard_b.release().await.unwrap();
 }
 
+/// A holder whose client is never idle (a read every 20 ms) keeps its one
+/// connection: with the read timeout counted from answered pings, the
+/// client pings on schedule however busy it is. Pinging only after a
+/// pause in sending, as zookeeper-client did, it would drop the
+/// connection, and suspend the lock, every 2/5 of the timeout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_busy_holder_keeps_its_connection() {
+    const TIMEOUT: Duration = Duration::from_secs(2);
+    let server = ZkServer::start();
+    let proxy = Proxy::start(server.port());
+    let a = herdless_std::connect(&proxy.addr(), TIMEOUT).await.unwrap();
+    let guard = Lock::new(&a, "/locks/busy")
+        .unwrap()
+        .acquire()
+        .await
+        .unwrap();
+    let started = Instant::now();
+    while started.elapsed() < TIMEOUT * 3 {
+        a.get_data("/locks/busy").await.unwrap();
+        assert_eq!(guard.holding(), Holding::Held, "{:?} in", started.elapsed());
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(proxy.connections(), 1, "the connection was dropped");
+    guard.release().await.unwrap();
+}
+
 #[tokio::test]
 async fn a_lock_on_a_session_is_acquired_again_after_its_session_expired() {
     let server = ZkServer::start();
