@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use herdless_std::{Client, Holding, Lock};
+use herdless_std::{Client, Holding, Lock, LockGuard};
 use herdless_tests::{Proxy, ZkServer};
 
 const SESSION: Duration = Duration::from_secs(30);
@@ -346,6 +346,43 @@ async fn expiry_of_the_holder_hands_over_and_its_guard_hears_lost() {
     guard_b.release().await.unwrap();
 }
 
+/// `a` takes the lock on `dir` and `b` queues behind it; returns `a`'s
+/// guard and `b`'s wait, which ends with the moment `b` got the lock,
+/// once `b`'s node is in line.
+async fn held_with_a_waiter(
+    a: &Client,
+    b: &Client,
+    dir: &str,
+) -> (LockGuard, tokio::task::JoinHandle<(Instant, LockGuard)>) {
+    let guard_a = Lock::new(a, dir).unwrap().acquire().await.unwrap();
+    let lock_b = Lock::new(b, dir).unwrap();
+    let waiting = tokio::spawn(async move {
+        let guard = lock_b.acquire().await.unwrap();
+        (Instant::now(), guard)
+    });
+    wait_until("b's node", Duration::from_secs(10), || async {
+        children(b, dir).await.len() == 2
+    })
+    .await;
+    (guard_a, waiting)
+}
+
+/// `a` hears its lock is lost, then `b` takes over: when each happened.
+async fn lost_then_taken_over(
+    guard_a: &LockGuard,
+    waiting: tokio::task::JoinHandle<(Instant, LockGuard)>,
+) -> (Instant, Instant, LockGuard) {
+    tokio::time::timeout(Duration::from_secs(20), guard_a.lost())
+        .await
+        .expect("a hears its lock is lost");
+    let lost = Instant::now();
+    let (held, guard_b) = tokio::time::timeout(Duration::from_secs(20), waiting)
+        .await
+        .expect("b takes over")
+        .unwrap();
+    (lost, held, guard_b)
+}
+
 /// Cut off without a word (its packets swallowed, no reset), a holder
 /// cannot hear its session expire: it is told the lock is lost before the
 /// server can have expired the session, so before anyone else holds it,
@@ -361,26 +398,10 @@ async fn a_holder_cut_off_silently_is_told_lost_before_anyone_else_holds() {
         let dir = format!("/locks/silent{round}");
         let proxy = Proxy::start(server.port());
         let a = herdless_std::connect(&proxy.addr(), TIMEOUT).await.unwrap();
-        let guard_a = Lock::new(&a, &dir).unwrap().acquire().await.unwrap();
-        let lock_b = Lock::new(&b, &dir).unwrap();
-        let waiting = tokio::spawn(async move {
-            let guard = lock_b.acquire().await.unwrap();
-            (Instant::now(), guard)
-        });
-        wait_until("b's node", Duration::from_secs(10), || async {
-            children(&b, &dir).await.len() == 2
-        })
-        .await;
+        let (guard_a, waiting) = held_with_a_waiter(&a, &b, &dir).await;
         proxy.silence();
         let cut = Instant::now();
-        tokio::time::timeout(Duration::from_secs(20), guard_a.lost())
-            .await
-            .expect("a hears its lock is lost");
-        let lost = Instant::now();
-        let (held, guard_b) = tokio::time::timeout(Duration::from_secs(20), waiting)
-            .await
-            .expect("b takes over")
-            .unwrap();
+        let (lost, held, guard_b) = lost_then_taken_over(&guard_a, waiting).await;
         println!(
             "round {round}: a told lost {:?} after the cut, b in after {:?}",
             lost - cut,
@@ -418,20 +439,7 @@ async fn a_holder_whose_sends_are_lost_is_told_lost_before_anyone_else_holds() {
         let (_, _, watcher) = a.get_and_watch_data(&path).await.unwrap();
         watchers.push(watcher);
     }
-    let guard_a = Lock::new(&a, "/locks/deaf")
-        .unwrap()
-        .acquire()
-        .await
-        .unwrap();
-    let lock_b = Lock::new(&b, "/locks/deaf").unwrap();
-    let waiting = tokio::spawn(async move {
-        let guard = lock_b.acquire().await.unwrap();
-        (Instant::now(), guard)
-    });
-    wait_until("b's node", Duration::from_secs(10), || async {
-        children(&b, "/locks/deaf").await.len() == 2
-    })
-    .await;
+    let (guard_a, waiting) = held_with_a_waiter(&a, &b, "/locks/deaf").await;
 
     proxy.deafen();
     let cut = Instant::now();
@@ -448,15 +456,8 @@ async fn a_holder_whose_sends_are_lost_is_told_lost_before_anyone_else_holds() {
     });
     let first = watchers.remove(0);
     let heard = tokio::spawn(async move { first.changed().await.event_type });
-    tokio::time::timeout(Duration::from_secs(20), guard_a.lost())
-        .await
-        .expect("a hears its lock is lost");
-    let lost = Instant::now();
+    let (lost, held, guard_b) = lost_then_taken_over(&guard_a, waiting).await;
     touch.await.unwrap();
-    let (held, guard_b) = tokio::time::timeout(Duration::from_secs(20), waiting)
-        .await
-        .expect("b takes over")
-        .unwrap();
     let heard = tokio::time::timeout(Duration::from_secs(1), heard)
         .await
         .expect("a's first watch ended")
