@@ -638,6 +638,13 @@ impl<T: Copy, const PENDING: usize, const WATCHES: usize, const WATCH_BYTES: usi
         self.acked = self.acked.max(sent);
     }
 
+    /// The request awaiting the first reply has its reply, arrived `now`.
+    fn answer_front(&mut self, now: Instant) {
+        if let Some(p) = self.pending.pop_front() {
+            self.answered(sent_at(p.sent, now));
+        }
+    }
+
     fn has_own_frames(&self) -> bool {
         self.connect_due || self.next_auth < self.auths.len() || self.watches.needs_rearm()
     }
@@ -790,8 +797,7 @@ impl<T: Copy, const PENDING: usize, const WATCHES: usize, const WATCH_BYTES: usi
         self.see_zxid(header.zxid);
         match self.pending.front().copied() {
             Some(p) if p.xid == header.xid => {
-                let _ = self.pending.pop_front();
-                self.answered(sent_at(p.sent, now));
+                self.answer_front(now);
                 let error = header.error();
                 if p.watch {
                     self.watches.confirm(header.xid, error);
@@ -948,8 +954,7 @@ impl<T: Copy, const PENDING: usize, const WATCHES: usize, const WATCH_BYTES: usi
                 self.see_zxid(header.zxid);
                 match self.pending.front().copied() {
                     Some(p) if p.xid == got => {
-                        let _ = self.pending.pop_front();
-                        self.answered(sent_at(p.sent, now));
+                        self.answer_front(now);
                         match decode::response(p.expect, header.err, body) {
                             Ok(response) => {
                                 if p.watch {
