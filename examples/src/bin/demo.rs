@@ -38,6 +38,7 @@ fn main() {
             simulated(args.seed);
             scenes::config::simulated(args.seed);
             scenes::membership::simulated(args.seed);
+            scenes::names::simulated(args.seed);
             scenes::barrier::simulated(args.seed);
             scenes::queue::simulated(args.seed);
             scenes::two_phase::simulated(args.seed);
@@ -50,6 +51,7 @@ fn main() {
                 real(&addr).await?;
                 scenes::config::real(&addr).await?;
                 scenes::membership::real(&addr).await?;
+                scenes::names::real(&addr).await?;
                 scenes::barrier::real(&addr).await?;
                 scenes::queue::real(&addr).await?;
                 scenes::two_phase::real(&addr).await?;

@@ -6,6 +6,7 @@ pub mod barrier;
 pub mod config;
 pub mod election;
 pub mod membership;
+pub mod names;
 pub mod queue;
 pub mod rwlock;
 pub mod two_phase;
