@@ -375,3 +375,20 @@ fn double_barrier_enters_at_the_count_and_leaves_together_under_faults() {
         notifications.iter().sum::<u64>()
     );
 }
+
+/// A count of 0 or 1 lets a process in alone, at once, as Curator's and
+/// Kazoo's double barriers do; it leaves as alone.
+#[test]
+fn a_double_barrier_of_zero_or_one_enters_alone_at_once() {
+    for count in [0, 1] {
+        let mut world: World<DoubleBarrier> = World::new(1);
+        let p = world.add_peer(DoubleBarrier::new(DOUBLE, "alone").unwrap());
+        world.act(p, |d| d.enter(count)).unwrap();
+        world.run_until_quiet(1_000);
+        assert_eq!(world.peers[p].take_events(), [DoubleBarrierEvent::Entered]);
+        world.act(p, |d| d.leave()).unwrap();
+        world.run_until_quiet(1_000);
+        assert_eq!(world.peers[p].take_events(), [DoubleBarrierEvent::Left]);
+        assert_eq!(world.zk.children(DOUBLE), Some(Vec::<String>::new()));
+    }
+}

@@ -46,7 +46,7 @@ impl<T: Transport, const K: usize, const N: usize> Handle<'_, '_, T, Barrier<N>,
 
 impl<T: Transport, const K: usize, const N: usize> Handle<'_, '_, T, DoubleBarrier<N>, K> {
     /// Enters, and waits until `count` processes have (creating the
-    /// barrier directory if missing).
+    /// barrier directory if missing); a `count` of 0 counts as 1.
     ///
     /// Not cancel-safe: a dropped call leaves this process's node until its
     /// session ends.

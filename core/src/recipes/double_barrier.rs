@@ -216,7 +216,9 @@ impl<const N: usize> DoubleBarrier<N> {
     }
 
     /// Enters, waiting until `count` processes have;
-    /// [`DoubleBarrierEvent::Entered`] follows.
+    /// [`DoubleBarrierEvent::Entered`] follows. A `count` of 0 counts as
+    /// 1 (this process alone), which enters at once, as Curator's and
+    /// Kazoo's double barriers do.
     pub fn enter(&mut self, count: u32) -> Result<(), Error> {
         if self.step != Step::Idle {
             return Err(Error::InvalidState);

@@ -191,7 +191,8 @@ impl DoubleBarrier {
     /// Fails with [`Error::NameTaken`] when another session's process
     /// already holds this name in the barrier: counted once for two, both
     /// would wait for ever. Every process must give the same `count`; one
-    /// that expects more than will come waits until the others leave.
+    /// that expects more than will come waits until the others leave. A
+    /// `count` of 0 counts as 1 and enters at once.
     ///
     /// On a renewing [`Session`](crate::Session), an enter whose session
     /// expires enters again on the next one (its node went with the
