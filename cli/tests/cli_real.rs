@@ -794,6 +794,38 @@ async fn usage_and_connection_errors_have_their_codes() {
     let (code, _, err) =
         run(herdless(&server.addr()).args(["lock", "not-a-path", "--", "true"])).await;
     assert_eq!(code, 64, "an invalid path is a usage error: {err}");
+    // The README's limits: a lock's directory of 73 bytes (68 named
+    // Curator's way, 74 and 71 for a mutex) leaves room for its node in
+    // 128; one more byte is a usage error before anything is created.
+    let client = client(&server).await;
+    for (mode, flavour, longest) in [
+        ("write", "herdless", 73),
+        ("write", "curator", 68),
+        ("mutex", "herdless", 74),
+        ("mutex", "curator", 71),
+    ] {
+        let lock = |dir: &str| {
+            let mut command = herdless(&server.addr());
+            command.args(["lock", "--flavour", flavour]);
+            if mode == "mutex" {
+                command.arg("--mutex");
+            }
+            command.args([dir, "--", "true"]);
+            command
+        };
+        let fits = format!("/{}", "l".repeat(longest - 1));
+        let (code, _, err) = run(&mut lock(&fits)).await;
+        assert_eq!(code, 0, "{mode} {flavour}, {longest} bytes: {err}");
+        let over = format!("{fits}l");
+        let (code, _, err) = run(&mut lock(&over)).await;
+        assert_eq!(code, 64, "{mode} {flavour}, {} bytes: {err}", longest + 1);
+        assert!(err.contains("needs 129 bytes"), "{err}");
+        assert_eq!(
+            client.check_stat(&over).await.unwrap(),
+            None,
+            "nothing is created"
+        );
+    }
 }
 
 /// A lost connection puts the lock in doubt: a warning on stderr while the

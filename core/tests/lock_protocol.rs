@@ -685,14 +685,12 @@ fn refuses_bad_paths_and_too_long_names() {
     assert!(Lock::<128>::new("locks").is_err());
     assert!(Lock::<128>::new("/locks/").is_err());
     assert!(Lock::<128>::new("/").is_err());
-    let mut small: Lock<40> = Lock::new("/locks/a").unwrap();
     assert!(matches!(
-        small.acquire(GUID),
+        Lock::<40>::new("/locks/a"),
         Err(herdless_core::lock::Error::Path(
             herdless_core::path::PathError::TooLong { .. }
         ))
     ));
-    assert_eq!(small.state(), LockState::Idle);
 }
 
 #[test]
@@ -795,26 +793,30 @@ fn is_suspended_only_while_held_and_disconnected() {
 }
 
 /// The own node's path must fit the lock's capacity, with room for the
-/// widest suffix the server writes (eleven characters), before anything is
-/// created.
+/// widest suffix the server writes (eleven characters): a lock whose node
+/// could never fit is refused when made, not at its first acquire.
 #[test]
-fn an_own_path_that_would_not_fit_is_refused_before_anything_is_sent() {
+fn an_own_path_that_would_not_fit_is_refused_when_the_lock_is_made() {
     use herdless_core::lock::Error;
     use herdless_core::path::PathError;
     // "/locks/aa" (9) + "/" + a 36-character GUID + "-lock-" + 11.
     let needed = 9 + 1 + 36 + 6 + 11;
     let mut tight: Lock<63> = Lock::new("/locks/aa").unwrap();
     assert!(tight.acquire(GUID).is_ok());
-    let mut short: Lock<62> = Lock::new("/locks/aa").unwrap();
     assert_eq!(
-        short.acquire(GUID),
-        Err(Error::Path(PathError::TooLong {
+        Lock::<62>::new("/locks/aa").err(),
+        Some(Error::Path(PathError::TooLong {
             needed,
             capacity: 62
         }))
     );
-    assert!(short.poll_request().is_none(), "nothing sent");
     assert_eq!(needed, 63);
+    // A reader's and a writer's names are as long ("-read-", "-write-"
+    // with one more character).
+    assert!(Lock::<62>::reader("/locks/aa").is_err());
+    assert!(Lock::<63>::reader("/locks/aa").is_ok());
+    assert!(Lock::<63>::writer("/locks/aa").is_err());
+    assert!(Lock::<64>::writer("/locks/aa").is_ok());
 }
 
 /// A release whose delete is refused (an ACL set by someone else) fails

@@ -130,7 +130,9 @@ pub(crate) enum CreateRefusal {
 
 impl<const N: usize> Contention<N> {
     /// A contender of `kind` in `dir` (not the root), naming its nodes in
-    /// `flavour`.
+    /// `flavour`. Refused with `TooLong` when its node's path could never
+    /// fit `N`: every GUID is written at the same length, so the check
+    /// need not wait for the first attempt's.
     pub(crate) fn new(dir: &str, flavour: Flavour, kind: NodeKind) -> Result<Self, Error> {
         path::validate(dir)?;
         if dir == "/" {
@@ -138,7 +140,7 @@ impl<const N: usize> Contention<N> {
         }
         let mut stored = String::new();
         path::concat_into(&mut stored, &[dir])?;
-        Ok(Contention {
+        let contention = Contention {
             dir: stored,
             flavour,
             kind,
@@ -149,7 +151,9 @@ impl<const N: usize> Contention<N> {
             predecessor_is_lowest: false,
             directory_retries: ancestors::Retries::default(),
             scan: None,
-        })
+        };
+        contention.name_room(&Guid::default())?;
+        Ok(contention)
     }
 
     pub(crate) fn dir(&self) -> &str {
@@ -510,13 +514,23 @@ mod tests {
     }
 
     #[test]
-    fn a_guid_whose_path_would_not_fit_is_refused_before_anything_is_created() {
-        let c = Contention::<40>::new("/d", Flavour::Recipes, NodeKind::Lock).unwrap();
+    fn a_directory_whose_node_path_would_not_fit_is_refused_at_once() {
+        // "/d/", then the GUID (36), "-lock-" and the widest sequence
+        // (11: a counter past i32::MAX is written negative).
         assert!(matches!(
-            c.name_room(&G),
-            Err(Error::Path(PathError::TooLong { capacity: 40, .. }))
+            Contention::<40>::new("/d", Flavour::Recipes, NodeKind::Lock),
+            Err(Error::Path(PathError::TooLong {
+                capacity: 40,
+                needed: 56
+            }))
         ));
-        assert_eq!(contention().name_room(&G).unwrap(), name(0).len() + 1);
+        assert!(Contention::<55>::new("/d", Flavour::Recipes, NodeKind::Lock).is_err());
+        let fits = Contention::<56>::new("/d", Flavour::Recipes, NodeKind::Lock).unwrap();
+        assert_eq!(fits.name_room(&G).unwrap(), name(0).len() + 1);
+        // Every flavour and kind is measured with its own prefix:
+        // "_c_", the GUID, "-__WRIT__".
+        assert!(Contention::<61>::new("/d", Flavour::Curator, NodeKind::Write).is_err());
+        assert!(Contention::<62>::new("/d", Flavour::Curator, NodeKind::Write).is_ok());
     }
 
     #[test]

@@ -545,8 +545,7 @@ impl<const N: usize> Lock<N> {
         if !self.link.accepts_work() {
             return Err(Error::SessionEnded);
         }
-        // The own node's path must fit before anything is created.
-        self.line.name_room(&guid)?;
+        // The own node's path fits: `Contention::new` measured it.
         self.line.begin(guid);
         self.try_only = try_only;
         self.deadline = deadline;
