@@ -152,7 +152,13 @@ impl<const N: usize> Contention<N> {
             directory_retries: ancestors::Retries::default(),
             scan: None,
         };
-        contention.name_room(&Guid::default())?;
+        let needed = contention.dir.len() + 1 + contention.name_len(&Guid::default());
+        if needed > N {
+            return Err(Error::Path(PathError::TooLong {
+                needed,
+                capacity: N,
+            }));
+        }
         Ok(contention)
     }
 
@@ -164,20 +170,13 @@ impl<const N: usize> Contention<N> {
         self.flavour
     }
 
-    /// The longest name the own node can get with `guid`, once checked that
-    /// its path fits the buffers.
-    pub(crate) fn name_room(&self, guid: &Guid) -> Result<usize, Error> {
+    /// The longest name the own node can get with `guid`. Its path fits
+    /// `N`: [`new`](Self::new) checked it, and every GUID is written at
+    /// the same length.
+    pub(crate) fn name_len(&self, guid: &Guid) -> usize {
         let mut measure = path::Measure::default();
         let _ = self.flavour.write_prefix(self.kind, guid, &mut measure);
-        let name_len = measure.0 + WIDEST_SUFFIX;
-        let needed = self.dir.len() + 1 + name_len;
-        if needed > N {
-            return Err(Error::Path(PathError::TooLong {
-                needed,
-                capacity: N,
-            }));
-        }
-        Ok(name_len)
+        measure.0 + WIDEST_SUFFIX
     }
 
     /// A new attempt with `guid`: nothing is known of a node yet.
@@ -413,8 +412,8 @@ impl<const N: usize> Contention<N> {
 
     /// The create of the own node, holding `data`: its path
     /// (`<dir>/<prefix>`, the server appends the sequence) is written into
-    /// `scratch`. Cannot fail once [`name_room`](Self::name_room) accepted
-    /// the GUID.
+    /// `scratch`. Cannot fail: [`new`](Self::new) measured the widest
+    /// name.
     pub(crate) fn create_request<'a>(
         &self,
         scratch: &'a mut String<N>,
@@ -526,7 +525,7 @@ mod tests {
         ));
         assert!(Contention::<55>::new("/d", Flavour::Recipes, NodeKind::Lock).is_err());
         let fits = Contention::<56>::new("/d", Flavour::Recipes, NodeKind::Lock).unwrap();
-        assert_eq!(fits.name_room(&G).unwrap(), name(0).len() + 1);
+        assert_eq!(fits.name_len(&G), name(0).len() + 1);
         // Every flavour and kind is measured with its own prefix:
         // "_c_", the GUID, "-__WRIT__".
         assert!(Contention::<61>::new("/d", Flavour::Curator, NodeKind::Write).is_err());

@@ -764,8 +764,8 @@ impl<const N: usize> Lock<N> {
     /// Writes the request for `op` into the scratch buffer and returns it.
     ///
     /// Cannot fail: every path was sized when stored (see
-    /// [`Contention`]: the directory when made, the own node's prefix in
-    /// `name_room`, its name in `store_own`, the predecessor in `wait_for`).
+    /// [`Contention`]: the directory and the own node's widest name when
+    /// made, its name in `store_own`, the predecessor in `wait_for`).
     fn materialise(&mut self, op: Op) -> Request<'_> {
         match op {
             Op::Ensure(level) => {

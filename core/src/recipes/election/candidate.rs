@@ -526,9 +526,9 @@ impl<const N: usize, const D: usize> Election<N, D> {
         if !self.link.accepts_work() {
             return Err(Error::SessionEnded);
         }
-        // The own node's path and the acknowledgement must fit before
-        // anything is created.
-        let name_len = self.line.name_room(&guid)?;
+        // The acknowledgement must fit before anything is created (the own
+        // node's path fits: `Contention::new` measured it).
+        let name_len = self.line.name_len(&guid);
         let room = D.saturating_sub(name_len + 1);
         if data.len() > room {
             return Err(Error::TooLarge {
