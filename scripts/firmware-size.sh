@@ -12,7 +12,9 @@
 # call it, in proportion to their calls. Symbol names alone would
 # credit much of herdless to the executor: async tasks are compiled into
 # `TaskStorage::poll` with every future they await inlined, so that figure
-# is printed too, for comparison.
+# is printed too, for comparison. Herdless's share is then split by area
+# (the wire session, the codec, the engine, each recipe, the driver...)
+# the same way, to show where a smaller footprint would have to come from.
 #
 # Needs the llvm-tools rustup component (added when missing) and python3.
 set -euo pipefail
@@ -166,6 +168,35 @@ def crate_of_file(path):
     return None
 
 
+# Herdless's code by area, from the same walk: an instruction counts for
+# the area of the herdless source line it came from, or of the last one
+# before it in its function (a utility that line inlined).
+AREAS = [
+    ("wire session", ("/core/src/wire/session/",)),
+    ("wire codec", ("/core/src/wire/",)),
+    ("contender engine", ("/core/src/engine/",)),
+    ("lock", ("/core/src/recipes/lock.rs", "/core/src/recipes/revoke.rs")),
+    ("election", ("/core/src/recipes/election/",)),
+    ("names and paths", ("/core/src/names/",)),
+    ("shared types (errors, requests, events)", ("/core/src/",)),
+    ("embassy driver", ("/transport-embassy/src/zk/", "/transport-embassy/src/tcp.rs",
+                        "/transport-embassy/src/erased.rs", "/transport-embassy/src/log.rs")),
+    ("embassy handles and errors", ("/transport-embassy/src/",)),
+]
+UNPLACED = "herdless, no source line (inlined utilities)"
+
+
+def area_of(path):
+    for name, prefixes in AREAS:
+        if any(prefix in path for prefix in prefixes):
+            return name
+    return None
+
+
+by_area = {}
+area = None  # the area of the last herdless source line in this function
+outlined_areas = {}  # outlined function -> {herdless caller's area: calls}
+
 by_code = {}
 function = ""
 source = None  # the crate of the current source line
@@ -183,6 +214,9 @@ def credit(address):
     """Gives the previous instruction the bytes up to `address`."""
     if last is not None and address > last[0]:
         by_code[last[1]] = by_code.get(last[1], 0) + address - last[0]
+        if last[1] in HERDLESS:
+            place = last[2] or UNPLACED
+            by_area[place] = by_area.get(place, 0) + address - last[0]
 
 
 def owner():
@@ -212,11 +246,13 @@ for line in open(elf + ".lines"):
     line = line.rstrip("\n")
     m = header.match(line)
     if m:
-        function, source, active = m.group(1), None, []
+        function, source, active, area = m.group(1), None, [], None
         continue
     m = line_info.match(line)
     if m:
         source = crate_of_file(m.group(1))
+        if source in ("herdless_core", "herdless_embassy"):
+            area = area_of(m.group(1))
         continue
     m = marker.match(line)
     if m:
@@ -230,11 +266,15 @@ for line in open(elf + ".lines"):
     if m:
         address = int(m.group(1), 16)
         credit(address)
-        last = (address, owner())
+        last = (address, owner(), area)
         called = outlined_call.search(line)
         if called and not function.startswith("OUTLINED_FUNCTION"):
             callers = outlined_callers.setdefault(called.group(1), {})
             callers[last[1]] = callers.get(last[1], 0) + 1
+            if last[1] in HERDLESS:
+                places = outlined_areas.setdefault(called.group(1), {})
+                place = area or UNPLACED
+                places[place] = places.get(place, 0) + 1
 credit(addresses.get(".text", 0) + code)
 
 # LLVM's machine outliner (on by default at "z") moves instruction
@@ -248,6 +288,8 @@ for key in [k for k in by_code if isinstance(k, tuple)]:
     calls = sum(callers.values())
     for caller, n in callers.items():
         by_code[caller] = by_code.get(caller, 0) + size * n / calls
+    for place, n in outlined_areas.get(key[1], {}).items():
+        by_area[place] = by_area.get(place, 0) + size * n / calls
 by_code = {name: round(size) for name, size in by_code.items()}
 
 
@@ -272,6 +314,12 @@ for name in rows:
 herdless = sum(by_code.get(n, 0) for n in HERDLESS)
 print(f"{'herdless (core + embassy)':<{width}}{herdless:>8}{pct(herdless, total):>9}")
 print(f"{'total':<{width}}{total:>8}")
+print()
+print(f"{'herdless by area':<{width + 12}}{'bytes':>8}")
+places = [name for name, _ in AREAS] + [UNPLACED]
+for name in places:
+    if round(by_area.get(name, 0)):
+        print(f"{name:<{width + 12}}{round(by_area[name]):>8}")
 naive = sum(by_symbol.get(n, 0) for n in HERDLESS)
 print()
 print(f"By symbol names alone herdless would be {naive} B ({pct(naive, total)}), with {tasks} B in the")
