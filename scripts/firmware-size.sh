@@ -183,7 +183,7 @@ AREAS = [
                         "/transport-embassy/src/erased.rs", "/transport-embassy/src/log.rs")),
     ("embassy handles and errors", ("/transport-embassy/src/",)),
 ]
-UNPLACED = "herdless, no source line (inlined utilities)"
+UNPLACED = "inlined helpers, no herdless line before them"
 
 
 def area_of(path):
@@ -251,7 +251,7 @@ for line in open(elf + ".lines"):
     m = line_info.match(line)
     if m:
         source = crate_of_file(m.group(1))
-        if source in ("herdless_core", "herdless_embassy"):
+        if group(source) in HERDLESS:
             area = area_of(m.group(1))
         continue
     m = marker.match(line)
