@@ -9,7 +9,7 @@
 
 use super::error::EncodeError;
 use super::jute::{frame, Writer, DEFAULT_MAX_FRAME};
-use super::op::{MultiOp, Op, WatchClass};
+use super::op::{request_opcode, MultiOp, Op, WatchClass};
 use super::opcode::{op, xid};
 use super::records::ConnectRequest;
 use crate::Request;
@@ -142,9 +142,26 @@ pub fn request(xid: i32, op: &Op<'_>, buf: &mut [u8]) -> Result<usize, EncodeErr
     if let Op::Multi([]) = op {
         return Err(EncodeError::EmptyMulti);
     }
+    match op {
+        Op::Request(request) => request_frame(xid, request, buf),
+        _ => frame(buf, DEFAULT_MAX_FRAME, &|w| {
+            header(w, xid, op.opcode());
+            body(w, op)
+        }),
+    }
+}
+
+/// The frame of a recipe's `request`, as [`request`] writes it for
+/// `Op::Request`: the embedded driver calls this one, so that the code
+/// only `create2` and `multi` need stays out of its firmware.
+pub(crate) fn request_frame(
+    xid: i32,
+    request: &Request<'_>,
+    buf: &mut [u8],
+) -> Result<usize, EncodeError> {
     frame(buf, DEFAULT_MAX_FRAME, &|w| {
-        header(w, xid, op.opcode());
-        body(w, op)
+        header(w, xid, request_opcode(request));
+        request_body(w, request)
     })
 }
 
@@ -164,36 +181,47 @@ fn header(w: &mut Writer<'_>, xid: i32, opcode: i32) {
 
 fn body(w: &mut Writer<'_>, op: &Op<'_>) -> Result<(), EncodeError> {
     match *op {
-        Op::Request(Request::Create {
-            path,
-            data,
-            acl,
-            mode,
-        })
-        | Op::Create2 {
+        Op::Request(ref request) => request_body(w, request),
+        Op::Create2 {
             path,
             data,
             acl,
             mode,
         } => create(w, path, data, acl, mode),
-        Op::Request(Request::Delete { path, version }) => path_version(w, path, version),
-        Op::Request(Request::Exists { path, watch })
-        | Op::Request(Request::GetData { path, watch })
-        | Op::Request(Request::GetChildren { path, watch }) => {
+        Op::Multi(ops) => multi(w, ops),
+    }
+}
+
+fn request_body(w: &mut Writer<'_>, request: &Request<'_>) -> Result<(), EncodeError> {
+    match *request {
+        Request::Create {
+            path,
+            data,
+            acl,
+            mode,
+        } => create(w, path, data, acl, mode),
+        Request::Delete { path, version } => path_version(w, path, version),
+        Request::Exists { path, watch }
+        | Request::GetData { path, watch }
+        | Request::GetChildren { path, watch } => {
             w.ustring(path)?;
             w.boolean(watch);
             Ok(())
         }
-        Op::Request(Request::SetData {
+        Request::SetData {
             path,
             data,
             version,
-        }) => set_data(w, path, data, version),
-        Op::Request(Request::Sync { path }) => w.ustring(path),
-        Op::Request(Request::Check { path, version }) => {
-            multi(w, &[MultiOp::Check { path, version }])
+        } => set_data(w, path, data, version),
+        Request::Sync { path } => w.ustring(path),
+        // A multi of one check, written out rather than through `multi`,
+        // whose other kinds a recipe never sends.
+        Request::Check { path, version } => {
+            multi_header(w, op::CHECK, false);
+            path_version(w, path, version)?;
+            multi_end(w);
+            Ok(())
         }
-        Op::Multi(ops) => multi(w, ops),
     }
 }
 
@@ -270,8 +298,12 @@ fn multi(w: &mut Writer<'_>, ops: &[MultiOp<'_>]) -> Result<(), EncodeError> {
             } => set_data(w, path, data, version)?,
         }
     }
-    multi_header(w, op::MULTI_END, true);
+    multi_end(w);
     Ok(())
+}
+
+fn multi_end(w: &mut Writer<'_>) {
+    multi_header(w, op::MULTI_END, true);
 }
 
 fn multi_header(w: &mut Writer<'_>, kind: i32, done: bool) {

@@ -27,7 +27,7 @@
 //! the recipe's index and its [`RequestId`](crate::RequestId).
 //!
 //! ```no_run
-//! use herdless_core::wire::{frame, Action, Event, Incoming, Op, Session, SessionConfig};
+//! use herdless_core::wire::{frame, Action, Event, Incoming, Session, SessionConfig};
 //! use herdless_core::{Instant, Recipe, RequestId};
 //!
 //! # fn now() -> Instant { Instant::from_millis(0) }
@@ -63,7 +63,7 @@
 //!         for (i, recipe) in recipes.iter_mut().enumerate() {
 //!             while session.can_send() {
 //!                 let Some(out) = recipe.poll_request() else { break };
-//!                 if let Ok(n) = session.send((i, out.id), &Op::from(out.request), &mut tx, now()) {
+//!                 if let Ok(n) = session.send_request((i, out.id), &out.request, &mut tx, now()) {
 //!                     write(&tx[..n]);
 //!                 }
 //!             }

@@ -120,16 +120,7 @@ impl<'a> Op<'a> {
     pub const fn opcode(&self) -> i32 {
         use super::opcode::op;
         match self {
-            Op::Request(request) => match request {
-                Request::Create { .. } => op::CREATE,
-                Request::Delete { .. } => op::DELETE,
-                Request::Exists { .. } => op::EXISTS,
-                Request::GetData { .. } => op::GET_DATA,
-                Request::SetData { .. } => op::SET_DATA,
-                Request::GetChildren { .. } => op::GET_CHILDREN,
-                Request::Check { .. } => op::MULTI,
-                Request::Sync { .. } => op::SYNC,
-            },
+            Op::Request(request) => request_opcode(request),
             Op::Create2 { .. } => op::CREATE2,
             Op::Multi(_) => op::MULTI,
         }
@@ -139,13 +130,8 @@ impl<'a> Op<'a> {
     /// For `exists` the class is [`WatchClass::Data`]; it becomes
     /// [`WatchClass::Exist`] if the node turns out to be missing.
     pub const fn watch(&self) -> Option<(WatchClass, &'a str)> {
-        match *self {
-            Op::Request(
-                Request::Exists { path, watch: true } | Request::GetData { path, watch: true },
-            ) => Some((WatchClass::Data, path)),
-            Op::Request(Request::GetChildren { path, watch: true }) => {
-                Some((WatchClass::Child, path))
-            }
+        match self {
+            Op::Request(request) => request_watch(request),
             _ => None,
         }
     }
@@ -154,19 +140,55 @@ impl<'a> Op<'a> {
     pub fn expect(&self) -> super::Expect {
         use super::Expect;
         match self {
-            Op::Request(request) => match request {
-                Request::Create { .. } => Expect::Create,
-                Request::Delete { .. } => Expect::Delete,
-                Request::Exists { .. } => Expect::Exists,
-                Request::GetData { .. } => Expect::GetData,
-                Request::SetData { .. } => Expect::SetData,
-                Request::GetChildren { .. } => Expect::GetChildren,
-                Request::Check { .. } => Expect::Check,
-                Request::Sync { .. } => Expect::Sync,
-            },
+            Op::Request(request) => request_expect(request),
             Op::Create2 { .. } => Expect::Create2,
             Op::Multi(ops) => Expect::Multi { ops: ops.len() },
         }
+    }
+}
+
+// A recipe's request on its own, without the rest of `Op`: the embedded
+// driver sends only these, so what only `create2` and `multi` need is
+// never linked into its firmware.
+
+/// The opcode of `request`'s frame.
+pub(crate) const fn request_opcode(request: &Request<'_>) -> i32 {
+    use super::opcode::op;
+    match request {
+        Request::Create { .. } => op::CREATE,
+        Request::Delete { .. } => op::DELETE,
+        Request::Exists { .. } => op::EXISTS,
+        Request::GetData { .. } => op::GET_DATA,
+        Request::SetData { .. } => op::SET_DATA,
+        Request::GetChildren { .. } => op::GET_CHILDREN,
+        Request::Check { .. } => op::MULTI,
+        Request::Sync { .. } => op::SYNC,
+    }
+}
+
+/// The watch `request` leaves, as [`Op::watch`].
+pub(crate) const fn request_watch<'a>(request: &Request<'a>) -> Option<(WatchClass, &'a str)> {
+    match *request {
+        Request::Exists { path, watch: true } | Request::GetData { path, watch: true } => {
+            Some((WatchClass::Data, path))
+        }
+        Request::GetChildren { path, watch: true } => Some((WatchClass::Child, path)),
+        _ => None,
+    }
+}
+
+/// What the reply to `request` holds, as [`Op::expect`].
+pub(crate) const fn request_expect(request: &Request<'_>) -> super::Expect {
+    use super::Expect;
+    match request {
+        Request::Create { .. } => Expect::Create,
+        Request::Delete { .. } => Expect::Delete,
+        Request::Exists { .. } => Expect::Exists,
+        Request::GetData { .. } => Expect::GetData,
+        Request::SetData { .. } => Expect::SetData,
+        Request::GetChildren { .. } => Expect::GetChildren,
+        Request::Check { .. } => Expect::Check,
+        Request::Sync { .. } => Expect::Sync,
     }
 }
 

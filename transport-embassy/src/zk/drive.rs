@@ -6,7 +6,7 @@ use core::future::Future;
 use embassy_futures::select::{select, Either};
 use embassy_time::{Duration, Timer};
 use embedded_io_async::{Error as _, ErrorKind};
-use herdless_core::wire::{Action, ConnectionId, Event, Op, SendError, State};
+use herdless_core::wire::{Action, ConnectionId, Event, SendError, State};
 use herdless_core::{Instant, Reply, ZkError};
 
 use super::Zk;
@@ -249,7 +249,7 @@ impl<T: Transport, const K: usize> Zk<'_, T, K> {
             };
             let id = out.id;
             let tag = (u8::try_from(index).unwrap_or(u8::MAX), id);
-            match self.session.send(tag, &Op::from(out.request), self.tx, now) {
+            match self.session.send_request(tag, &out.request, self.tx, now) {
                 Ok(n) => self.start_write(n),
                 Err(e) => {
                     let error = match e {

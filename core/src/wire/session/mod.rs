@@ -82,7 +82,7 @@ use heapless::{Deque, Vec};
 use self::auth::AuthList;
 use self::watches::WatchTable;
 use super::jute::DEFAULT_MAX_FRAME;
-use super::op::{Op, WatchClass};
+use super::op::{request_expect, request_watch, Op, WatchClass};
 use super::opcode::xid;
 use super::records::{ConnectRequest, NEW_SESSION_PASSWORD};
 use super::response::Expect;
@@ -441,6 +441,42 @@ impl<T: Copy, const PENDING: usize, const WATCHES: usize, const WATCH_BYTES: usi
         buf: &mut [u8],
         now: Instant,
     ) -> Result<usize, SendError> {
+        let exists = matches!(op, Op::Request(Request::Exists { .. }));
+        let encode = |xid, buf: &mut [u8]| encode::request(xid, op, buf);
+        self.record(tag, op.watch(), exists, op.expect(), buf, now, encode)
+    }
+
+    /// [`send`](Self::send) for a recipe's request (`Op::Request`). A
+    /// driver that sends nothing else calls this one, so that what only
+    /// `create2` and `multi` need stays out of its program (some 400 bytes
+    /// of a microcontroller's flash).
+    pub fn send_request(
+        &mut self,
+        tag: T,
+        request: &Request<'_>,
+        buf: &mut [u8],
+        now: Instant,
+    ) -> Result<usize, SendError> {
+        let exists = matches!(request, Request::Exists { .. });
+        let encode = |xid, buf: &mut [u8]| encode::request_frame(xid, request, buf);
+        let (watch, expect) = (request_watch(request), request_expect(request));
+        self.record(tag, watch, exists, expect, buf, now, encode)
+    }
+
+    /// Encodes a request with `encode` under a fresh xid and records it as
+    /// awaiting a reply of kind `expect`; `watch` is the watch it leaves,
+    /// `exists` whether it is an `exists`.
+    #[allow(clippy::too_many_arguments)]
+    fn record(
+        &mut self,
+        tag: T,
+        watch: Option<(WatchClass, &str)>,
+        exists: bool,
+        expect: Expect,
+        buf: &mut [u8],
+        now: Instant,
+        encode: impl FnOnce(i32, &mut [u8]) -> Result<usize, EncodeError>,
+    ) -> Result<usize, SendError> {
         if self.phase != Phase::Established || self.close_due {
             return Err(SendError::NotConnected);
         }
@@ -451,30 +487,22 @@ impl<T: Copy, const PENDING: usize, const WATCHES: usize, const WATCH_BYTES: usi
             return Err(SendError::TooManyPending);
         }
         let xid = self.next_xid;
-        let watch = op.watch();
         if let Some((class, path)) = watch {
-            self.watches.reserve(
-                class,
-                path,
-                xid,
-                matches!(op, Op::Request(Request::Exists { .. })),
-            )?;
+            self.watches.reserve(class, path, xid, exists)?;
         }
-        let recorded = encode::request(xid, op, buf)
-            .map_err(SendError::Encode)
-            .and_then(|n| {
-                let entry = Pending {
-                    xid,
-                    expect: op.expect(),
-                    tag,
-                    watch: watch.is_some(),
-                    sent: stamp(now),
-                };
-                self.pending
-                    .push_back(entry)
-                    .map(|()| n)
-                    .map_err(|_| SendError::TooManyPending)
-            });
+        let recorded = encode(xid, buf).map_err(SendError::Encode).and_then(|n| {
+            let entry = Pending {
+                xid,
+                expect,
+                tag,
+                watch: watch.is_some(),
+                sent: stamp(now),
+            };
+            self.pending
+                .push_back(entry)
+                .map(|()| n)
+                .map_err(|_| SendError::TooManyPending)
+        });
         match recorded {
             Ok(n) => {
                 self.take_xid();

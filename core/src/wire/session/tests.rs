@@ -4,6 +4,7 @@
 
 extern crate std;
 
+use std::borrow::ToOwned;
 use std::vec::Vec;
 
 use super::*;
@@ -158,15 +159,24 @@ impl Script {
         server.expect("a new connection asked for")
     }
 
-    /// Sends `op` and returns the session's answer, refusals included.
+    /// Sends `op` and returns the session's answer, refusals included: a
+    /// recipe's request through `send_request`, as the embedded driver
+    /// sends it, anything else through `send`.
     fn try_send(&mut self, tag: u32, op: Op<'_>) -> Result<usize, SendError> {
         let mut buf = [0u8; 512];
-        self.s.send(tag, &op, &mut buf, self.at())
+        self.try_send_into(tag, op, &mut buf)
+    }
+
+    fn try_send_into(&mut self, tag: u32, op: Op<'_>, buf: &mut [u8]) -> Result<usize, SendError> {
+        match op {
+            Op::Request(request) => self.s.send_request(tag, &request, buf, self.at()),
+            _ => self.s.send(tag, &op, buf, self.at()),
+        }
     }
 
     fn send(&mut self, tag: u32, op: Op<'_>) -> i32 {
         let mut buf = [0u8; 512];
-        let n = self.s.send(tag, &op, &mut buf, self.at()).unwrap();
+        let n = self.try_send_into(tag, op, &mut buf).unwrap();
         header(&buf[..n]).0
     }
 }
@@ -754,6 +764,60 @@ fn a_late_reply_counts_from_when_its_request_was_sent() {
     let (suspended, expired) =
         suspended_and_expired_before_the_server_can_expire(&mut t, 1000, 6000);
     assert_eq!((suspended, expired), (5000, 6700));
+}
+
+#[test]
+fn a_request_sent_as_an_op_or_on_its_own_is_the_same_frame_and_record() {
+    let requests = [
+        Request::Exists {
+            path: "/e",
+            watch: true,
+        },
+        Request::GetChildren {
+            path: "/c",
+            watch: true,
+        },
+        Request::Check {
+            path: "/k",
+            version: Version::Exactly(3),
+        },
+    ];
+    let mut as_op = Script::new(SessionConfig::new(1, 9000));
+    let mut alone = Script::new(SessionConfig::new(1, 9000));
+    for t in [&mut as_op, &mut alone] {
+        t.establish(9000);
+    }
+    for (tag, request) in (1..).zip(requests) {
+        let (mut a, mut b) = ([0u8; 128], [0u8; 128]);
+        let n = as_op.s.send(tag, &Op::Request(request), &mut a, as_op.at());
+        let m = alone.s.send_request(tag, &request, &mut b, alone.at());
+        assert_eq!(n, m);
+        let n = n.unwrap();
+        assert_eq!(a[..n], b[..n], "{request:?}");
+    }
+    // The same watches come of the same answers, and the same replies.
+    for t in [&mut as_op, &mut alone] {
+        t.frame(&empty_reply(1, 10, ZkError::NoNode.code()))
+            .unwrap();
+        t.frame(&reply(2, 11, 0, |w| {
+            w.int(0);
+            Ok(())
+        }))
+        .unwrap();
+    }
+    let watches = |t: &Script| {
+        t.s.watches()
+            .map(|(c, p)| (c, p.to_owned()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(watches(&as_op), watches(&alone));
+    assert_eq!(
+        watches(&alone),
+        [
+            (WatchClass::Exist, "/e".to_owned()),
+            (WatchClass::Child, "/c".to_owned())
+        ]
+    );
 }
 
 /// A getData that sets a data watch on `path`.
