@@ -236,12 +236,9 @@ impl<'a> Iterator for MultiIter<'a> {
 
 /// The next result of a multi response, `None` at the closing header.
 fn next_result<'a>(r: &mut Reader<'a>) -> Result<Option<MultiResult<'a>>, DecodeError> {
-    let kind = r.int()?;
-    let done = r.boolean()?;
-    let _header_err = r.int()?;
-    if done {
+    let Some(kind) = result_kind(r)? else {
         return Ok(None);
-    }
+    };
     Ok(Some(match kind {
         op::CREATE => MultiResult::Created { path: r.ustring()? },
         op::CREATE2 => MultiResult::Created2 {
@@ -251,11 +248,44 @@ fn next_result<'a>(r: &mut Reader<'a>) -> Result<Option<MultiResult<'a>>, Decode
         op::DELETE => MultiResult::Deleted,
         op::SET_DATA => MultiResult::DataSet { stat: r.stat()? },
         op::CHECK => MultiResult::Checked,
-        // The body's code is authoritative; the header repeats it.
-        op::MULTI_ERROR => match ZkError::from_code(r.int()?) {
-            None => MultiResult::NotApplied,
-            Some(e) => MultiResult::Error(e),
-        },
+        op::MULTI_ERROR => error_result(r)?,
         other => return Err(DecodeError::UnexpectedMultiType(other)),
     }))
+}
+
+/// The kind of the next result of a multi's answer, `None` at its end.
+fn result_kind(r: &mut Reader<'_>) -> Result<Option<i32>, DecodeError> {
+    let kind = r.int()?;
+    let done = r.boolean()?;
+    let _header_err = r.int()?;
+    Ok((!done).then_some(kind))
+}
+
+/// An error result's body. The body's code is authoritative; the header
+/// repeats it.
+fn error_result<'a>(r: &mut Reader<'a>) -> Result<MultiResult<'a>, DecodeError> {
+    Ok(match ZkError::from_code(r.int()?) {
+        None => MultiResult::NotApplied,
+        Some(e) => MultiResult::Error(e),
+    })
+}
+
+/// The answer to a check, which goes out as a multi of one: read as
+/// [`MultiResults::parse`] and its first result would read it, without the
+/// code for the results a check never has (a firmware that sends nothing
+/// but recipe requests links only this).
+pub(crate) fn check_result<'a>(r: &mut Reader<'a>) -> Result<Response<'a>, DecodeError> {
+    let response = match result_kind(r)? {
+        Some(op::CHECK) => Response::Checked,
+        Some(op::MULTI_ERROR) => match error_result(r)? {
+            MultiResult::Error(e) => Response::Error(e),
+            _ => return Err(DecodeError::MultiMismatch),
+        },
+        Some(other) => return Err(DecodeError::UnexpectedMultiType(other)),
+        None => return Err(DecodeError::MultiMismatch),
+    };
+    match result_kind(r)? {
+        None => Ok(response),
+        Some(_) => Err(DecodeError::MultiMismatch),
+    }
 }

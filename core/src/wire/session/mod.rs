@@ -172,6 +172,9 @@ pub struct Session<
     events: Deque<(SessionEvent, u32), EVENTS>,
     actions: Deque<Action, 4>,
     watches: WatchTable<WATCHES, WATCH_BYTES>,
+    /// The decoder of `create2`'s and `multi`'s answers, once
+    /// [`send`](Self::send) sent one: see [`decode::response_with`].
+    extended: Option<decode::Extended>,
     auths: AuthList,
     connect_due: bool,
     next_auth: usize,
@@ -215,6 +218,7 @@ impl<T: Copy, const PENDING: usize, const WATCHES: usize, const WATCH_BYTES: usi
             events: Deque::new(),
             actions: Deque::new(),
             watches: WatchTable::new(),
+            extended: None,
             auths: AuthList::new(),
             connect_due: false,
             next_auth: 0,
@@ -443,7 +447,11 @@ impl<T: Copy, const PENDING: usize, const WATCHES: usize, const WATCH_BYTES: usi
     ) -> Result<usize, SendError> {
         let exists = matches!(op, Op::Request(Request::Exists { .. }));
         let encode = |xid, buf: &mut [u8]| encode::request(xid, op, buf);
-        self.record(tag, op.watch(), exists, op.expect(), buf, now, encode)
+        let sent = self.record(tag, op.watch(), exists, op.expect(), buf, now, encode);
+        if sent.is_ok() && !matches!(op, Op::Request(_)) {
+            self.extended = Some(decode::extended);
+        }
+        sent
     }
 
     /// [`send`](Self::send) for a recipe's request (`Op::Request`). A
@@ -983,7 +991,7 @@ impl<T: Copy, const PENDING: usize, const WATCHES: usize, const WATCH_BYTES: usi
                 match self.pending.front().copied() {
                     Some(p) if p.xid == got => {
                         self.answer_front(now);
-                        match decode::response(p.expect, header.err, body) {
+                        match decode::response_with(p.expect, header.err, body, self.extended) {
                             Ok(response) => {
                                 if p.watch {
                                     self.watches.confirm(got, response.error());

@@ -12,7 +12,7 @@ use crate::wire::jute::Reader;
 use crate::wire::testing::{
     connect_response, empty_reply, notification, payload, reply, sample_stat,
 };
-use crate::wire::{Op, Response};
+use crate::wire::{MultiOp, MultiResult, Op, Response};
 use crate::{Acl, CreateMode, Version, WatchKind};
 
 type S = Session<u32, 4, 4, 32>;
@@ -817,6 +817,69 @@ fn a_request_sent_as_an_op_or_on_its_own_is_the_same_frame_and_record() {
             (WatchClass::Exist, "/e".to_owned()),
             (WatchClass::Child, "/c".to_owned())
         ]
+    );
+}
+
+#[test]
+fn create2_and_multi_answers_are_decoded_once_sent() {
+    let mut t = Script::new(SessionConfig::new(1, 9000));
+    t.establish(9000);
+    let ops = [
+        MultiOp::Check {
+            path: "/k",
+            version: Version::Any,
+        },
+        MultiOp::Delete {
+            path: "/d",
+            version: Version::Any,
+        },
+    ];
+    let multi = t.send(1, Op::Multi(&ops));
+    let create2 = t.send(
+        2,
+        Op::Create2 {
+            path: "/c",
+            data: b"",
+            acl: Acl::OPEN,
+            mode: CreateMode::Persistent,
+        },
+    );
+    let answer = t.frame(&reply(multi, 10, 0, |w| {
+        for kind in [13, 2] {
+            w.int(kind);
+            w.boolean(false);
+            w.int(0);
+        }
+        w.int(-1);
+        w.boolean(true);
+        w.int(-1);
+        Ok(())
+    }));
+    let Ok(Incoming::Reply {
+        tag: 1,
+        response: Response::Multi(results),
+    }) = answer
+    else {
+        panic!("{answer:?}");
+    };
+    assert_eq!(
+        results.iter().collect::<Vec<_>>(),
+        [MultiResult::Checked, MultiResult::Deleted]
+    );
+    let answer = t.frame(&reply(create2, 11, 0, |w| {
+        w.ustring("/c")?;
+        w.stat(&sample_stat());
+        Ok(())
+    }));
+    assert!(
+        matches!(
+            answer,
+            Ok(Incoming::Reply {
+                tag: 2,
+                response: Response::Created2 { path: "/c", .. }
+            })
+        ),
+        "{answer:?}"
     );
 }
 

@@ -292,6 +292,29 @@ fn check_answered_through_a_multi() {
             "type {kind}"
         );
     }
+    // No result, two, or a result "not applied": not a check's answer.
+    let none = reply(1, 9, 0, |w| {
+        multi_header(w, -1, true, -1);
+        Ok(())
+    });
+    let two = reply(1, 9, 0, |w| {
+        multi_header(w, 13, false, 0);
+        multi_header(w, 13, false, 0);
+        multi_header(w, -1, true, -1);
+        Ok(())
+    });
+    let not_applied = reply(1, 9, 0, |w| {
+        multi_header(w, -1, false, 0);
+        w.int(0);
+        multi_header(w, -1, true, -1);
+        Ok(())
+    });
+    for bytes in [none, two, not_applied] {
+        assert_eq!(
+            decoded(Expect::Check, &bytes).err(),
+            Some(DecodeError::MultiMismatch)
+        );
+    }
 }
 
 #[test]
