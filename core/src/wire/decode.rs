@@ -64,9 +64,10 @@ pub fn response(expect: Expect, err: i32, body: &[u8]) -> Result<Response<'_>, D
 pub(crate) type Extended = for<'a> fn(Expect, &'a [u8]) -> Result<Response<'a>, DecodeError>;
 
 /// [`response`], with the decoder of `create2`'s and `multi`'s answers
-/// passed in rather than called: a session hands it over only once it has
-/// sent one of those, so a program that sends nothing else (the embedded
-/// driver) never refers to it, and it is not linked. `None` with such an
+/// passed in rather than called: a session hands it over only from
+/// [`Session::send`](super::Session::send), the one way to send those, so
+/// a program that never calls it (the embedded driver) never refers to
+/// the decoder, and it is not linked. `None` with such an
 /// answer expected is a mismatch.
 pub(crate) fn response_with(
     expect: Expect,

@@ -142,18 +142,16 @@ pub fn request(xid: i32, op: &Op<'_>, buf: &mut [u8]) -> Result<usize, EncodeErr
     if let Op::Multi([]) = op {
         return Err(EncodeError::EmptyMulti);
     }
-    match op {
-        Op::Request(request) => request_frame(xid, request, buf),
-        _ => frame(buf, DEFAULT_MAX_FRAME, &|w| {
-            header(w, xid, op.opcode());
-            body(w, op)
-        }),
-    }
+    frame(buf, DEFAULT_MAX_FRAME, &|w| {
+        header(w, xid, op.opcode());
+        body(w, op)
+    })
 }
 
 /// The frame of a recipe's `request`, as [`request`] writes it for
-/// `Op::Request`: the embedded driver calls this one, so that the code
-/// only `create2` and `multi` need stays out of its firmware.
+/// `Op::Request`, without `Op`'s other kinds: the embedded driver calls
+/// this one, so that the code only `create2` and `multi` need stays out of
+/// its firmware.
 pub(crate) fn request_frame(
     xid: i32,
     request: &Request<'_>,

@@ -173,7 +173,8 @@ pub struct Session<
     actions: Deque<Action, 4>,
     watches: WatchTable<WATCHES, WATCH_BYTES>,
     /// The decoder of `create2`'s and `multi`'s answers, once
-    /// [`send`](Self::send) sent one: see [`decode::response_with`].
+    /// [`send`](Self::send) was called, the only way such a request is
+    /// sent: see [`decode::response_with`].
     extended: Option<decode::Extended>,
     auths: AuthList,
     connect_due: bool,
@@ -447,11 +448,10 @@ impl<T: Copy, const PENDING: usize, const WATCHES: usize, const WATCH_BYTES: usi
     ) -> Result<usize, SendError> {
         let exists = matches!(op, Op::Request(Request::Exists { .. }));
         let encode = |xid, buf: &mut [u8]| encode::request(xid, op, buf);
-        let sent = self.record(tag, op.watch(), exists, op.expect(), buf, now, encode);
-        if sent.is_ok() && !matches!(op, Op::Request(_)) {
-            self.extended = Some(decode::extended);
-        }
-        sent
+        // Whether or not this op needs it: decoding never asks for it
+        // unless such an answer is expected.
+        self.extended = Some(decode::extended);
+        self.record(tag, op.watch(), exists, op.expect(), buf, now, encode)
     }
 
     /// [`send`](Self::send) for a recipe's request (`Op::Request`). A
