@@ -4,7 +4,7 @@
 //! session must never panic, and its bookkeeping must stay within bounds.
 #![no_main]
 
-use herdless_core::wire::{frame, Action, Event, Op, Session, SessionConfig, State};
+use herdless_core::wire::{frame, Action, Event, MultiOp, Op, Session, SessionConfig, State};
 use herdless_core::{Acl, CreateMode, Instant, Request, Version};
 use libfuzzer_sys::fuzz_target;
 
@@ -117,7 +117,17 @@ fuzz_target!(|data: &[u8]| {
                     break;
                 };
                 rest = tail;
-                let op = match which % 6 {
+                const MULTI: [MultiOp<'static>; 2] = [
+                    MultiOp::Check {
+                        path: "/e",
+                        version: Version::Any,
+                    },
+                    MultiOp::Delete {
+                        path: "/f",
+                        version: Version::Any,
+                    },
+                ];
+                let op = match which % 8 {
                     0 => Op::Request(Request::GetChildren {
                         path: "/a",
                         watch: true,
@@ -140,13 +150,27 @@ fuzz_target!(|data: &[u8]| {
                         path: "/e",
                         version: Version::Exactly(1),
                     }),
-                    _ => Op::Request(Request::Delete {
+                    5 => Op::Request(Request::Delete {
                         path: "/f",
                         version: Version::Any,
                     }),
+                    6 => Op::Multi(&MULTI),
+                    _ => Op::Create2 {
+                        path: "/g",
+                        data: b"",
+                        acl: Acl::OPEN,
+                        mode: CreateMode::Persistent,
+                    },
                 };
                 let mut buf = [0u8; 128];
-                let _ = d.session.send(which % 16, &op, &mut buf, at);
+                // A recipe's request as the embedded driver sends it, or
+                // through the general entry.
+                let _ = match op {
+                    Op::Request(request) if which & 8 != 0 => {
+                        d.session.send_request(which % 16, &request, &mut buf, at)
+                    }
+                    _ => d.session.send(which % 16, &op, &mut buf, at),
+                };
             }
             _ => {
                 let Some((&which, tail)) = rest.split_first() else {
