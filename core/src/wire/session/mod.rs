@@ -120,6 +120,17 @@ fn sent_at(sent: u32, now: Instant) -> Instant {
     Instant::from_millis(now.as_millis().saturating_sub(u64::from(ago)))
 }
 
+/// What the session records of a request it sends.
+struct Kind<'a> {
+    /// What its reply holds.
+    expect: Expect,
+    /// The watch it leaves, on which path.
+    watch: Option<(WatchClass, &'a str)>,
+    /// Whether it is an `exists` (whose watch becomes a creation watch
+    /// when the node is missing).
+    exists: bool,
+}
+
 /// Where the session is with its connection.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Phase {
@@ -446,12 +457,16 @@ impl<T: Copy, const PENDING: usize, const WATCHES: usize, const WATCH_BYTES: usi
         buf: &mut [u8],
         now: Instant,
     ) -> Result<usize, SendError> {
-        let exists = matches!(op, Op::Request(Request::Exists { .. }));
+        let kind = Kind {
+            expect: op.expect(),
+            watch: op.watch(),
+            exists: matches!(op, Op::Request(Request::Exists { .. })),
+        };
         let encode = |xid, buf: &mut [u8]| encode::request(xid, op, buf);
         // Whether or not this op needs it: decoding never asks for it
         // unless such an answer is expected.
         self.extended = Some(decode::extended);
-        self.record(tag, op.watch(), exists, op.expect(), buf, now, encode)
+        self.record(tag, kind, buf, now, encode)
     }
 
     /// [`send`](Self::send) for a recipe's request (`Op::Request`). A
@@ -465,22 +480,25 @@ impl<T: Copy, const PENDING: usize, const WATCHES: usize, const WATCH_BYTES: usi
         buf: &mut [u8],
         now: Instant,
     ) -> Result<usize, SendError> {
-        let exists = matches!(request, Request::Exists { .. });
+        let kind = Kind {
+            expect: request_expect(request),
+            watch: request_watch(request),
+            exists: matches!(request, Request::Exists { .. }),
+        };
         let encode = |xid, buf: &mut [u8]| encode::request_frame(xid, request, buf);
-        let (watch, expect) = (request_watch(request), request_expect(request));
-        self.record(tag, watch, exists, expect, buf, now, encode)
+        self.record(tag, kind, buf, now, encode)
     }
 
-    /// Encodes a request with `encode` under a fresh xid and records it as
-    /// awaiting a reply of kind `expect`; `watch` is the watch it leaves,
-    /// `exists` whether it is an `exists`.
-    #[allow(clippy::too_many_arguments)]
+    /// Encodes a request with `encode` under a fresh xid and records it,
+    /// as `kind` describes it, as awaiting its reply.
     fn record(
         &mut self,
         tag: T,
-        watch: Option<(WatchClass, &str)>,
-        exists: bool,
-        expect: Expect,
+        Kind {
+            expect,
+            watch,
+            exists,
+        }: Kind<'_>,
         buf: &mut [u8],
         now: Instant,
         encode: impl FnOnce(i32, &mut [u8]) -> Result<usize, EncodeError>,
