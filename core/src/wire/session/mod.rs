@@ -120,17 +120,6 @@ fn sent_at(sent: u32, now: Instant) -> Instant {
     Instant::from_millis(now.as_millis().saturating_sub(u64::from(ago)))
 }
 
-/// What the session records of a request it sends.
-struct Kind<'a> {
-    /// What its reply holds.
-    expect: Expect,
-    /// The watch it leaves, on which path.
-    watch: Option<(WatchClass, &'a str)>,
-    /// Whether it is an `exists` (whose watch becomes a creation watch
-    /// when the node is missing).
-    exists: bool,
-}
-
 /// Where the session is with its connection.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Phase {
@@ -457,16 +446,11 @@ impl<T: Copy, const PENDING: usize, const WATCHES: usize, const WATCH_BYTES: usi
         buf: &mut [u8],
         now: Instant,
     ) -> Result<usize, SendError> {
-        let kind = Kind {
-            expect: op.expect(),
-            watch: op.watch(),
-            exists: matches!(op, Op::Request(Request::Exists { .. })),
-        };
         let encode = |xid, buf: &mut [u8]| encode::request(xid, op, buf);
         // Whether or not this op needs it: decoding never asks for it
         // unless such an answer is expected.
         self.extended = Some(decode::extended);
-        self.record(tag, kind, buf, now, encode)
+        self.record(tag, op.expect(), op.watch(), buf, now, encode)
     }
 
     /// [`send`](Self::send) for a recipe's request (`Op::Request`). A
@@ -480,25 +464,18 @@ impl<T: Copy, const PENDING: usize, const WATCHES: usize, const WATCH_BYTES: usi
         buf: &mut [u8],
         now: Instant,
     ) -> Result<usize, SendError> {
-        let kind = Kind {
-            expect: request_expect(request),
-            watch: request_watch(request),
-            exists: matches!(request, Request::Exists { .. }),
-        };
+        let (expect, watch) = (request_expect(request), request_watch(request));
         let encode = |xid, buf: &mut [u8]| encode::request_frame(xid, request, buf);
-        self.record(tag, kind, buf, now, encode)
+        self.record(tag, expect, watch, buf, now, encode)
     }
 
-    /// Encodes a request with `encode` under a fresh xid and records it,
-    /// as `kind` describes it, as awaiting its reply.
+    /// Encodes a request with `encode` under a fresh xid and records it as
+    /// awaiting a reply of kind `expect`; `watch` is the watch it leaves.
     fn record(
         &mut self,
         tag: T,
-        Kind {
-            expect,
-            watch,
-            exists,
-        }: Kind<'_>,
+        expect: Expect,
+        watch: Option<(WatchClass, &str)>,
         buf: &mut [u8],
         now: Instant,
         encode: impl FnOnce(i32, &mut [u8]) -> Result<usize, EncodeError>,
@@ -514,6 +491,9 @@ impl<T: Copy, const PENDING: usize, const WATCHES: usize, const WATCH_BYTES: usi
         }
         let xid = self.next_xid;
         if let Some((class, path)) = watch {
+            // Only an `exists` expects that reply, and its watch becomes a
+            // creation watch when the node is missing.
+            let exists = matches!(expect, Expect::Exists);
             self.watches.reserve(class, path, xid, exists)?;
         }
         let recorded = encode(xid, buf).map_err(SendError::Encode).and_then(|n| {
