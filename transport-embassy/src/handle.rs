@@ -59,9 +59,15 @@ impl<'z, 'a, T: Transport, R: Recipe + 'static, const K: usize> Handle<'z, 'a, T
     pub async fn next_event(&mut self) -> Result<R::Event, Error> {
         let id = self.id;
         self.zk.recipe(id)?;
+        let mut event = None;
         self.zk
-            .drive_until(|zk| zk.recipe(id).ok().and_then(|r| r.poll_event()))
-            .await
+            .drive(&mut |zk| {
+                event = zk.recipe(id).ok().and_then(|r| r.poll_event());
+                event.is_some()
+            })
+            .await?;
+        // Always an event: `drive` ends well only once `done` found one.
+        event.ok_or(Error::Lost)
     }
 
     /// Drops the events an earlier round left unread, if the recipe is
@@ -120,7 +126,7 @@ impl<'z, 'a, T: Transport, R: Recipe + 'static, const K: usize> Handle<'z, 'a, T
     ) -> Result<(), Error> {
         let id = self.id;
         self.zk
-            .drive_until(|zk| zk.recipe(id).ok().filter(|r| idle(r)).map(|_| ()))
+            .drive(&mut |zk| zk.recipe(id).ok().is_some_and(|r| idle(r)))
             .await?;
         // The same loop as `forget_past_rounds` without its idle check;
         // calling that instead measured 230 B more herdless code in the
@@ -156,16 +162,21 @@ impl<'z, 'a, T: Transport, R: Recipe + 'static, const K: usize> Handle<'z, 'a, T
         let id = self.id;
         self.zk.fire_timers();
         let sure = Cell::new(false);
-        let stopped = self.zk.drive_until(|zk| {
-            let recipe = zk.recipe(id).ok()?;
+        let mut why = None;
+        let mut done = |zk: &mut Zk<'a, T, K>| {
+            let Ok(recipe) = zk.recipe(id) else {
+                return false;
+            };
             while let Some(event) = recipe.poll_event() {
-                if let Some(why) = stop(event) {
-                    return Some(why);
+                if let Some(e) = stop(event) {
+                    why = Some(e);
+                    return true;
                 }
             }
             sure.set(sure.get() || !in_doubt(recipe));
-            None
-        });
+            false
+        };
+        let stopped = self.zk.drive(&mut done);
         // `select` polls this after `stopped`, every time, so it sees the
         // gate as the drive left it: nothing but that drive opens the
         // gate, and the drive's own waker wakes both.
@@ -178,7 +189,9 @@ impl<'z, 'a, T: Transport, R: Recipe + 'static, const K: usize> Handle<'z, 'a, T
             }
         });
         match select(stopped, started).await {
-            Either::First(Ok(why)) | Either::First(Err(why)) => Err(why),
+            Either::First(Err(e)) => Err(e),
+            // `done` ends the drive only with a reason kept in `why`.
+            Either::First(Ok(())) => Err(why.unwrap_or(Error::Lost)),
             Either::Second(output) => Ok(output),
         }
     }

@@ -1,7 +1,6 @@
 //! The driver: one ZooKeeper session over a [`Transport`], running several
 //! recipes.
 
-use core::convert::Infallible;
 use core::future::Future;
 use core::marker::PhantomData;
 
@@ -236,7 +235,7 @@ impl<'a, T: Transport, const K: usize> Zk<'a, T, K> {
     ///
     /// Cancel-safe: dropping it leaves the session where it got to.
     pub async fn connect(&mut self) -> Result<(), Error> {
-        self.drive_until(|zk| matches!(zk.session.state(), State::Connected { .. }).then_some(()))
+        self.drive(&mut |zk| matches!(zk.session.state(), State::Connected { .. }))
             .await
     }
 
@@ -246,10 +245,12 @@ impl<'a, T: Transport, const K: usize> Zk<'a, T, K> {
     /// Fails only when the session is over for good; `work` is dropped
     /// then.
     pub async fn run<F: Future>(&mut self, work: F) -> Result<F::Output, Error> {
-        match select(work, self.drive_until(|_| None::<Infallible>)).await {
+        match select(work, self.drive(&mut |_| false)).await {
             Either::First(output) => Ok(output),
             Either::Second(Err(e)) => Err(e),
-            Either::Second(Ok(never)) => match never {},
+            // `drive` ends well only once `done` says so, which this one
+            // never does; a value rather than a panic all the same.
+            Either::Second(Ok(())) => Err(Error::Lost),
         }
     }
 
@@ -264,7 +265,7 @@ impl<'a, T: Transport, const K: usize> Zk<'a, T, K> {
         let now = self.now();
         self.session.close(now);
         let result = self
-            .drive_until(|zk| matches!(zk.session.state(), State::Closed).then_some(()))
+            .drive(&mut |zk| matches!(zk.session.state(), State::Closed))
             .await;
         self.drop_connection();
         self.closing = true;
