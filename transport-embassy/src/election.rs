@@ -10,8 +10,8 @@ use crate::error::Error;
 use crate::handle::{granted, Handle};
 use crate::transport::Transport;
 
-impl<T: Transport, const K: usize, const N: usize, const D: usize>
-    Handle<'_, '_, T, Election<N, D>, K>
+impl<'z, 'a, T: Transport, const K: usize, const N: usize, const D: usize>
+    Handle<'z, 'a, T, Election<N, D>, K>
 {
     /// Volunteers with `data` (a device id, an address) and waits until
     /// this candidate leads; `guid` must be fresh random bytes for every
@@ -102,9 +102,14 @@ impl<T: Transport, const K: usize, const N: usize, const D: usize>
 
     /// Leaves the election and waits until the candidate's node (and the
     /// acknowledgement, when leading) is deleted.
-    pub async fn resign(&mut self) -> Result<(), Error> {
-        self.recipe()?.resign()?;
-        self.until_wound_up(Self::idle, Self::failure).await
+    ///
+    /// The candidate is told to resign when this is called; the future
+    /// only waits.
+    pub fn resign(
+        &mut self,
+    ) -> impl Future<Output = Result<(), Error>> + use<'_, 'z, 'a, T, K, N, D> {
+        let asked = self.recipe().and_then(|election| Ok(election.resign()?));
+        self.until_wound_up(asked, Self::idle, Self::failure)
     }
 
     fn idle(election: &Election<N, D>) -> bool {

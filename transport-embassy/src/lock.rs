@@ -10,7 +10,7 @@ use crate::error::Error;
 use crate::handle::{granted, Handle};
 use crate::transport::Transport;
 
-impl<T: Transport, const K: usize, const N: usize> Handle<'_, '_, T, Lock<N>, K> {
+impl<'z, 'a, T: Transport, const K: usize, const N: usize> Handle<'z, 'a, T, Lock<N>, K> {
     /// Waits for the lock; `guid` must be fresh random bytes for every
     /// attempt (the hardware RNG), so a node left by an earlier attempt is
     /// never mistaken for this one. Events of an earlier attempt still
@@ -56,9 +56,11 @@ impl<T: Transport, const K: usize, const N: usize> Handle<'_, '_, T, Lock<N>, K>
 
     /// Withdraws a pending attempt (or releases the lock if it was already
     /// acquired) and waits until its node is gone.
-    pub async fn cancel(&mut self) -> Result<(), Error> {
-        self.recipe()?.cancel()?;
-        self.until_wound_up(Self::idle, Self::failure).await
+    ///
+    /// The attempt is withdrawn when this is called; the future only waits.
+    pub fn cancel(&mut self) -> impl Future<Output = Result<(), Error>> + use<'_, 'z, 'a, T, K, N> {
+        let asked = self.recipe().and_then(|lock| Ok(lock.cancel()?));
+        self.until_wound_up(asked, Self::idle, Self::failure)
     }
 
     /// Whether the lock is held (and the session not in doubt), as of the
@@ -82,13 +84,15 @@ impl<T: Transport, const K: usize, const N: usize> Handle<'_, '_, T, Lock<N>, K>
     /// another holder in, so the session is driven until it answers
     /// first: `work` starts if the lock is still held, and `Err(Lost)`
     /// comes if not.
-    pub async fn hold_while<F: Future>(&mut self, work: F) -> Result<F::Output, Error> {
+    pub fn hold_while<F: Future>(
+        &mut self,
+        work: F,
+    ) -> impl Future<Output = Result<F::Output, Error>> + use<'_, 'z, 'a, T, K, N, F> {
         self.work_unless(work, Lock::is_suspended, |event| match event {
             LockEvent::Lost => Some(Error::Lost),
             LockEvent::RevocationRequested => Some(Error::RevocationRequested),
             _ => None,
         })
-        .await
     }
 
     /// The own node's full path (what a requester passes to a revocation),
@@ -98,9 +102,14 @@ impl<T: Transport, const K: usize, const N: usize> Handle<'_, '_, T, Lock<N>, K>
     }
 
     /// Releases the lock and waits until its node is deleted.
-    pub async fn release(&mut self) -> Result<(), Error> {
-        self.recipe()?.release()?;
-        self.until_wound_up(Self::idle, Self::failure).await
+    ///
+    /// The lock is released when this is called (its node's delete is
+    /// queued); the future only waits for it.
+    pub fn release(
+        &mut self,
+    ) -> impl Future<Output = Result<(), Error>> + use<'_, 'z, 'a, T, K, N> {
+        let asked = self.recipe().and_then(|lock| Ok(lock.release()?));
+        self.until_wound_up(asked, Self::idle, Self::failure)
     }
 
     fn idle(lock: &Lock<N>) -> bool {

@@ -1,6 +1,8 @@
 //! Group membership on the driver: a member that joins and leaves, and an
 //! observer of who is in a group.
 
+use core::future::Future;
+
 use herdless_core::member::{Member, MemberEvent};
 use herdless_core::members;
 
@@ -8,8 +10,8 @@ use crate::error::Error;
 use crate::handle::Handle;
 use crate::transport::Transport;
 
-impl<T: Transport, const K: usize, const D: usize, const N: usize>
-    Handle<'_, '_, T, Member<D, N>, K>
+impl<'z, 'a, T: Transport, const K: usize, const D: usize, const N: usize>
+    Handle<'z, 'a, T, Member<D, N>, K>
 {
     /// Joins the group with `data` and waits until the member node exists.
     /// Events of an earlier membership still unread are dropped.
@@ -38,13 +40,16 @@ impl<T: Transport, const K: usize, const D: usize, const N: usize>
 
     /// Leaves the group and waits until the member node is confirmed
     /// deleted (retried across connection losses).
-    pub async fn leave(&mut self) -> Result<(), Error> {
-        self.recipe()?.leave()?;
-        self.until_wound_up(Member::is_idle, |event| match event {
+    ///
+    /// The member leaves when this is called; the future only waits.
+    pub fn leave(
+        &mut self,
+    ) -> impl Future<Output = Result<(), Error>> + use<'_, 'z, 'a, T, K, D, N> {
+        let asked = self.recipe().and_then(|member| Ok(member.leave()?));
+        self.until_wound_up(asked, Member::is_idle, |event| match event {
             MemberEvent::Failed(e) => Some(Error::Recipe(e)),
             _ => None,
         })
-        .await
     }
 }
 

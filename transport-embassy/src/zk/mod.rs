@@ -255,8 +255,11 @@ impl<'a, T: Transport, const K: usize> Zk<'a, T, K> {
     }
 
     /// Drives the session for `duration`.
-    pub async fn run_for(&mut self, duration: Duration) -> Result<(), Error> {
-        self.run(Timer::after(duration)).await
+    pub fn run_for(
+        &mut self,
+        duration: Duration,
+    ) -> impl Future<Output = Result<(), Error>> + use<'_, 'a, T, K> {
+        self.run(Timer::after(duration))
     }
 
     /// Ends the session cleanly (closeSession): its ephemeral nodes go at
