@@ -11,7 +11,7 @@ use herdless_core::Recipe;
 
 use crate::error::Error;
 use crate::transport::Transport;
-use crate::zk::{RecipeId, Zk};
+use crate::zk::{RecipeId, Until, Zk};
 
 /// One recipe of a [`Zk`] together with the driver, from [`Zk::handle`].
 ///
@@ -61,10 +61,10 @@ impl<'z, 'a, T: Transport, R: Recipe + 'static, const K: usize> Handle<'z, 'a, T
         self.zk.recipe(id)?;
         let mut event = None;
         self.zk
-            .drive(&mut |zk| {
+            .drive(Until::Done(&mut |zk| {
                 event = zk.recipe(id).ok().and_then(|r| r.poll_event());
                 event.is_some()
-            })
+            }))
             .await?;
         // Always an event: `drive` ends well only once `done` found one.
         event.ok_or(Error::Lost)
@@ -133,7 +133,9 @@ impl<'z, 'a, T: Transport, R: Recipe + 'static, const K: usize> Handle<'z, 'a, T
         asked?;
         let id = self.id;
         self.zk
-            .drive(&mut |zk| zk.recipe(id).ok().is_some_and(|r| idle(r)))
+            .drive(Until::Done(&mut |zk| {
+                zk.recipe(id).ok().is_some_and(|r| idle(r))
+            }))
             .await?;
         // The same loop as `forget_past_rounds` without its idle check;
         // calling that instead measured 230 B more herdless code in the
@@ -183,7 +185,7 @@ impl<'z, 'a, T: Transport, R: Recipe + 'static, const K: usize> Handle<'z, 'a, T
             sure.set(sure.get() || !in_doubt(recipe));
             false
         };
-        let stopped = self.zk.drive(&mut done);
+        let stopped = self.zk.drive(Until::Done(&mut done));
         // `select` polls this after `stopped`, every time, so it sees the
         // gate as the drive left it: nothing but that drive opens the
         // gate, and the drive's own waker wakes both.

@@ -38,6 +38,20 @@ pub(super) enum Held {
     Idle,
 }
 
+/// What ends a [`drive`](Zk::drive) that returns.
+///
+/// The session's own states are named rather than given as closures so
+/// that the calls waiting for them can return the drive's future itself,
+/// which a closure they made (and would lend) does not outlive.
+pub(crate) enum Until<'d, Z> {
+    /// The session is connected.
+    Connected,
+    /// The session is closed.
+    Closed,
+    /// `done` returns `true`.
+    Done(&'d mut dyn FnMut(&mut Z) -> bool),
+}
+
 /// What came of an [`Io`].
 pub(super) enum Outcome {
     Disconnected,
@@ -83,14 +97,16 @@ impl<T: Transport, const K: usize> Zk<'_, T, K> {
     /// takes up to the connect timeout, attempt after attempt, and what
     /// the recipes heard before it (a leader's doubt) must reach the
     /// caller first.
-    pub(crate) async fn drive(
-        &mut self,
-        done: &mut dyn FnMut(&mut Self) -> bool,
-    ) -> Result<(), Error> {
+    pub(crate) async fn drive(&mut self, mut until: Until<'_, Self>) -> Result<(), Error> {
         let mut held = Held::Nothing;
         loop {
             held = self.turn(held).await?;
-            if done(self) {
+            let done = match &mut until {
+                Until::Connected => matches!(self.session.state(), State::Connected { .. }),
+                Until::Closed => matches!(self.session.state(), State::Closed),
+                Until::Done(done) => done(self),
+            };
+            if done {
                 return Ok(());
             }
         }

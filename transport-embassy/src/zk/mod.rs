@@ -128,6 +128,7 @@ mod drive;
 mod large;
 mod receive;
 
+pub(crate) use drive::Until;
 use large::Large;
 
 impl<'a, T: Transport, const K: usize> Zk<'a, T, K> {
@@ -234,9 +235,8 @@ impl<'a, T: Transport, const K: usize> Zk<'a, T, K> {
     /// Runs the session until it is connected.
     ///
     /// Cancel-safe: dropping it leaves the session where it got to.
-    pub async fn connect(&mut self) -> Result<(), Error> {
-        self.drive(&mut |zk| matches!(zk.session.state(), State::Connected { .. }))
-            .await
+    pub fn connect(&mut self) -> impl Future<Output = Result<(), Error>> + use<'_, 'a, T, K> {
+        self.drive(Until::Connected)
     }
 
     /// Drives the session while `work` runs and returns its output; the
@@ -245,7 +245,7 @@ impl<'a, T: Transport, const K: usize> Zk<'a, T, K> {
     /// Fails only when the session is over for good; `work` is dropped
     /// then.
     pub async fn run<F: Future>(&mut self, work: F) -> Result<F::Output, Error> {
-        match select(work, self.drive(&mut |_| false)).await {
+        match select(work, self.drive(Until::Done(&mut |_| false))).await {
             Either::First(output) => Ok(output),
             Either::Second(Err(e)) => Err(e),
             // `drive` ends well only once `done` says so, which this one
@@ -267,9 +267,7 @@ impl<'a, T: Transport, const K: usize> Zk<'a, T, K> {
     pub async fn close(&mut self) -> Result<(), Error> {
         let now = self.now();
         self.session.close(now);
-        let result = self
-            .drive(&mut |zk| matches!(zk.session.state(), State::Closed))
-            .await;
+        let result = self.drive(Until::Closed).await;
         self.drop_connection();
         self.closing = true;
         self.settle().await;
