@@ -11,6 +11,7 @@
 use heapless::String;
 
 use crate::engine::ancestors;
+use crate::engine::contender_op::Op;
 use crate::naming::{Flavour, Guid, NodeKind};
 use crate::path::{self, PathError};
 use crate::{Acl, CreateMode, Error, Request, RequestId, Sequence, Version, ZkError};
@@ -407,6 +408,41 @@ impl<const N: usize> Contention<N> {
     pub(crate) fn create_lost(&mut self) {
         if !self.has_own() {
             self.own = Own::InDoubt;
+        }
+    }
+
+    /// The request for `op`, a create of the own node holding `data`,
+    /// written into `scratch` where it needs a path made up. Cannot fail:
+    /// every path was sized when stored (the directory and the own node's
+    /// widest name in [`new`](Self::new), its name in `store_own`, the
+    /// predecessor in `wait_for`).
+    ///
+    /// The candidate's acknowledgement and stale node are its own to
+    /// write: given one of those ops, which a lock never queues, this
+    /// makes a harmless read, whose answer the lock fails as a bad reply.
+    pub(crate) fn request<'a>(
+        &'a self,
+        op: Op,
+        scratch: &'a mut String<N>,
+        data: &'a [u8],
+        acl: Acl<'a>,
+    ) -> Request<'a> {
+        match op {
+            Op::Ensure(level) => ancestors::create(&self.dir, level, scratch, acl),
+            Op::Create => self.create_request(scratch, data, acl),
+            Op::List => self.list_request(),
+            Op::CatchUp => self.catch_up_request(),
+            Op::WatchPredecessor => self.predecessor_watch(),
+            Op::WatchOwn => self.own_watch(),
+            Op::Delete => self.own_delete(),
+            Op::CheckOwn
+            | Op::Ack
+            | Op::ReadAck
+            | Op::ReplaceAck
+            | Op::DeleteAck
+            | Op::ClearAck
+            | Op::DropAck
+            | Op::DeleteStale => self.own_exists(),
         }
     }
 

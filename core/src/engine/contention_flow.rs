@@ -8,6 +8,7 @@
 //! for it; the decisions between them are written here, once.
 
 use crate::engine::ancestors::AncestorOp;
+use crate::engine::contender_op::Op;
 use crate::engine::contention::{Contention, CreateRefusal, Own, ScanMode, Scanned, Standing};
 use crate::engine::pipeline::Pipeline;
 use crate::{path, Children, Error, Reply, RequestId, Sequence, ZkError};
@@ -15,23 +16,15 @@ use crate::{path, Children, Error, Reply, RequestId, Sequence, ZkError};
 /// Requests a contender may have in flight at once.
 pub(crate) const MAX_IN_FLIGHT: usize = 8;
 
-/// A recipe whose protocol is built on a [`Contention`], queueing up to `Q`
-/// requests.
-pub(crate) trait ContentionFlow<const N: usize, const Q: usize> {
-    /// The recipe's kinds of request.
-    type Op: AncestorOp;
-    /// The create of the own node.
-    const CREATE: Self::Op;
-    /// The listing of the directory.
-    const LIST: Self::Op;
-    /// The no-op write ahead of a search by GUID (see
-    /// [`queue_search`](Self::queue_search)).
-    const CATCH_UP: Self::Op;
+/// Requests a contender queues to send at most.
+pub(crate) const QUEUED: usize = 12;
 
+/// A recipe whose protocol is built on a [`Contention`].
+pub(crate) trait ContentionFlow<const N: usize> {
     /// The contender's place in the directory.
     fn line(&mut self) -> &mut Contention<N>;
     /// The recipe's requests.
-    fn ops(&mut self) -> &mut Pipeline<Self::Op, Q, MAX_IN_FLIGHT>;
+    fn ops(&mut self) -> &mut Pipeline<Op, QUEUED, MAX_IN_FLIGHT>;
     /// An outcome (give-up, release, resignation, failure) is pending: a
     /// node found or made is to be deleted, not used.
     fn winding_up(&self) -> bool;
@@ -72,13 +65,13 @@ pub(crate) trait ContentionFlow<const N: usize, const Q: usize> {
     }
 
     /// Forgets requests of these kinds: their answers are ignored.
-    fn forget(&mut self, ops: &[Self::Op]) {
+    fn forget(&mut self, ops: &[Op]) {
         self.ops().forget(|op| ops.contains(&op));
     }
 
     /// Lists the directory.
     fn queue_listing(&mut self) {
-        self.ops().queue(Self::LIST);
+        self.ops().queue(Op::List);
     }
 
     /// Lists the directory to search for a create in doubt, behind a
@@ -91,8 +84,8 @@ pub(crate) trait ContentionFlow<const N: usize, const Q: usize> {
     /// create from the old connection is refused once the session has
     /// moved), so the listing behind it shows the node if it was made.
     fn queue_search(&mut self) {
-        self.ops().queue(Self::CATCH_UP);
-        self.ops().queue(Self::LIST);
+        self.ops().queue(Op::CatchUp);
+        self.ops().queue(Op::List);
     }
 
     /// Creates the directory's ancestors, then the own node and the
@@ -100,20 +93,15 @@ pub(crate) trait ContentionFlow<const N: usize, const Q: usize> {
     fn create_with_ancestors(&mut self) {
         let ops = self.ops();
         ops.clear_queued();
-        ops.push(Self::Op::ancestor(1));
-        ops.push(Self::CREATE);
-        ops.push(Self::LIST);
+        ops.push(Op::ancestor(1));
+        ops.push(Op::Create);
+        ops.push(Op::List);
     }
 
     /// Answers a reply to a request every contender sends: an ancestor's
     /// create, the own node's create, the listing. Hands back any other
     /// reply, and a listing's refusal other than `NoNode`.
-    fn on_line_reply<'r>(
-        &mut self,
-        id: RequestId,
-        op: Self::Op,
-        reply: Reply<'r>,
-    ) -> Option<Reply<'r>> {
+    fn on_line_reply<'r>(&mut self, id: RequestId, op: Op, reply: Reply<'r>) -> Option<Reply<'r>> {
         if op.ancestor_level().is_some() {
             match reply {
                 Reply::Created { .. } | Reply::Error(ZkError::NodeExists) => {
@@ -122,19 +110,19 @@ pub(crate) trait ContentionFlow<const N: usize, const Q: usize> {
                 Reply::Error(e) => self.on_ancestor_refused(e),
                 _ => self.fail(Error::BadReply),
             }
-        } else if op == Self::CREATE {
+        } else if op == Op::Create {
             match reply {
                 Reply::Created { path } => self.on_created(path),
                 Reply::Error(e) => self.on_create_refused(e),
                 _ => self.fail(Error::BadReply),
             }
-        } else if op == Self::LIST {
+        } else if op == Op::List {
             match reply {
                 Reply::Children(children) => self.read_listing(id, children, true),
                 Reply::Error(ZkError::NoNode) => self.on_directory_gone(),
                 other => return Some(other),
             }
-        } else if op == Self::CATCH_UP {
+        } else if op == Op::CatchUp {
             match reply {
                 Reply::Error(e) if e.is_connection_loss() || e.is_session_gone() => {
                     return Some(reply)
@@ -151,7 +139,7 @@ pub(crate) trait ContentionFlow<const N: usize, const Q: usize> {
     /// Part of the listing `id` ([`Recipe::handle_listing_part`](crate::Recipe::handle_listing_part)):
     /// the request stays in flight until the last part.
     fn listing_part(&mut self, id: RequestId, names: Children<'_>, last: bool) {
-        if self.ops().op_of(id) != Some(Self::LIST) {
+        if self.ops().op_of(id) != Some(Op::List) {
             return;
         }
         if last {
@@ -215,7 +203,7 @@ pub(crate) trait ContentionFlow<const N: usize, const Q: usize> {
     fn on_create_refused(&mut self, e: ZkError) {
         match self.line().create_refused(e) {
             CreateRefusal::NoDirectory => {
-                self.forget(&[Self::LIST]);
+                self.forget(&[Op::List]);
                 if self.winding_up() {
                     return self.finish();
                 }
@@ -228,12 +216,12 @@ pub(crate) trait ContentionFlow<const N: usize, const Q: usize> {
             // ahead of every other contender for as long as the session
             // lived.
             CreateRefusal::Unread => {
-                self.forget(&[Self::LIST]);
+                self.forget(&[Op::List]);
                 self.fail_with(Error::Zk(e));
                 self.find();
             }
             CreateRefusal::Refused(e) => {
-                self.forget(&[Self::LIST]);
+                self.forget(&[Op::List]);
                 self.fail_with(Error::Zk(e));
                 self.finish();
             }
@@ -246,7 +234,7 @@ pub(crate) trait ContentionFlow<const N: usize, const Q: usize> {
         if e.is_connection_loss() || e.is_session_gone() {
             self.connection_or_session_lost(e);
         } else {
-            self.forget(&[Self::CREATE, Self::LIST]);
+            self.forget(&[Op::Create, Op::List]);
             self.fail_with(Error::Zk(e));
             self.finish();
         }

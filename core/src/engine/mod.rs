@@ -7,6 +7,7 @@
 pub(crate) mod acl_option;
 pub(crate) mod ancestors;
 pub(crate) mod catch_up;
+pub(crate) mod contender_op;
 pub(crate) mod contention;
 pub(crate) mod contention_flow;
 pub(crate) mod deadline;

@@ -93,8 +93,9 @@ use core::fmt;
 use heapless::String;
 
 use crate::engine::ancestors;
+use crate::engine::contender_op::Op;
 use crate::engine::contention::{Contention, Own, Standing};
-use crate::engine::contention_flow::{ContentionFlow, MAX_IN_FLIGHT};
+use crate::engine::contention_flow::{ContentionFlow, MAX_IN_FLIGHT, QUEUED};
 use crate::engine::deadline::Deadline;
 use crate::engine::event_queue::EventQueue;
 use crate::engine::link::{Link, Reconnect};
@@ -108,9 +109,6 @@ use crate::{
 
 /// Default capacity, in bytes, of the paths a [`Lock`] stores.
 pub const DEFAULT_PATH_CAPACITY: usize = 128;
-
-/// How many requests a lock queues to send at most.
-const QUEUED: usize = 8;
 
 /// What the lock tells the application.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -258,27 +256,9 @@ enum Step {
     Deleting,
 }
 
-/// A request to be emitted, materialised at `poll_request` time.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Op {
-    /// Create the `level`-th ancestor of the lock directory (1 = topmost).
-    Ensure(u8),
-    Create,
-    List,
-    /// The no-op write ahead of a search by GUID.
-    CatchUp,
-    WatchPredecessor,
-    Delete,
-    Verify,
-    /// Read the own node with a watch (revocable locks).
-    WatchOwn,
-}
-
-ancestors::ancestor_op!(Op);
-
 /// The reads of an acquisition or a holding: nothing to act on once the
 /// own node is being deleted or replaced.
-const ACQUISITION_READS: [Op; 4] = [Op::List, Op::WatchPredecessor, Op::Verify, Op::WatchOwn];
+const ACQUISITION_READS: [Op; 4] = [Op::List, Op::WatchPredecessor, Op::CheckOwn, Op::WatchOwn];
 
 /// A lock on one directory: exclusive, or one side of a shared lock (see
 /// [`Contender`]), optionally [`revocable`](Lock::revocable).
@@ -636,7 +616,7 @@ impl<const N: usize> Lock<N> {
             }
             Step::Held | Step::Suspended | Step::Verifying => {
                 self.step = Step::Verifying;
-                self.ops.queue(Op::Verify);
+                self.ops.queue(Op::CheckOwn);
                 // A request written while disconnected is read here.
                 self.watch_own();
             }
@@ -683,7 +663,7 @@ impl<const N: usize> Lock<N> {
                     self.give_up = Some(Outcome::Failed(Error::Zk(e)));
                     self.finish();
                 }
-                Op::Verify => self.abandon(Outcome::Lost),
+                Op::CheckOwn => self.abandon(Outcome::Lost),
                 // Revocation cannot be watched (say, an ACL forbids reading
                 // the own node): the lock itself is unaffected, and a
                 // listing shows whether the node is still first.
@@ -761,33 +741,13 @@ impl<const N: usize> Lock<N> {
         }
     }
 
-    /// Writes the request for `op` into the scratch buffer and returns it.
-    ///
-    /// Cannot fail: every path was sized when stored (see
-    /// [`Contention`]: the directory and the own node's widest name when
-    /// made, its name in `store_own`, the predecessor in `wait_for`).
+    /// The request for `op` (see [`Contention::request`]).
     fn materialise(&mut self, op: Op) -> Request<'_> {
-        match op {
-            Op::Ensure(level) => {
-                ancestors::create(self.line.dir(), level, &mut self.scratch, self.acl)
-            }
-            Op::Create => self.line.create_request(&mut self.scratch, &[], self.acl),
-            Op::List => self.line.list_request(),
-            Op::CatchUp => self.line.catch_up_request(),
-            Op::WatchPredecessor => self.line.predecessor_watch(),
-            Op::Delete => self.line.own_delete(),
-            Op::Verify => self.line.own_exists(),
-            Op::WatchOwn => self.line.own_watch(),
-        }
+        self.line.request(op, &mut self.scratch, &[], self.acl)
     }
 }
 
-impl<const N: usize> ContentionFlow<N, QUEUED> for Lock<N> {
-    type Op = Op;
-    const CREATE: Op = Op::Create;
-    const LIST: Op = Op::List;
-    const CATCH_UP: Op = Op::CatchUp;
-
+impl<const N: usize> ContentionFlow<N> for Lock<N> {
     fn line(&mut self) -> &mut Contention<N> {
         &mut self.line
     }
@@ -918,11 +878,11 @@ impl<const N: usize> Recipe for Lock<N> {
             (Op::WatchPredecessor, Reply::Data { .. }) => {}
             (Op::WatchPredecessor, Reply::Error(ZkError::NoNode)) => self.predecessor_gone(),
             (Op::Delete, Reply::Deleted | Reply::Error(ZkError::NoNode)) => self.finish(),
-            (Op::Verify, Reply::Exists { .. }) => {
+            (Op::CheckOwn, Reply::Exists { .. }) => {
                 self.step = Step::Held;
                 self.events.emit(LockEvent::Resumed);
             }
-            (Op::Verify, Reply::Error(ZkError::NoNode)) => {
+            (Op::CheckOwn, Reply::Error(ZkError::NoNode)) => {
                 self.line.forget_own();
                 self.give_up = Some(Outcome::Lost);
                 self.finish();

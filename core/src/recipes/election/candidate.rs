@@ -6,8 +6,9 @@ use heapless::{String, Vec};
 
 use super::{Acknowledgement, Error, ACK_NAME, DEFAULT_DATA_CAPACITY, DEFAULT_PATH_CAPACITY};
 use crate::engine::ancestors;
+use crate::engine::contender_op::Op;
 use crate::engine::contention::{Contention, Standing};
-use crate::engine::contention_flow::{ContentionFlow, MAX_IN_FLIGHT};
+use crate::engine::contention_flow::{ContentionFlow, MAX_IN_FLIGHT, QUEUED};
 use crate::engine::deadline::Deadline;
 use crate::engine::event_queue::EventQueue;
 use crate::engine::link::{Link, Reconnect};
@@ -18,9 +19,6 @@ use crate::{
     Acl, Children, CreateMode, Instant, Outgoing, Recipe, Reply, Request, RequestId, Sequence,
     SessionEvent, Stat, Version, WatchEvent, WatchKind, ZkError,
 };
-
-/// How many requests a candidate queues to send at most.
-const QUEUED: usize = 12;
 
 /// How often in a row a foreign acknowledgement is replaced before giving up.
 const MAX_ACK_REPLACEMENTS: u8 = 8;
@@ -103,45 +101,11 @@ enum Step {
     Deleting,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Op {
-    /// Create the `level`-th ancestor of the directory (1 = topmost).
-    Ensure(u8),
-    Create,
-    List,
-    /// The no-op write ahead of a search by GUID.
-    CatchUp,
-    WatchPredecessor,
-    /// getData with a watch on the own node: its owner, and its deletion.
-    Confirm,
-    /// Create the acknowledgement.
-    Ack,
-    /// getData with a watch on the acknowledgement.
-    ReadAck,
-    /// Delete an acknowledgement that names another node.
-    ReplaceAck,
-    /// Delete the own acknowledgement (resigning).
-    DeleteAck,
-    /// After a loss: read the acknowledgement (no watch), to delete it if
-    /// it still names this candidate.
-    ClearAck,
-    /// Delete the acknowledgement read by `ClearAck`, at the version read.
-    DropAck,
-    /// After a reconnect while resigning: does the own node still exist?
-    CheckOwn,
-    /// Delete the own node.
-    Delete,
-    /// Delete a node of an earlier session.
-    DeleteStale,
-}
-
-ancestors::ancestor_op!(Op);
-
 /// The reads of a campaign under way: nothing to act on once it winds up.
 const CAMPAIGN_READS: [Op; 5] = [
     Op::List,
     Op::WatchPredecessor,
-    Op::Confirm,
+    Op::WatchOwn,
     Op::ReadAck,
     Op::ReplaceAck,
 ];
@@ -730,7 +694,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
         self.forget(&[
             Op::List,
             Op::WatchPredecessor,
-            Op::Confirm,
+            Op::WatchOwn,
             Op::Ack,
             Op::ReadAck,
             Op::ReplaceAck,
@@ -776,10 +740,10 @@ impl<const N: usize, const D: usize> Election<N, D> {
             }
             // Nothing is written before leading: reading the own node
             // again decides.
-            Step::Confirming => self.ops.queue(Op::Confirm),
+            Step::Confirming => self.ops.queue(Op::WatchOwn),
             Step::Leading | Step::Verifying => {
                 self.step = Step::Verifying;
-                self.ops.queue(Op::Confirm);
+                self.ops.queue(Op::WatchOwn);
             }
             Step::Deleting => self.delete_again(),
         }
@@ -933,13 +897,13 @@ impl<const N: usize, const D: usize> Election<N, D> {
         // and no notification came for it (one queues a new read): nothing
         // about it can have changed, so reading it again would only cost a
         // round trip of the hand-off.
-        let confirmed = self.step == Step::Watching && !self.ops.is_pending(Op::Confirm);
+        let confirmed = self.step == Step::Watching && !self.ops.is_pending(Op::WatchOwn);
         self.forget(&[Op::List, Op::WatchPredecessor]);
         if confirmed {
             self.lead();
         } else {
             self.step = Step::Confirming;
-            self.ops.queue(Op::Confirm);
+            self.ops.queue(Op::WatchOwn);
         }
     }
 
@@ -1051,18 +1015,6 @@ impl<const N: usize, const D: usize> Election<N, D> {
     /// its name in `store_own`, the predecessor in `scan_name`).
     fn materialise(&mut self, op: Op) -> Request<'_> {
         match op {
-            Op::Ensure(level) => {
-                ancestors::create(self.line.dir(), level, &mut self.scratch, self.acl)
-            }
-            Op::Create => self.line.create_request(
-                &mut self.scratch,
-                self.ack.get(self.name_len + 1..).unwrap_or(&[]),
-                self.acl,
-            ),
-            Op::List => self.line.list_request(),
-            Op::CatchUp => self.line.catch_up_request(),
-            Op::WatchPredecessor => self.line.predecessor_watch(),
-            Op::Confirm => self.line.own_watch(),
             Op::Ack => Request::Create {
                 path: &self.ack_path,
                 data: &self.ack,
@@ -1089,12 +1041,18 @@ impl<const N: usize, const D: usize> Election<N, D> {
                 path: &self.ack_path,
                 version: Version::Exactly(self.clear_ack_version),
             },
-            Op::CheckOwn => self.line.own_exists(),
-            Op::Delete => self.line.own_delete(),
             Op::DeleteStale => Request::Delete {
                 path: &self.stale,
                 version: Version::Any,
             },
+            // The contender's own requests, with the candidate's data in
+            // its node.
+            _ => self.line.request(
+                op,
+                &mut self.scratch,
+                self.ack.get(self.name_len + 1..).unwrap_or(&[]),
+                self.acl,
+            ),
         }
     }
 }
@@ -1116,12 +1074,7 @@ fn rename_ack<const D: usize>(
     Ok(())
 }
 
-impl<const N: usize, const D: usize> ContentionFlow<N, QUEUED> for Election<N, D> {
-    type Op = Op;
-    const CREATE: Op = Op::Create;
-    const LIST: Op = Op::List;
-    const CATCH_UP: Op = Op::CatchUp;
-
+impl<const N: usize, const D: usize> ContentionFlow<N> for Election<N, D> {
     fn line(&mut self) -> &mut Contention<N> {
         &mut self.line
     }
@@ -1244,7 +1197,7 @@ impl<const N: usize, const D: usize> ContentionFlow<N, QUEUED> for Election<N, D
                 // deletes it, that notification comes before the
                 // predecessor's (one session's notifications are ordered),
                 // and the candidate volunteers again at once.
-                self.ops.queue(Op::Confirm);
+                self.ops.queue(Op::WatchOwn);
                 if self.leader_seen != Some(lowest) {
                     self.leader_seen = Some(lowest);
                     self.events
@@ -1297,8 +1250,8 @@ impl<const N: usize, const D: usize> Recipe for Election<N, D> {
                     self.predecessor_gone();
                 }
             }
-            (Op::Confirm, Reply::Data { stat, .. }) => self.on_confirm(stat),
-            (Op::Confirm, Reply::Error(ZkError::NoNode)) => self.on_own_node_gone(),
+            (Op::WatchOwn, Reply::Data { stat, .. }) => self.on_confirm(stat),
+            (Op::WatchOwn, Reply::Error(ZkError::NoNode)) => self.on_own_node_gone(),
             (Op::Ack, Reply::Created { .. }) => {
                 if self.may_hold_ack() {
                     self.acknowledged();
@@ -1314,7 +1267,7 @@ impl<const N: usize, const D: usize> Recipe for Election<N, D> {
             // The directory is gone, and the own node with it.
             (Op::Ack, Reply::Error(ZkError::NoNode)) => {
                 if self.may_hold_ack() {
-                    self.ops.queue(Op::Confirm);
+                    self.ops.queue(Op::WatchOwn);
                 }
             }
             (Op::ReadAck, Reply::Data { data, stat }) => self.on_ack_read(data, stat),
@@ -1377,7 +1330,7 @@ impl<const N: usize, const D: usize> Recipe for Election<N, D> {
             match event.kind {
                 _ if !watched => {}
                 WatchKind::NodeDeleted => self.on_own_node_gone(),
-                _ => self.ops.queue(Op::Confirm),
+                _ => self.ops.queue(Op::WatchOwn),
             }
         } else if event.path == self.ack_path.as_str() && self.may_hold_ack() {
             match event.kind {

@@ -1,0 +1,49 @@
+//! The requests of a contender: the lock's and the election candidate's,
+//! as one type.
+//!
+//! One type rather than one per recipe so that the bookkeeping both share
+//! (their [`Pipeline`](crate::engine::pipeline::Pipeline), its ancestors'
+//! creates, the [`ContentionFlow`](crate::engine::contention_flow::ContentionFlow)
+//! decisions that queue and forget requests) is compiled once: with a type
+//! each, a firmware running both carried two copies of it.
+
+/// A request to be emitted, materialised at `poll_request` time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Op {
+    /// Create the `level`-th ancestor of the directory (1 = topmost).
+    Ensure(u8),
+    /// Create the own node.
+    Create,
+    /// List the directory.
+    List,
+    /// The no-op write ahead of a search by GUID.
+    CatchUp,
+    /// `exists` with a watch on the node waited for.
+    WatchPredecessor,
+    /// `getData` with a watch on the own node (a revocable lock's
+    /// requests; a candidate's owner, and its deletion).
+    WatchOwn,
+    /// `exists` on the own node: is it still there after a reconnect?
+    CheckOwn,
+    /// Delete the own node.
+    Delete,
+    /// The candidate's: create the acknowledgement.
+    Ack,
+    /// The candidate's: `getData` with a watch on the acknowledgement.
+    ReadAck,
+    /// The candidate's: delete an acknowledgement that names another
+    /// node.
+    ReplaceAck,
+    /// The candidate's: delete the own acknowledgement (resigning).
+    DeleteAck,
+    /// The candidate's, after a loss: read the acknowledgement (no
+    /// watch), to delete it if it still names this candidate.
+    ClearAck,
+    /// The candidate's: delete the acknowledgement read by `ClearAck`, at
+    /// the version read.
+    DropAck,
+    /// The candidate's: delete a node of an earlier session.
+    DeleteStale,
+}
+
+crate::engine::ancestors::ancestor_op!(Op);
