@@ -18,7 +18,7 @@ pub(crate) enum Op {
     List,
     /// The no-op write ahead of a search by GUID.
     CatchUp,
-    /// `exists` with a watch on the node waited for.
+    /// `getData` with a watch on the node waited for.
     WatchPredecessor,
     /// `getData` with a watch on the own node (a revocable lock's
     /// requests; a candidate's owner, and its deletion).

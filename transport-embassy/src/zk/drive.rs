@@ -82,14 +82,14 @@ pub(super) async fn unless_due<F: Future>(
 }
 
 impl<T: Transport, const K: usize> Zk<'_, T, K> {
-    /// Runs the session until `done` returns `true`, checking after every
-    /// input (the recipes' events are read inside `done`, which keeps what
-    /// it found for its caller).
+    /// Runs the session until `until` holds, checking after every input
+    /// (the recipes' events are read inside an [`Until::Done`] closure,
+    /// which keeps what it found for its caller).
     ///
-    /// `done` is a trait object and the output stays with the caller so
-    /// that this future is one type: a generic one, with an output of each
-    /// caller's type, had a copy of the loop in every caller, 313 B more
-    /// herdless code in the STM32 firmware (scripts/firmware-size.sh).
+    /// The closure is a trait object and the output stays with the caller
+    /// so that this future is one type: a generic one, with an output of
+    /// each caller's type, had a copy of the loop in every caller, 313 B
+    /// more herdless code in the STM32 firmware (scripts/firmware-size.sh).
     ///
     /// A frame being written is finished first, so that what a recipe
     /// asked for is on the wire before its caller goes on. Opening or
