@@ -11,21 +11,34 @@ use core::fmt;
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[non_exhaustive]
 pub enum ZkError {
+    // The answers that leave a request's outcome unknown, then those that
+    // end the session, come first and in one run: `is_connection_loss`,
+    // `is_session_gone` and the two together (asked in most recipes'
+    // error paths) are then range checks of the discriminant, not bit
+    // tests of scattered ones. The rest follow in code order.
+    /// -4: the connection to the server was lost; the request may or may not
+    /// have been applied.
+    ConnectionLoss,
+    /// -7: the operation timed out.
+    OperationTimeout,
+    /// -122: the client's request timed out.
+    RequestTimeout,
+    /// -112: the session has expired.
+    SessionExpired,
+    /// -118: the session moved to another server.
+    SessionMoved,
+    /// -115: authentication failed.
+    AuthFailed,
     /// -1: range marker, never sent by a server.
     SystemError,
     /// -2: an operation of a multi after the one that failed.
     RuntimeInconsistency,
     /// -3: the data is inconsistent.
     DataInconsistency,
-    /// -4: the connection to the server was lost; the request may or may not
-    /// have been applied.
-    ConnectionLoss,
     /// -5: the server could not decode the request.
     MarshallingError,
     /// -6: the operation is not implemented by this server.
     Unimplemented,
-    /// -7: the operation timed out.
-    OperationTimeout,
     /// -8: invalid arguments (bad path, flags or TTL).
     BadArguments,
     /// -12: unknown session (server-internal).
@@ -48,24 +61,16 @@ pub enum ZkError {
     NodeExists,
     /// -111: the node has children.
     NotEmpty,
-    /// -112: the session has expired.
-    SessionExpired,
     /// -113: invalid callback (client-side).
     InvalidCallback,
     /// -114: invalid ACL.
     InvalidAcl,
-    /// -115: authentication failed.
-    AuthFailed,
-    /// -118: the session moved to another server.
-    SessionMoved,
     /// -119: a write was sent to a read-only server.
     NotReadOnly,
     /// -120: an ephemeral node on a local session.
     EphemeralOnLocalSession,
     /// -121: no such watcher.
     NoWatcher,
-    /// -122: the client's request timed out.
-    RequestTimeout,
     /// -123: reconfiguration is disabled.
     ReconfigDisabled,
     /// -124: the session is closed because it requires SASL authentication.
