@@ -431,12 +431,16 @@ impl<T: Transport, const K: usize> Zk<'_, T, K> {
     /// without ever yielding, and the executor's network stack, which
     /// brings the bytes the driver waits for, would never run.
     pub(super) fn next_wake(&self) -> Option<Instant> {
-        self.recipes
-            .iter()
-            .filter_map(|recipe| recipe.poll_timeout())
-            .chain(self.session.poll_timeout())
-            .min()
-            .map(|at| at.max(self.fired_at + 1))
+        // A loop rather than an iterator chain ending in `min`, which
+        // measured 108 B more herdless code in the STM32 firmware
+        // (scripts/firmware-size.sh).
+        let mut next = self.session.poll_timeout();
+        for recipe in self.recipes.iter() {
+            if let Some(at) = recipe.poll_timeout() {
+                next = Some(next.map_or(at, |next| next.min(at)));
+            }
+        }
+        next.map(|at| at.max(self.fired_at + 1))
     }
 
     pub(super) fn origin_plus(&self, at: Instant) -> embassy_time::Instant {
