@@ -31,6 +31,27 @@ impl Instant {
     pub const fn plus_millis(self, millis: u64) -> Self {
         Instant(self.0.saturating_add(millis))
     }
+
+    /// The earlier of two optional timers (`None` is no timer), as a
+    /// driver merges the [`Recipe::poll_timeout`](crate::Recipe::poll_timeout)s
+    /// it must wake for.
+    ///
+    /// ```
+    /// use herdless_core::Instant;
+    /// let (a, b) = (Instant::from_millis(5), Instant::from_millis(9));
+    /// assert_eq!(Instant::earliest(Some(b), Some(a)), Some(a));
+    /// assert_eq!(Instant::earliest(None, Some(b)), Some(b));
+    /// assert_eq!(Instant::earliest(None, None), None);
+    /// ```
+    // A match rather than an iterator over the two ending in `min`, which
+    // costs some hundred bytes of code at each use on a microcontroller.
+    pub const fn earliest(a: Option<Self>, b: Option<Self>) -> Option<Self> {
+        match (a, b) {
+            (Some(a), Some(b)) => Some(if a.0 <= b.0 { a } else { b }),
+            (Some(t), None) | (None, Some(t)) => Some(t),
+            (None, None) => None,
+        }
+    }
 }
 
 impl Add<u64> for Instant {
@@ -55,5 +76,15 @@ mod tests {
             Instant::from_millis(u64::MAX),
             "a far deadline does not wrap to the past"
         );
+    }
+
+    #[test]
+    fn earliest_is_the_sooner_timer_whichever_side_it_is_on() {
+        let (soon, late) = (Instant::from_millis(3), Instant::from_millis(4));
+        assert_eq!(Instant::earliest(Some(soon), Some(late)), Some(soon));
+        assert_eq!(Instant::earliest(Some(late), Some(soon)), Some(soon));
+        assert_eq!(Instant::earliest(Some(late), None), Some(late));
+        assert_eq!(Instant::earliest(None, Some(late)), Some(late));
+        assert_eq!(Instant::earliest(None, None), None);
     }
 }

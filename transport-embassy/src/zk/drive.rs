@@ -436,9 +436,7 @@ impl<T: Transport, const K: usize> Zk<'_, T, K> {
         // (scripts/firmware-size.sh).
         let mut next = self.session.poll_timeout();
         for recipe in self.recipes.iter() {
-            if let Some(at) = recipe.poll_timeout() {
-                next = Some(next.map_or(at, |next| next.min(at)));
-            }
+            next = Instant::earliest(next, recipe.poll_timeout());
         }
         next.map(|at| at.max(self.fired_at + 1))
     }

@@ -1376,9 +1376,10 @@ impl<const N: usize, const D: usize> Recipe for Election<N, D> {
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
-        let suspension = self.suspension_deadline();
-        let deadline = self.deadline.poll(self.link.is_up());
-        [suspension, deadline].into_iter().flatten().min()
+        Instant::earliest(
+            self.suspension_deadline(),
+            self.deadline.poll(self.link.is_up()),
+        )
     }
 
     fn poll_event(&mut self) -> Option<ElectionEvent> {
