@@ -54,6 +54,11 @@ pub(crate) struct Writer<'s> {
 }
 
 impl Writer<'_> {
+    // Out of line: inlined, each of its many uses carried the byte swap
+    // and the sink's dynamic call, 31 B more herdless code in the STM32
+    // firmware (scripts/firmware-size.sh). The reader's `int` stays
+    // inline: in a fixed-size record its checks fold away.
+    #[inline(never)]
     pub(crate) fn int(&mut self, v: i32) {
         self.sink.put(&v.to_be_bytes());
     }
