@@ -27,6 +27,9 @@ pub struct TokioTransport {
     /// Reads started so far: a driver that waits starts one per wake-up,
     /// one that polls (a timer always due) thousands a second.
     pub reads: usize,
+    /// Reads that brought bytes: the driver fires the timers due after
+    /// each, whether or not it fired them in the same millisecond.
+    pub reads_done: usize,
     /// Set, the network has gone silent (a route lost, a cable pulled):
     /// reads, writes and connects wait for ever, and bytes that arrive
     /// are never handed over, as on a device whose peer no longer
@@ -51,6 +54,7 @@ impl TokioTransport {
             connect_delay: std::time::Duration::ZERO,
             max_read: usize::MAX,
             reads: 0,
+            reads_done: 0,
             silent: Arc::default(),
             deaf: Arc::default(),
         }
@@ -88,6 +92,9 @@ impl Read for TokioTransport {
         let read = self.stream()?.read(buf).await;
         // Bytes that arrive once the network is silent are lost with it.
         self.unless_silent().await;
+        if matches!(read, Ok(n) if n > 0) {
+            self.reads_done += 1;
+        }
         read
     }
 }
