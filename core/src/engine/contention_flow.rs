@@ -63,9 +63,26 @@ pub(crate) trait ContentionFlow<const N: usize> {
     fn accept_own(&mut self) -> bool {
         true
     }
+}
 
+/// A contender as a trait object, for the shared flow below.
+pub(crate) trait AsFlow<const N: usize> {
+    /// This contender as the one type the shared flow is compiled for.
+    fn flow(&mut self) -> &mut dyn ContentionFlow<N>;
+}
+
+impl<const N: usize, C: ContentionFlow<N>> AsFlow<N> for C {
+    fn flow(&mut self) -> &mut dyn ContentionFlow<N> {
+        self
+    }
+}
+
+// The flow is written on the trait object, not as provided methods: those
+// are compiled once for every recipe that implements the trait (the lock
+// and the election in the STM32 firmware), and this is compiled once.
+impl<const N: usize> dyn ContentionFlow<N> + '_ {
     /// Forgets requests of these kinds: their answers are ignored.
-    fn forget(&mut self, ops: &[Op]) {
+    pub(crate) fn forget(&mut self, ops: &[Op]) {
         self.ops().forget(|op| ops.contains(&op));
     }
 
@@ -83,7 +100,7 @@ pub(crate) trait ContentionFlow<const N: usize> {
     /// it. The write is ordered after the create on every server (a
     /// create from the old connection is refused once the session has
     /// moved), so the listing behind it shows the node if it was made.
-    fn queue_search(&mut self) {
+    pub(crate) fn queue_search(&mut self) {
         self.ops().queue(Op::CatchUp);
         self.ops().queue(Op::List);
     }
@@ -101,7 +118,12 @@ pub(crate) trait ContentionFlow<const N: usize> {
     /// Answers a reply to a request every contender sends: an ancestor's
     /// create, the own node's create, the listing. Hands back any other
     /// reply, and a listing's refusal other than `NoNode`.
-    fn on_line_reply<'r>(&mut self, id: RequestId, op: Op, reply: Reply<'r>) -> Option<Reply<'r>> {
+    pub(crate) fn on_line_reply<'r>(
+        &mut self,
+        id: RequestId,
+        op: Op,
+        reply: Reply<'r>,
+    ) -> Option<Reply<'r>> {
         if op.ancestor_level().is_some() {
             match reply {
                 Reply::Created { .. } | Reply::Error(ZkError::NodeExists) => {
@@ -138,7 +160,7 @@ pub(crate) trait ContentionFlow<const N: usize> {
 
     /// Part of the listing `id` ([`Recipe::handle_listing_part`](crate::Recipe::handle_listing_part)):
     /// the request stays in flight until the last part.
-    fn listing_part(&mut self, id: RequestId, names: Children<'_>, last: bool) {
+    pub(crate) fn listing_part(&mut self, id: RequestId, names: Children<'_>, last: bool) {
         if self.ops().op_of(id) != Some(Op::List) {
             return;
         }
@@ -185,7 +207,7 @@ pub(crate) trait ContentionFlow<const N: usize> {
 
     /// A create answered with the own node's path. Returns whether the
     /// contender goes on with it (it is not winding up).
-    fn adopt_created(&mut self, full_path: &str) -> bool {
+    pub(crate) fn adopt_created(&mut self, full_path: &str) -> bool {
         if !(self.line().store_own(path::basename(full_path)) && self.accept_own()) {
             self.line().doubt_create();
             self.fail(Error::BadReply);
@@ -279,7 +301,7 @@ pub(crate) trait ContentionFlow<const N: usize> {
 
     /// After a reconnect, while contending: list with the own node, search
     /// for one in doubt, or create it.
-    fn regain_place(&mut self) {
+    pub(crate) fn regain_place(&mut self) {
         match self.line().own() {
             Own::Known(_) => {
                 self.placed();
@@ -292,7 +314,7 @@ pub(crate) trait ContentionFlow<const N: usize> {
 
     /// Winding up: delete the own node once it is known, found, or made by
     /// the create in flight; with none, finish.
-    fn wind_up(&mut self, create_in_flight: bool) {
+    pub(crate) fn wind_up(&mut self, create_in_flight: bool) {
         if self.line().has_own() {
             self.start_delete();
         } else if create_in_flight {
@@ -306,7 +328,7 @@ pub(crate) trait ContentionFlow<const N: usize> {
     }
 
     /// Finishes, unless a create in doubt must first be found (to delete).
-    fn finish_or_find(&mut self) {
+    pub(crate) fn finish_or_find(&mut self) {
         if self.line().own() == Own::InDoubt {
             self.find();
         } else {

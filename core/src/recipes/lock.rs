@@ -95,7 +95,7 @@ use heapless::String;
 use crate::engine::ancestors;
 use crate::engine::contender_op::Op;
 use crate::engine::contention::{Contention, Own, Standing};
-use crate::engine::contention_flow::{ContentionFlow, MAX_IN_FLIGHT, QUEUED};
+use crate::engine::contention_flow::{AsFlow, ContentionFlow, MAX_IN_FLIGHT, QUEUED};
 use crate::engine::deadline::Deadline;
 use crate::engine::event_queue::EventQueue;
 use crate::engine::link::{Link, Reconnect};
@@ -570,9 +570,9 @@ impl<const N: usize> Lock<N> {
     fn abandon(&mut self, outcome: Outcome) {
         self.give_up = Some(outcome);
         self.deadline = Deadline::None;
-        self.forget(&ACQUISITION_READS);
+        self.flow().forget(&ACQUISITION_READS);
         let create_in_flight = self.ops.is_in_flight(Op::Create);
-        self.wind_up(create_in_flight);
+        self.flow().wind_up(create_in_flight);
     }
 
     fn reset(&mut self) {
@@ -586,7 +586,7 @@ impl<const N: usize> Lock<N> {
     fn acquired(&mut self) {
         self.step = Step::Held;
         self.deadline = Deadline::None;
-        self.forget(&[Op::List, Op::WatchPredecessor]);
+        self.flow().forget(&[Op::List, Op::WatchPredecessor]);
         self.events.emit(LockEvent::Acquired);
     }
 
@@ -612,7 +612,7 @@ impl<const N: usize> Lock<N> {
         match self.step {
             Step::Idle => {}
             Step::Creating | Step::Finding | Step::Listing | Step::Watching | Step::Confirming => {
-                self.regain_place();
+                self.flow().regain_place();
             }
             Step::Held | Step::Suspended | Step::Verifying => {
                 self.step = Step::Verifying;
@@ -711,7 +711,7 @@ impl<const N: usize> Lock<N> {
         } else {
             // A waiter queues again at the back, with a new node; what it
             // waited for before is of no concern any more.
-            self.forget(&ACQUISITION_READS);
+            self.flow().forget(&ACQUISITION_READS);
             self.create();
         }
     }
@@ -724,7 +724,7 @@ impl<const N: usize> Lock<N> {
     }
 
     fn predecessor_gone(&mut self) {
-        self.forget(&[Op::WatchPredecessor]);
+        self.flow().forget(&[Op::WatchPredecessor]);
         if self.line.predecessor_is_lowest() {
             // It was the only contender ahead of us, and sequence numbers
             // only grow: nobody can have slipped in ahead since. Unless the
@@ -787,7 +787,7 @@ impl<const N: usize> ContentionFlow<N> for Lock<N> {
 
     fn start_delete(&mut self) {
         self.step = Step::Deleting;
-        self.forget(&ACQUISITION_READS);
+        self.flow().forget(&ACQUISITION_READS);
         self.ops.queue(Op::Delete);
     }
 
@@ -800,7 +800,7 @@ impl<const N: usize> ContentionFlow<N> for Lock<N> {
 
     fn find(&mut self) {
         self.step = Step::Finding;
-        self.queue_search();
+        self.flow().queue_search();
     }
 
     fn placed(&mut self) {
@@ -821,7 +821,7 @@ impl<const N: usize> ContentionFlow<N> for Lock<N> {
     }
 
     fn on_created(&mut self, full_path: &str) {
-        if self.adopt_created(full_path) {
+        if self.flow().adopt_created(full_path) {
             self.watch_own();
         }
     }
@@ -871,7 +871,7 @@ impl<const N: usize> Recipe for Lock<N> {
         let Some(op) = self.ops.take(id) else {
             return;
         };
-        let Some(reply) = self.on_line_reply(id, op, reply) else {
+        let Some(reply) = self.flow().on_line_reply(id, op, reply) else {
             return;
         };
         match (op, reply) {
@@ -933,7 +933,7 @@ impl<const N: usize> Recipe for Lock<N> {
                     // (ZooKeeper's `SetWatches`), so the predecessor's
                     // deletion may be heard before the own node's: a fresh
                     // listing, answered after them, decides.
-                    self.forget(&[Op::WatchPredecessor]);
+                    self.flow().forget(&[Op::WatchPredecessor]);
                     self.list_again();
                 }
             }
@@ -973,7 +973,7 @@ impl<const N: usize> Recipe for Lock<N> {
         names: Children<'_>,
         last: bool,
     ) {
-        self.listing_part(id, names, last);
+        self.flow().listing_part(id, names, last);
     }
 }
 

@@ -8,7 +8,7 @@ use super::{Acknowledgement, Error, ACK_NAME, DEFAULT_DATA_CAPACITY, DEFAULT_PAT
 use crate::engine::ancestors;
 use crate::engine::contender_op::Op;
 use crate::engine::contention::{Contention, Standing};
-use crate::engine::contention_flow::{ContentionFlow, MAX_IN_FLIGHT, QUEUED};
+use crate::engine::contention_flow::{AsFlow, ContentionFlow, MAX_IN_FLIGHT, QUEUED};
 use crate::engine::deadline::Deadline;
 use crate::engine::event_queue::EventQueue;
 use crate::engine::link::{Link, Reconnect};
@@ -600,9 +600,9 @@ impl<const N: usize, const D: usize> Election<N, D> {
         self.leadership = Leadership::None;
         self.give_up = Some(outcome);
         self.deadline = Deadline::None;
-        self.forget(&CAMPAIGN_READS);
+        self.flow().forget(&CAMPAIGN_READS);
         let create_in_flight = self.ops.is_in_flight(Op::Create);
-        self.wind_up(create_in_flight);
+        self.flow().wind_up(create_in_flight);
     }
 
     /// The acknowledgement read after a loss: delete it if it names this
@@ -681,7 +681,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
             // No node to delete: nothing queued or acknowledging matters
             // any more, only the acknowledgement.
             self.ops.clear_queued();
-            self.forget(&[Op::Ack]);
+            self.flow().forget(&[Op::Ack]);
             self.start_delete();
         } else {
             self.finish();
@@ -691,7 +691,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
     /// The own node is gone (or not ours) while campaigning: volunteer again
     /// with a new node.
     fn volunteer_again(&mut self) {
-        self.forget(&[
+        self.flow().forget(&[
             Op::List,
             Op::WatchPredecessor,
             Op::WatchOwn,
@@ -736,7 +736,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
         match self.step {
             Step::Idle => {}
             Step::Creating | Step::Finding | Step::Listing | Step::Watching => {
-                self.regain_place();
+                self.flow().regain_place();
             }
             // Nothing is written before leading: reading the own node
             // again decides.
@@ -764,7 +764,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
         } else if self.line.has_own() {
             self.ops.queue(Op::Delete);
         } else {
-            self.finish_or_find();
+            self.flow().finish_or_find();
         }
     }
 
@@ -876,7 +876,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
     }
 
     fn predecessor_gone(&mut self) {
-        self.forget(&[Op::WatchPredecessor]);
+        self.flow().forget(&[Op::WatchPredecessor]);
         if self.line.predecessor_is_lowest() {
             // It was the only candidate ahead, and sequence numbers only
             // grow: nobody can have slipped in ahead since.
@@ -898,7 +898,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
         // about it can have changed, so reading it again would only cost a
         // round trip of the hand-off.
         let confirmed = self.step == Step::Watching && !self.ops.is_pending(Op::WatchOwn);
-        self.forget(&[Op::List, Op::WatchPredecessor]);
+        self.flow().forget(&[Op::List, Op::WatchPredecessor]);
         if confirmed {
             self.lead();
         } else {
@@ -1119,7 +1119,7 @@ impl<const N: usize, const D: usize> ContentionFlow<N> for Election<N, D> {
 
     fn start_delete(&mut self) {
         self.step = Step::Deleting;
-        self.forget(&CAMPAIGN_READS);
+        self.flow().forget(&CAMPAIGN_READS);
         self.ops.unqueue(|op| op == Op::Ack);
         if self.ack_cleanup == AckCleanup::Clear {
             // The own node goes once the acknowledgement is settled: while
@@ -1147,7 +1147,7 @@ impl<const N: usize, const D: usize> ContentionFlow<N> for Election<N, D> {
 
     fn find(&mut self) {
         self.step = Step::Finding;
-        self.queue_search();
+        self.flow().queue_search();
     }
 
     fn placed(&mut self) {
@@ -1167,7 +1167,7 @@ impl<const N: usize, const D: usize> ContentionFlow<N> for Election<N, D> {
     }
 
     fn on_created(&mut self, full_path: &str) {
-        self.adopt_created(full_path);
+        self.flow().adopt_created(full_path);
     }
 
     fn listing_stands(&self) -> bool {
@@ -1240,7 +1240,7 @@ impl<const N: usize, const D: usize> Recipe for Election<N, D> {
         let Some(op) = self.ops.take(id) else {
             return;
         };
-        let Some(reply) = self.on_line_reply(id, op, reply) else {
+        let Some(reply) = self.flow().on_line_reply(id, op, reply) else {
             return;
         };
         match (op, reply) {
@@ -1398,7 +1398,7 @@ impl<const N: usize, const D: usize> Recipe for Election<N, D> {
         last: bool,
     ) {
         self.now = now;
-        self.listing_part(id, names, last);
+        self.flow().listing_part(id, names, last);
     }
 }
 
