@@ -37,16 +37,13 @@ pub enum SequenceError {
 /// nine digits.
 fn short_reading(bytes: &[u8]) -> Option<Sequence> {
     let tail = bytes.get(bytes.len().checked_sub(SUFFIX_LEN)?..)?;
-    let digits = |d: &[u8]| d.iter().all(u8::is_ascii_digit);
-    let value = |d: &[u8]| d.iter().fold(0u64, |acc, b| acc * 10 + u64::from(b - b'0'));
     match tail.split_first()? {
-        (b'-', rest) if digits(rest) => {
-            // "-000000000" is not something %010d prints.
-            let magnitude = i32::try_from(value(rest)).ok().filter(|m| *m != 0)?;
-            Some(Sequence(-magnitude))
-        }
-        _ if digits(tail) => i32::try_from(value(tail)).ok().map(Sequence),
-        _ => None,
+        // "-000000000" is not something %010d prints.
+        (b'-', rest) => match magnitude(rest)? {
+            0 => None,
+            m => Some(negative(m)),
+        },
+        _ => i32::try_from(magnitude(tail)?).ok().map(Sequence),
     }
 }
 
@@ -54,17 +51,32 @@ fn short_reading(bytes: &[u8]) -> Option<Sequence> {
 /// which `%010d` writes for -1,000,000,000 to -2,147,483,648.
 fn long_reading(bytes: &[u8]) -> Option<Sequence> {
     let tail = bytes.get(bytes.len().checked_sub(SUFFIX_LEN + 1)?..)?;
-    let (sign, digits) = tail.split_first()?;
-    if *sign != b'-' || !digits.iter().all(u8::is_ascii_digit) {
-        return None;
+    match tail.split_first()? {
+        (b'-', digits) => match magnitude(digits)? {
+            m @ 1_000_000_000..=2_147_483_648 => Some(negative(m)),
+            _ => None,
+        },
+        _ => None,
     }
-    let magnitude = digits
-        .iter()
-        .fold(0i64, |acc, b| acc * 10 + i64::from(b - b'0'));
-    if !(1_000_000_000..=2_147_483_648).contains(&magnitude) {
-        return None;
-    }
-    i32::try_from(-magnitude).ok().map(Sequence)
+}
+
+/// The number `digits` (ASCII digits only) spell, if it fits a `u32`
+/// (which holds every magnitude a suffix can have, 2^31 included). One
+/// loop in 32-bit arithmetic for both readings: two in 64-bit cost more
+/// code on a 32-bit microcontroller.
+fn magnitude(digits: &[u8]) -> Option<u32> {
+    digits.iter().try_fold(0u32, |value, &b| {
+        let digit = b.wrapping_sub(b'0');
+        if digit > 9 {
+            return None;
+        }
+        value.checked_mul(10)?.checked_add(u32::from(digit))
+    })
+}
+
+/// The sequence `-magnitude`, for a magnitude of at most 2^31.
+fn negative(magnitude: u32) -> Sequence {
+    Sequence(0i32.wrapping_sub_unsigned(magnitude))
 }
 
 impl fmt::Display for SequenceError {
