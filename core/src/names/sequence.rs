@@ -245,6 +245,25 @@ mod tests {
     }
 
     #[test]
+    fn the_characters_beside_the_digits_are_not_digits() {
+        // '/' and ':' stand just before '0' and after '9' in ASCII.
+        for name in [
+            "lock-000000000:",
+            "lock-/000000000",
+            "lock--00000000:",
+            "lock--:000000000",
+            "lock--100000000/",
+        ] {
+            assert_eq!(
+                Sequence::parse(name),
+                Err(SequenceError::NotANumber),
+                "{name}"
+            );
+        }
+        assert_eq!(Sequence::from_suffix("-10000000:0"), None);
+    }
+
+    #[test]
     fn parses_what_the_server_writes() {
         assert_eq!(
             Sequence::split("x-lock-0000000042"),
