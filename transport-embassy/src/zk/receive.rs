@@ -1,5 +1,7 @@
 //! Taking in what the server sent: reads, whole frames, and timers.
 
+use core::pin::pin;
+
 use embassy_time::Timer;
 use embedded_io_async::{Error as _, ErrorKind};
 use herdless_core::wire::{frame, ConnectionId, Incoming};
@@ -33,7 +35,7 @@ impl<T: Transport, const K: usize> Zk<'_, T, K> {
             Some(_) => {
                 let room = self.rx.get_mut(self.filled..).unwrap_or_default();
                 let read = self.transport.read(room);
-                unless_due(read, wake)
+                unless_due(pin!(read), wake)
                     .await
                     .map(|r| r.map_err(|e| e.kind()))
             }
