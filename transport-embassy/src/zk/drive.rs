@@ -141,12 +141,9 @@ impl<T: Transport, const K: usize> Zk<'_, T, K> {
     /// inside that I/O leaves the driver's state saying what is still to
     /// do, so the next call takes it up.
     async fn turn(&mut self, held: Held) -> Result<Held, Error> {
-        match held {
-            Held::Nothing => {}
-            Held::Io(io) => {
-                let outcome = self.perform(io).await;
-                self.io_done(outcome);
-            }
+        let mut io = match held {
+            Held::Nothing => None,
+            Held::Io(io) => Some(io),
             Held::Idle => {
                 if let state @ (State::Closed | State::Expired | State::AuthFailed) =
                     self.session.state()
@@ -154,16 +151,21 @@ impl<T: Transport, const K: usize> Zk<'_, T, K> {
                     return Err(Error::SessionOver(state));
                 }
                 self.wait().await;
+                None
             }
-        }
+        };
+        // One await of `perform` for the I/O held and the writes due: two
+        // measured 52 B more herdless code in the STM32 firmware
+        // (scripts/firmware-size.sh).
         loop {
+            if let Some(io) = io.take() {
+                let outcome = self.perform(io).await;
+                self.io_done(outcome);
+            }
             match self.next_io() {
                 None => return Ok(Held::Idle),
-                Some(io @ (Io::Write | Io::Flush)) => {
-                    let outcome = self.perform(io).await;
-                    self.io_done(outcome);
-                }
-                Some(io) => return Ok(Held::Io(io)),
+                Some(next @ (Io::Write | Io::Flush)) => io = Some(next),
+                Some(next) => return Ok(Held::Io(next)),
             }
         }
     }
