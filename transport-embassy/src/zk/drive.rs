@@ -28,17 +28,6 @@ pub(super) enum Io {
     Flush,
 }
 
-/// What a turn of the driver leaves for the next, after the caller has
-/// looked at the recipes.
-pub(super) enum Held {
-    /// Nothing: the first turn.
-    Nothing,
-    /// Opening or closing a connection, held back.
-    Io(Io),
-    /// Nothing is due but to wait.
-    Idle,
-}
-
 /// What ends a [`drive`](Zk::drive) that returns.
 ///
 /// The session's own states are named rather than given as closures so
@@ -49,6 +38,9 @@ pub(crate) enum Until<'d, Z> {
     Connected,
     /// The session is closed.
     Closed,
+    /// Nothing is left to do but wait: every connection to open or
+    /// close, frame and event due is carried out.
+    Settled,
     /// `done` returns `true`.
     Done(&'d mut dyn FnMut(&mut Z) -> bool),
 }
@@ -106,66 +98,59 @@ impl<T: Transport, const K: usize> Zk<'_, T, K> {
     /// takes up to the connect timeout, attempt after attempt, and what
     /// the recipes heard before it (a leader's doubt) must reach the
     /// caller first.
-    pub(crate) async fn drive(&mut self, mut until: Until<'_, Self>) -> Result<(), Error> {
-        let mut held = Held::Nothing;
-        loop {
-            held = self.turn(held).await?;
-            let done = match &mut until {
-                Until::Connected => matches!(self.session.state(), State::Connected { .. }),
-                Until::Closed => matches!(self.session.state(), State::Closed),
-                Until::Done(done) => done(self),
-            };
-            if done {
-                return Ok(());
-            }
-        }
-    }
-
-    /// Carries out everything due until nothing changes: connections to
-    /// open or close, the session's own frames, session events for the
-    /// recipes, and the recipes' requests.
-    pub(super) async fn settle(&mut self) {
-        let mut held = Held::Nothing;
-        while let Ok(Held::Io(io)) = self.turn(held).await {
-            held = Held::Io(io);
-        }
-    }
-
-    /// One turn of the driver: carries out what `held` holds (the I/O
-    /// held back, or a wait for bytes or a timer when idle), then every
-    /// write and flush due, and returns what it holds back next. Fails
-    /// once the session is over, instead of waiting.
     ///
     /// The decisions are made by [`next_io`](Self::next_io), which never
     /// awaits; this only performs the I/O it asks for. A call dropped
     /// inside that I/O leaves the driver's state saying what is still to
-    /// do, so the next call takes it up.
-    async fn turn(&mut self, held: Held) -> Result<Held, Error> {
-        let mut io = match held {
-            Held::Nothing => None,
-            Held::Io(io) => Some(io),
-            Held::Idle => {
+    /// do, so the next call takes it up. Fails once the session is over,
+    /// instead of waiting.
+    ///
+    /// One `async fn` for the whole loop, each await point once: a turn
+    /// of it as an `async fn` of its own measured 107 B more herdless code
+    /// in the STM32 firmware (scripts/firmware-size.sh), although the
+    /// image as a whole did not shrink: LLVM inlined more of the HAL into
+    /// the firmware's task.
+    pub(crate) async fn drive(&mut self, mut until: Until<'_, Self>) -> Result<(), Error> {
+        // The I/O to perform first: a connection to open or close, held
+        // back until `until` was asked, or a write or a flush due.
+        let mut io = None;
+        // Whether the last turn left nothing to do but wait.
+        let mut idle = false;
+        loop {
+            if idle {
                 if let state @ (State::Closed | State::Expired | State::AuthFailed) =
                     self.session.state()
                 {
                     return Err(Error::SessionOver(state));
                 }
                 self.wait().await;
-                None
             }
-        };
-        // One await of `perform` for the I/O held and the writes due: two
-        // measured 52 B more herdless code in the STM32 firmware
-        // (scripts/firmware-size.sh).
-        loop {
-            if let Some(io) = io.take() {
-                let outcome = self.perform(io).await;
-                self.io_done(outcome);
+            loop {
+                if let Some(io) = io.take() {
+                    let outcome = self.perform(io).await;
+                    self.io_done(outcome);
+                }
+                match self.next_io() {
+                    None => {
+                        idle = true;
+                        break;
+                    }
+                    Some(next @ (Io::Write | Io::Flush)) => io = Some(next),
+                    Some(next) => {
+                        io = Some(next);
+                        idle = false;
+                        break;
+                    }
+                }
             }
-            match self.next_io() {
-                None => return Ok(Held::Idle),
-                Some(next @ (Io::Write | Io::Flush)) => io = Some(next),
-                Some(next) => return Ok(Held::Io(next)),
+            let done = match &mut until {
+                Until::Connected => matches!(self.session.state(), State::Connected { .. }),
+                Until::Closed => matches!(self.session.state(), State::Closed),
+                Until::Settled => idle,
+                Until::Done(done) => done(self),
+            };
+            if done {
+                return Ok(());
             }
         }
     }

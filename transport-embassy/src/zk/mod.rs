@@ -270,7 +270,8 @@ impl<'a, T: Transport, const K: usize> Zk<'a, T, K> {
         let result = self.drive(Until::Closed).await;
         self.drop_connection();
         self.closing = true;
-        self.settle().await;
+        // Whatever the outcome: the session is over either way.
+        let _ = self.drive(Until::Settled).await;
         match result {
             Err(Error::SessionOver(State::Closed)) => Ok(()),
             other => other,
