@@ -6,7 +6,6 @@ use core::future::{poll_fn, Future};
 use core::pin::pin;
 use core::task::Poll;
 
-use embassy_futures::select::{select, Either};
 use herdless_core::Recipe;
 
 use crate::error::Error;
@@ -171,38 +170,40 @@ impl<'z, 'a, T: Transport, R: Recipe + 'static, const K: usize> Handle<'z, 'a, T
         let id = self.id;
         self.zk.fire_timers();
         let sure = Cell::new(false);
-        let mut why = None;
+        let why = Cell::new(None);
         let mut done = |zk: &mut Zk<'a, T, K>| {
             let Ok(recipe) = zk.recipe(id) else {
                 return false;
             };
             while let Some(event) = recipe.poll_event() {
                 if let Some(e) = stop(event) {
-                    why = Some(e);
+                    why.set(Some(e));
                     return true;
                 }
             }
             sure.set(sure.get() || !in_doubt(recipe));
             false
         };
-        let stopped = self.zk.drive(Until::Done(&mut done));
-        // `select` polls this after `stopped`, every time, so it sees the
-        // gate as the drive left it: nothing but that drive opens the
-        // gate, and the drive's own waker wakes both.
+        let mut stopped = pin!(self.zk.drive(Until::Done(&mut done)));
         let mut work = pin!(work);
-        let started = poll_fn(|cx| {
+        // The work is polled after the drive, every time, so it sees the
+        // gate as the drive left it: nothing but that drive opens the
+        // gate, and the drive's own waker wakes both. One `poll_fn` rather
+        // than `select` over the drive and a second one for the gated
+        // work: 108 B less flash in the STM32 firmware, 6 B of it herdless
+        // (scripts/firmware-size.sh).
+        poll_fn(|cx| {
+            if let Poll::Ready(stopped) = stopped.as_mut().poll(cx) {
+                // `done` ends the drive only with a reason kept in `why`.
+                return Poll::Ready(stopped.and(Err(why.get().unwrap_or(Error::Lost))));
+            }
             if sure.get() {
-                work.as_mut().poll(cx)
+                work.as_mut().poll(cx).map(Ok)
             } else {
                 Poll::Pending
             }
-        });
-        match select(stopped, started).await {
-            Either::First(Err(e)) => Err(e),
-            // `done` ends the drive only with a reason kept in `why`.
-            Either::First(Ok(())) => Err(why.unwrap_or(Error::Lost)),
-            Either::Second(output) => Ok(output),
-        }
+        })
+        .await
     }
 }
 
