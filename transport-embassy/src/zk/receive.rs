@@ -1,19 +1,27 @@
 //! Taking in what the server sent: reads, whole frames, and timers.
 
-use core::pin::pin;
-
-use embassy_time::Timer;
-use embedded_io_async::{Error as _, ErrorKind};
+use embedded_io_async::ErrorKind;
 use herdless_core::wire::{frame, ConnectionId, Incoming};
 
-use super::drive::unless_due;
 use super::large::LARGE_HEAD;
 use super::Zk;
 use crate::error::Fault;
 use crate::transport::Transport;
 
+/// What the driver waits for while idle, from [`Zk::wait_for`].
+pub(super) enum Wait {
+    /// Nothing: timers due were fired instead, or the session is over.
+    Nothing,
+    /// Bytes from the connection, or the timer at this instant if it comes
+    /// first.
+    Read(Option<embassy_time::Instant>),
+    /// The timer at this instant, with no connection to read from.
+    Timer(embassy_time::Instant),
+}
+
 impl<T: Transport, const K: usize> Zk<'_, T, K> {
-    /// Waits for bytes or for the earliest timer, and handles what came.
+    /// What to wait for while idle: bytes (or the earliest timer first),
+    /// a timer alone, or nothing.
     ///
     /// A timer already due is fired at once, before any read: after a long
     /// pause in driving (the application busy, the device asleep), bytes
@@ -23,32 +31,26 @@ impl<T: Transport, const K: usize> Zk<'_, T, K> {
     /// poll, in which a read that is ready would win). Not twice in a
     /// row, though: timers that keep falling due must still let the
     /// executor run the network stack.
-    pub(super) async fn wait(&mut self) {
+    pub(super) fn wait_for(&mut self) -> Wait {
         let wake = self.next_wake().map(|at| self.origin_plus(at));
         let overdue = wake.is_some_and(|at| at <= embassy_time::Instant::now());
         if overdue && !core::mem::replace(&mut self.fired_unwaited, true) {
             self.fire_timers();
-            return;
+            return Wait::Nothing;
         }
         self.fired_unwaited = false;
-        let read = match self.conn {
-            Some(_) => {
-                let room = self.rx.get_mut(self.filled..).unwrap_or_default();
-                let read = self.transport.read(room);
-                unless_due(pin!(read), wake)
-                    .await
-                    .map(|r| r.map_err(|e| e.kind()))
-            }
-            None => match wake {
-                Some(at) => {
-                    Timer::at(at).await;
-                    None
-                }
-                // Nothing can happen without a connection or a timer; the
-                // session always has one of them unless it is over.
-                None => return,
-            },
-        };
+        match (self.conn, wake) {
+            (Some(_), wake) => Wait::Read(wake),
+            (None, Some(at)) => Wait::Timer(at),
+            // Nothing can happen without a connection or a timer; the
+            // session always has one of them unless it is over.
+            (None, None) => Wait::Nothing,
+        }
+    }
+
+    /// Takes in what came of a [`Wait`]: the read's result, unless a timer
+    /// came first, then the timers due.
+    pub(super) fn waited(&mut self, read: Option<Result<usize, ErrorKind>>) {
         if let (Some(result), Some(conn)) = (read, self.conn) {
             self.read_done(conn, result);
         }
