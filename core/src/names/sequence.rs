@@ -149,21 +149,25 @@ impl Sequence {
         // A reading is ASCII, so the prefix ends on a character boundary;
         // `get` rather than an index keeps core's panic message for a cut
         // inside a character (and the formatting it uses) out of firmware.
-        let prefix = |len: usize| name.get(..bytes.len() - len).unwrap_or_default();
-        let short = short_reading(bytes).map(|seq| (prefix(SUFFIX_LEN), seq));
-        let long = long_reading(bytes).map(|seq| (prefix(SUFFIX_LEN + 1), seq));
-        let mut any = false;
-        for (prefix, seq) in [short, long].into_iter().flatten() {
-            any = true;
+        // Each reading tried in turn from an array of pairs, rather than
+        // the two chained as an iterator that skips the absent one, which
+        // measured 46 B more herdless code in the STM32 firmware.
+        let mut error = SequenceError::NotANumber;
+        let readings = [
+            (SUFFIX_LEN, short_reading(bytes)),
+            (SUFFIX_LEN + 1, long_reading(bytes)),
+        ];
+        for (len, reading) in readings {
+            let Some(seq) = reading else {
+                continue;
+            };
+            let prefix = name.get(..bytes.len() - len).unwrap_or_default();
             if accept(prefix) {
                 return Ok((prefix, seq));
             }
+            error = SequenceError::Unexpected;
         }
-        Err(if any {
-            SequenceError::Unexpected
-        } else {
-            SequenceError::NotANumber
-        })
+        Err(error)
     }
 
     /// `text` read as one whole suffix, exactly as `%010d` prints it (ten
