@@ -7,9 +7,11 @@
 # Code is attributed from the debug info (kept by the release profile; it
 # never reaches flash): each instruction counts for the crate of the source
 # line it was compiled from, except that helpers from `core` and `heapless`
-# inlined into another crate count for that crate, and code the machine
-# outliner moved into shared OUTLINED_FUNCTION_n counts for the crates that
-# call it, in proportion to their calls. Symbol names alone would
+# inlined into another crate count for that crate, and shared code with no
+# crate of its own counts for the crates that call it, in proportion to
+# their calls: what the machine outliner moved into OUTLINED_FUNCTION_n,
+# and the `heapless` functions left out of line (a `Deque`'s `pop_front`
+# for the types herdless keeps in one). Symbol names alone would
 # credit much of herdless to the executor: async tasks are compiled into
 # `TaskStorage::poll` with every future they await inlined, so that figure
 # is printed too, for comparison. Herdless's share is then split by area
@@ -206,7 +208,7 @@ header = re.compile(r"^[0-9a-f]+ <(.+)>:$")
 line_info = re.compile(r"^; (/\S+):\d+$")
 marker = re.compile(r"^; \S+: (end of )?(\S+) inlined into (\S+)$")
 insn = re.compile(r"^\s*([0-9a-f]+):\s")
-outlined_call = re.compile(r"<(OUTLINED_FUNCTION_\d+)>(?: |$)")
+called_function = re.compile(r"<([^<>+]+)>(?: |$)")
 outlined_callers = {}  # outlined function -> {caller's group: calls}
 
 
@@ -219,8 +221,15 @@ def credit(address):
             by_area[place] = by_area.get(place, 0) + address - last[0]
 
 
+def shared(name):
+    """Whether the function `name` counts for its callers: code the
+    outliner moved out of them, or a utility crate's function left out of
+    line."""
+    return name.startswith("OUTLINED_FUNCTION") or crate_of(name) in UTILITY - {"core", "compiler_builtins"}
+
+
 def owner():
-    if function.startswith("OUTLINED_FUNCTION"):
+    if shared(function):
         return ("outlined", function)
     if source is not None and source not in UTILITY:
         return group(source)
@@ -267,8 +276,8 @@ for line in open(elf + ".lines"):
         address = int(m.group(1), 16)
         credit(address)
         last = (address, owner(), area)
-        called = outlined_call.search(line)
-        if called and not function.startswith("OUTLINED_FUNCTION"):
+        called = called_function.search(line)
+        if called and shared(called.group(1)) and not shared(function):
             callers = outlined_callers.setdefault(called.group(1), {})
             callers[last[1]] = callers.get(last[1], 0) + 1
             if last[1] in HERDLESS:
@@ -279,8 +288,12 @@ credit(addresses.get(".text", 0) + code)
 
 # LLVM's machine outliner (on by default at "z") moves instruction
 # sequences repeated across functions into OUTLINED_FUNCTION_n, which has
-# no source lines: each one's bytes count for its callers, in proportion
-# to their calls, so herdless's figure includes what was outlined from it.
+# no source lines, and `heapless` keeps some of its functions out of line:
+# each one's bytes count for its callers, in proportion to their calls,
+# so herdless's figure includes what was outlined from it and the
+# `heapless` code it alone calls. (Until 2026-12 the `heapless` functions
+# counted as "other".) Calls from one such function to another are not
+# followed: the callee counts for the other callers it has.
 for key in [k for k in by_code if isinstance(k, tuple)]:
     size = by_code.pop(key)
     # One that nothing calls (none so far) stays unattributed.
