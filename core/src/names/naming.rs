@@ -32,21 +32,30 @@ impl Guid {
 
     /// Writes the hyphenated form (`xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx`).
     pub fn write_hyphenated(&self, out: &mut dyn Write) -> fmt::Result {
-        for (i, b) in self.0.iter().enumerate() {
-            if matches!(i, 4 | 6 | 8 | 10) {
-                out.write_char('-')?;
-            }
-            write!(out, "{b:02x}")?;
-        }
-        Ok(())
+        self.write_hex(out, true)
     }
 
     /// Writes the plain hex form (`uuid4().hex`, as Kazoo names nodes).
     pub fn write_simple(&self, out: &mut dyn Write) -> fmt::Result {
-        for b in self.0.iter() {
-            write!(out, "{b:02x}")?;
+        self.write_hex(out, false)
+    }
+
+    /// The bytes in lower-case hex, with the hyphens of the canonical form
+    /// if `hyphens`, written at once. Not with `{:02x}` for each byte: its
+    /// formatting machinery (`core`'s) measured 292 B more flash in the
+    /// STM32 firmware, for 50 B less of herdless's own code.
+    fn write_hex(&self, out: &mut dyn Write, hyphens: bool) -> fmt::Result {
+        const DIGITS: &[u8; 16] = b"0123456789abcdef";
+        let mut text: heapless::String<36> = heapless::String::new();
+        for (i, b) in self.0.iter().enumerate() {
+            if hyphens && matches!(i, 4 | 6 | 8 | 10) {
+                let _ = text.push('-');
+            }
+            for digit in [DIGITS[usize::from(b >> 4)], DIGITS[usize::from(b & 0xf)]] {
+                let _ = text.push(char::from(digit));
+            }
         }
-        Ok(())
+        out.write_str(&text)
     }
 }
 
