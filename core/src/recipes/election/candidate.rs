@@ -613,7 +613,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
             .get(..self.name_len)
             .and_then(|n| core::str::from_utf8(n).ok())
             .unwrap_or("");
-        if !name.is_empty() && Acknowledgement::parse(data).is_some_and(|a| a.node == name) {
+        if Acknowledgement::names(data, name) {
             self.clear_ack_version = stat.version;
             self.ops.queue(Op::DropAck);
         } else {
@@ -992,8 +992,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
             return;
         }
         let own = self.own_node().unwrap_or("");
-        let names_us = Acknowledgement::parse(data).is_some_and(|a| a.node == own);
-        if names_us {
+        if Acknowledgement::names(data, own) {
             return self.acknowledged();
         }
         // Written by an earlier leader (or a lost write of one): this

@@ -105,6 +105,15 @@ impl<'a> Acknowledgement<'a> {
         })
     }
 
+    /// Whether `raw` is an acknowledgement naming `node`, a valid node
+    /// name: what `parse(raw).is_some_and(|a| a.node == node)` says, read
+    /// from the bytes. The candidate asks only this, and parsing measured
+    /// 157 B more herdless code and 424 B more flash in the STM32 firmware
+    /// (checking the name as a path segment, character by character).
+    pub(crate) fn names(raw: &[u8], node: &str) -> bool {
+        !node.is_empty() && raw.starts_with(node.as_bytes()) && raw.get(node.len()) == Some(&b'\n')
+    }
+
     /// The leader's sequence number, if its node name carries one.
     pub fn sequence(&self) -> Option<crate::Sequence> {
         crate::naming::contender_sequence(crate::naming::NodeKind::Candidate, self.node)
@@ -113,3 +122,62 @@ impl<'a> Acknowledgement<'a> {
 
 /// Errors of this recipe: the one error type of every recipe.
 pub use crate::Error;
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use std::vec::Vec;
+
+    use super::Acknowledgement;
+
+    fn parsed_names(raw: &[u8], node: &str) -> bool {
+        Acknowledgement::parse(raw).is_some_and(|a| a.node == node)
+    }
+
+    #[test]
+    fn names_says_what_parse_says() {
+        let node = "1f-n_0000000007";
+        let cases: [&[u8]; 9] = [
+            b"1f-n_0000000007\ngateway",
+            b"1f-n_0000000007\n",
+            b"1f-n_0000000007",
+            b"1f-n_00000000071\nx",
+            b"1f-n_000000000\nx",
+            b"1f-n_0000000007\n1f-n_0000000007\n",
+            b"x\n1f-n_0000000007\n",
+            b"\n",
+            b"",
+        ];
+        for raw in cases {
+            assert_eq!(
+                Acknowledgement::names(raw, node),
+                parsed_names(raw, node),
+                "{raw:?}"
+            );
+        }
+        assert!(Acknowledgement::names(cases[0], node));
+        assert!(
+            !Acknowledgement::names(b"\nx", ""),
+            "an empty name is no one's"
+        );
+    }
+
+    proptest::proptest! {
+        /// Differential: for any data, naming the node, naming it with
+        /// more after it, or anything at all, the byte check and the
+        /// parse agree.
+        #[test]
+        fn names_agrees_with_parse(
+            node in "[a-z0-9_-]{1,20}",
+            rest in proptest::collection::vec(proptest::num::u8::ANY, 0..40),
+            shape in 0u8..3,
+        ) {
+            let raw: Vec<u8> = match shape {
+                0 => [node.as_bytes(), b"\n", &rest].concat(),
+                1 => [node.as_bytes(), &rest].concat(),
+                _ => rest,
+            };
+            proptest::prop_assert_eq!(Acknowledgement::names(&raw, &node), parsed_names(&raw, &node));
+        }
+    }
+}
