@@ -58,7 +58,7 @@ impl<Op: Copy + PartialEq, const QUEUED: usize, const IN_FLIGHT: usize>
 
     /// Whether `op` is queued, not yet sent.
     pub(crate) fn is_queued(&self, op: Op) -> bool {
-        self.queued.iter().any(|o| *o == op)
+        self.queued.contains(&op)
     }
 
     /// Whether `op` is in flight.
