@@ -608,11 +608,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
     /// The acknowledgement read after a loss: delete it if it names this
     /// candidate (at the version read), else leave it to its writer.
     fn on_clear_ack_read(&mut self, data: &[u8], stat: Stat) {
-        let name = self
-            .ack
-            .get(..self.name_len)
-            .and_then(|n| core::str::from_utf8(n).ok())
-            .unwrap_or("");
+        let name = self.ack.get(..self.name_len).unwrap_or_default();
         if Acknowledgement::names(data, name) {
             self.clear_ack_version = stat.version;
             self.ops.queue(Op::DropAck);
@@ -992,7 +988,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
             return;
         }
         let own = self.own_node().unwrap_or("");
-        if Acknowledgement::names(data, own) {
+        if Acknowledgement::names(data, own.as_bytes()) {
             return self.acknowledged();
         }
         // Written by an earlier leader (or a lost write of one): this

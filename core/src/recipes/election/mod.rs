@@ -105,13 +105,13 @@ impl<'a> Acknowledgement<'a> {
         })
     }
 
-    /// Whether `raw` is an acknowledgement naming `node`, a valid node
-    /// name: what `parse(raw).is_some_and(|a| a.node == node)` says, read
-    /// from the bytes. The candidate asks only this, and parsing measured
+    /// Whether `raw` is an acknowledgement naming `node`, the bytes of a
+    /// valid node name: what `parse(raw).is_some_and(|a| a.node == node)`
+    /// says, read from the bytes. The candidate asks only this, and parsing measured
     /// 157 B more herdless code and 424 B more flash in the STM32 firmware
     /// (checking the name as a path segment, character by character).
-    pub(crate) fn names(raw: &[u8], node: &str) -> bool {
-        !node.is_empty() && raw.starts_with(node.as_bytes()) && raw.get(node.len()) == Some(&b'\n')
+    pub(crate) fn names(raw: &[u8], node: &[u8]) -> bool {
+        !node.is_empty() && raw.starts_with(node) && raw.get(node.len()) == Some(&b'\n')
     }
 
     /// The leader's sequence number, if its node name carries one.
@@ -150,14 +150,14 @@ mod tests {
         ];
         for raw in cases {
             assert_eq!(
-                Acknowledgement::names(raw, node),
+                Acknowledgement::names(raw, node.as_bytes()),
                 parsed_names(raw, node),
                 "{raw:?}"
             );
         }
-        assert!(Acknowledgement::names(cases[0], node));
+        assert!(Acknowledgement::names(cases[0], node.as_bytes()));
         assert!(
-            !Acknowledgement::names(b"\nx", ""),
+            !Acknowledgement::names(b"\nx", b""),
             "an empty name is no one's"
         );
     }
@@ -177,7 +177,7 @@ mod tests {
                 1 => [node.as_bytes(), &rest].concat(),
                 _ => rest,
             };
-            proptest::prop_assert_eq!(Acknowledgement::names(&raw, &node), parsed_names(&raw, &node));
+            proptest::prop_assert_eq!(Acknowledgement::names(&raw, node.as_bytes()), parsed_names(&raw, &node));
         }
     }
 }
