@@ -61,7 +61,7 @@ pub(super) enum Outcome {
 /// `io`'s output, or `None` when `wake` comes first. `io` is polled
 /// first, so one that is ready at once (a write the socket takes) never
 /// arms a timer; an overdue timer that must win over a ready read is
-/// [`wait`](Zk::wait)'s to fire.
+/// [`wait_for`](Zk::wait_for)'s to fire.
 ///
 /// A plain function around one `poll_fn`, `io` pinned by the caller: an
 /// `async fn` racing the two with `select` made a state machine for each
