@@ -225,7 +225,8 @@ def shared(name):
     """Whether the function `name` counts for its callers: code the
     outliner moved out of them, or a utility crate's function left out of
     line."""
-    return name.startswith("OUTLINED_FUNCTION") or crate_of(name) in UTILITY - {"core", "compiler_builtins"}
+    return (name.startswith("OUTLINED_FUNCTION")
+            or crate_of(name) in UTILITY - {"core", "compiler_builtins"})
 
 
 def owner():
