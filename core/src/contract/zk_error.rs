@@ -89,46 +89,72 @@ pub enum ZkError {
     Unknown(i32),
 }
 
+/// The code of each error [`ZkError::from_code`] knows, in the order the
+/// variants are declared ([`code`](ZkError::code) lists them by name; a
+/// test checks that the two agree).
+const CODES: [i16; 32] = [
+    -4, -7, -122, -112, -118, -115, -1, -2, -3, -5, -6, -8, -12, -13, -14, -100, -101, -102, -103,
+    -108, -110, -111, -113, -114, -119, -120, -121, -123, -124, -125, -127, -1000,
+];
+
 impl ZkError {
     /// The error for a raw code, or `None` for `0` (OK).
+    // A search of `CODES` rather than a match on the code: the match
+    // compiled to a branch per code (the STM32 firmware's herdless code
+    // measured 172 B less this way, and its flash 108 B less, the table
+    // included; scripts/firmware-size.sh).
     pub const fn from_code(code: i32) -> Option<ZkError> {
+        if code == 0 {
+            return None;
+        }
+        let mut index = 0;
+        while index < CODES.len() {
+            if CODES[index] as i32 == code {
+                return Some(Self::known(index));
+            }
+            index += 1;
+        }
+        Some(ZkError::Unknown(code))
+    }
+
+    /// The known error at `index` of [`CODES`]: the variants in
+    /// declaration order, so that this compiles to no code at all.
+    const fn known(index: usize) -> ZkError {
         use ZkError::*;
-        Some(match code {
-            0 => return None,
-            -1 => SystemError,
-            -2 => RuntimeInconsistency,
-            -3 => DataInconsistency,
-            -4 => ConnectionLoss,
-            -5 => MarshallingError,
-            -6 => Unimplemented,
-            -7 => OperationTimeout,
-            -8 => BadArguments,
-            -12 => UnknownSession,
-            -13 => NewConfigNoQuorum,
-            -14 => ReconfigInProgress,
-            -100 => ApiError,
-            -101 => NoNode,
-            -102 => NoAuth,
-            -103 => BadVersion,
-            -108 => NoChildrenForEphemerals,
-            -110 => NodeExists,
-            -111 => NotEmpty,
-            -112 => SessionExpired,
-            -113 => InvalidCallback,
-            -114 => InvalidAcl,
-            -115 => AuthFailed,
-            -118 => SessionMoved,
-            -119 => NotReadOnly,
-            -120 => EphemeralOnLocalSession,
-            -121 => NoWatcher,
-            -122 => RequestTimeout,
-            -123 => ReconfigDisabled,
-            -124 => SessionClosedRequireSaslAuth,
-            -125 => QuotaExceeded,
-            -127 => ThrottledOp,
-            -1000 => ReplyTooLarge,
-            other => Unknown(other),
-        })
+        match index {
+            0 => ConnectionLoss,
+            1 => OperationTimeout,
+            2 => RequestTimeout,
+            3 => SessionExpired,
+            4 => SessionMoved,
+            5 => AuthFailed,
+            6 => SystemError,
+            7 => RuntimeInconsistency,
+            8 => DataInconsistency,
+            9 => MarshallingError,
+            10 => Unimplemented,
+            11 => BadArguments,
+            12 => UnknownSession,
+            13 => NewConfigNoQuorum,
+            14 => ReconfigInProgress,
+            15 => ApiError,
+            16 => NoNode,
+            17 => NoAuth,
+            18 => BadVersion,
+            19 => NoChildrenForEphemerals,
+            20 => NodeExists,
+            21 => NotEmpty,
+            22 => InvalidCallback,
+            23 => InvalidAcl,
+            24 => NotReadOnly,
+            25 => EphemeralOnLocalSession,
+            26 => NoWatcher,
+            27 => ReconfigDisabled,
+            28 => SessionClosedRequireSaslAuth,
+            29 => QuotaExceeded,
+            30 => ThrottledOp,
+            _ => ReplyTooLarge,
+        }
     }
 
     /// The raw code as it appears on the wire.
@@ -247,6 +273,50 @@ mod tests {
         assert_eq!(ZkError::from_code(-9), Some(ZkError::Unknown(-9)));
         let client_side = ZkError::ReplyTooLarge;
         assert_eq!(ZkError::from_code(client_side.code()), Some(client_side));
+    }
+
+    #[test]
+    fn every_known_error_is_read_from_its_code() {
+        use ZkError::*;
+        let known = [
+            SystemError,
+            RuntimeInconsistency,
+            DataInconsistency,
+            ConnectionLoss,
+            MarshallingError,
+            Unimplemented,
+            OperationTimeout,
+            BadArguments,
+            UnknownSession,
+            NewConfigNoQuorum,
+            ReconfigInProgress,
+            ApiError,
+            NoNode,
+            NoAuth,
+            BadVersion,
+            NoChildrenForEphemerals,
+            NodeExists,
+            NotEmpty,
+            SessionExpired,
+            InvalidCallback,
+            InvalidAcl,
+            AuthFailed,
+            SessionMoved,
+            NotReadOnly,
+            EphemeralOnLocalSession,
+            NoWatcher,
+            RequestTimeout,
+            ReconfigDisabled,
+            SessionClosedRequireSaslAuth,
+            QuotaExceeded,
+            ThrottledOp,
+            ReplyTooLarge,
+        ];
+        for error in known {
+            assert_eq!(ZkError::from_code(error.code()), Some(error), "{error:?}");
+        }
+        assert_eq!(ZkError::from_code(-1001), Some(Unknown(-1001)));
+        assert_eq!(ZkError::from_code(i32::MIN), Some(Unknown(i32::MIN)));
     }
 
     #[test]
