@@ -118,14 +118,14 @@ impl<Op: Copy + PartialEq, const QUEUED: usize, const IN_FLIGHT: usize>
 
     /// Drops the queued ops `drop` selects; those in flight stay.
     pub(crate) fn unqueue(&mut self, drop: impl Fn(Op) -> bool) {
-        self.queued.retain(|op| !drop(*op));
+        keep(&mut self.queued, |op| !drop(*op));
     }
 
     /// Drops the queued and in-flight ops `drop` selects; answers to the
     /// latter are then ignored.
     pub(crate) fn forget(&mut self, drop: impl Fn(Op) -> bool) {
         self.unqueue(&drop);
-        self.in_flight.retain(|entry| !drop(entry.1));
+        keep(&mut self.in_flight, |entry| !drop(entry.1));
     }
 
     /// Empties the queue (the in-flight ops stay).
@@ -154,6 +154,20 @@ impl<Op: Copy + PartialEq, const QUEUED: usize, const IN_FLIGHT: usize>
         self.in_flight.clear();
         lost
     }
+}
+
+/// Keeps the items of `items` that `wanted` selects, in order.
+///
+/// Copied into a new `Vec` rather than `Vec::retain`, whose in-place
+/// shifting (with its guard against a panicking predicate) measured 92 B
+/// more herdless code and 152 B more flash in the STM32 firmware
+/// (scripts/firmware-size.sh); these lists are a dozen bytes.
+fn keep<T: Copy, const N: usize>(items: &mut Vec<T, N>, wanted: impl Fn(&T) -> bool) {
+    let mut kept = Vec::new();
+    for item in items.iter().filter(|item| wanted(item)) {
+        let _ = kept.push(*item);
+    }
+    *items = kept;
 }
 
 #[cfg(test)]
@@ -208,5 +222,24 @@ mod tests {
         assert_eq!(p.take(a), None);
         assert_eq!(p.pop_queued(), Some(Op::C));
         assert_eq!(p.pop_queued(), None);
+    }
+
+    #[test]
+    fn what_is_kept_stays_in_order() {
+        let mut p: Pipeline<Op, 6, 4> = Pipeline::new();
+        for op in [Op::A, Op::B, Op::C] {
+            p.push(op);
+        }
+        let (a, _) = p.next().unwrap();
+        let (b, _) = p.next().unwrap();
+        for op in [Op::B, Op::A, Op::B] {
+            p.push(op);
+        }
+        p.forget(|op| op == Op::A);
+        assert_eq!((p.op_of(a), p.op_of(b)), (None, Some(Op::B)));
+        assert_eq!(p.pop_queued(), Some(Op::C));
+        p.unqueue(|op| op == Op::B);
+        assert_eq!(p.pop_queued(), None);
+        assert_eq!(p.op_of(b), Some(Op::B), "unqueue leaves what is in flight");
     }
 }
