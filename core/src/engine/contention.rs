@@ -153,7 +153,7 @@ impl<const N: usize> Contention<N> {
             directory_retries: ancestors::Retries::default(),
             scan: None,
         };
-        let needed = contention.dir.len() + 1 + contention.name_len(&Guid::default());
+        let needed = contention.dir.len() + 1 + contention.name_len();
         if needed > N {
             return Err(Error::Path(PathError::TooLong {
                 needed,
@@ -171,13 +171,10 @@ impl<const N: usize> Contention<N> {
         self.flavour
     }
 
-    /// The longest name the own node can get with `guid`. Its path fits
-    /// `N`: [`new`](Self::new) checked it, and every GUID is written at
-    /// the same length.
-    pub(crate) fn name_len(&self, guid: &Guid) -> usize {
-        let mut measure = path::Measure::default();
-        let _ = self.flavour.write_prefix(self.kind, guid, &mut measure);
-        measure.0 + WIDEST_SUFFIX
+    /// The longest name the own node can get (with any GUID). Its path
+    /// fits `N`: [`new`](Self::new) checked it.
+    pub(crate) fn name_len(&self) -> usize {
+        self.flavour.prefix_len(self.kind) + WIDEST_SUFFIX
     }
 
     /// A new attempt with `guid`: nothing is known of a node yet.
@@ -561,7 +558,7 @@ mod tests {
         ));
         assert!(Contention::<55>::new("/d", Flavour::Recipes, NodeKind::Lock).is_err());
         let fits = Contention::<56>::new("/d", Flavour::Recipes, NodeKind::Lock).unwrap();
-        assert_eq!(fits.name_len(&G), name(0).len() + 1);
+        assert_eq!(fits.name_len(), name(0).len() + 1);
         // Every flavour and kind is measured with its own prefix:
         // "_c_", the GUID, "-__WRIT__".
         assert!(Contention::<61>::new("/d", Flavour::Curator, NodeKind::Write).is_err());

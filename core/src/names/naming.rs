@@ -40,6 +40,15 @@ impl Guid {
         self.write_hex(out, false)
     }
 
+    /// The length of what [`write_hex`](Self::write_hex) writes.
+    const fn hex_len(hyphens: bool) -> usize {
+        if hyphens {
+            36
+        } else {
+            32
+        }
+    }
+
     /// The bytes in lower-case hex, with the hyphens of the canonical form
     /// if `hyphens`, a digit at a time. Not with `{:02x}` for each byte:
     /// its formatting machinery (`core`'s) measured 292 B more flash in the
@@ -123,33 +132,51 @@ impl Flavour {
     /// assert_eq!(name.as_str(), "_c_abababab-abab-4bab-abab-abababababab-__READ__");
     /// ```
     pub fn write_prefix(self, kind: NodeKind, guid: &Guid, out: &mut dyn Write) -> fmt::Result {
+        let (lead, hyphens, marker) = self.prefix_parts(kind);
+        out.write_str(lead)?;
+        guid.write_hex(out, hyphens)?;
+        out.write_str(marker)
+    }
+
+    /// The length of every prefix [`write_prefix`](Self::write_prefix)
+    /// writes for `kind`, whatever the GUID.
+    pub(crate) const fn prefix_len(self, kind: NodeKind) -> usize {
+        let (lead, hyphens, marker) = self.prefix_parts(kind);
+        lead.len() + Guid::hex_len(hyphens) + marker.len()
+    }
+
+    /// A prefix's pieces: what comes before the GUID, whether the GUID is
+    /// hyphenated, and the marker after it.
+    const fn prefix_parts(self, kind: NodeKind) -> (&'static str, bool, &'static str) {
         match self {
-            Flavour::Recipes => {
-                guid.write_hyphenated(out)?;
-                out.write_str(match kind {
+            Flavour::Recipes => (
+                "",
+                true,
+                match kind {
                     NodeKind::Lock => "-lock-",
                     NodeKind::Read => "-read-",
                     NodeKind::Write => "-write-",
                     NodeKind::Candidate => "-n_",
-                })
-            }
-            Flavour::Curator => {
-                out.write_str("_c_")?;
-                guid.write_hyphenated(out)?;
-                out.write_str(match kind {
+                },
+            ),
+            Flavour::Curator => (
+                "_c_",
+                true,
+                match kind {
                     NodeKind::Lock => "-lock-",
                     NodeKind::Read => "-__READ__",
                     NodeKind::Write => "-__WRIT__",
                     NodeKind::Candidate => "-latch-",
-                })
-            }
-            Flavour::Kazoo => {
-                guid.write_simple(out)?;
-                out.write_str(match kind {
+                },
+            ),
+            Flavour::Kazoo => (
+                "",
+                false,
+                match kind {
                     NodeKind::Lock | NodeKind::Write | NodeKind::Candidate => "__lock__",
                     NodeKind::Read => "__rlock__",
-                })
-            }
+                },
+            ),
         }
     }
 
@@ -457,6 +484,27 @@ mod tests {
             contender_sequence(NodeKind::Lock, "12345678-n_0000000004"),
             None
         );
+    }
+
+    #[test]
+    fn every_prefix_is_as_long_as_measured() {
+        let guid = Guid(core::array::from_fn(|i| i as u8 * 17));
+        for flavour in [Flavour::Recipes, Flavour::Curator, Flavour::Kazoo] {
+            for kind in [
+                NodeKind::Lock,
+                NodeKind::Read,
+                NodeKind::Write,
+                NodeKind::Candidate,
+            ] {
+                let mut prefix: String<64> = String::new();
+                flavour.write_prefix(kind, &guid, &mut prefix).unwrap();
+                assert_eq!(
+                    prefix.len(),
+                    flavour.prefix_len(kind),
+                    "{flavour:?} {kind:?}"
+                );
+            }
+        }
     }
 
     #[test]

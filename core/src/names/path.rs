@@ -6,7 +6,7 @@
 //! the client turns a server round trip ending in `BadArguments` into a typed
 //! error at the call site.
 
-use core::fmt::{self, Write};
+use core::fmt;
 use heapless::String;
 
 /// Why a path was refused.
@@ -242,18 +242,6 @@ pub(crate) fn nth_ancestor_end(dir: &str, level: u8) -> usize {
 /// Number of components of an absolute path (`/a/b` has 2).
 pub(crate) fn depth(dir: &str) -> u8 {
     u8::try_from(dir.bytes().filter(|&b| b == b'/').count()).unwrap_or(u8::MAX)
-}
-
-/// A `fmt::Write` sink that counts what would be written, to size a buffer
-/// before writing into it.
-#[derive(Default)]
-pub(crate) struct Measure(pub usize);
-
-impl Write for Measure {
-    fn write_str(&mut self, s: &str) -> fmt::Result {
-        self.0 += s.len();
-        Ok(())
-    }
 }
 
 #[cfg(test)]

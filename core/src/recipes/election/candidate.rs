@@ -492,7 +492,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
         }
         // The acknowledgement must fit before anything is created (the own
         // node's path fits: `Contention::new` measured it).
-        let name_len = self.line.name_len(&guid);
+        let name_len = self.line.name_len();
         let room = D.saturating_sub(name_len + 1);
         if data.len() > room {
             return Err(Error::TooLarge {
