@@ -71,14 +71,24 @@ impl fmt::Display for PathError {
     }
 }
 
-fn forbidden(c: char) -> bool {
-    // The last range runs to the end: the server refuses U+FFF0..U+FFFF,
-    // and any character beyond them reaches it as a surrogate pair.
-    matches!(c,
-        '\u{0}'..='\u{1f}'
-        | '\u{7f}'..='\u{9f}'
-        | '\u{e000}'..='\u{f8ff}'
-        | '\u{fff0}'..=char::MAX)
+/// The byte offset of the first character the server refuses in a path:
+/// U+0000..U+001F, U+007F..U+009F, U+E000..U+F8FF and U+FFF0 on (the
+/// server refuses U+FFF0..U+FFFF, and any character beyond them reaches
+/// it as a surrogate pair).
+///
+/// Read from the UTF-8 bytes by each character's lead byte (and the one or
+/// two after it) rather than from decoded `char`s: the decoding measured
+/// 40 B more herdless code in the STM32 firmware
+/// (scripts/firmware-size.sh). A continuation byte (0x80..=0xbf) never
+/// matches a lead byte below.
+fn first_forbidden(bytes: &[u8]) -> Option<usize> {
+    let at = |i: usize| bytes.get(i).copied().unwrap_or(0);
+    (0..bytes.len()).find(|&i| match at(i) {
+        0x00..=0x1f | 0x7f | 0xee | 0xf0..=0xff => true,
+        0xc2 => at(i + 1) <= 0x9f,
+        0xef => at(i + 1) <= 0xa3 || (at(i + 1) == 0xbf && at(i + 2) >= 0xb0),
+        _ => false,
+    })
 }
 
 /// Checks `path` against the server's rules for an existing node's path.
@@ -105,10 +115,8 @@ fn validate_inner(path: &str, sequential: bool) -> Result<(), PathError> {
     if !sequential && bytes[bytes.len() - 1] == b'/' {
         return Err(PathError::TrailingSlash);
     }
-    for (at, c) in path.char_indices() {
-        if forbidden(c) {
-            return Err(PathError::ForbiddenChar { at });
-        }
+    if let Some(at) = first_forbidden(bytes) {
+        return Err(PathError::ForbiddenChar { at });
     }
     // Segments between slashes; with a sequential prefix the last one may be empty.
     // Split as bytes: `str::split` searches word by word, which costs
@@ -137,8 +145,8 @@ pub fn validate_name(name: &str) -> Result<(), PathError> {
     if name == "." || name == ".." {
         return Err(PathError::RelativeSegment { at: 0 });
     }
-    match name.char_indices().find(|&(_, c)| forbidden(c)) {
-        Some((at, _)) => Err(PathError::ForbiddenChar { at }),
+    match first_forbidden(name.as_bytes()) {
+        Some(at) => Err(PathError::ForbiddenChar { at }),
         None => Ok(()),
     }
 }
@@ -247,6 +255,44 @@ pub(crate) fn depth(dir: &str) -> u8 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The server's rule, character by character: the oracle for
+    /// `first_forbidden`'s reading of bytes.
+    fn forbidden(c: char) -> bool {
+        matches!(c,
+            '\u{0}'..='\u{1f}'
+            | '\u{7f}'..='\u{9f}'
+            | '\u{e000}'..='\u{f8ff}'
+            | '\u{fff0}'..=char::MAX)
+    }
+
+    fn first_forbidden_char(text: &str) -> Option<usize> {
+        text.char_indices()
+            .find(|&(_, c)| forbidden(c))
+            .map(|(at, _)| at)
+    }
+
+    #[test]
+    fn every_character_is_judged_as_the_server_does() {
+        let mut buf = [0u8; 8];
+        for c in (0..=u32::from(char::MAX)).filter_map(char::from_u32) {
+            // Behind a harmless character, so that the offset counts too.
+            buf[0] = b'a';
+            let text = &*c.encode_utf8(&mut buf[1..]);
+            let len = 1 + text.len();
+            let expected = forbidden(c).then_some(1);
+            assert_eq!(first_forbidden(&buf[..len]), expected, "{c:?}");
+        }
+    }
+
+    proptest::proptest! {
+        /// Differential: any text, the first refused character found in
+        /// its bytes is the one found among its characters.
+        #[test]
+        fn the_byte_reading_agrees_with_the_characters(text in r"\PC*|[\x00-\x7f\u{80}-\u{a0}\u{d7ff}\u{e000}\u{e001}\u{f8fe}-\u{f900}\u{ffef}-\u{fff1}\u{10000}]{0,12}") {
+            proptest::prop_assert_eq!(first_forbidden(text.as_bytes()), first_forbidden_char(&text));
+        }
+    }
 
     #[test]
     fn joined_len_is_the_length_of_the_join() {
