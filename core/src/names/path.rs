@@ -206,7 +206,10 @@ pub fn concat_into<const N: usize>(out: &mut String<N>, parts: &[&str]) -> Resul
 /// The length of [`join`]`(dir, name)`: no separator is added after a `dir`
 /// that ends with one (the root).
 pub fn joined_len(dir: &str, name: &str) -> usize {
-    dir.len() + usize::from(!dir.ends_with('/')) + name.len()
+    // The slash as a `str` here and in `join_into`: as a `char` pattern
+    // it took 14 B more herdless code and 32 B more flash in the STM32
+    // firmware (scripts/firmware-size.sh).
+    dir.len() + usize::from(!dir.ends_with("/")) + name.len()
 }
 
 /// `dir + "/" + name` (or `"/" + name` when `dir` is the root) into a
@@ -225,7 +228,7 @@ pub fn join_into<const N: usize>(
     dir: &str,
     name: &str,
 ) -> Result<(), PathError> {
-    let sep = if dir.ends_with('/') { "" } else { "/" };
+    let sep = if dir.ends_with("/") { "" } else { "/" };
     concat_into(out, &[dir, sep, name])
 }
 
