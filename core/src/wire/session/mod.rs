@@ -322,15 +322,13 @@ impl<T: Copy, const PENDING: usize, const WATCHES: usize, const WATCH_BYTES: usi
         let local_expiry = self.local_expiry();
         let at = match self.phase {
             Phase::Idle { at } => at,
-            Phase::Opening { since } | Phase::Handshake { since } => {
-                since.plus_millis(self.connect_timeout())
-            }
+            Phase::Opening { since } | Phase::Handshake { since } => self.attempt_ends(since),
             Phase::Established => {
-                let dead = self.acked.plus_millis(self.read_timeout());
+                let dead = self.dead_at();
                 if self.ping_due || self.ping_in_flight {
                     dead
                 } else {
-                    dead.min(self.last_send.plus_millis(self.ping_interval()))
+                    dead.min(self.ping_at())
                 }
             }
             Phase::Closing { until } => until,
@@ -410,20 +408,16 @@ impl<T: Copy, const PENDING: usize, const WATCHES: usize, const WATCH_BYTES: usi
                 }
             }
             Phase::Opening { since } | Phase::Handshake { since } => {
-                if !self.expire_if_unreachable(now)
-                    && now >= since.plus_millis(self.connect_timeout())
-                {
+                if !self.expire_if_unreachable(now) && now >= self.attempt_ends(since) {
                     self.push_action(Action::Close { conn: self.conn });
                     self.begin_attempt(now);
                 }
             }
             Phase::Established => {
-                if now >= self.acked.plus_millis(self.read_timeout()) {
+                if now >= self.dead_at() {
                     self.push_action(Action::Close { conn: self.conn });
                     self.lose_connection(now);
-                } else if !self.ping_in_flight
-                    && now >= self.last_send.plus_millis(self.ping_interval())
-                {
+                } else if !self.ping_in_flight && now >= self.ping_at() {
                     self.ping_due = true;
                 }
             }
@@ -656,6 +650,25 @@ impl<T: Copy, const PENDING: usize, const WATCHES: usize, const WATCH_BYTES: usi
 
     fn connect_timeout(&self) -> u64 {
         (self.timeout_ms() / (self.config.servers as u64).max(1)).max(1)
+    }
+
+    // The three deadlines below, each asked by both `poll_timeout` and
+    // `handle_timeout`: computed in place in both, they measured 50 B more
+    // herdless code in the STM32 firmware (scripts/firmware-size.sh).
+
+    /// When an attempt begun `since` gives up.
+    fn attempt_ends(&self, since: Instant) -> Instant {
+        since.plus_millis(self.connect_timeout())
+    }
+
+    /// When the connection counts as dead if nothing is answered.
+    fn dead_at(&self) -> Instant {
+        self.acked.plus_millis(self.read_timeout())
+    }
+
+    /// When a ping is due if nothing else is sent.
+    fn ping_at(&self) -> Instant {
+        self.last_send.plus_millis(self.ping_interval())
     }
 
     /// When the session is presumed lost if no server answers before then:
