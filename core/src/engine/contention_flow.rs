@@ -312,9 +312,12 @@ impl<const N: usize> dyn ContentionFlow<N> + '_ {
         }
     }
 
-    /// Winding up: delete the own node once it is known, found, or made by
-    /// the create in flight; with none, finish.
-    pub(crate) fn wind_up(&mut self, create_in_flight: bool) {
+    /// Winding up, the round's `reads` dropped: delete the own node once
+    /// it is known, found, or made by the create in flight; with none,
+    /// finish.
+    pub(crate) fn wind_up(&mut self, reads: &[Op]) {
+        self.forget(reads);
+        let create_in_flight = self.ops().is_in_flight(Op::Create);
         if self.line().has_own() {
             self.start_delete();
         } else if create_in_flight {

@@ -570,9 +570,7 @@ impl<const N: usize> Lock<N> {
     fn abandon(&mut self, outcome: Outcome) {
         self.give_up = Some(outcome);
         self.deadline = Deadline::None;
-        self.flow().forget(&ACQUISITION_READS);
-        let create_in_flight = self.ops.is_in_flight(Op::Create);
-        self.flow().wind_up(create_in_flight);
+        self.flow().wind_up(&ACQUISITION_READS);
     }
 
     fn reset(&mut self) {

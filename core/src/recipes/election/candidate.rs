@@ -600,9 +600,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
         self.leadership = Leadership::None;
         self.give_up = Some(outcome);
         self.deadline = Deadline::None;
-        self.flow().forget(&CAMPAIGN_READS);
-        let create_in_flight = self.ops.is_in_flight(Op::Create);
-        self.flow().wind_up(create_in_flight);
+        self.flow().wind_up(&CAMPAIGN_READS);
     }
 
     /// The acknowledgement read after a loss: delete it if it names this
