@@ -78,8 +78,6 @@ pub fn set_watches(
 
 /// The three path lists of a `setWatches`, however they are stored.
 pub(crate) trait WatchLists {
-    /// Paths in the list of `class`.
-    fn count(&self, class: WatchClass) -> usize;
     /// Calls `f` with each path of the list of `class`, stopping at its
     /// first error.
     fn each(
@@ -96,10 +94,6 @@ struct SliceLists<'s, 'a> {
 }
 
 impl WatchLists for SliceLists<'_, '_> {
-    fn count(&self, class: WatchClass) -> usize {
-        self.list(class).len()
-    }
-
     fn each(
         &self,
         class: WatchClass,
@@ -129,7 +123,14 @@ pub(crate) fn set_watches_from(
         w.long(relative_zxid);
         // The record's order: data, exist, child.
         for class in [WatchClass::Data, WatchClass::Exist, WatchClass::Child] {
-            w.count(lists.count(class))?;
+            // Counted by a first pass over the list rather than asked of
+            // it, so that each store of paths walks its list one way only.
+            let mut count = 0;
+            lists.each(class, &mut |_| {
+                count += 1;
+                Ok(())
+            })?;
+            w.count(count)?;
             lists.each(class, &mut |path| w.ustring(path))?;
         }
         Ok(())

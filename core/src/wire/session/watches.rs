@@ -286,14 +286,6 @@ pub(crate) struct Batch<'t, const N: usize, const BYTES: usize> {
 }
 
 impl<const N: usize, const BYTES: usize> WatchLists for Batch<'_, N, BYTES> {
-    fn count(&self, class: WatchClass) -> usize {
-        self.table
-            .awaiting_rearm()
-            .take(self.count)
-            .filter(|w| w.class == class)
-            .count()
-    }
-
     fn each(
         &self,
         class: WatchClass,
