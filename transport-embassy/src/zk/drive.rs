@@ -259,8 +259,7 @@ impl<T: Transport, const K: usize> Zk<'_, T, K> {
                     // The buffer cannot hold the frame; dropping the
                     // connection at least lets the session try again
                     // rather than stall with the frame due.
-                    self.fault(Fault::Encode(e));
-                    self.lose(conn);
+                    self.lose(conn, Fault::Encode(e));
                     return true;
                 }
             }
@@ -372,8 +371,7 @@ impl<T: Transport, const K: usize> Zk<'_, T, K> {
                 };
                 match result {
                     Ok(0) => {
-                        self.fault(Fault::Io(ErrorKind::WriteZero));
-                        self.lose(conn);
+                        self.lose(conn, Fault::Io(ErrorKind::WriteZero));
                     }
                     Ok(k) => {
                         self.tx_sent += k;
@@ -384,24 +382,23 @@ impl<T: Transport, const K: usize> Zk<'_, T, K> {
                         }
                     }
                     Err(kind) => {
-                        self.fault(Fault::Io(kind));
-                        self.lose(conn);
+                        self.lose(conn, Fault::Io(kind));
                     }
                 }
             }
             Outcome::Flushed(result) => {
                 self.flush_due = false;
                 if let (Err(kind), Some(conn)) = (result, self.conn) {
-                    self.fault(Fault::Io(kind));
-                    self.lose(conn);
+                    self.lose(conn, Fault::Io(kind));
                 }
             }
         }
     }
 
-    /// The connection is gone: tell the session and have the transport
-    /// closed.
-    pub(super) fn lose(&mut self, conn: ConnectionId) {
+    /// The connection is gone for `fault`: record it, tell the session and
+    /// have the transport closed.
+    pub(super) fn lose(&mut self, conn: ConnectionId, fault: Fault) {
+        self.fault(fault);
         let now = self.now();
         self.session.handle_disconnected(conn, now);
         self.drop_connection();

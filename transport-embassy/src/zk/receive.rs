@@ -61,16 +61,14 @@ impl<T: Transport, const K: usize> Zk<'_, T, K> {
     fn read_done(&mut self, conn: ConnectionId, result: Result<usize, ErrorKind>) {
         match result {
             Ok(0) => {
-                self.fault(Fault::ClosedByServer);
-                self.lose(conn);
+                self.lose(conn, Fault::ClosedByServer);
             }
             Ok(n) => {
                 self.filled = (self.filled + n).min(self.rx.len());
                 self.take_frames(conn);
             }
             Err(kind) => {
-                self.fault(Fault::Io(kind));
-                self.lose(conn);
+                self.lose(conn, Fault::Io(kind));
             }
         }
     }
@@ -161,8 +159,7 @@ impl<T: Transport, const K: usize> Zk<'_, T, K> {
             }
         }
         if let Some(fault) = broken {
-            self.fault(fault);
-            self.lose(conn);
+            self.lose(conn, fault);
             return;
         }
         self.rx.copy_within(start..self.filled, 0);
