@@ -360,9 +360,15 @@ impl<T: Copy, const PENDING: usize, const WATCHES: usize, const WATCH_BYTES: usi
     /// error). Reports about connections the session already gave up on are
     /// ignored.
     pub fn handle_disconnected(&mut self, conn: ConnectionId, now: Instant) {
-        if conn != self.conn {
-            return;
+        if conn == self.conn {
+            self.connection_gone(now);
         }
+    }
+
+    /// The current connection is gone (closed, or dropped by the session):
+    /// the phase it served moves on. In `Idle` and `Over` it already has:
+    /// what arrives from it then is left over from before.
+    fn connection_gone(&mut self, now: Instant) {
         match self.phase {
             Phase::Opening { .. } | Phase::Handshake { .. } => {
                 if !self.expire_if_unreachable(now) {
@@ -391,10 +397,15 @@ impl<T: Copy, const PENDING: usize, const WATCHES: usize, const WATCH_BYTES: usi
         if conn != self.conn {
             return Ok(Incoming::Nothing);
         }
-        match self.phase {
+        let incoming = match self.phase {
             Phase::Handshake { since } => self.handshake(payload, since, now),
             Phase::Established | Phase::Closing { .. } => self.reply(payload, now),
             _ => Ok(Incoming::Nothing),
+        };
+        match incoming {
+            // A refused authentication has ended the session already.
+            Err(e) if !matches!(e, SessionError::AuthFailed) => self.fail(now, e),
+            incoming => incoming,
         }
     }
 
@@ -831,15 +842,22 @@ impl<T: Copy, const PENDING: usize, const WATCHES: usize, const WATCH_BYTES: usi
         if conn != self.conn {
             return Ok(LargeFrame::Stale);
         }
+        let large = self.large_frame(head, now);
+        large.or_else(|e| self.fail(now, e).map(|_| LargeFrame::Stale))
+    }
+
+    /// [`handle_large_frame`](Self::handle_large_frame) on the current
+    /// connection; on `Err`, the connection is still to be dropped.
+    fn large_frame(&mut self, head: &[u8], now: Instant) -> Result<LargeFrame<T>, SessionError> {
         if !matches!(self.phase, Phase::Established | Phase::Closing { .. }) {
-            return self.fail_large(now, SessionError::FrameTooLarge);
+            return Err(SessionError::FrameTooLarge);
         }
         let header = match decode::reply_header(head) {
             Ok((header, _)) => header,
-            Err(e) => return self.fail_large(now, SessionError::Decode(e)),
+            Err(e) => return Err(SessionError::Decode(e)),
         };
         if header.xid < 0 {
-            return self.fail_large(now, SessionError::FrameTooLarge);
+            return Err(SessionError::FrameTooLarge);
         }
         self.see_zxid(header.zxid);
         match self.pending.front().copied() {
@@ -856,21 +874,12 @@ impl<T: Copy, const PENDING: usize, const WATCHES: usize, const WATCH_BYTES: usi
             }
             front => {
                 let expected = front.map(|p| p.xid).or(self.close_xid);
-                let error = SessionError::XidOutOfOrder {
+                Err(SessionError::XidOutOfOrder {
                     expected,
                     got: header.xid,
-                };
-                self.fail_large(now, error)
+                })
             }
         }
-    }
-
-    fn fail_large(
-        &mut self,
-        now: Instant,
-        error: SessionError,
-    ) -> Result<LargeFrame<T>, SessionError> {
-        self.fail(now, error).map(|_| LargeFrame::Stale)
     }
 
     /// Drops the current connection for `error` and moves on.
@@ -880,15 +889,7 @@ impl<T: Copy, const PENDING: usize, const WATCHES: usize, const WATCH_BYTES: usi
         error: SessionError,
     ) -> Result<Incoming<'a, T>, SessionError> {
         self.push_action(Action::Close { conn: self.conn });
-        match self.phase {
-            Phase::Established => self.lose_connection(now),
-            Phase::Closing { .. } => self.finish_close(false),
-            _ => {
-                if !self.expire_if_unreachable(now) {
-                    self.begin_attempt(now);
-                }
-            }
-        }
+        self.connection_gone(now);
         Err(error)
     }
 
@@ -902,7 +903,7 @@ impl<T: Copy, const PENDING: usize, const WATCHES: usize, const WATCH_BYTES: usi
     ) -> Result<Incoming<'a, T>, SessionError> {
         let response = match decode::connect_response(payload) {
             Ok(r) => r,
-            Err(e) => return self.fail(now, SessionError::Decode(e)),
+            Err(e) => return Err(SessionError::Decode(e)),
         };
         if response.is_expired() {
             if self.session_id != 0 {
@@ -915,7 +916,7 @@ impl<T: Copy, const PENDING: usize, const WATCHES: usize, const WATCH_BYTES: usi
             return Ok(Incoming::Nothing);
         }
         let Ok(password) = Vec::from_slice(response.password) else {
-            return self.fail(now, SessionError::PasswordTooLong);
+            return Err(SessionError::PasswordTooLong);
         };
         let resumed = self.session_id != 0 && response.session_id == self.session_id;
         if self.session_id != 0 && !resumed {
@@ -955,13 +956,13 @@ impl<T: Copy, const PENDING: usize, const WATCHES: usize, const WATCH_BYTES: usi
     ) -> Result<Incoming<'a, T>, SessionError> {
         let (header, body) = match decode::reply_header(payload) {
             Ok(h) => h,
-            Err(e) => return self.fail(now, SessionError::Decode(e)),
+            Err(e) => return Err(SessionError::Decode(e)),
         };
         match header.xid {
             xid::NOTIFICATION => {
                 let notification = match decode::notification(body) {
                     Ok(n) => n,
-                    Err(e) => return self.fail(now, SessionError::Decode(e)),
+                    Err(e) => return Err(SessionError::Decode(e)),
                 };
                 Ok(match notification.watch_event() {
                     Some(event) => {
@@ -993,7 +994,7 @@ impl<T: Copy, const PENDING: usize, const WATCHES: usize, const WATCH_BYTES: usi
                     // Try again on a new connection (which re-arms every
                     // watch) rather than leave recipes waiting on watches
                     // the server may not hold.
-                    Some(e) => self.fail(now, SessionError::SetWatchesFailed(e)),
+                    Some(e) => Err(SessionError::SetWatchesFailed(e)),
                     None => Ok(Incoming::Nothing),
                 }
             }
@@ -1014,7 +1015,7 @@ impl<T: Copy, const PENDING: usize, const WATCHES: usize, const WATCH_BYTES: usi
                             }
                             Err(e) => {
                                 self.push_lost(p.tag);
-                                self.fail(now, SessionError::Decode(e))
+                                Err(SessionError::Decode(e))
                             }
                         }
                     }
@@ -1024,7 +1025,7 @@ impl<T: Copy, const PENDING: usize, const WATCHES: usize, const WATCH_BYTES: usi
                     }
                     front => {
                         let expected = front.map(|p| p.xid).or(self.close_xid);
-                        self.fail(now, SessionError::XidOutOfOrder { expected, got })
+                        Err(SessionError::XidOutOfOrder { expected, got })
                     }
                 }
             }

@@ -1605,6 +1605,54 @@ fn a_large_frame_that_is_no_reply_or_out_of_order_drops_the_connection() {
     assert!(t.actions().contains(&Action::Close { conn: t.conn }));
 }
 
+/// Frames that follow, in the same read, the one that ended the session
+/// or the connection's attempt (a closeSession's answer, a refused
+/// handshake) are the old connection's: a large one among them neither
+/// reopens a closed session nor starts the next attempt before its
+/// pause.
+#[test]
+fn a_large_frame_after_the_end_reopens_nothing() {
+    let mut t = Script::three();
+    t.establish(9000);
+    t.s.close(t.at());
+    t.transmit();
+    let xid = t.s.close_xid.unwrap();
+    t.frame(&empty_reply(xid, 10, 0)).unwrap();
+    assert_eq!(t.s.state(), State::Closed);
+    t.actions();
+    t.events();
+    let at = t.at();
+    assert!(t
+        .s
+        .handle_large_frame(t.conn, &head(xid + 1, 11, 0), at)
+        .is_err());
+    assert_eq!(t.s.state(), State::Closed, "a closed session stays closed");
+    assert!(
+        !t.actions()
+            .iter()
+            .any(|a| matches!(a, Action::Connect { .. })),
+        "no connection is opened for a closed session"
+    );
+    assert_eq!(t.s.poll_timeout(), None);
+
+    // Every server refused the handshake: the session pauses, on the last
+    // attempt's connection, before the next round.
+    let mut t = Script::new(SessionConfig::new(1, 9000).with_retry_delay_ms(500));
+    t.open();
+    assert!(t.frame(&[0, 0, 0, 1, 0]).is_err(), "a malformed answer");
+    assert!(t.actions().contains(&Action::Close { conn: t.conn }));
+    assert_eq!(t.s.poll_timeout(), Some(Instant::from_millis(500)));
+    let at = t.at();
+    assert!(t.s.handle_large_frame(t.conn, &head(1, 1, 0), at).is_err());
+    assert!(
+        !t.actions()
+            .iter()
+            .any(|a| matches!(a, Action::Connect { .. })),
+        "the pause is kept"
+    );
+    assert_eq!(t.s.poll_timeout(), Some(Instant::from_millis(500)));
+}
+
 #[test]
 fn connection_attempts_are_numbered_from_one() {
     let mut t = Script::three();
