@@ -403,8 +403,7 @@ impl<T: Copy, const PENDING: usize, const WATCHES: usize, const WATCH_BYTES: usi
             _ => Ok(Incoming::Nothing),
         };
         match incoming {
-            // A refused authentication has ended the session already.
-            Err(e) if !matches!(e, SessionError::AuthFailed) => self.fail(now, e),
+            Err(e) => self.fail(now, e),
             incoming => incoming,
         }
     }
@@ -796,13 +795,11 @@ impl<T: Copy, const PENDING: usize, const WATCHES: usize, const WATCH_BYTES: usi
         ) {
             self.push_action(Action::Close { conn: self.conn });
         }
-        self.lose_pending();
-        self.watches.clear();
+        self.end_session(SessionEvent::Expired);
         self.session_id = 0;
         self.password.clear();
         // A new session starts as a new client would.
         self.last_zxid = 0;
-        self.push_event(SessionEvent::Expired);
         if self.config.renew_after_expiry {
             self.attempts = 0;
             self.begin_attempt(now);
@@ -815,11 +812,17 @@ impl<T: Copy, const PENDING: usize, const WATCHES: usize, const WATCH_BYTES: usi
         if close_connection {
             self.push_action(Action::Close { conn: self.conn });
         }
+        self.end_session(SessionEvent::Closed);
+        self.close_due = false;
+        self.phase = Phase::Over(State::Closed);
+    }
+
+    /// The session is over (`how`): its requests are lost, its watches
+    /// gone.
+    fn end_session(&mut self, how: SessionEvent) {
         self.lose_pending();
         self.watches.clear();
-        self.close_due = false;
-        self.push_event(SessionEvent::Closed);
-        self.phase = Phase::Over(State::Closed);
+        self.push_event(how);
     }
 
     /// A frame whose payload is longer than the driver's buffer began on
@@ -843,7 +846,10 @@ impl<T: Copy, const PENDING: usize, const WATCHES: usize, const WATCH_BYTES: usi
             return Ok(LargeFrame::Stale);
         }
         let large = self.large_frame(head, now);
-        large.or_else(|e| self.fail(now, e).map(|_| LargeFrame::Stale))
+        match large {
+            Err(e) => self.fail(now, e).map(|_| LargeFrame::Stale),
+            large => large,
+        }
     }
 
     /// [`handle_large_frame`](Self::handle_large_frame) on the current
@@ -926,9 +932,7 @@ impl<T: Copy, const PENDING: usize, const WATCHES: usize, const WATCH_BYTES: usi
                 self.expire(now);
                 return Ok(Incoming::Nothing);
             }
-            self.lose_pending();
-            self.watches.clear();
-            self.push_event(SessionEvent::Expired);
+            self.end_session(SessionEvent::Expired);
         }
         self.session_id = response.session_id;
         self.password = password;
@@ -979,10 +983,9 @@ impl<T: Copy, const PENDING: usize, const WATCHES: usize, const WATCH_BYTES: usi
             }
             xid::AUTH => {
                 if header.err == ZkError::AuthFailed.code() {
-                    self.push_action(Action::Close { conn: self.conn });
-                    self.lose_pending();
-                    self.watches.clear();
-                    self.push_event(SessionEvent::Closed);
+                    // Over as after a close, but for this reason; the
+                    // connection is dropped with the error.
+                    self.finish_close(false);
                     self.phase = Phase::Over(State::AuthFailed);
                     return Err(SessionError::AuthFailed);
                 }
