@@ -109,10 +109,8 @@ impl<T: Transport, const K: usize> Zk<'_, T, K> {
                     match self.session.handle_large_frame(conn, head, now) {
                         Ok(large) => self.begin_large(large, total - LARGE_HEAD, now),
                         Err(e) => {
-                            self.fault(Fault::Session(e));
-                            self.filled = 0;
-                            self.large = None;
-                            return;
+                            broken = Some(Fault::Session(e));
+                            break;
                         }
                     }
                     start += LARGE_HEAD;
@@ -149,15 +147,14 @@ impl<T: Transport, const K: usize> Zk<'_, T, K> {
                 }
                 Ok(_) => {}
                 Err(e) => {
-                    // The session dropped the connection (a Close action
-                    // follows); what is left in the buffer is from it.
-                    self.fault(Fault::Session(e));
-                    self.filled = 0;
-                    self.large = None;
-                    return;
+                    broken = Some(Fault::Session(e));
+                    break;
                 }
             }
         }
+        // The session has dropped the connection already when it refused
+        // a frame (a Close action follows), and then hears of its loss
+        // again to no effect; what is left in the buffer is from it.
         if let Some(fault) = broken {
             self.lose(conn, fault);
             return;

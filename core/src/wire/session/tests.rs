@@ -1653,6 +1653,72 @@ fn a_large_frame_after_the_end_reopens_nothing() {
     assert_eq!(t.s.poll_timeout(), Some(Instant::from_millis(500)));
 }
 
+/// A driver may report the loss of a connection whose frame the session
+/// refused (the embedded one does, dropping it the same way whatever was
+/// wrong): by then the session has dropped it and moved on, in every
+/// phase, and the report changes nothing.
+#[test]
+fn the_loss_of_a_connection_dropped_for_its_frame_changes_nothing() {
+    fn check(mut t: Script, refused: Result<(), SessionError>, case: &str) {
+        assert!(refused.is_err(), "{case}: the frame is refused");
+        let (state, timeout) = (t.s.state(), t.s.poll_timeout());
+        assert!(
+            t.actions().contains(&Action::Close { conn: t.conn }),
+            "{case}: the session dropped the connection"
+        );
+        t.events();
+        let at = t.at();
+        t.s.handle_disconnected(t.conn, at);
+        assert_eq!(t.actions(), [], "{case}");
+        assert_eq!(t.events(), [], "{case}");
+        assert_eq!(
+            (t.s.state(), t.s.poll_timeout()),
+            (state, timeout),
+            "{case}"
+        );
+    }
+    let refuse = |t: &mut Script, frame: &[u8]| t.frame(frame).map(|_| ());
+
+    let mut t = Script::three();
+    t.establish(9000);
+    t.send(1, Op::Request(Request::Sync { path: "/" }));
+    let r = refuse(&mut t, &empty_reply(7, 1, 0));
+    check(t, r, "established, a reply out of order");
+
+    let mut t = Script::three();
+    t.establish(9000);
+    let at = t.at();
+    let r =
+        t.s.handle_large_frame(t.conn, &head(-1, -1, 0), at)
+            .map(|_| ());
+    check(t, r, "established, a large notification");
+
+    let mut t = Script::three();
+    t.open();
+    let r = refuse(&mut t, &[0, 0, 0, 3, 0, 0, 0]);
+    check(t, r, "handshake, the next server");
+
+    let mut t = Script::new(SessionConfig::new(1, 9000).with_retry_delay_ms(500));
+    t.open();
+    let r = refuse(&mut t, &[0, 0, 0, 3, 0, 0, 0]);
+    check(t, r, "handshake, every server failed: the pause");
+
+    let mut t = Script::three();
+    t.establish(9000);
+    t.s.close(t.at());
+    t.transmit();
+    let xid = t.s.close_xid.unwrap();
+    let r = refuse(&mut t, &empty_reply(xid + 1, 1, 0));
+    check(t, r, "closing");
+
+    let mut t = Script::three();
+    t.s.add_auth("nosuch", b"x").unwrap();
+    t.establish(9000);
+    t.transmit();
+    let r = refuse(&mut t, &empty_reply(-4, 0, ZkError::AuthFailed.code()));
+    check(t, r, "credentials refused");
+}
+
 #[test]
 fn connection_attempts_are_numbered_from_one() {
     let mut t = Script::three();
