@@ -15,8 +15,6 @@ use crate::{Children, Reply, Stat, ZkError};
 pub enum Expect {
     /// `{ustring path}`.
     Create,
-    /// `{ustring path; Stat stat}`.
-    Create2,
     /// Nothing.
     Delete,
     /// `{Stat stat}`.
@@ -31,6 +29,11 @@ pub enum Expect {
     Check,
     /// `{ustring path}` (the path sent, echoed).
     Sync,
+    // What only `create2` and `multi` answer comes last, the rest in
+    // `Request`'s order, as `Response` keeps `Reply`'s: 38 B less herdless
+    // code in the STM32 firmware (scripts/firmware-size.sh).
+    /// `{ustring path; Stat stat}`.
+    Create2,
     /// A multi response with one result per operation.
     Multi {
         /// Operations sent.
@@ -46,13 +49,6 @@ pub enum Response<'a> {
     Created {
         /// The node's full path.
         path: &'a str,
-    },
-    /// `create2` succeeded.
-    Created2 {
-        /// The node's full path.
-        path: &'a str,
-        /// The new node's stat.
-        stat: Stat,
     },
     /// `delete` succeeded.
     Deleted,
@@ -79,11 +75,21 @@ pub enum Response<'a> {
     Checked,
     /// `sync` completed.
     Synced,
+    /// The request failed (including `NoNode` for `exists`).
+    Error(ZkError),
+    // The two answers recipes never get come last, the others in
+    // `Reply`'s order: `into_reply` then measured 26 B less herdless code
+    // in the STM32 firmware (scripts/firmware-size.sh).
+    /// `create2` succeeded.
+    Created2 {
+        /// The node's full path.
+        path: &'a str,
+        /// The new node's stat.
+        stat: Stat,
+    },
     /// A multi was answered: as a whole it failed if any result is an
     /// error.
     Multi(MultiResults<'a>),
-    /// The request failed (including `NoNode` for `exists`).
-    Error(ZkError),
 }
 
 impl<'a> Response<'a> {
