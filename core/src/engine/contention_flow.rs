@@ -115,8 +115,9 @@ impl<const N: usize> dyn ContentionFlow<N> + '_ {
         ops.push(Op::List);
     }
 
-    /// Answers a reply to a request every contender sends: an ancestor's
-    /// create, the own node's create, the listing. Hands back any other
+    /// Answers a reply to a request every contender sends (an ancestor's
+    /// create, the own node's create, the listing), and any answer that
+    /// says the connection or the session is gone. Hands back any other
     /// reply, and a listing's refusal other than `NoNode`.
     pub(crate) fn on_line_reply<'r>(
         &mut self,
@@ -124,18 +125,25 @@ impl<const N: usize> dyn ContentionFlow<N> + '_ {
         op: Op,
         reply: Reply<'r>,
     ) -> Option<Reply<'r>> {
-        if op.ancestor_level().is_some() {
+        if op == Op::Create {
+            match reply {
+                Reply::Created { path } => self.on_created(path),
+                Reply::Error(e) => self.on_create_refused(e),
+                _ => self.fail(Error::BadReply),
+            }
+        } else if let Some(e) = reply
+            .error()
+            .filter(|e| e.is_connection_loss() || e.is_session_gone())
+        {
+            // Whatever else was asked, the connection or the session is
+            // gone: the contender's requests go with it.
+            self.connection_or_session_lost(e);
+        } else if op.ancestor_level().is_some() {
             match reply {
                 Reply::Created { .. } | Reply::Error(ZkError::NodeExists) => {
                     self.line().directory_answered();
                 }
                 Reply::Error(e) => self.on_ancestor_refused(e),
-                _ => self.fail(Error::BadReply),
-            }
-        } else if op == Op::Create {
-            match reply {
-                Reply::Created { path } => self.on_created(path),
-                Reply::Error(e) => self.on_create_refused(e),
                 _ => self.fail(Error::BadReply),
             }
         } else if op == Op::List {
@@ -144,15 +152,8 @@ impl<const N: usize> dyn ContentionFlow<N> + '_ {
                 Reply::Error(ZkError::NoNode) => self.on_directory_gone(),
                 other => return Some(other),
             }
-        } else if op == Op::CatchUp {
-            match reply {
-                Reply::Error(e) if e.is_connection_loss() || e.is_session_gone() => {
-                    return Some(reply)
-                }
-                // The listing behind it answers, a missing directory too.
-                _ => {}
-            }
-        } else {
+        } else if op != Op::CatchUp {
+            // The catch-up's listing answers, a missing directory too.
             return Some(reply);
         }
         None
@@ -251,15 +252,12 @@ impl<const N: usize> dyn ContentionFlow<N> + '_ {
     }
 
     /// Creating an ancestor of the directory was refused (other than with
-    /// `NodeExists`, which is success).
+    /// `NodeExists`, which is success, or for a connection or session
+    /// gone).
     fn on_ancestor_refused(&mut self, e: ZkError) {
-        if e.is_connection_loss() || e.is_session_gone() {
-            self.connection_or_session_lost(e);
-        } else {
-            self.forget(&[Op::Create, Op::List]);
-            self.fail_with(Error::Zk(e));
-            self.finish();
-        }
+        self.forget(&[Op::Create, Op::List]);
+        self.fail_with(Error::Zk(e));
+        self.finish();
     }
 
     /// A listing was answered `NoNode`: the directory vanished, with the

@@ -651,24 +651,22 @@ impl<const N: usize> Lock<N> {
     }
 
     fn on_error(&mut self, op: Op, e: ZkError) {
-        if e.is_connection_loss() || e.is_session_gone() {
-            self.connection_or_session_lost(e);
-        } else {
-            match op {
-                Op::Delete => {
-                    // Our own ephemeral node refused to go (an ACL set by
-                    // someone else): report it rather than spin.
-                    self.give_up = Some(Outcome::Failed(Error::Zk(e)));
-                    self.finish();
-                }
-                Op::CheckOwn => self.abandon(Outcome::Lost),
-                // Revocation cannot be watched (say, an ACL forbids reading
-                // the own node): the lock itself is unaffected, and a
-                // listing shows whether the node is still first.
-                Op::WatchOwn if self.step == Step::Confirming => self.list_again(),
-                Op::WatchOwn => {}
-                _ => self.fail(Error::Zk(e)),
+        // The connection's and the session's ends were taken by the shared
+        // flow.
+        match op {
+            Op::Delete => {
+                // Our own ephemeral node refused to go (an ACL set by
+                // someone else): report it rather than spin.
+                self.give_up = Some(Outcome::Failed(Error::Zk(e)));
+                self.finish();
             }
+            Op::CheckOwn => self.abandon(Outcome::Lost),
+            // Revocation cannot be watched (say, an ACL forbids reading
+            // the own node): the lock itself is unaffected, and a
+            // listing shows whether the node is still first.
+            Op::WatchOwn if self.step == Step::Confirming => self.list_again(),
+            Op::WatchOwn => {}
+            _ => self.fail(Error::Zk(e)),
         }
     }
 

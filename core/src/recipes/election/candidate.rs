@@ -830,34 +830,32 @@ impl<const N: usize, const D: usize> Election<N, D> {
     }
 
     fn on_error(&mut self, op: Op, e: ZkError) {
-        if e.is_connection_loss() || e.is_session_gone() {
-            self.connection_or_session_lost(e);
-        } else {
-            match op {
-                Op::Delete => {
-                    // Our own ephemeral node refused to go (an ACL set by
-                    // someone else): report it rather than spin.
-                    if !matches!(self.give_up, Some(Outcome::Quiet)) {
-                        self.give_up = Some(Outcome::Failed(Error::Zk(e)));
-                    }
-                    self.finish();
+        // The connection's and the session's ends were taken by the shared
+        // flow.
+        match op {
+            Op::Delete => {
+                // Our own ephemeral node refused to go (an ACL set by
+                // someone else): report it rather than spin.
+                if !matches!(self.give_up, Some(Outcome::Quiet)) {
+                    self.give_up = Some(Outcome::Failed(Error::Zk(e)));
                 }
-                // Best effort: the acknowledgement dies with the session.
-                Op::DeleteAck => self.ack_cleanup = AckCleanup::None,
-                Op::ClearAck | Op::DropAck => self.ack_cleared(),
-                Op::CheckOwn => {
-                    self.ack_cleanup = AckCleanup::None;
-                    self.ops.queue(Op::Delete);
-                }
-                Op::DeleteStale => self.stale.clear(),
-                // The create that follows settles it.
-                Op::ReplaceAck => {}
-                // Once written, keeping it is best effort: who leads does
-                // not depend on it.
-                Op::Ack | Op::ReadAck
-                    if self.step == Step::Leading && self.ack_write == AckWrite::Named => {}
-                _ => self.fail(Error::Zk(e)),
+                self.finish();
             }
+            // Best effort: the acknowledgement dies with the session.
+            Op::DeleteAck => self.ack_cleanup = AckCleanup::None,
+            Op::ClearAck | Op::DropAck => self.ack_cleared(),
+            Op::CheckOwn => {
+                self.ack_cleanup = AckCleanup::None;
+                self.ops.queue(Op::Delete);
+            }
+            Op::DeleteStale => self.stale.clear(),
+            // The create that follows settles it.
+            Op::ReplaceAck => {}
+            // Once written, keeping it is best effort: who leads does
+            // not depend on it.
+            Op::Ack | Op::ReadAck
+                if self.step == Step::Leading && self.ack_write == AckWrite::Named => {}
+            _ => self.fail(Error::Zk(e)),
         }
     }
 
