@@ -11,7 +11,7 @@ use crate::engine::ancestors::AncestorOp;
 use crate::engine::contender_op::Op;
 use crate::engine::contention::{Contention, CreateRefusal, Own, ScanMode, Scanned, Standing};
 use crate::engine::pipeline::Pipeline;
-use crate::{path, Children, Error, Reply, RequestId, Sequence, ZkError};
+use crate::{path, Children, Error, Reply, RequestId, Sequence, SessionEvent, ZkError};
 
 /// Requests a contender may have in flight at once.
 pub(crate) const MAX_IN_FLIGHT: usize = 8;
@@ -47,8 +47,10 @@ pub(crate) trait ContentionFlow<const N: usize> {
     /// The own node is gone while contending (an operator, a listing
     /// without its directory).
     fn own_node_vanished(&mut self);
-    /// The connection or the session is gone, as the answer `e` says.
-    fn connection_or_session_lost(&mut self, e: ZkError);
+    /// A request's answer says the connection is gone.
+    fn connection_lost(&mut self);
+    /// The session is gone (`how`), and the own node with it.
+    fn session_ended(&mut self, how: SessionEvent);
     /// The create answered with the own node's path.
     fn on_created(&mut self, full_path: &str);
     /// A listing now says where the own node stands (the recipe is
@@ -81,6 +83,15 @@ impl<const N: usize, C: ContentionFlow<N>> AsFlow<N> for C {
 // are compiled once for every recipe that implements the trait (the lock
 // and the election in the STM32 firmware), and this is compiled once.
 impl<const N: usize> dyn ContentionFlow<N> + '_ {
+    /// The connection or the session is gone, as the answer `e` says.
+    fn connection_or_session_lost(&mut self, e: ZkError) {
+        if e.is_connection_loss() {
+            self.connection_lost();
+        } else {
+            self.session_ended(SessionEvent::Expired);
+        }
+    }
+
     /// Forgets requests of these kinds: their answers are ignored.
     pub(crate) fn forget(&mut self, ops: &[Op]) {
         self.ops().forget(|op| ops.contains(&op));

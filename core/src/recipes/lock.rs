@@ -588,22 +588,6 @@ impl<const N: usize> Lock<N> {
         self.events.emit(LockEvent::Acquired);
     }
 
-    /// A request's answer says the connection is gone: stop sending until
-    /// the driver reports `Connected`, then resume from the current step.
-    fn connection_lost(&mut self) {
-        if !self.link.lose() {
-            return;
-        }
-        if self.ops.lose().contains(&Op::Create) {
-            // Sent, it may have been applied: only the GUID can tell.
-            self.line.create_lost();
-        }
-        if self.step == Step::Held {
-            self.step = Step::Suspended;
-            self.events.emit(LockEvent::Suspended);
-        }
-    }
-
     /// The same session is usable again: rebuild what to send from the step.
     fn resume(&mut self) {
         self.ops.clear_queued();
@@ -623,30 +607,6 @@ impl<const N: usize> Lock<N> {
                 Own::InDoubt => self.find(),
                 Own::Absent => self.finish(),
             },
-        }
-    }
-
-    /// The session is gone and its ephemeral nodes with it. An attempt
-    /// still waiting fails with [`Error::SessionEnded`], however the end
-    /// was heard (an expiry, a close, a request refused with
-    /// `SessionExpired`), as every other recipe reports it.
-    fn session_ended(&mut self, how: SessionEvent) {
-        self.ops.lose();
-        self.link.end(how);
-        let event = match (self.step, self.give_up) {
-            (Step::Idle, _) => None,
-            (_, Some(Outcome::Release)) => Some(LockEvent::Released),
-            (_, Some(Outcome::GiveUp(reason))) => Some(LockEvent::NotAcquired(reason)),
-            (_, Some(Outcome::Failed(e))) => Some(LockEvent::Failed(e)),
-            (_, Some(Outcome::Lost)) | (Step::Held | Step::Suspended | Step::Verifying, None) => {
-                Some(LockEvent::Lost)
-            }
-            (_, None) => Some(LockEvent::Failed(Error::SessionEnded)),
-        };
-        self.give_up = None;
-        self.reset();
-        if let Some(event) = event {
-            self.events.emit(event);
         }
     }
 
@@ -808,11 +768,43 @@ impl<const N: usize> ContentionFlow<N> for Lock<N> {
         self.own_node_deleted();
     }
 
-    fn connection_or_session_lost(&mut self, e: ZkError) {
-        if e.is_connection_loss() {
-            self.connection_lost();
-        } else {
-            self.session_ended(SessionEvent::Expired);
+    /// A request's answer says the connection is gone: stop sending until
+    /// the driver reports `Connected`, then resume from the current step.
+    fn connection_lost(&mut self) {
+        if !self.link.lose() {
+            return;
+        }
+        if self.ops.lose().contains(&Op::Create) {
+            // Sent, it may have been applied: only the GUID can tell.
+            self.line.create_lost();
+        }
+        if self.step == Step::Held {
+            self.step = Step::Suspended;
+            self.events.emit(LockEvent::Suspended);
+        }
+    }
+
+    /// The session is gone and its ephemeral nodes with it. An attempt
+    /// still waiting fails with [`Error::SessionEnded`], however the end
+    /// was heard (an expiry, a close, a request refused with
+    /// `SessionExpired`), as every other recipe reports it.
+    fn session_ended(&mut self, how: SessionEvent) {
+        self.ops.lose();
+        self.link.end(how);
+        let event = match (self.step, self.give_up) {
+            (Step::Idle, _) => None,
+            (_, Some(Outcome::Release)) => Some(LockEvent::Released),
+            (_, Some(Outcome::GiveUp(reason))) => Some(LockEvent::NotAcquired(reason)),
+            (_, Some(Outcome::Failed(e))) => Some(LockEvent::Failed(e)),
+            (_, Some(Outcome::Lost)) | (Step::Held | Step::Suspended | Step::Verifying, None) => {
+                Some(LockEvent::Lost)
+            }
+            (_, None) => Some(LockEvent::Failed(Error::SessionEnded)),
+        };
+        self.give_up = None;
+        self.reset();
+        if let Some(event) = event {
+            self.events.emit(event);
         }
     }
 

@@ -703,23 +703,6 @@ impl<const N: usize, const D: usize> Election<N, D> {
         self.create();
     }
 
-    /// The connection is gone: stop sending until `Connected`, then resume.
-    fn connection_lost(&mut self) {
-        if !self.link.lose() {
-            return;
-        }
-        if self.ops.lose().contains(&Op::Create) {
-            // Sent, it may have been applied: only the GUID can tell.
-            self.line.create_lost();
-        }
-        if self.leadership == Leadership::Leading {
-            self.leadership = Leadership::Suspended {
-                since: self.lost_after.map(|_| self.now),
-            };
-            self.events.emit(ElectionEvent::Suspended);
-        }
-    }
-
     /// The same session is usable again: rebuild what to send from the step.
     fn resume(&mut self) {
         self.ops.clear_queued();
@@ -794,25 +777,6 @@ impl<const N: usize, const D: usize> Election<N, D> {
                 self.retire_own();
                 self.volunteer_again();
             }
-        }
-    }
-
-    /// The session is gone and its ephemeral nodes with it.
-    fn session_ended(&mut self, how: SessionEvent) {
-        self.ops.lose();
-        self.link.end(how);
-        let event = match self.give_up.take() {
-            Some(Outcome::Resign) => Some(ElectionEvent::Resigned),
-            Some(Outcome::TimedOut) => Some(ElectionEvent::TimedOut),
-            Some(Outcome::Failed(e)) => Some(ElectionEvent::Failed(e)),
-            Some(Outcome::Quiet) => None,
-            None if self.step == Step::Idle => None,
-            None if self.leadership != Leadership::None => Some(ElectionEvent::Lost),
-            None => Some(ElectionEvent::Failed(Error::SessionEnded)),
-        };
-        self.reset();
-        if let Some(event) = event {
-            self.events.emit(event);
         }
     }
 
@@ -1149,11 +1113,39 @@ impl<const N: usize, const D: usize> ContentionFlow<N> for Election<N, D> {
         self.volunteer_again();
     }
 
-    fn connection_or_session_lost(&mut self, e: ZkError) {
-        if e.is_connection_loss() {
-            self.connection_lost();
-        } else {
-            self.session_ended(SessionEvent::Expired);
+    /// The connection is gone: stop sending until `Connected`, then resume.
+    fn connection_lost(&mut self) {
+        if !self.link.lose() {
+            return;
+        }
+        if self.ops.lose().contains(&Op::Create) {
+            // Sent, it may have been applied: only the GUID can tell.
+            self.line.create_lost();
+        }
+        if self.leadership == Leadership::Leading {
+            self.leadership = Leadership::Suspended {
+                since: self.lost_after.map(|_| self.now),
+            };
+            self.events.emit(ElectionEvent::Suspended);
+        }
+    }
+
+    /// The session is gone and its ephemeral nodes with it.
+    fn session_ended(&mut self, how: SessionEvent) {
+        self.ops.lose();
+        self.link.end(how);
+        let event = match self.give_up.take() {
+            Some(Outcome::Resign) => Some(ElectionEvent::Resigned),
+            Some(Outcome::TimedOut) => Some(ElectionEvent::TimedOut),
+            Some(Outcome::Failed(e)) => Some(ElectionEvent::Failed(e)),
+            Some(Outcome::Quiet) => None,
+            None if self.step == Step::Idle => None,
+            None if self.leadership != Leadership::None => Some(ElectionEvent::Lost),
+            None => Some(ElectionEvent::Failed(Error::SessionEnded)),
+        };
+        self.reset();
+        if let Some(event) = event {
+            self.events.emit(event);
         }
     }
 
