@@ -354,13 +354,14 @@ impl<T: Transport, const K: usize> Zk<'_, T, K> {
                         self.large = None;
                         self.session.handle_connected(conn, now);
                     }
-                    Some(Err(kind)) => {
-                        self.fault(Fault::Connect(kind));
+                    // Failed, or still not open when the session's timer
+                    // came (its connect timeout, or its local expiry,
+                    // which the session checks first): the attempt is over.
+                    failed => {
+                        if let Some(Err(kind)) = failed {
+                            self.fault(Fault::Connect(kind));
+                        }
                         self.session.handle_disconnected(conn, now);
-                        self.closing = true;
-                    }
-                    None => {
-                        self.session.handle_timeout(now);
                         self.closing = true;
                     }
                 }
