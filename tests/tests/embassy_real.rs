@@ -1053,6 +1053,35 @@ async fn embassy_a_connect_cut_short_by_a_dropped_call_is_opened_again() {
     zk.close().await.unwrap();
 }
 
+/// A server that refuses the connection is a fault the driver records,
+/// and the session goes on to the next server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embassy_a_refused_connect_is_recorded_and_the_next_server_tried() {
+    let server = ZkServer::start();
+    // A loopback port nobody listens on any more: connecting is refused.
+    let refusing = {
+        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
+        format!("127.0.0.1:{}", listener.local_addr().unwrap().port())
+    };
+    let (mut rx, mut tx) = ([0u8; 4096], [0u8; 1024]);
+    let mut zk: Zk<'_, _> = Zk::new(
+        TokioTransport::new(vec![refusing, server.addr()]),
+        Buffers::new(&mut rx, &mut tx),
+        SessionConfig::new(2, 10_000),
+    );
+    tokio::time::timeout(LIMIT, zk.connect())
+        .await
+        .expect("connected through the second server")
+        .unwrap();
+    assert_eq!(zk.faults(), 1, "{:?}", zk.last_fault());
+    assert!(
+        matches!(zk.last_fault(), Some(Fault::Connect(_))),
+        "{:?}",
+        zk.last_fault()
+    );
+    zk.close().await.unwrap();
+}
+
 /// What the driver says of itself and of its recipe table: the timeout
 /// the server granted, a full table, ids from another driver, and how an
 /// id prints.
