@@ -20,6 +20,11 @@ use crate::{Acl, CreateMode, Error, Request, RequestId, Sequence, Version, ZkErr
 /// counter wrapped.
 const WIDEST_SUFFIX: usize = 11;
 
+/// The longest name a node of `kind` named in `flavour` can get.
+fn longest_name(flavour: Flavour, kind: NodeKind) -> usize {
+    flavour.prefix_len(kind) + WIDEST_SUFFIX
+}
+
 /// A contender in `dir`: its own node, once known, and the node it waits for.
 pub(crate) struct Contention<const N: usize> {
     dir: String<N>,
@@ -139,9 +144,17 @@ impl<const N: usize> Contention<N> {
         if dir == "/" {
             return Err(Error::Path(PathError::BadName));
         }
+        let needed = dir.len() + 1 + longest_name(flavour, kind);
+        if needed > N {
+            return Err(Error::Path(PathError::TooLong {
+                needed,
+                capacity: N,
+            }));
+        }
         let mut stored = String::new();
-        path::concat_into(&mut stored, &[dir])?;
-        let contention = Contention {
+        // Cannot fail: the node's path, longer, fits.
+        let _ = stored.push_str(dir);
+        Ok(Contention {
             dir: stored,
             flavour,
             kind,
@@ -152,15 +165,7 @@ impl<const N: usize> Contention<N> {
             predecessor_is_lowest: false,
             directory_retries: ancestors::Retries::default(),
             scan: None,
-        };
-        let needed = contention.dir.len() + 1 + contention.name_len();
-        if needed > N {
-            return Err(Error::Path(PathError::TooLong {
-                needed,
-                capacity: N,
-            }));
-        }
-        Ok(contention)
+        })
     }
 
     pub(crate) fn dir(&self) -> &str {
@@ -174,7 +179,7 @@ impl<const N: usize> Contention<N> {
     /// The longest name the own node can get (with any GUID). Its path
     /// fits `N`: [`new`](Self::new) checked it.
     pub(crate) fn name_len(&self) -> usize {
-        self.flavour.prefix_len(self.kind) + WIDEST_SUFFIX
+        longest_name(self.flavour, self.kind)
     }
 
     /// A new attempt with `guid`: nothing is known of a node yet.
