@@ -255,7 +255,9 @@ impl<const N: usize, const D: usize> Election<N, D> {
     /// ```
     pub fn with_flavour(dir: &str, flavour: Flavour) -> Result<Self, Error> {
         let line = Contention::new(dir, flavour, NodeKind::Candidate)?;
-        let ack_path = path::join(dir, ACK_NAME)?;
+        let mut ack_path = String::new();
+        // Cannot fail: a candidate's node path in `dir` is longer, and fits.
+        let _ = path::join_into(&mut ack_path, dir, ACK_NAME);
         Ok(Election {
             acl: Acl::OPEN,
             line,
