@@ -320,6 +320,18 @@ enum Outcome {
     Lost,
 }
 
+impl Outcome {
+    /// How the application hears of it.
+    fn event(self) -> LockEvent {
+        match self {
+            Outcome::GiveUp(reason) => LockEvent::NotAcquired(reason),
+            Outcome::Failed(e) => LockEvent::Failed(e),
+            Outcome::Release => LockEvent::Released,
+            Outcome::Lost => LockEvent::Lost,
+        }
+    }
+}
+
 impl<const N: usize> Lock<N> {
     /// A lock on `dir` (which is created, with its ancestors, if missing),
     /// naming its nodes as the recipes page does.
@@ -581,6 +593,14 @@ impl<const N: usize> Lock<N> {
         self.ops.clear();
     }
 
+    /// The attempt is over, `event` (if any) its last word.
+    fn end_with(&mut self, event: Option<LockEvent>) {
+        self.reset();
+        if let Some(event) = event {
+            self.events.emit(event);
+        }
+    }
+
     fn acquired(&mut self) {
         self.step = Step::Held;
         self.deadline = Deadline::None;
@@ -730,15 +750,11 @@ impl<const N: usize> ContentionFlow<N> for Lock<N> {
 
     /// Reports the pending outcome and returns to idle.
     fn finish(&mut self) {
-        let event = match self.give_up.take() {
-            Some(Outcome::GiveUp(reason)) => LockEvent::NotAcquired(reason),
-            Some(Outcome::Failed(e)) => LockEvent::Failed(e),
-            Some(Outcome::Release) => LockEvent::Released,
-            Some(Outcome::Lost) => LockEvent::Lost,
-            None => LockEvent::Released,
-        };
-        self.reset();
-        self.events.emit(event);
+        let event = self
+            .give_up
+            .take()
+            .map_or(LockEvent::Released, Outcome::event);
+        self.end_with(Some(event));
     }
 
     fn start_delete(&mut self) {
@@ -791,21 +807,13 @@ impl<const N: usize> ContentionFlow<N> for Lock<N> {
     fn session_ended(&mut self, how: SessionEvent) {
         self.ops.lose();
         self.link.end(how);
-        let event = match (self.step, self.give_up) {
+        let event = match (self.step, self.give_up.take()) {
             (Step::Idle, _) => None,
-            (_, Some(Outcome::Release)) => Some(LockEvent::Released),
-            (_, Some(Outcome::GiveUp(reason))) => Some(LockEvent::NotAcquired(reason)),
-            (_, Some(Outcome::Failed(e))) => Some(LockEvent::Failed(e)),
-            (_, Some(Outcome::Lost)) | (Step::Held | Step::Suspended | Step::Verifying, None) => {
-                Some(LockEvent::Lost)
-            }
+            (_, Some(outcome)) => Some(outcome.event()),
+            (Step::Held | Step::Suspended | Step::Verifying, None) => Some(LockEvent::Lost),
             (_, None) => Some(LockEvent::Failed(Error::SessionEnded)),
         };
-        self.give_up = None;
-        self.reset();
-        if let Some(event) = event {
-            self.events.emit(event);
-        }
+        self.end_with(event);
     }
 
     fn on_created(&mut self, full_path: &str) {

@@ -158,6 +158,18 @@ enum Outcome {
     Quiet,
 }
 
+impl Outcome {
+    /// How the application hears of it, if at all.
+    fn event(self) -> Option<ElectionEvent> {
+        match self {
+            Outcome::Resign => Some(ElectionEvent::Resigned),
+            Outcome::TimedOut => Some(ElectionEvent::TimedOut),
+            Outcome::Failed(e) => Some(ElectionEvent::Failed(e)),
+            Outcome::Quiet => None,
+        }
+    }
+}
+
 /// A candidate of the leader election in one directory.
 ///
 /// `N` is the capacity in bytes of each stored path, `D` that of the
@@ -643,6 +655,14 @@ impl<const N: usize, const D: usize> Election<N, D> {
         self.ops.clear();
     }
 
+    /// The campaign is over, `event` (if any) its last word.
+    fn end_with(&mut self, event: Option<ElectionEvent>) {
+        self.reset();
+        if let Some(event) = event {
+            self.events.emit(event);
+        }
+    }
+
     /// Leadership is gone: say so at once, then delete the acknowledgement
     /// if it still names this candidate and was written in this session
     /// (`same_session`), and the own node if it may still exist
@@ -1062,16 +1082,11 @@ impl<const N: usize, const D: usize> ContentionFlow<N> for Election<N, D> {
 
     /// Reports the pending outcome and returns to idle.
     fn finish(&mut self) {
-        let event = match self.give_up.take() {
-            Some(Outcome::Resign) | None => Some(ElectionEvent::Resigned),
-            Some(Outcome::TimedOut) => Some(ElectionEvent::TimedOut),
-            Some(Outcome::Failed(e)) => Some(ElectionEvent::Failed(e)),
-            Some(Outcome::Quiet) => None,
-        };
-        self.reset();
-        if let Some(event) = event {
-            self.events.emit(event);
-        }
+        let event = self
+            .give_up
+            .take()
+            .map_or(Some(ElectionEvent::Resigned), Outcome::event);
+        self.end_with(event);
     }
 
     fn start_delete(&mut self) {
@@ -1137,18 +1152,12 @@ impl<const N: usize, const D: usize> ContentionFlow<N> for Election<N, D> {
         self.ops.lose();
         self.link.end(how);
         let event = match self.give_up.take() {
-            Some(Outcome::Resign) => Some(ElectionEvent::Resigned),
-            Some(Outcome::TimedOut) => Some(ElectionEvent::TimedOut),
-            Some(Outcome::Failed(e)) => Some(ElectionEvent::Failed(e)),
-            Some(Outcome::Quiet) => None,
+            Some(outcome) => outcome.event(),
             None if self.step == Step::Idle => None,
             None if self.leadership != Leadership::None => Some(ElectionEvent::Lost),
             None => Some(ElectionEvent::Failed(Error::SessionEnded)),
         };
-        self.reset();
-        if let Some(event) = event {
-            self.events.emit(event);
-        }
+        self.end_with(event);
     }
 
     fn on_created(&mut self, full_path: &str) {
