@@ -781,13 +781,9 @@ impl<const N: usize, const D: usize> Election<N, D> {
         self.ack_write = AckWrite::Unconfirmed;
         match self.step {
             Step::Idle => {}
-            Step::Deleting => {
-                if self.line.has_own() {
-                    self.ops.queue(Op::Delete);
-                } else {
-                    self.finish();
-                }
-            }
+            // The acknowledgement went with the old session: on with the
+            // own node.
+            Step::Deleting => self.ack_cleared(),
             // The old session may live on a while (its expiry not yet
             // processed): its node is deleted, so the next candidate need
             // not wait for that (CURATOR-696). Its acknowledgement is left
