@@ -64,6 +64,9 @@ struct Links {
     /// After how many bytes to the server each connection is closed (0:
     /// never).
     close_after: AtomicU64,
+    /// Connections a client reset (sent an RST), as its side of the proxy
+    /// read it.
+    resets_by_clients: AtomicU64,
 }
 
 impl Links {
@@ -77,7 +80,22 @@ impl Links {
 impl Proxy {
     /// Starts proxying to `target_port` on 127.0.0.1.
     pub fn start(target_port: u16) -> Proxy {
-        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).expect("bind the proxy");
+        Proxy::start_listening_on(Ipv4Addr::LOCALHOST, target_port)
+    }
+
+    /// Starts proxying to `target_port` on 127.0.0.1, listening on
+    /// `listen` instead of loopback, as [`Proxy::start`] does otherwise.
+    ///
+    /// Only for tests running inside a [`Netns`](crate::netns::Netns) they
+    /// created (where `0.0.0.0` makes it reachable on the bridge): anywhere
+    /// else a non-loopback address would expose it to a real network.
+    /// Panics when asked for a non-loopback address outside a namespace.
+    pub fn start_listening_on(listen: Ipv4Addr, target_port: u16) -> Proxy {
+        assert!(
+            listen.is_loopback() || std::env::var_os(crate::netns::INSIDE_ENV).is_some(),
+            "a test's proxy listens on {listen} only inside a test's own network namespace"
+        );
+        let listener = TcpListener::bind((listen, 0)).expect("bind the proxy");
         let port = listener.local_addr().expect("proxy address").port();
         let cut = Arc::new(AtomicBool::new(false));
         let stop = Arc::new(AtomicBool::new(false));
@@ -161,9 +179,21 @@ impl Proxy {
         self.links.to_server.load(Ordering::SeqCst)
     }
 
+    /// How many connections a client has reset (an RST rather than a
+    /// close, which the proxy's own [`reset`](Proxy::reset) and
+    /// [`cut`](Proxy::cut) do not count as).
+    pub fn resets_by_clients(&self) -> u64 {
+        self.links.resets_by_clients.load(Ordering::SeqCst)
+    }
+
     /// How many connections the proxy has accepted and passed on so far.
     pub fn connections(&self) -> u64 {
         self.links.opened.load(Ordering::SeqCst)
+    }
+
+    /// The port the proxy listens on.
+    pub fn port(&self) -> u16 {
+        self.port
     }
 
     /// `127.0.0.1:PORT` of the proxy: give this to the client.
@@ -236,6 +266,10 @@ fn pipe(from: &TcpStream, to: &TcpStream, number: u64, links: Arc<Links>, to_ser
         let mut head = (to_server && links.forget_sessions.load(Ordering::SeqCst)).then(Vec::new);
         loop {
             match from.read(&mut buf) {
+                Err(e) if to_server && e.kind() == std::io::ErrorKind::ConnectionReset => {
+                    links.resets_by_clients.fetch_add(1, Ordering::SeqCst);
+                    break;
+                }
                 Ok(0) | Err(_) => break,
                 // A stalled link keeps reading so that the sender's writes
                 // succeed and it sees no failure, as behind a dead router.
@@ -309,6 +343,32 @@ mod tests {
             }
         });
         port
+    }
+
+    #[test]
+    fn a_client_reset_is_counted_and_a_client_close_is_not() {
+        let proxy = Proxy::start(echo());
+        let closed = TcpStream::connect(proxy.addr()).unwrap();
+        drop(closed);
+        let reset = TcpStream::connect(proxy.addr()).unwrap();
+        // Closing with unread data makes the kernel send an RST.
+        (&reset).write_all(b"echo").unwrap();
+        thread::sleep(Duration::from_millis(200));
+        drop(reset);
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while proxy.resets_by_clients() == 0 && Instant::now() < deadline {
+            thread::sleep(Duration::from_millis(10));
+        }
+        thread::sleep(Duration::from_millis(100));
+        assert_eq!(proxy.resets_by_clients(), 1);
+    }
+
+    #[test]
+    #[should_panic(expected = "only inside a test's own network namespace")]
+    fn a_proxy_refuses_a_non_loopback_address_outside_a_namespace() {
+        // The test binary never runs inside a namespace of its own here.
+        assert!(std::env::var_os(crate::netns::INSIDE_ENV).is_none());
+        let _ = Proxy::start_listening_on(Ipv4Addr::UNSPECIFIED, echo());
     }
 
     #[test]

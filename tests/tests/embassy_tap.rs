@@ -8,26 +8,30 @@
 //! afterwards, so no packet reaches a real network. The test re-runs itself
 //! inside the namespace through `ip netns exec`.
 //!
+//! A second test has one device reopen its socket: past a server that
+//! never answers, after a reset connection, and after a silent link.
+//!
 //! Creating a namespace needs root and `/dev/net/tun`. The test is
 //! `#[ignore]`d in a plain `cargo test`; `scripts/test.sh` runs it when the
 //! machine can, and otherwise says loudly that it was skipped. Run
 //! explicitly where it cannot work, it fails rather than pass.
 
+use std::net::Ipv4Addr;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use embassy_executor::{Executor, Spawner};
+use embassy_executor::{Executor, SpawnError, SpawnToken, Spawner};
 use embassy_net::tcp::TcpSocket;
 use embassy_net::{IpAddress, IpEndpoint, Ipv4Cidr, Runner, Stack, StackResources};
 use embassy_net_tuntap::TunTapDevice;
 use embassy_time::Timer;
 use herdless_core::election::Election;
 use herdless_core::naming::Guid;
-use herdless_embassy::wire::SessionConfig;
-use herdless_embassy::{Buffers, TcpTransport, Zk};
+use herdless_embassy::wire::{SessionConfig, State};
+use herdless_embassy::{Buffers, Error, TcpTransport, Zk};
 use herdless_tests::netns::{self, Netns};
-use herdless_tests::ZkServer;
+use herdless_tests::{Proxy, ZkServer};
 
 const TEST: &str = "embassy_net_devices_elect_a_gateway_over_tap";
 const DEVICES: usize = 3;
@@ -39,13 +43,206 @@ fn embassy_net_devices_elect_a_gateway_over_tap() {
     if std::env::var_os(netns::INSIDE_ENV).is_some() {
         return inside_the_namespace();
     }
-    if let Some(why) = Netns::unavailable() {
-        panic!("cannot run {TEST} here: {why} (scripts/test.sh reports it as skipped)");
+    run_in_a_namespace(TEST, DEVICES);
+}
+
+const RECONNECT_TEST: &str = "embassy_net_device_moves_past_a_dead_server_and_reconnects_over_tap";
+
+/// An address on the namespace's subnet where no host answers: a connect
+/// to it never completes (smoltcp waits for the neighbour), as to a
+/// server that is down with its link.
+const NOBODY: Ipv4Addr = Ipv4Addr::new(10, 42, 0, 200);
+
+/// Long enough that a reconnect which first waits out the dead server's
+/// connect timeout (half of it, with two servers) resumes the session
+/// well before the device's local expiry.
+const RECONNECT_SESSION_MS: u32 = 12_000;
+
+/// `TcpTransport` reopening its socket on embassy-net: the first server of
+/// two never answers, and the driver's calls are dropped every 30 ms in
+/// the middle of its connect, so the transport is asked to connect again
+/// over an attempt still under way, until the session's connect timeout
+/// moves it to the second server. Then the leader's connection is reset
+/// under it: the device must reconnect and resume, still leading, without
+/// an error reaching the application. Last, the link goes silent: the
+/// connection the session gives up must be reset (an RST), so that the
+/// server does not keep it.
+///
+/// Against the transport as it was, which waited for the RST without
+/// bound, the device never got past the dead server: the RST of a socket
+/// whose peer's address never resolves never leaves.
+#[test]
+#[ignore = "needs root and /dev/net/tun: run by scripts/test.sh, which reports it as skipped otherwise"]
+fn embassy_net_device_moves_past_a_dead_server_and_reconnects_over_tap() {
+    if std::env::var_os(netns::INSIDE_ENV).is_some() {
+        return reconnect_inside_the_namespace();
     }
-    let netns = Netns::create(DEVICES).expect("create the test's network namespace");
+    run_in_a_namespace(RECONNECT_TEST, 1);
+}
+
+fn reconnect_inside_the_namespace() {
+    let server = ZkServer::start();
+    // The proxy alone faces the bridge; the server stays on loopback.
+    let proxy = Proxy::start_listening_on(Ipv4Addr::UNSPECIFIED, server.port());
+    let (reports, inbox) = mpsc::channel();
+    let port = proxy.port();
+    std::thread::spawn(move || run_device(0, |stack| reconnecting_task(stack, port, reports)));
+
+    let started = Instant::now();
+    let expect = |what: &str| -> Instant {
+        let report = inbox
+            .recv_timeout(Duration::from_secs(60))
+            .unwrap_or_else(|_| panic!("the device stalled waiting for {what}"));
+        println!(
+            "{:>8.3} s  device {}  {}",
+            (report.at - started).as_secs_f64(),
+            report.device,
+            report.what
+        );
+        assert_eq!(report.what, what, "the device's next step");
+        report.at
+    };
+    let connected = expect("connected");
+    assert!(
+        connected - started >= Duration::from_millis(u64::from(RECONNECT_SESSION_MS) / 2 - 500),
+        "connected before the dead server's connect timeout: server 0 was not tried"
+    );
+    expect("leading");
+    let connections = proxy.connections();
+    proxy.reset();
+    let reset = Instant::now();
+    expect("suspended");
+    let reconnected = expect("resumed");
+    expect("still leading");
+    assert!(
+        proxy.connections() > connections,
+        "the device did not open a new connection"
+    );
+    assert_eq!(
+        proxy.resets_by_clients(),
+        0,
+        "a connection the proxy closed"
+    );
+    proxy.stall();
+    let stalled = Instant::now();
+    expect("suspended");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while proxy.resets_by_clients() == 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(
+        proxy.resets_by_clients(),
+        1,
+        "the connection the device gave up was not reset: the server would keep it"
+    );
+    let given_up = stalled.elapsed();
+    println!(
+        "embassy-net: past a dead server after {:?}; reconnected {:?} after its connection was reset; \
+         a silent connection reset by the device {:?} after it went silent ({} ms session)",
+        connected - started,
+        reconnected - reset,
+        given_up,
+        RECONNECT_SESSION_MS
+    );
+}
+
+#[embassy_executor::task]
+async fn reconnecting_task(stack: Stack<'static>, zk_port: u16, reports: mpsc::Sender<Report>) {
+    let report = |what| {
+        let _ = reports.send(Report {
+            device: 0,
+            what,
+            at: Instant::now(),
+        });
+    };
+    stack.wait_config_up().await;
+    let socket = TcpSocket::new(
+        stack,
+        Box::leak(Box::new([0u8; 4096])),
+        Box::leak(Box::new([0u8; 1024])),
+    );
+    let servers: &'static [IpEndpoint] = Box::leak(Box::new([
+        IpEndpoint::new(IpAddress::Ipv4(NOBODY), zk_port),
+        IpEndpoint::new(IpAddress::Ipv4(Netns::HOST_ADDR), zk_port),
+    ]));
+    let election: &'static mut Election = Box::leak(Box::new(
+        Election::new("/plant/reconnect").expect("a valid election path"),
+    ));
+    let buffers = Buffers::new(
+        Box::leak(Box::new([0u8; 2048])),
+        Box::leak(Box::new([0u8; 512])),
+    );
+    let mut zk: Zk<'static, _> = Zk::new(
+        TcpTransport::new(socket, servers),
+        buffers,
+        SessionConfig::new(2, RECONNECT_SESSION_MS),
+    );
+    let id = zk.add(election).expect("room for the election");
+    // Calls far shorter than a connect to server 0, each dropped while it
+    // waits, as an application's `select` on its own work would.
+    while !matches!(zk.state(), State::Connected { .. }) {
+        zk.run_for(embassy_time::Duration::from_millis(30))
+            .await
+            .expect("the session goes on");
+    }
+    report("connected");
+    let guid = Guid::from_random_bytes(uuid::Uuid::new_v4().into_bytes());
+    zk.handle(id)
+        .campaign(guid, b"reconnecting")
+        .await
+        .expect("campaign");
+    report("leading");
+    // Leads until its connection is reset: the election suspends the
+    // leader's work on the lost connection, and the same session must
+    // come back, still leading.
+    match zk
+        .handle(id)
+        .lead_while(core::future::pending::<()>())
+        .await
+    {
+        Err(Error::Suspended) => report("suspended"),
+        other => {
+            eprintln!("leading ended otherwise: {other:?}");
+            return report("not suspended");
+        }
+    }
+    match zk.handle(id).resumed().await {
+        Ok(()) => report("resumed"),
+        Err(e) => {
+            eprintln!("not resumed: {e:?}");
+            return report("lost");
+        }
+    }
+    let held = zk.handle(id).lead_while(Timer::after_millis(1_000)).await;
+    report(if held.is_ok() {
+        "still leading"
+    } else {
+        "lost"
+    });
+    // Then a link that goes silent: the session gives the connection up
+    // at its read timeout, and the transport resets it.
+    let silent = zk
+        .handle(id)
+        .lead_while(core::future::pending::<()>())
+        .await;
+    report(if silent == Err(Error::Suspended) {
+        "suspended"
+    } else {
+        "not suspended"
+    });
+    let _ = zk.run(core::future::pending::<()>()).await;
+}
+
+/// Re-runs `test` of this binary inside a namespace of its own with
+/// `devices` TAP devices, and fails if it fails there.
+fn run_in_a_namespace(test: &str, devices: usize) {
+    if let Some(why) = Netns::unavailable() {
+        panic!("cannot run {test} here: {why} (scripts/test.sh reports it as skipped)");
+    }
+    let netns = Netns::create(devices).expect("create the test's network namespace");
     let exe = std::env::current_exe().expect("the test binary");
     let out = netns
-        .run_inside(&exe, &[TEST, "--exact", "--ignored", "--nocapture"])
+        .run_inside(&exe, &[test, "--exact", "--ignored", "--nocapture"])
         .expect("run the test inside the namespace");
     let stdout = String::from_utf8_lossy(&out.stdout);
     println!("{stdout}");
@@ -79,7 +276,9 @@ fn inside_the_namespace() {
     for device in 0..DEVICES {
         let reports = reports.clone();
         let port = server.port();
-        std::thread::spawn(move || run_device(device, port, reports));
+        std::thread::spawn(move || {
+            run_device(device, |stack| device_task(stack, device, port, reports))
+        });
     }
 
     let started = Instant::now();
@@ -131,7 +330,12 @@ fn inside_the_namespace() {
     assert!(leaders.len() >= 2, "leadership never moved: {timeline:#?}");
 }
 
-fn run_device(device: usize, zk_port: u16, reports: mpsc::Sender<Report>) {
+/// Runs device `device` (its TAP device, embassy-net stack and executor)
+/// on this thread, with the task `spawn` makes on its stack.
+fn run_device<S>(
+    device: usize,
+    spawn: impl FnOnce(Stack<'static>) -> Result<SpawnToken<S>, SpawnError>,
+) {
     let mut tap = TunTapDevice::new(&Netns::tap_name(device)).expect("open the TAP device");
     let last = u8::try_from(device).expect("few devices");
     tap.set_hardware_address([0x02, 0x00, 0x00, 0x00, 0x42, last]);
@@ -147,7 +351,7 @@ fn run_device(device: usize, zk_port: u16, reports: mpsc::Sender<Report>) {
     let executor = Box::leak(Box::new(Executor::new()));
     executor.run(move |spawner: Spawner| {
         spawner.spawn(net_task(runner).expect("spawn the network task"));
-        spawner.spawn(device_task(stack, device, zk_port, reports).expect("spawn the device task"));
+        spawner.spawn(spawn(stack).expect("spawn the device task"));
     });
 }
 

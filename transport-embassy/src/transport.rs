@@ -18,7 +18,9 @@ use embedded_io_async::{Read, Write};
 /// through `embedded-io-adapters`). Likewise a dropped [`Write::write`]
 /// must have written nothing: the driver tracks how much of a frame went
 /// out and finishes it on its next call. `connect` may be dropped half-way too,
-/// after which the driver calls `disconnect`.
+/// after which the driver calls `connect` again: it must give up whatever
+/// the dropped call began. Otherwise the driver calls `disconnect` before
+/// every `connect` after the first.
 pub trait Transport: Read + Write {
     /// Opens a connection to server `server`, an index into the list of
     /// servers the transport was made with (`0..SessionConfig::servers`),
