@@ -4,7 +4,8 @@
 # session and the in-memory ZooKeeper the simulated tests run on; and
 # herdless-embassy's driver and handles, against the real-server tests that
 # run them on the host (these need ZooKeeper at /usr/share/java, as
-# `./scripts/test.sh` installs it); herdless-std's driver, recipe handles,
+# `./scripts/test.sh` installs it), and its embassy-net transport against
+# the TAP tests (root and /dev/net/tun); herdless-std's driver, recipe handles,
 # sessions, inspection and backend, against its tests on the in-memory
 # ZooKeeper; and its real-server backend and connection options, against
 # the real-server tests.
@@ -59,6 +60,7 @@ declare -A FILES=(
     [embassy]="transport-embassy/src/zk/*.rs"
     [embassy_handles]="transport-embassy/src/handle.rs transport-embassy/src/erased.rs transport-embassy/src/lock.rs transport-embassy/src/election.rs transport-embassy/src/error.rs"
     [embassy_recipes]="transport-embassy/src/config.rs transport-embassy/src/member.rs transport-embassy/src/barrier.rs transport-embassy/src/queue.rs transport-embassy/src/two_phase.rs"
+    [embassy_tcp]="transport-embassy/src/tcp.rs"
     [std_driver]="transport-std/src/driver/*.rs"
     [std_holders]="transport-std/src/recipes/lock.rs transport-std/src/recipes/election.rs transport-std/src/fence.rs"
     [std_recipes]="transport-std/src/recipes/queue.rs transport-std/src/recipes/two_phase.rs transport-std/src/recipes/config.rs transport-std/src/recipes/group.rs transport-std/src/recipes/member.rs transport-std/src/recipes/barrier.rs transport-std/src/recipes/revoke.rs transport-std/src/recipes/rwlock.rs transport-std/src/recipes/read_failure.rs transport-std/src/recipes/observed.rs"
@@ -91,6 +93,7 @@ declare -A TESTS=(
     [embassy]="embassy_real embassy_silence_real embassy_recipes_real embassy_fleet_real security_real"
     [embassy_handles]="embassy_real embassy_silence_real embassy_recipes_real embassy_fleet_real security_real"
     [embassy_recipes]="embassy_recipes_real"
+    [embassy_tcp]="embassy_tap"
     [std_driver]="sim_lock_election sim_recipes sim_driver sim_handles sim_inspect sim_acl"
     [std_holders]="sim_lock_election sim_recipes sim_driver sim_handles sim_inspect"
     [std_recipes]="sim_lock_election sim_recipes sim_driver sim_handles sim_inspect"
@@ -99,9 +102,12 @@ declare -A TESTS=(
     [std_sim]="sim_lock_election sim_recipes sim_driver sim_handles sim_inspect sim_acl"
 )
 # Where a module's code and its tests live, when not both in herdless-core.
-declare -A PACKAGE=([embassy]=herdless-embassy [embassy_handles]=herdless-embassy [embassy_recipes]=herdless-embassy [std_driver]=herdless-std [std_holders]=herdless-std [std_recipes]=herdless-std [std_session]=herdless-std [std_real]=herdless-std [std_sim]=herdless-std)
-declare -A TEST_PACKAGE=([embassy]=herdless-tests [embassy_handles]=herdless-tests [embassy_recipes]=herdless-tests [std_real]=herdless-tests)
-ORDER=(lock revoke election config barrier double_barrier queue two_phase membership link ancestors contention pipeline names contract wire session sim_tree sim_server sim_world embassy embassy_handles embassy_recipes std_driver std_holders std_recipes std_session std_real std_sim)
+declare -A PACKAGE=([embassy]=herdless-embassy [embassy_handles]=herdless-embassy [embassy_recipes]=herdless-embassy [embassy_tcp]=herdless-embassy [std_driver]=herdless-std [std_holders]=herdless-std [std_recipes]=herdless-std [std_session]=herdless-std [std_real]=herdless-std [std_sim]=herdless-std)
+declare -A TEST_PACKAGE=([embassy]=herdless-tests [embassy_handles]=herdless-tests [embassy_recipes]=herdless-tests [embassy_tcp]=herdless-tests [std_real]=herdless-tests)
+# Arguments for the test binaries themselves: the TAP tests are ignored in a
+# plain `cargo test` (they need root and /dev/net/tun).
+declare -A HARNESS_ARGS=([embassy_tcp]="--ignored")
+ORDER=(lock revoke election config barrier double_barrier queue two_phase membership link ancestors contention pipeline names contract wire session sim_tree sim_server sim_world embassy embassy_handles embassy_recipes embassy_tcp std_driver std_holders std_recipes std_session std_real std_sim)
 
 list=false
 modules=()
@@ -166,6 +172,9 @@ for m in "${modules[@]}"; do
         continue
     fi
     for t in ${TESTS[$m]}; do test_args+=(--test "$t"); done
+    if [ -n "${HARNESS_ARGS[$m]+x}" ]; then
+        test_args+=(-- ${HARNESS_ARGS[$m]})
+    fi
     out="mutants.out/$m"
     rm -rf "$out"
     mkdir -p "$out"

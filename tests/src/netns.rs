@@ -111,6 +111,25 @@ impl Netns {
         Ipv4Addr::new(10, 42, 0, last)
     }
 
+    /// Has the namespace's own TCP (the servers' side) wait at least
+    /// `ms` milliseconds before it sends unacknowledged bytes to a device
+    /// again (the route's `rto_min`; Linux's default is 200 ms), so that a
+    /// test can tell a device's own reset of a connection from one its
+    /// stack sends in answer to such a resend.
+    pub fn set_resend_delay_ms(&self, ms: u32) -> Result<(), String> {
+        let subnet = format!(
+            "{}/{}",
+            Ipv4Addr::from(u32::from(Netns::HOST_ADDR) & !(u32::MAX >> Netns::PREFIX_LEN)),
+            Netns::PREFIX_LEN
+        );
+        let host = Netns::HOST_ADDR.to_string();
+        let rto = format!("{ms}ms");
+        self.ip_in(&[
+            "route", "change", &subnet, "dev", "hlbr0", "proto", "kernel", "scope", "link", "src",
+            &host, "rto_min", &rto,
+        ])
+    }
+
     /// `command` run inside the namespace (through `ip netns exec`), with
     /// [`INSIDE_ENV`] set to the namespace's name.
     pub fn run_inside(&self, program: &Path, args: &[&str]) -> std::io::Result<Output> {

@@ -42,7 +42,8 @@ pub struct Proxy {
     port: u16,
     cut: Arc<AtomicBool>,
     stop: Arc<AtomicBool>,
-    live: Arc<Mutex<Vec<TcpStream>>>,
+    /// The client's and the server's stream of each connection.
+    live: Arc<Mutex<Vec<(TcpStream, TcpStream)>>>,
     links: Arc<Links>,
 }
 
@@ -67,6 +68,9 @@ struct Links {
     /// Connections a client reset (sent an RST), as its side of the proxy
     /// read it.
     resets_by_clients: AtomicU64,
+    /// Connections numbered below this were closed by the proxy: a client
+    /// that answers the close with an RST is not counted.
+    closed_below: AtomicU64,
 }
 
 impl Links {
@@ -116,10 +120,8 @@ impl Proxy {
                     continue;
                 };
                 let mut live = l.lock().expect("proxy lock");
-                for stream in [&client, &server] {
-                    if let Ok(clone) = stream.try_clone() {
-                        live.push(clone);
-                    }
+                if let (Ok(to_client), Ok(to_server)) = (client.try_clone(), server.try_clone()) {
+                    live.push((to_client, to_server));
                 }
                 let number = n.opened.fetch_add(1, Ordering::SeqCst);
                 pipe(&client, &server, number, n.clone(), true);
@@ -167,8 +169,20 @@ impl Proxy {
 
     /// Closes every connection open now; new ones are accepted.
     pub fn reset(&self) {
-        for stream in self.live.lock().expect("proxy lock").drain(..) {
-            let _ = stream.shutdown(Shutdown::Both);
+        let opened = self.links.opened.load(Ordering::SeqCst);
+        self.links.closed_below.store(opened, Ordering::SeqCst);
+        for (client, server) in self.live.lock().expect("proxy lock").drain(..) {
+            let _ = client.shutdown(Shutdown::Both);
+            let _ = server.shutdown(Shutdown::Both);
+        }
+    }
+
+    /// Sends `bytes` to the client of every connection open now, as if
+    /// its server had (a corrupt frame, say). Not in step with what the
+    /// server sends: call it while the connections are quiet.
+    pub fn send_to_clients(&self, bytes: &[u8]) {
+        for (client, _) in self.live.lock().expect("proxy lock").iter() {
+            let _ = (&*client).write_all(bytes);
         }
     }
 
@@ -180,8 +194,9 @@ impl Proxy {
     }
 
     /// How many connections a client has reset (an RST rather than a
-    /// close, which the proxy's own [`reset`](Proxy::reset) and
-    /// [`cut`](Proxy::cut) do not count as).
+    /// close) that the proxy had not closed itself: a client may answer
+    /// the close of [`reset`](Proxy::reset) or [`cut`](Proxy::cut) with an
+    /// RST, which is not counted.
     pub fn resets_by_clients(&self) -> u64 {
         self.links.resets_by_clients.load(Ordering::SeqCst)
     }
@@ -267,7 +282,9 @@ fn pipe(from: &TcpStream, to: &TcpStream, number: u64, links: Arc<Links>, to_ser
         loop {
             match from.read(&mut buf) {
                 Err(e) if to_server && e.kind() == std::io::ErrorKind::ConnectionReset => {
-                    links.resets_by_clients.fetch_add(1, Ordering::SeqCst);
+                    if number >= links.closed_below.load(Ordering::SeqCst) {
+                        links.resets_by_clients.fetch_add(1, Ordering::SeqCst);
+                    }
                     break;
                 }
                 Ok(0) | Err(_) => break,
@@ -346,7 +363,20 @@ mod tests {
     }
 
     #[test]
-    fn a_client_reset_is_counted_and_a_client_close_is_not() {
+    fn bytes_sent_to_clients_reach_them_as_if_from_the_server() {
+        let proxy = Proxy::start(echo());
+        let mut client = TcpStream::connect(proxy.addr()).unwrap();
+        client.write_all(b"ping").unwrap();
+        let mut echoed = [0u8; 4];
+        client.read_exact(&mut echoed).unwrap();
+        proxy.send_to_clients(b"junk");
+        let mut injected = [0u8; 4];
+        client.read_exact(&mut injected).unwrap();
+        assert_eq!((&echoed, &injected), (b"ping", b"junk"));
+    }
+
+    #[test]
+    fn a_client_reset_is_counted_and_a_close_or_the_proxy_s_own_is_not() {
         let proxy = Proxy::start(echo());
         let closed = TcpStream::connect(proxy.addr()).unwrap();
         drop(closed);
@@ -361,6 +391,18 @@ mod tests {
         }
         thread::sleep(Duration::from_millis(100));
         assert_eq!(proxy.resets_by_clients(), 1);
+        // One the proxy closed, which its client then resets.
+        let answered = TcpStream::connect(proxy.addr()).unwrap();
+        (&answered).write_all(b"echo").unwrap();
+        thread::sleep(Duration::from_millis(200));
+        proxy.reset();
+        drop(answered);
+        thread::sleep(Duration::from_millis(200));
+        assert_eq!(
+            proxy.resets_by_clients(),
+            1,
+            "the proxy's own close counted"
+        );
     }
 
     #[test]

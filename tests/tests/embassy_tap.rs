@@ -9,7 +9,7 @@
 //! inside the namespace through `ip netns exec`.
 //!
 //! A second test has one device reopen its socket: past a server that
-//! never answers, after a reset connection, and after a silent link.
+//! never answers, after a reset connection, and after a corrupt frame.
 //!
 //! Creating a namespace needs root and `/dev/net/tun`. The test is
 //! `#[ignore]`d in a plain `cargo test`; `scripts/test.sh` runs it when the
@@ -43,7 +43,7 @@ fn embassy_net_devices_elect_a_gateway_over_tap() {
     if std::env::var_os(netns::INSIDE_ENV).is_some() {
         return inside_the_namespace();
     }
-    run_in_a_namespace(TEST, DEVICES);
+    run_in_a_namespace(TEST, DEVICES, |_| {});
 }
 
 const RECONNECT_TEST: &str = "embassy_net_device_moves_past_a_dead_server_and_reconnects_over_tap";
@@ -58,14 +58,20 @@ const NOBODY: Ipv4Addr = Ipv4Addr::new(10, 42, 0, 200);
 /// well before the device's local expiry.
 const RECONNECT_SESSION_MS: u32 = 12_000;
 
+/// How long the server side waits before it sends unacknowledged bytes
+/// again: a device's stack answers such a resend on a connection it has
+/// dropped with an RST of its own, which must come well after the one the
+/// transport is to send when it gives the connection up.
+const RESEND_DELAY_MS: u32 = 2_000;
+
 /// `TcpTransport` reopening its socket on embassy-net: the first server of
 /// two never answers, and the driver's calls are dropped every 30 ms in
 /// the middle of its connect, so the transport is asked to connect again
 /// over an attempt still under way, until the session's connect timeout
 /// moves it to the second server. Then the leader's connection is reset
 /// under it: the device must reconnect and resume, still leading, without
-/// an error reaching the application. Last, the link goes silent: the
-/// connection the session gives up must be reset (an RST), so that the
+/// an error reaching the application. Last, a corrupt frame: the
+/// connection the driver gives up must be reset (an RST), so that the
 /// server does not keep it.
 ///
 /// Against the transport as it was, which waited for the RST without
@@ -77,7 +83,11 @@ fn embassy_net_device_moves_past_a_dead_server_and_reconnects_over_tap() {
     if std::env::var_os(netns::INSIDE_ENV).is_some() {
         return reconnect_inside_the_namespace();
     }
-    run_in_a_namespace(RECONNECT_TEST, 1);
+    run_in_a_namespace(RECONNECT_TEST, 1, |netns| {
+        netns
+            .set_resend_delay_ms(RESEND_DELAY_MS)
+            .expect("set the namespace's resend delay");
+    });
 }
 
 fn reconnect_inside_the_namespace() {
@@ -123,10 +133,16 @@ fn reconnect_inside_the_namespace() {
         0,
         "a connection the proxy closed"
     );
-    proxy.stall();
-    let stalled = Instant::now();
+    // A frame of negative length, which no server sends: the driver gives
+    // the connection up at once, and only the transport's reset can end it
+    // on the server's side before the frame's resend (the device's stack
+    // may not have acknowledged it) draws an RST from the stack itself.
+    // (A link gone silent would do too, but the ACK of a ping sent as the
+    // session gives up draws such an RST at once.)
+    proxy.send_to_clients(&[0xff; 4]);
+    let corrupted = Instant::now();
     expect("suspended");
-    let deadline = Instant::now() + Duration::from_secs(5);
+    let deadline = corrupted + Duration::from_millis(u64::from(RESEND_DELAY_MS) / 2);
     while proxy.resets_by_clients() == 0 && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(10));
     }
@@ -135,10 +151,10 @@ fn reconnect_inside_the_namespace() {
         1,
         "the connection the device gave up was not reset: the server would keep it"
     );
-    let given_up = stalled.elapsed();
+    let given_up = corrupted.elapsed();
     println!(
         "embassy-net: past a dead server after {:?}; reconnected {:?} after its connection was reset; \
-         a silent connection reset by the device {:?} after it went silent ({} ms session)",
+         the connection reset by the device {:?} after a corrupt frame ({} ms session)",
         connected - started,
         reconnected - reset,
         given_up,
@@ -219,13 +235,13 @@ async fn reconnecting_task(stack: Stack<'static>, zk_port: u16, reports: mpsc::S
     } else {
         "lost"
     });
-    // Then a link that goes silent: the session gives the connection up
-    // at its read timeout, and the transport resets it.
-    let silent = zk
+    // Then a corrupt frame: the driver gives the connection up, and the
+    // transport resets it.
+    let corrupt = zk
         .handle(id)
         .lead_while(core::future::pending::<()>())
         .await;
-    report(if silent == Err(Error::Suspended) {
+    report(if corrupt == Err(Error::Suspended) {
         "suspended"
     } else {
         "not suspended"
@@ -234,12 +250,14 @@ async fn reconnecting_task(stack: Stack<'static>, zk_port: u16, reports: mpsc::S
 }
 
 /// Re-runs `test` of this binary inside a namespace of its own with
-/// `devices` TAP devices, and fails if it fails there.
-fn run_in_a_namespace(test: &str, devices: usize) {
+/// `devices` TAP devices, set up further by `setup`, and fails if it fails
+/// there.
+fn run_in_a_namespace(test: &str, devices: usize, setup: impl FnOnce(&Netns)) {
     if let Some(why) = Netns::unavailable() {
         panic!("cannot run {test} here: {why} (scripts/test.sh reports it as skipped)");
     }
     let netns = Netns::create(devices).expect("create the test's network namespace");
+    setup(&netns);
     let exe = std::env::current_exe().expect("the test binary");
     let out = netns
         .run_inside(&exe, &[test, "--exact", "--ignored", "--nocapture"])
