@@ -29,5 +29,10 @@ pub trait Transport: Read + Write {
 
     /// Closes the current connection, if any. Cannot fail: a transport that
     /// cannot close cleanly aborts the connection.
+    ///
+    /// Must end by itself whatever the network does: the driver awaits it
+    /// without racing a timer, and does nothing else meanwhile. A wait for
+    /// the peer (an acknowledgement, a reset leaving) needs a bound of its
+    /// own, kept across calls that are dropped, as `TcpTransport`'s has.
     async fn disconnect(&mut self);
 }
