@@ -131,14 +131,14 @@ fn reconnect_inside_the_namespace() {
     assert_eq!(
         proxy.resets_by_clients(),
         0,
-        "a connection the proxy closed"
+        "the device's answer to the proxy's own close counted as a reset"
     );
     // A frame of negative length, which no server sends: the driver gives
     // the connection up at once, and only the transport's reset can end it
     // on the server's side before the frame's resend (the device's stack
     // may not have acknowledged it) draws an RST from the stack itself.
-    // (A link gone silent would do too, but the ACK of a ping sent as the
-    // session gives up draws such an RST at once.)
+    // Not a link gone silent: there, the ACK of a ping sent just as the
+    // session gives up draws such an RST from the stack at once.
     proxy.send_to_clients(&[0xff; 4]);
     let corrupted = Instant::now();
     expect("suspended");
