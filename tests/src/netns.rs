@@ -23,6 +23,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// namespace of the named [`Netns`].
 pub const INSIDE_ENV: &str = "HERDLESS_NETNS";
 
+/// The bridge's name inside each namespace.
+const BRIDGE: &str = "hlbr0";
+
 /// A network namespace with a bridge and TAP devices, deleted on drop.
 #[derive(Debug)]
 pub struct Netns {
@@ -78,13 +81,13 @@ impl Netns {
         let netns = Netns { name, taps };
         let host = format!("{}/{}", Netns::HOST_ADDR, Netns::PREFIX_LEN);
         netns.ip_in(&["link", "set", "lo", "up"])?;
-        netns.ip_in(&["link", "add", "hlbr0", "type", "bridge"])?;
-        netns.ip_in(&["addr", "add", &host, "dev", "hlbr0"])?;
-        netns.ip_in(&["link", "set", "hlbr0", "up"])?;
+        netns.ip_in(&["link", "add", BRIDGE, "type", "bridge"])?;
+        netns.ip_in(&["addr", "add", &host, "dev", BRIDGE])?;
+        netns.ip_in(&["link", "set", BRIDGE, "up"])?;
         for i in 0..taps {
             let tap = Netns::tap_name(i);
             netns.ip_in(&["tuntap", "add", "dev", &tap, "mode", "tap"])?;
-            netns.ip_in(&["link", "set", &tap, "master", "hlbr0"])?;
+            netns.ip_in(&["link", "set", &tap, "master", BRIDGE])?;
             netns.ip_in(&["link", "set", &tap, "up"])?;
         }
         Ok(netns)
@@ -125,7 +128,7 @@ impl Netns {
         let host = Netns::HOST_ADDR.to_string();
         let rto = format!("{ms}ms");
         self.ip_in(&[
-            "route", "change", &subnet, "dev", "hlbr0", "proto", "kernel", "scope", "link", "src",
+            "route", "change", &subnet, "dev", BRIDGE, "proto", "kernel", "scope", "link", "src",
             &host, "rto_min", &rto,
         ])
     }

@@ -29,7 +29,7 @@ use embassy_time::Timer;
 use herdless_core::election::Election;
 use herdless_core::naming::Guid;
 use herdless_embassy::wire::{SessionConfig, State};
-use herdless_embassy::{Buffers, Error, TcpTransport, Zk};
+use herdless_embassy::{Buffers, Error, RecipeId, TcpTransport, Zk};
 use herdless_tests::netns::{self, Netns};
 use herdless_tests::{Proxy, ZkServer};
 
@@ -164,36 +164,17 @@ fn reconnect_inside_the_namespace() {
 
 #[embassy_executor::task]
 async fn reconnecting_task(stack: Stack<'static>, zk_port: u16, reports: mpsc::Sender<Report>) {
-    let report = |what| {
-        let _ = reports.send(Report {
-            device: 0,
-            what,
-            at: Instant::now(),
-        });
-    };
+    let report = reporter(0, reports);
     stack.wait_config_up().await;
-    let socket = TcpSocket::new(
+    let (mut zk, id) = election_driver(
         stack,
-        Box::leak(Box::new([0u8; 4096])),
-        Box::leak(Box::new([0u8; 1024])),
+        vec![
+            IpEndpoint::new(IpAddress::Ipv4(NOBODY), zk_port),
+            IpEndpoint::new(IpAddress::Ipv4(Netns::HOST_ADDR), zk_port),
+        ],
+        "/plant/reconnect",
+        RECONNECT_SESSION_MS,
     );
-    let servers: &'static [IpEndpoint] = Box::leak(Box::new([
-        IpEndpoint::new(IpAddress::Ipv4(NOBODY), zk_port),
-        IpEndpoint::new(IpAddress::Ipv4(Netns::HOST_ADDR), zk_port),
-    ]));
-    let election: &'static mut Election = Box::leak(Box::new(
-        Election::new("/plant/reconnect").expect("a valid election path"),
-    ));
-    let buffers = Buffers::new(
-        Box::leak(Box::new([0u8; 2048])),
-        Box::leak(Box::new([0u8; 512])),
-    );
-    let mut zk: Zk<'static, _> = Zk::new(
-        TcpTransport::new(socket, servers),
-        buffers,
-        SessionConfig::new(2, RECONNECT_SESSION_MS),
-    );
-    let id = zk.add(election).expect("room for the election");
     // Calls far shorter than a connect to server 0, each dropped while it
     // waits, as an application's `select` on its own work would.
     while !matches!(zk.state(), State::Connected { .. }) {
@@ -373,6 +354,51 @@ fn run_device<S>(
     });
 }
 
+/// What device `device` tells the test, sent at the moment it says it.
+fn reporter(device: usize, reports: mpsc::Sender<Report>) -> impl Fn(&'static str) {
+    move |what| {
+        let _ = reports.send(Report {
+            device,
+            what,
+            at: Instant::now(),
+        });
+    }
+}
+
+/// A device's driver over embassy-net to `servers` (a session of
+/// `session_ms`), with a candidate of the election in `dir` added; its
+/// socket and frame buffers are leaked for the executor's `'static` task.
+fn election_driver(
+    stack: Stack<'static>,
+    servers: Vec<IpEndpoint>,
+    dir: &str,
+    session_ms: u32,
+) -> (
+    Zk<'static, TcpTransport<'static, 'static>>,
+    RecipeId<Election>,
+) {
+    let socket = TcpSocket::new(
+        stack,
+        Box::leak(Box::new([0u8; 4096])),
+        Box::leak(Box::new([0u8; 1024])),
+    );
+    let servers: &'static [IpEndpoint] = servers.leak();
+    let count = servers.len();
+    let election: &'static mut Election =
+        Box::leak(Box::new(Election::new(dir).expect("a valid election path")));
+    let buffers = Buffers::new(
+        Box::leak(Box::new([0u8; 2048])),
+        Box::leak(Box::new([0u8; 512])),
+    );
+    let mut zk = Zk::new(
+        TcpTransport::new(socket, servers),
+        buffers,
+        SessionConfig::new(count, session_ms),
+    );
+    let id = zk.add(election).expect("room for the election");
+    (zk, id)
+}
+
 #[embassy_executor::task(pool_size = 3)]
 async fn net_task(mut runner: Runner<'static, TunTapDevice>) -> ! {
     runner.run().await
@@ -385,33 +411,14 @@ async fn device_task(
     zk_port: u16,
     reports: mpsc::Sender<Report>,
 ) {
-    let report = |what| {
-        let _ = reports.send(Report {
-            device,
-            what,
-            at: Instant::now(),
-        });
-    };
+    let report = reporter(device, reports);
     stack.wait_config_up().await;
-    let socket = TcpSocket::new(
+    let (mut zk, id) = election_driver(
         stack,
-        Box::leak(Box::new([0u8; 4096])),
-        Box::leak(Box::new([0u8; 1024])),
+        vec![IpEndpoint::new(IpAddress::Ipv4(Netns::HOST_ADDR), zk_port)],
+        "/plant/gateway",
+        SESSION_MS,
     );
-    let servers: &'static [IpEndpoint] = Box::leak(Box::new([IpEndpoint::new(
-        IpAddress::Ipv4(Netns::HOST_ADDR),
-        zk_port,
-    )]));
-    let transport = TcpTransport::new(socket, servers);
-    let election: &'static mut Election = Box::leak(Box::new(
-        Election::new("/plant/gateway").expect("a valid election path"),
-    ));
-    let buffers = Buffers::new(
-        Box::leak(Box::new([0u8; 2048])),
-        Box::leak(Box::new([0u8; 512])),
-    );
-    let mut zk: Zk<'static, _> = Zk::new(transport, buffers, SessionConfig::new(1, SESSION_MS));
-    let id = zk.add(election).expect("room for the election");
     zk.connect().await.expect("connect to ZooKeeper");
     report("connected");
     let name = format!("device-{device}");
