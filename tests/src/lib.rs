@@ -184,8 +184,14 @@ fn class_path() -> String {
 }
 
 /// The settings shared by standalone and ensemble servers.
-fn base_config(data: &Path, client_port: u16) -> String {
-    config_listening_on(data, client_port, Ipv4Addr::LOCALHOST)
+/// Refuses (panics) to have a server listen on `listen` unless it is
+/// loopback or the test runs inside a network namespace it created, where
+/// nothing it serves reaches a real network.
+fn assert_listen_allowed(listen: Ipv4Addr) {
+    assert!(
+        listen.is_loopback() || std::env::var_os(netns::INSIDE_ENV).is_some(),
+        "a ZooKeeper for tests listens on {listen} only inside a test's own network namespace"
+    );
 }
 
 fn config_listening_on(data: &Path, client_port: u16, listen: Ipv4Addr) -> String {
@@ -378,10 +384,7 @@ impl ZkServer {
     }
 
     fn start_with(listen: Ipv4Addr, tls: Option<TlsFiles>, extra: &str) -> ZkServer {
-        assert!(
-            listen.is_loopback() || std::env::var_os(netns::INSIDE_ENV).is_some(),
-            "a ZooKeeper for tests listens on {listen} only inside a test's own network namespace"
-        );
+        assert_listen_allowed(listen);
         require_zookeeper();
         let deadline = Instant::now() + SERVER_START_TIMEOUT;
         let mut failures = Vec::new();
@@ -747,11 +750,23 @@ impl ZkEnsemble {
     /// about 60 s, and with the command to run if ZooKeeper is not
     /// installed.
     pub fn start() -> ZkEnsemble {
+        ZkEnsemble::start_listening_on(Ipv4Addr::LOCALHOST)
+    }
+
+    /// Starts three servers whose client ports listen on `listen` instead
+    /// of loopback, as [`ZkEnsemble::start`] does otherwise; their quorum
+    /// ports stay on loopback.
+    ///
+    /// Only for tests running inside a [`Netns`] they created, as
+    /// [`ZkServer::start_listening_on`]. Panics when asked for a
+    /// non-loopback address outside a namespace.
+    pub fn start_listening_on(listen: Ipv4Addr) -> ZkEnsemble {
+        assert_listen_allowed(listen);
         require_zookeeper();
         let deadline = Instant::now() + ENSEMBLE_START_TIMEOUT;
         let mut failures = Vec::new();
         for attempt in 1..=START_ATTEMPTS {
-            let mut ensemble = ZkEnsemble::spawn();
+            let mut ensemble = ZkEnsemble::spawn(listen);
             let mut exited = false;
             while Instant::now() < deadline {
                 exited = ensemble.servers.iter_mut().flatten().any(Process::exited);
@@ -791,8 +806,9 @@ impl ZkEnsemble {
         );
     }
 
-    /// Writes the configurations and starts the three servers.
-    fn spawn() -> ZkEnsemble {
+    /// Writes the configurations and starts the three servers, their
+    /// client ports on `listen`.
+    fn spawn(listen: Ipv4Addr) -> ZkEnsemble {
         let (dir, root) = temp_dir("herdless-ensemble-");
         let ports = free_ports(3 * ENSEMBLE_SIZE);
         let (client_ports, peer_ports) = ports.split_at(ENSEMBLE_SIZE);
@@ -811,7 +827,7 @@ impl ZkEnsemble {
                 std::fs::write(data.join("myid"), format!("{}\n", i + 1)).expect("write myid");
                 let config = format!(
                     "{}initLimit=10\nsyncLimit=5\n{peers}",
-                    base_config(&data, client)
+                    config_listening_on(&data, client, listen)
                 );
                 (home, data, config)
             })
@@ -978,5 +994,23 @@ mod unit {
         unique.sort_unstable();
         unique.dedup();
         assert_eq!(unique.len(), ports.len());
+    }
+
+    // The guard runs before anything is installed or started, so these
+    // need no ZooKeeper. The test binary never runs inside a namespace of
+    // its own here.
+
+    #[test]
+    #[should_panic(expected = "only inside a test's own network namespace")]
+    fn a_server_refuses_a_non_loopback_address_outside_a_namespace() {
+        assert!(std::env::var_os(netns::INSIDE_ENV).is_none());
+        let _ = ZkServer::start_listening_on(Ipv4Addr::UNSPECIFIED);
+    }
+
+    #[test]
+    #[should_panic(expected = "only inside a test's own network namespace")]
+    fn an_ensemble_refuses_a_non_loopback_address_outside_a_namespace() {
+        assert!(std::env::var_os(netns::INSIDE_ENV).is_none());
+        let _ = ZkEnsemble::start_listening_on(Ipv4Addr::UNSPECIFIED);
     }
 }

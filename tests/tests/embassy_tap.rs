@@ -9,7 +9,9 @@
 //! inside the namespace through `ip netns exec`.
 //!
 //! A second test has one device reopen its socket: past a server that
-//! never answers, after a reset connection, and after a corrupt frame.
+//! never answers, after a reset connection, and after a corrupt frame. A
+//! third has the three devices elect against a three-server ensemble whose
+//! servers are killed one at a time.
 //!
 //! Creating a namespace needs root and `/dev/net/tun`. The test is
 //! `#[ignore]`d in a plain `cargo test`; `scripts/test.sh` runs it when the
@@ -17,7 +19,7 @@
 //! explicitly where it cannot work, it fails rather than pass.
 
 use std::net::Ipv4Addr;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -30,8 +32,9 @@ use herdless_core::election::Election;
 use herdless_core::naming::Guid;
 use herdless_embassy::wire::{SessionConfig, State};
 use herdless_embassy::{Buffers, Error, RecipeId, TcpTransport, Zk};
+use herdless_tests::chaos::{self, Progress};
 use herdless_tests::netns::{self, Netns};
-use herdless_tests::{Proxy, ZkServer};
+use herdless_tests::{Proxy, ZkEnsemble, ZkServer};
 
 const TEST: &str = "embassy_net_devices_elect_a_gateway_over_tap";
 const DEVICES: usize = 3;
@@ -228,6 +231,156 @@ async fn reconnecting_task(stack: Stack<'static>, zk_port: u16, reports: mpsc::S
         "not suspended"
     });
     let _ = zk.run(core::future::pending::<()>()).await;
+}
+
+const KILLS_TEST: &str =
+    "embassy_net_devices_keep_one_leader_while_ensemble_servers_are_killed_over_tap";
+
+/// The kill test's session.
+const KILLS_SESSION_MS: u32 = 6_000;
+/// How long each killed server stays down: longer than the session, as a
+/// server machine that dies stays down, so that a device which keeps
+/// trying a dead server rather than moving on loses its session.
+const KILL_DOWN: Duration = Duration::from_secs(7);
+/// How long the kills go on: three kills at least, each down for
+/// [`KILL_DOWN`], restarted and left serving for as long again.
+const KILLS_FOR: Duration = Duration::from_secs(40);
+/// A leader's term, after which it resigns and campaigns again.
+const KILLS_TERM_MS: u64 = 200;
+
+#[test]
+#[ignore = "needs root and /dev/net/tun: run by scripts/test.sh, which reports it as skipped otherwise"]
+fn embassy_net_devices_keep_one_leader_while_ensemble_servers_are_killed_over_tap() {
+    if std::env::var_os(netns::INSIDE_ENV).is_some() {
+        return kills_inside_the_namespace();
+    }
+    run_in_a_namespace(KILLS_TEST, DEVICES, |_| {});
+}
+
+/// What the devices of the kill test and the test itself share.
+struct KillRun {
+    progress: Progress,
+    /// Each device's session id, for the kills to find its server.
+    sessions: [AtomicI64; DEVICES],
+    /// Devices acting as leader now; `overlaps` counts every term begun
+    /// beside another.
+    leading: AtomicUsize,
+    overlaps: AtomicUsize,
+    stop: AtomicBool,
+    /// Devices that finished their last term and closed their session.
+    finished: AtomicUsize,
+}
+
+/// Three embassy-net devices campaign, lead for a short term and resign,
+/// round after round, against a three-server ensemble on the namespace's
+/// bridge, while its servers are killed with SIGKILL one at a time (the
+/// quorum leader and a device's own server in turn, each down for
+/// [`KILL_DOWN`]): what the embedded transport meets when a server
+/// machine dies is a connection closed under it and connects refused.
+fn kills_inside_the_namespace() {
+    let ensemble = ZkEnsemble::start_listening_on(Ipv4Addr::UNSPECIFIED);
+    let run: &'static KillRun = Box::leak(Box::new(KillRun {
+        progress: Progress::new(&["device-0", "device-1", "device-2"]),
+        sessions: Default::default(),
+        leading: AtomicUsize::new(0),
+        overlaps: AtomicUsize::new(0),
+        stop: AtomicBool::new(false),
+        finished: AtomicUsize::new(0),
+    }));
+    let servers: Vec<IpEndpoint> = (0..ensemble.len())
+        .map(|i| IpEndpoint::new(IpAddress::Ipv4(Netns::HOST_ADDR), ensemble.client_port(i)))
+        .collect();
+    for device in 0..DEVICES {
+        let servers = servers.clone();
+        std::thread::spawn(move || {
+            run_device(device, |stack| {
+                killed_servers_task(stack, device, servers, run)
+            })
+        });
+    }
+    let mut ensemble = ensemble;
+    let kills = chaos::kill_in_turn(&mut ensemble, chaos::duration(KILLS_FOR), KILL_DOWN, || {
+        run.sessions
+            .iter()
+            .map(|s| s.load(Ordering::SeqCst))
+            .collect()
+    });
+    run.stop.store(true, Ordering::SeqCst);
+    let bound = Duration::from_millis(u64::from(KILLS_SESSION_MS)) + KILL_DOWN;
+    let deadline = Instant::now() + bound;
+    while run.finished.load(Ordering::SeqCst) < DEVICES && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let overlaps = run.overlaps.load(Ordering::SeqCst);
+    println!("embassy-net election while servers are killed: {overlaps} terms begun beside another leader");
+    run.progress.check("embassy-net election", &kills, bound);
+    assert_eq!(overlaps, 0, "two devices led at once");
+    assert_eq!(
+        run.finished.load(Ordering::SeqCst),
+        DEVICES,
+        "a device was still in its last round {bound:?} after the kills"
+    );
+}
+
+#[embassy_executor::task(pool_size = 3)]
+async fn killed_servers_task(
+    stack: Stack<'static>,
+    device: usize,
+    servers: Vec<IpEndpoint>,
+    run: &'static KillRun,
+) {
+    stack.wait_config_up().await;
+    let (mut zk, id) = election_driver(stack, servers, "/plant/killed", KILLS_SESSION_MS);
+    match zk.connect().await {
+        Ok(()) => {
+            let first = zk.session_id();
+            while !run.stop.load(Ordering::SeqCst) {
+                run.sessions[device].store(zk.session_id(), Ordering::SeqCst);
+                kill_round(&mut zk, id, device, run).await;
+            }
+            // No server stays down for long: each move to another must
+            // keep the session, not let it expire and open a new one.
+            if zk.session_id() != first {
+                run.progress.error(device, "its session was replaced");
+            }
+        }
+        Err(e) => run.progress.error(device, format!("connect: {e:?}")),
+    }
+    let _ = zk.close().await;
+    run.finished.fetch_add(1, Ordering::SeqCst);
+}
+
+/// One campaign, term and resignation of `device`, its successes and the
+/// errors its application sees noted in `run`.
+async fn kill_round(
+    zk: &mut Zk<'static, TcpTransport<'static, 'static>>,
+    id: RecipeId<Election>,
+    device: usize,
+    run: &KillRun,
+) {
+    let guid = Guid::from_random_bytes(uuid::Uuid::new_v4().into_bytes());
+    if let Err(e) = zk.handle(id).campaign(guid, b"device").await {
+        return run.progress.error(device, format!("campaign: {e:?}"));
+    }
+    run.progress.ok(device);
+    if run.leading.fetch_add(1, Ordering::SeqCst) > 0 {
+        run.overlaps.fetch_add(1, Ordering::SeqCst);
+    }
+    let led = zk
+        .handle(id)
+        .lead_while(Timer::after_millis(KILLS_TERM_MS))
+        .await;
+    run.leading.fetch_sub(1, Ordering::SeqCst);
+    match led {
+        // The term stops when leadership is in doubt or gone: the point
+        // of the embedded API's `Suspended` and `Lost`.
+        Ok(()) | Err(Error::Suspended | Error::Lost) => {}
+        Err(e) => run.progress.error(device, format!("lead: {e:?}")),
+    }
+    match zk.handle(id).resign().await {
+        Ok(()) => run.progress.ok(device),
+        Err(e) => run.progress.error(device, format!("resign: {e:?}")),
+    }
 }
 
 /// Re-runs `test` of this binary inside a namespace of its own with
