@@ -56,6 +56,19 @@ pub fn kill_in_turn(
     down: Duration,
     sessions: impl Fn() -> Vec<i64>,
 ) -> Vec<Kill> {
+    kill_in_turn_with(ensemble, duration, down, sessions, |_, _| {})
+}
+
+/// As [`kill_in_turn`], calling `machine(server, false)` just before each
+/// kill and `machine(server, true)` just before the restart: to take the
+/// server's machine off the network with it, say.
+pub fn kill_in_turn_with(
+    ensemble: &mut ZkEnsemble,
+    duration: Duration,
+    down: Duration,
+    sessions: impl Fn() -> Vec<i64>,
+    mut machine: impl FnMut(usize, bool),
+) -> Vec<Kill> {
     let started = Instant::now();
     let mut kills = Vec::new();
     let mut turn = 0usize;
@@ -77,8 +90,10 @@ pub fn kill_in_turn(
             continue;
         };
         let at = Instant::now();
+        machine(server, false);
         ensemble.kill(server);
         std::thread::sleep(down);
+        machine(server, true);
         let back = ensemble.restart(server, Duration::from_secs(60));
         kills.push(Kill {
             server,

@@ -114,6 +114,14 @@ impl Netns {
         Ipv4Addr::new(10, 42, 0, last)
     }
 
+    /// A further address of the bridge for server `i`, added by
+    /// [`set_bridge_addr`]: one per server, so that a server's machine can
+    /// vanish from the network without the others.
+    pub fn server_addr(i: usize) -> Ipv4Addr {
+        let last = u8::try_from(i + 11).expect("fewer than 240 servers");
+        Ipv4Addr::new(10, 42, 0, last)
+    }
+
     /// Has the namespace's own TCP (the servers' side) wait at least
     /// `ms` milliseconds before it sends unacknowledged bytes to a device
     /// again (the route's `rto_min`; Linux's default is 200 ms), so that a
@@ -158,6 +166,22 @@ impl Drop for Netns {
     }
 }
 
+/// From a test running inside its namespace (through
+/// [`Netns::run_inside`]): adds `addr` to that namespace's bridge (`up`) or
+/// removes it. Removed, the address answers nothing any more, not even
+/// ARP, and what the namespace's sockets bound to it send is dropped: the
+/// machine behind it is gone from the network.
+///
+/// Fails outside a namespace made by [`Netns::create`], so that a test can
+/// never change the machine's own network.
+pub fn set_bridge_addr(addr: Ipv4Addr, up: bool) -> Result<(), String> {
+    let name = std::env::var(INSIDE_ENV)
+        .map_err(|_| "only inside a test's own network namespace".to_owned())?;
+    let cidr = format!("{addr}/{}", Netns::PREFIX_LEN);
+    let verb = if up { "add" } else { "del" };
+    ip(&["-n", &name, "addr", verb, &cidr, "dev", BRIDGE])
+}
+
 fn ip(args: &[&str]) -> Result<(), String> {
     let out = Command::new("ip")
         .args(args)
@@ -183,6 +207,20 @@ mod tests {
         assert_eq!(Netns::device_addr(0), Ipv4Addr::new(10, 42, 0, 2));
         assert_eq!(Netns::device_addr(2), Ipv4Addr::new(10, 42, 0, 4));
         assert_ne!(Netns::device_addr(0), Netns::HOST_ADDR);
+    }
+
+    #[test]
+    fn server_addresses_are_in_the_subnet_apart_from_the_devices() {
+        assert_eq!(Netns::server_addr(0), Ipv4Addr::new(10, 42, 0, 11));
+        assert!((0..3).all(|i| Netns::server_addr(i) != Netns::HOST_ADDR
+            && (0..3).all(|d| Netns::server_addr(i) != Netns::device_addr(d))));
+    }
+
+    #[test]
+    fn bridge_addresses_are_refused_outside_a_namespace() {
+        assert!(std::env::var_os(INSIDE_ENV).is_none());
+        let refused = set_bridge_addr(Netns::server_addr(0), true).unwrap_err();
+        assert!(refused.contains("only inside"), "{refused}");
     }
 
     #[test]

@@ -11,7 +11,8 @@
 //! A second test has one device reopen its socket: past a server that
 //! never answers, after a reset connection, and after a corrupt frame. A
 //! third has the three devices elect against a three-server ensemble whose
-//! servers are killed one at a time.
+//! servers are killed one at a time, and a fourth does the same with each
+//! killed server's address leaving the network with it.
 //!
 //! Creating a namespace needs root and `/dev/net/tun`. The test is
 //! `#[ignore]`d in a plain `cargo test`; `scripts/test.sh` runs it when the
@@ -252,9 +253,34 @@ const KILLS_TERM_MS: u64 = 200;
 #[ignore = "needs root and /dev/net/tun: run by scripts/test.sh, which reports it as skipped otherwise"]
 fn embassy_net_devices_keep_one_leader_while_ensemble_servers_are_killed_over_tap() {
     if std::env::var_os(netns::INSIDE_ENV).is_some() {
-        return kills_inside_the_namespace();
+        return kills_inside_the_namespace(Death::Process);
     }
     run_in_a_namespace(KILLS_TEST, DEVICES, |_| {});
+}
+
+const MACHINES_TEST: &str =
+    "embassy_net_devices_keep_one_leader_while_ensemble_machines_vanish_over_tap";
+
+#[test]
+#[ignore = "needs root and /dev/net/tun: run by scripts/test.sh, which reports it as skipped otherwise"]
+fn embassy_net_devices_keep_one_leader_while_ensemble_machines_vanish_over_tap() {
+    if std::env::var_os(netns::INSIDE_ENV).is_some() {
+        return kills_inside_the_namespace(Death::Machine);
+    }
+    run_in_a_namespace(MACHINES_TEST, DEVICES, |_| {});
+}
+
+/// How a killed server dies.
+#[derive(Clone, Copy, Debug)]
+enum Death {
+    /// Its process is killed on a machine that stays up: the devices'
+    /// connections to it are closed by that machine, their connects to it
+    /// refused.
+    Process,
+    /// Its machine leaves the network with it: its address (one of its
+    /// own) answers nothing, not even ARP, so the devices' connections to
+    /// it go silent and their connects to it time out.
+    Machine,
 }
 
 /// What the devices of the kill test and the test itself share.
@@ -275,10 +301,20 @@ struct KillRun {
 /// round after round, against a three-server ensemble on the namespace's
 /// bridge, while its servers are killed with SIGKILL one at a time (the
 /// quorum leader and a device's own server in turn, each down for
-/// [`KILL_DOWN`]): what the embedded transport meets when a server
-/// machine dies is a connection closed under it and connects refused.
-fn kills_inside_the_namespace() {
+/// [`KILL_DOWN`]), dying as `death` says.
+fn kills_inside_the_namespace(death: Death) {
     let ensemble = ZkEnsemble::start_listening_on(Ipv4Addr::UNSPECIFIED);
+    // Each server on an address of its own, or all on the bridge's.
+    let addr = |i: usize| match death {
+        Death::Process => Netns::HOST_ADDR,
+        Death::Machine => Netns::server_addr(i),
+    };
+    let machine = |i: usize, up: bool| {
+        if let Death::Machine = death {
+            netns::set_bridge_addr(addr(i), up).expect("change a server's address");
+        }
+    };
+    (0..ensemble.len()).for_each(|i| machine(i, true));
     let run: &'static KillRun = Box::leak(Box::new(KillRun {
         progress: Progress::new(&["device-0", "device-1", "device-2"]),
         sessions: Default::default(),
@@ -288,7 +324,7 @@ fn kills_inside_the_namespace() {
         finished: AtomicUsize::new(0),
     }));
     let servers: Vec<IpEndpoint> = (0..ensemble.len())
-        .map(|i| IpEndpoint::new(IpAddress::Ipv4(Netns::HOST_ADDR), ensemble.client_port(i)))
+        .map(|i| IpEndpoint::new(IpAddress::Ipv4(addr(i)), ensemble.client_port(i)))
         .collect();
     for device in 0..DEVICES {
         let servers = servers.clone();
@@ -299,12 +335,18 @@ fn kills_inside_the_namespace() {
         });
     }
     let mut ensemble = ensemble;
-    let kills = chaos::kill_in_turn(&mut ensemble, chaos::duration(KILLS_FOR), KILL_DOWN, || {
-        run.sessions
-            .iter()
-            .map(|s| s.load(Ordering::SeqCst))
-            .collect()
-    });
+    let kills = chaos::kill_in_turn_with(
+        &mut ensemble,
+        chaos::duration(KILLS_FOR),
+        KILL_DOWN,
+        || {
+            run.sessions
+                .iter()
+                .map(|s| s.load(Ordering::SeqCst))
+                .collect()
+        },
+        machine,
+    );
     run.stop.store(true, Ordering::SeqCst);
     let bound = Duration::from_millis(u64::from(KILLS_SESSION_MS)) + KILL_DOWN;
     let deadline = Instant::now() + bound;
@@ -312,8 +354,9 @@ fn kills_inside_the_namespace() {
         std::thread::sleep(Duration::from_millis(50));
     }
     let overlaps = run.overlaps.load(Ordering::SeqCst);
-    println!("embassy-net election while servers are killed: {overlaps} terms begun beside another leader");
-    run.progress.check("embassy-net election", &kills, bound);
+    let what = format!("embassy-net election, each killed server's {death:?} gone");
+    println!("{what}: {overlaps} terms begun beside another leader");
+    run.progress.check(&what, &kills, bound);
     assert_eq!(overlaps, 0, "two devices led at once");
     assert_eq!(
         run.finished.load(Ordering::SeqCst),
