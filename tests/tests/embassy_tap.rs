@@ -11,8 +11,9 @@
 //! A second test has one device reopen its socket: past a server that
 //! never answers, after a reset connection, and after a corrupt frame. A
 //! third has the three devices elect against a three-server ensemble whose
-//! servers are killed one at a time, and a fourth does the same with each
-//! killed server's address leaving the network with it.
+//! servers are killed one at a time; a fourth does the same with each
+//! killed server's address leaving the network with it, and a fifth has
+//! the devices share a lock that way.
 //!
 //! Creating a namespace needs root and `/dev/net/tun`. The test is
 //! `#[ignore]`d in a plain `cargo test`; `scripts/test.sh` runs it when the
@@ -30,7 +31,9 @@ use embassy_net::{IpAddress, IpEndpoint, Ipv4Cidr, Runner, Stack, StackResources
 use embassy_net_tuntap::TunTapDevice;
 use embassy_time::Timer;
 use herdless_core::election::Election;
+use herdless_core::lock::Lock;
 use herdless_core::naming::Guid;
+use herdless_core::Recipe;
 use herdless_embassy::wire::{SessionConfig, State};
 use herdless_embassy::{Buffers, Error, RecipeId, TcpTransport, Zk};
 use herdless_tests::chaos::{self, Progress};
@@ -170,13 +173,13 @@ fn reconnect_inside_the_namespace() {
 async fn reconnecting_task(stack: Stack<'static>, zk_port: u16, reports: mpsc::Sender<Report>) {
     let report = reporter(0, reports);
     stack.wait_config_up().await;
-    let (mut zk, id) = election_driver(
+    let (mut zk, id) = device_driver(
         stack,
         vec![
             IpEndpoint::new(IpAddress::Ipv4(NOBODY), zk_port),
             IpEndpoint::new(IpAddress::Ipv4(Netns::HOST_ADDR), zk_port),
         ],
-        "/plant/reconnect",
+        candidate("/plant/reconnect"),
         RECONNECT_SESSION_MS,
     );
     // Calls far shorter than a connect to server 0, each dropped while it
@@ -187,9 +190,8 @@ async fn reconnecting_task(stack: Stack<'static>, zk_port: u16, reports: mpsc::S
             .expect("the session goes on");
     }
     report("connected");
-    let guid = Guid::from_random_bytes(uuid::Uuid::new_v4().into_bytes());
     zk.handle(id)
-        .campaign(guid, b"reconnecting")
+        .campaign(guid(), b"reconnecting")
         .await
         .expect("campaign");
     report("leading");
@@ -234,10 +236,7 @@ async fn reconnecting_task(stack: Stack<'static>, zk_port: u16, reports: mpsc::S
     let _ = zk.run(core::future::pending::<()>()).await;
 }
 
-const KILLS_TEST: &str =
-    "embassy_net_devices_keep_one_leader_while_ensemble_servers_are_killed_over_tap";
-
-/// The kill test's session.
+/// The kill tests' session.
 const KILLS_SESSION_MS: u32 = 6_000;
 /// How long each killed server stays down: longer than the session, as a
 /// server machine that dies stays down, so that a device which keeps
@@ -246,28 +245,56 @@ const KILL_DOWN: Duration = Duration::from_secs(7);
 /// How long the kills go on: three kills at least, each down for
 /// [`KILL_DOWN`], restarted and left serving for as long again.
 const KILLS_FOR: Duration = Duration::from_secs(40);
-/// A leader's term, after which it resigns and campaigns again.
+/// A leader's term or a holder's work, after which it resigns or
+/// releases and starts again.
 const KILLS_TERM_MS: u64 = 200;
 
 #[test]
 #[ignore = "needs root and /dev/net/tun: run by scripts/test.sh, which reports it as skipped otherwise"]
 fn embassy_net_devices_keep_one_leader_while_ensemble_servers_are_killed_over_tap() {
-    if std::env::var_os(netns::INSIDE_ENV).is_some() {
-        return kills_inside_the_namespace(Death::Process);
-    }
-    run_in_a_namespace(KILLS_TEST, DEVICES, |_| {});
+    kill_test(
+        "embassy_net_devices_keep_one_leader_while_ensemble_servers_are_killed_over_tap",
+        Contest::Election,
+        Death::Process,
+    );
 }
-
-const MACHINES_TEST: &str =
-    "embassy_net_devices_keep_one_leader_while_ensemble_machines_vanish_over_tap";
 
 #[test]
 #[ignore = "needs root and /dev/net/tun: run by scripts/test.sh, which reports it as skipped otherwise"]
 fn embassy_net_devices_keep_one_leader_while_ensemble_machines_vanish_over_tap() {
+    kill_test(
+        "embassy_net_devices_keep_one_leader_while_ensemble_machines_vanish_over_tap",
+        Contest::Election,
+        Death::Machine,
+    );
+}
+
+#[test]
+#[ignore = "needs root and /dev/net/tun: run by scripts/test.sh, which reports it as skipped otherwise"]
+fn embassy_net_devices_keep_one_lock_holder_while_ensemble_machines_vanish_over_tap() {
+    kill_test(
+        "embassy_net_devices_keep_one_lock_holder_while_ensemble_machines_vanish_over_tap",
+        Contest::Lock,
+        Death::Machine,
+    );
+}
+
+/// Test `test`: inside its namespace, the devices' run; outside, the
+/// namespace made for it.
+fn kill_test(test: &str, contest: Contest, death: Death) {
     if std::env::var_os(netns::INSIDE_ENV).is_some() {
-        return kills_inside_the_namespace(Death::Machine);
+        return kills_inside_the_namespace(contest, death);
     }
-    run_in_a_namespace(MACHINES_TEST, DEVICES, |_| {});
+    run_in_a_namespace(test, DEVICES, |_| {});
+}
+
+/// What the devices contend for.
+#[derive(Clone, Copy, Debug)]
+enum Contest {
+    /// Leadership: campaign, lead for a term, resign.
+    Election,
+    /// The lock: acquire, work while holding it, release.
+    Lock,
 }
 
 /// How a killed server dies.
@@ -283,26 +310,51 @@ enum Death {
     Machine,
 }
 
-/// What the devices of the kill test and the test itself share.
+/// What the devices of a kill test and the test itself share.
 struct KillRun {
     progress: Progress,
     /// Each device's session id, for the kills to find its server.
     sessions: [AtomicI64; DEVICES],
-    /// Devices acting as leader now; `overlaps` counts every term begun
-    /// beside another.
-    leading: AtomicUsize,
+    /// Devices working as leader or holder now; `overlaps` counts every
+    /// piece of work begun beside another.
+    inside: AtomicUsize,
     overlaps: AtomicUsize,
     stop: AtomicBool,
-    /// Devices that finished their last term and closed their session.
+    /// Devices that finished their last round and closed their session.
     finished: AtomicUsize,
 }
 
-/// Three embassy-net devices campaign, lead for a short term and resign,
-/// round after round, against a three-server ensemble on the namespace's
-/// bridge, while its servers are killed with SIGKILL one at a time (the
-/// quorum leader and a device's own server in turn, each down for
-/// [`KILL_DOWN`]), dying as `death` says.
-fn kills_inside_the_namespace(death: Death) {
+/// A device's work as leader or holder, from its first poll until it ends
+/// or is dropped (stopped by the recipe).
+struct Inside<'r>(&'r KillRun);
+
+impl<'r> Inside<'r> {
+    fn enter(run: &'r KillRun) -> Self {
+        if run.inside.fetch_add(1, Ordering::SeqCst) > 0 {
+            run.overlaps.fetch_add(1, Ordering::SeqCst);
+        }
+        Inside(run)
+    }
+}
+
+impl Drop for Inside<'_> {
+    fn drop(&mut self) {
+        self.0.inside.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// The work of one term or one holding.
+async fn work(run: &KillRun) {
+    let _inside = Inside::enter(run);
+    Timer::after_millis(KILLS_TERM_MS).await;
+}
+
+/// Three embassy-net devices contend as `contest` says, round after round,
+/// against a three-server ensemble on the namespace's bridge, while its
+/// servers are killed with SIGKILL one at a time (the quorum leader and a
+/// device's own server in turn, each down for [`KILL_DOWN`]), dying as
+/// `death` says.
+fn kills_inside_the_namespace(contest: Contest, death: Death) {
     let ensemble = ZkEnsemble::start_listening_on(Ipv4Addr::UNSPECIFIED);
     // Each server on an address of its own, or all on the bridge's.
     let addr = |i: usize| match death {
@@ -318,7 +370,7 @@ fn kills_inside_the_namespace(death: Death) {
     let run: &'static KillRun = Box::leak(Box::new(KillRun {
         progress: Progress::new(&["device-0", "device-1", "device-2"]),
         sessions: Default::default(),
-        leading: AtomicUsize::new(0),
+        inside: AtomicUsize::new(0),
         overlaps: AtomicUsize::new(0),
         stop: AtomicBool::new(false),
         finished: AtomicUsize::new(0),
@@ -330,7 +382,7 @@ fn kills_inside_the_namespace(death: Death) {
         let servers = servers.clone();
         std::thread::spawn(move || {
             run_device(device, |stack| {
-                killed_servers_task(stack, device, servers, run)
+                killed_servers_task(stack, device, servers, contest, run)
             })
         });
     }
@@ -354,10 +406,13 @@ fn kills_inside_the_namespace(death: Death) {
         std::thread::sleep(Duration::from_millis(50));
     }
     let overlaps = run.overlaps.load(Ordering::SeqCst);
-    let what = format!("embassy-net election, each killed server's {death:?} gone");
-    println!("{what}: {overlaps} terms begun beside another leader");
+    let what = format!("embassy-net {contest:?}, each killed server's {death:?} gone");
+    println!("{what}: {overlaps} pieces of work begun beside another's");
     run.progress.check(&what, &kills, bound);
-    assert_eq!(overlaps, 0, "two devices led at once");
+    assert_eq!(
+        overlaps, 0,
+        "two devices worked as leader or holder at once"
+    );
     assert_eq!(
         run.finished.load(Ordering::SeqCst),
         DEVICES,
@@ -370,16 +425,45 @@ async fn killed_servers_task(
     stack: Stack<'static>,
     device: usize,
     servers: Vec<IpEndpoint>,
+    contest: Contest,
     run: &'static KillRun,
 ) {
     stack.wait_config_up().await;
-    let (mut zk, id) = election_driver(stack, servers, "/plant/killed", KILLS_SESSION_MS);
+    match contest {
+        Contest::Election => {
+            let recipe = candidate("/plant/killed");
+            let (zk, id) = device_driver(stack, servers, recipe, KILLS_SESSION_MS);
+            rounds(zk, device, run, async |zk| {
+                election_round(zk, id, device, run).await
+            })
+            .await;
+        }
+        Contest::Lock => {
+            let recipe = Lock::new("/plant/killed-lock").expect("a valid lock path");
+            let (zk, id) = device_driver(stack, servers, recipe, KILLS_SESSION_MS);
+            rounds(zk, device, run, async |zk| {
+                lock_round(zk, id, device, run).await
+            })
+            .await;
+        }
+    }
+    run.finished.fetch_add(1, Ordering::SeqCst);
+}
+
+/// Connects `device`'s driver and runs `round` until the test stops,
+/// checking that the session lasted, then closes it.
+async fn rounds(
+    mut zk: Zk<'static, TcpTransport<'static, 'static>>,
+    device: usize,
+    run: &KillRun,
+    mut round: impl AsyncFnMut(&mut Zk<'static, TcpTransport<'static, 'static>>),
+) {
     match zk.connect().await {
         Ok(()) => {
             let first = zk.session_id();
             while !run.stop.load(Ordering::SeqCst) {
                 run.sessions[device].store(zk.session_id(), Ordering::SeqCst);
-                kill_round(&mut zk, id, device, run).await;
+                round(&mut zk).await;
             }
             // No server stays down for long: each move to another must
             // keep the session, not let it expire and open a new one.
@@ -390,31 +474,26 @@ async fn killed_servers_task(
         Err(e) => run.progress.error(device, format!("connect: {e:?}")),
     }
     let _ = zk.close().await;
-    run.finished.fetch_add(1, Ordering::SeqCst);
+}
+
+/// A fresh GUID for an attempt.
+fn guid() -> Guid {
+    Guid::from_random_bytes(uuid::Uuid::new_v4().into_bytes())
 }
 
 /// One campaign, term and resignation of `device`, its successes and the
 /// errors its application sees noted in `run`.
-async fn kill_round(
+async fn election_round(
     zk: &mut Zk<'static, TcpTransport<'static, 'static>>,
     id: RecipeId<Election>,
     device: usize,
     run: &KillRun,
 ) {
-    let guid = Guid::from_random_bytes(uuid::Uuid::new_v4().into_bytes());
-    if let Err(e) = zk.handle(id).campaign(guid, b"device").await {
+    if let Err(e) = zk.handle(id).campaign(guid(), b"device").await {
         return run.progress.error(device, format!("campaign: {e:?}"));
     }
     run.progress.ok(device);
-    if run.leading.fetch_add(1, Ordering::SeqCst) > 0 {
-        run.overlaps.fetch_add(1, Ordering::SeqCst);
-    }
-    let led = zk
-        .handle(id)
-        .lead_while(Timer::after_millis(KILLS_TERM_MS))
-        .await;
-    run.leading.fetch_sub(1, Ordering::SeqCst);
-    match led {
+    match zk.handle(id).lead_while(work(run)).await {
         // The term stops when leadership is in doubt or gone: the point
         // of the embedded API's `Suspended` and `Lost`.
         Ok(()) | Err(Error::Suspended | Error::Lost) => {}
@@ -423,6 +502,29 @@ async fn kill_round(
     match zk.handle(id).resign().await {
         Ok(()) => run.progress.ok(device),
         Err(e) => run.progress.error(device, format!("resign: {e:?}")),
+    }
+}
+
+/// One acquisition, holding and release of the lock by `device`, noted in
+/// `run` as [`election_round`] notes its rounds.
+async fn lock_round(
+    zk: &mut Zk<'static, TcpTransport<'static, 'static>>,
+    id: RecipeId<Lock>,
+    device: usize,
+    run: &KillRun,
+) {
+    if let Err(e) = zk.handle(id).acquire(guid()).await {
+        return run.progress.error(device, format!("acquire: {e:?}"));
+    }
+    run.progress.ok(device);
+    match zk.handle(id).hold_while(work(run)).await {
+        // The work stops when the lock is gone.
+        Ok(()) | Err(Error::Lost) => {}
+        Err(e) => run.progress.error(device, format!("hold: {e:?}")),
+    }
+    match zk.handle(id).release().await {
+        Ok(()) => run.progress.ok(device),
+        Err(e) => run.progress.error(device, format!("release: {e:?}")),
     }
 }
 
@@ -562,17 +664,14 @@ fn reporter(device: usize, reports: mpsc::Sender<Report>) -> impl Fn(&'static st
 }
 
 /// A device's driver over embassy-net to `servers` (a session of
-/// `session_ms`), with a candidate of the election in `dir` added; its
-/// socket and frame buffers are leaked for the executor's `'static` task.
-fn election_driver(
+/// `session_ms`), with `recipe` added; the recipe, its socket and frame
+/// buffers are leaked for the executor's `'static` task.
+fn device_driver<R: Recipe + 'static>(
     stack: Stack<'static>,
     servers: Vec<IpEndpoint>,
-    dir: &str,
+    recipe: R,
     session_ms: u32,
-) -> (
-    Zk<'static, TcpTransport<'static, 'static>>,
-    RecipeId<Election>,
-) {
+) -> (Zk<'static, TcpTransport<'static, 'static>>, RecipeId<R>) {
     let socket = TcpSocket::new(
         stack,
         Box::leak(Box::new([0u8; 4096])),
@@ -580,8 +679,6 @@ fn election_driver(
     );
     let servers: &'static [IpEndpoint] = servers.leak();
     let count = servers.len();
-    let election: &'static mut Election =
-        Box::leak(Box::new(Election::new(dir).expect("a valid election path")));
     let buffers = Buffers::new(
         Box::leak(Box::new([0u8; 2048])),
         Box::leak(Box::new([0u8; 512])),
@@ -591,8 +688,15 @@ fn election_driver(
         buffers,
         SessionConfig::new(count, session_ms),
     );
-    let id = zk.add(election).expect("room for the election");
+    let id = zk
+        .add(Box::leak(Box::new(recipe)))
+        .expect("room for the recipe");
     (zk, id)
+}
+
+/// A candidate of the election in `dir`.
+fn candidate(dir: &str) -> Election {
+    Election::new(dir).expect("a valid election path")
 }
 
 #[embassy_executor::task(pool_size = 3)]
@@ -609,19 +713,18 @@ async fn device_task(
 ) {
     let report = reporter(device, reports);
     stack.wait_config_up().await;
-    let (mut zk, id) = election_driver(
+    let (mut zk, id) = device_driver(
         stack,
         vec![IpEndpoint::new(IpAddress::Ipv4(Netns::HOST_ADDR), zk_port)],
-        "/plant/gateway",
+        candidate("/plant/gateway"),
         SESSION_MS,
     );
     zk.connect().await.expect("connect to ZooKeeper");
     report("connected");
     let name = format!("device-{device}");
     loop {
-        let guid = Guid::from_random_bytes(uuid::Uuid::new_v4().into_bytes());
         zk.handle(id)
-            .campaign(guid, name.as_bytes())
+            .campaign(guid(), name.as_bytes())
             .await
             .expect("campaign");
         let now = LEADERS.fetch_add(1, Ordering::SeqCst) + 1;
