@@ -26,6 +26,10 @@ pub const INSIDE_ENV: &str = "HERDLESS_NETNS";
 /// The bridge's name inside each namespace.
 const BRIDGE: &str = "hlbr0";
 
+/// The bridge's MAC address: locally administered, apart from the
+/// devices' `02:00:00:00:42:<device>`.
+const BRIDGE_MAC: &str = "02:00:00:00:42:fe";
+
 /// A network namespace with a bridge and TAP devices, deleted on drop.
 #[derive(Debug)]
 pub struct Netns {
@@ -81,7 +85,13 @@ impl Netns {
         let netns = Netns { name, taps };
         let host = format!("{}/{}", Netns::HOST_ADDR, Netns::PREFIX_LEN);
         netns.ip_in(&["link", "set", "lo", "up"])?;
-        netns.ip_in(&["link", "add", BRIDGE, "type", "bridge"])?;
+        // A MAC address of its own: a bridge otherwise takes the lowest of
+        // its ports', and detaching that port (`set_tap_attached`) would
+        // change the server's MAC under the devices, whose smoltcp keeps
+        // the old one for a minute (see the README's notes on smoltcp).
+        netns.ip_in(&[
+            "link", "add", BRIDGE, "address", BRIDGE_MAC, "type", "bridge",
+        ])?;
         netns.ip_in(&["addr", "add", &host, "dev", BRIDGE])?;
         netns.ip_in(&["link", "set", BRIDGE, "up"])?;
         for i in 0..taps {
@@ -167,6 +177,31 @@ impl Drop for Netns {
 }
 
 /// From a test running inside its namespace (through
+/// [`Netns::run_inside`]): attaches TAP device `i` to that namespace's
+/// bridge again, or detaches it (`attached` false). Detached, the device
+/// is cut off: what it sends reaches nobody and nothing reaches it, while
+/// its own side of the link stays up.
+///
+/// Fails outside a namespace made by [`Netns::create`].
+pub fn set_tap_attached(i: usize, attached: bool) -> Result<(), String> {
+    let name = inside_name()?;
+    let tap = Netns::tap_name(i);
+    let master: &[&str] = if attached {
+        &["master", BRIDGE]
+    } else {
+        &["nomaster"]
+    };
+    let mut args = vec!["-n", name.as_str(), "link", "set", tap.as_str()];
+    args.extend_from_slice(master);
+    ip(&args)
+}
+
+/// The name of the namespace this test runs inside, or why none.
+fn inside_name() -> Result<String, String> {
+    std::env::var(INSIDE_ENV).map_err(|_| "only inside a test's own network namespace".to_owned())
+}
+
+/// From a test running inside its namespace (through
 /// [`Netns::run_inside`]): adds `addr` to that namespace's bridge (`up`) or
 /// removes it. Removed, the address answers nothing any more, not even
 /// ARP, and what the namespace's sockets bound to it send is dropped: the
@@ -175,8 +210,7 @@ impl Drop for Netns {
 /// Fails outside a namespace made by [`Netns::create`], so that a test can
 /// never change the machine's own network.
 pub fn set_bridge_addr(addr: Ipv4Addr, up: bool) -> Result<(), String> {
-    let name = std::env::var(INSIDE_ENV)
-        .map_err(|_| "only inside a test's own network namespace".to_owned())?;
+    let name = inside_name()?;
     let cidr = format!("{addr}/{}", Netns::PREFIX_LEN);
     let verb = if up { "add" } else { "del" };
     ip(&["-n", &name, "addr", verb, &cidr, "dev", BRIDGE])
@@ -217,9 +251,11 @@ mod tests {
     }
 
     #[test]
-    fn bridge_addresses_are_refused_outside_a_namespace() {
+    fn bridge_changes_are_refused_outside_a_namespace() {
         assert!(std::env::var_os(INSIDE_ENV).is_none());
         let refused = set_bridge_addr(Netns::server_addr(0), true).unwrap_err();
+        assert!(refused.contains("only inside"), "{refused}");
+        let refused = set_tap_attached(0, false).unwrap_err();
         assert!(refused.contains("only inside"), "{refused}");
     }
 

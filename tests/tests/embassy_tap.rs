@@ -13,7 +13,8 @@
 //! third has the three devices elect against a three-server ensemble whose
 //! servers are killed one at a time; a fourth does the same with each
 //! killed server's address leaving the network with it, and a fifth has
-//! the devices share a lock that way.
+//! the devices share a lock that way. A sixth cuts a lock holder off the
+//! network while others wait.
 //!
 //! Creating a namespace needs root and `/dev/net/tun`. The test is
 //! `#[ignore]`d in a plain `cargo test`; `scripts/test.sh` runs it when the
@@ -315,25 +316,36 @@ struct KillRun {
     progress: Progress,
     /// Each device's session id, for the kills to find its server.
     sessions: [AtomicI64; DEVICES],
-    /// Devices working as leader or holder now; `overlaps` counts every
-    /// piece of work begun beside another.
-    inside: AtomicUsize,
-    overlaps: AtomicUsize,
+    witness: Witness,
     stop: AtomicBool,
     /// Devices that finished their last round and closed their session.
     finished: AtomicUsize,
 }
 
+/// Who works as leader or holder: the devices doing so now, and every
+/// piece of work begun beside another's.
+#[derive(Default)]
+struct Witness {
+    inside: AtomicUsize,
+    overlaps: AtomicUsize,
+}
+
+impl Witness {
+    fn overlaps(&self) -> usize {
+        self.overlaps.load(Ordering::SeqCst)
+    }
+}
+
 /// A device's work as leader or holder, from its first poll until it ends
 /// or is dropped (stopped by the recipe).
-struct Inside<'r>(&'r KillRun);
+struct Inside<'w>(&'w Witness);
 
-impl<'r> Inside<'r> {
-    fn enter(run: &'r KillRun) -> Self {
-        if run.inside.fetch_add(1, Ordering::SeqCst) > 0 {
-            run.overlaps.fetch_add(1, Ordering::SeqCst);
+impl<'w> Inside<'w> {
+    fn enter(witness: &'w Witness) -> Self {
+        if witness.inside.fetch_add(1, Ordering::SeqCst) > 0 {
+            witness.overlaps.fetch_add(1, Ordering::SeqCst);
         }
-        Inside(run)
+        Inside(witness)
     }
 }
 
@@ -345,7 +357,7 @@ impl Drop for Inside<'_> {
 
 /// The work of one term or one holding.
 async fn work(run: &KillRun) {
-    let _inside = Inside::enter(run);
+    let _inside = Inside::enter(&run.witness);
     Timer::after_millis(KILLS_TERM_MS).await;
 }
 
@@ -370,8 +382,7 @@ fn kills_inside_the_namespace(contest: Contest, death: Death) {
     let run: &'static KillRun = Box::leak(Box::new(KillRun {
         progress: Progress::new(&["device-0", "device-1", "device-2"]),
         sessions: Default::default(),
-        inside: AtomicUsize::new(0),
-        overlaps: AtomicUsize::new(0),
+        witness: Witness::default(),
         stop: AtomicBool::new(false),
         finished: AtomicUsize::new(0),
     }));
@@ -405,7 +416,7 @@ fn kills_inside_the_namespace(contest: Contest, death: Death) {
     while run.finished.load(Ordering::SeqCst) < DEVICES && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(50));
     }
-    let overlaps = run.overlaps.load(Ordering::SeqCst);
+    let overlaps = run.witness.overlaps();
     let what = format!("embassy-net {contest:?}, each killed server's {death:?} gone");
     println!("{what}: {overlaps} pieces of work begun beside another's");
     run.progress.check(&what, &kills, bound);
@@ -526,6 +537,152 @@ async fn lock_round(
         Ok(()) => run.progress.ok(device),
         Err(e) => run.progress.error(device, format!("release: {e:?}")),
     }
+}
+
+const CUT_TEST: &str = "embassy_net_lock_holder_cut_off_stops_before_the_next_holder_over_tap";
+
+/// The cut-off test's session.
+const CUT_SESSION_MS: u32 = 6_000;
+
+#[test]
+#[ignore = "needs root and /dev/net/tun: run by scripts/test.sh, which reports it as skipped otherwise"]
+fn embassy_net_lock_holder_cut_off_stops_before_the_next_holder_over_tap() {
+    if std::env::var_os(netns::INSIDE_ENV).is_some() {
+        return cut_inside_the_namespace();
+    }
+    run_in_a_namespace(CUT_TEST, DEVICES, |_| {});
+}
+
+/// Who works under the cut-off test's lock.
+static CUT_WITNESS: Witness = Witness {
+    inside: AtomicUsize::new(0),
+    overlaps: AtomicUsize::new(0),
+};
+
+/// Device 0 takes the lock and works under it without end; devices 1 and
+/// 2 queue behind it. Then device 0's TAP device is detached from the
+/// bridge: cut off, its stack up, its session driven. Its work must stop
+/// (`Lost`, at the driver's local expiry) before the server expires its
+/// session and lets the next device in. Attached again, it must take the
+/// lock again on a new session, with no error on the way.
+fn cut_inside_the_namespace() {
+    let server = ZkServer::start_listening_on(Ipv4Addr::UNSPECIFIED);
+    let (reports, inbox) = mpsc::channel();
+    let port = server.port();
+    let spawn = |device: usize| {
+        let reports = reports.clone();
+        std::thread::spawn(move || {
+            run_device(device, |stack| cut_task(stack, device, port, reports))
+        })
+    };
+    let started = Instant::now();
+    let mut timeline = Vec::new();
+    let mut expect = |who: &[usize], what: &str, within: Duration| -> Report {
+        let report = inbox
+            .recv_timeout(within)
+            .unwrap_or_else(|_| panic!("no {what} within {within:?}; so far: {timeline:#?}"));
+        println!(
+            "{:>8.3} s  device {}  {}",
+            (report.at - started).as_secs_f64(),
+            report.device,
+            report.what
+        );
+        assert!(
+            who.contains(&report.device) && report.what == what,
+            "expected {what} from {who:?}, got {report:?}; so far: {timeline:#?}"
+        );
+        timeline.push(format!("{} {}", report.device, report.what));
+        report
+    };
+    spawn(0);
+    expect(&[0], "working", Duration::from_secs(30));
+    spawn(1);
+    spawn(2);
+    expect(&[1, 2], "acquiring", Duration::from_secs(30));
+    expect(&[1, 2], "acquiring", Duration::from_secs(30));
+    // Time for both to queue their nodes behind device 0's.
+    std::thread::sleep(Duration::from_secs(1));
+    netns::set_tap_attached(0, false).expect("cut device 0 off");
+    let cut = Instant::now();
+    let session = Duration::from_millis(u64::from(CUT_SESSION_MS));
+    let lost = expect(&[0], "lost", session * 2);
+    let next = expect(&[1, 2], "working", session * 2);
+    netns::set_tap_attached(0, true).expect("attach device 0 again");
+    let attached = Instant::now();
+    // Device 0 waits its turn behind the one still queued.
+    expect(&[1, 2], "released", session);
+    expect(&[1, 2], "working", session);
+    expect(&[1, 2], "released", session);
+    let again = expect(&[0], "working again", session * 3);
+    println!(
+        "embassy-net lock holder cut off: its work stopped {:?} after the cut, the next holder's began {:?} after it ({:?} later); \
+         attached again, it held the lock again {:?} later ({} ms session)",
+        lost.at - cut,
+        next.at - cut,
+        next.at - lost.at,
+        again.at - attached,
+        CUT_SESSION_MS
+    );
+    assert_eq!(
+        CUT_WITNESS.overlaps(),
+        0,
+        "two devices worked under the lock at once"
+    );
+    assert!(
+        lost.at < next.at,
+        "the next holder began before the cut-off one stopped"
+    );
+}
+
+#[embassy_executor::task(pool_size = 3)]
+async fn cut_task(stack: Stack<'static>, device: usize, port: u16, reports: mpsc::Sender<Report>) {
+    let report = reporter(device, reports);
+    stack.wait_config_up().await;
+    let lock: Lock = Lock::new("/plant/cut").expect("a valid lock path");
+    let servers = vec![IpEndpoint::new(IpAddress::Ipv4(Netns::HOST_ADDR), port)];
+    let (mut zk, id) = device_driver(stack, servers, lock, CUT_SESSION_MS);
+    zk.connect().await.expect("connect to ZooKeeper");
+    if device != 0 {
+        report("acquiring");
+    }
+    let session = zk.session_id();
+    if let Err(e) = zk.handle(id).acquire(guid()).await {
+        panic!(
+            "device {device}: acquire: {e:?} (session {session:#x}, now {:#x}, state {:?}, {} faults, the last {:?})",
+            zk.session_id(),
+            zk.state(),
+            zk.faults(),
+            zk.last_fault()
+        );
+    }
+    let held = zk
+        .handle(id)
+        .hold_while(async {
+            let _inside = Inside::enter(&CUT_WITNESS);
+            report("working");
+            if device == 0 {
+                core::future::pending::<()>().await;
+            }
+            Timer::after_millis(1_000).await;
+        })
+        .await;
+    if device != 0 {
+        held.expect("the work runs to its end");
+        zk.handle(id).release().await.expect("release");
+        report("released");
+        let _ = zk.run(core::future::pending::<()>()).await;
+        return;
+    }
+    match held {
+        // Reported after the work was dropped.
+        Err(Error::Lost) => report("lost"),
+        other => return report(if other.is_ok() { "not lost" } else { "failed" }),
+    }
+    // Back on the network, on a new session: the lock again, after the
+    // others.
+    zk.handle(id).acquire(guid()).await.expect("acquire again");
+    report("working again");
+    let _ = zk.run(core::future::pending::<()>()).await;
 }
 
 /// Re-runs `test` of this binary inside a namespace of its own with
