@@ -202,6 +202,17 @@ fn inside_name() -> Result<String, String> {
 }
 
 /// From a test running inside its namespace (through
+/// [`Netns::run_inside`]): gives that namespace's bridge, the servers' side
+/// of the network, the MAC address `mac` (`02:00:00:00:42:fd`, say), as a
+/// replaced machine or a moved address would.
+///
+/// Fails outside a namespace made by [`Netns::create`].
+pub fn set_bridge_mac(mac: &str) -> Result<(), String> {
+    let name = inside_name()?;
+    ip(&["-n", &name, "link", "set", BRIDGE, "address", mac])
+}
+
+/// From a test running inside its namespace (through
 /// [`Netns::run_inside`]): adds `addr` to that namespace's bridge (`up`) or
 /// removes it. Removed, the address answers nothing any more, not even
 /// ARP, and what the namespace's sockets bound to it send is dropped: the
@@ -256,6 +267,8 @@ mod tests {
         let refused = set_bridge_addr(Netns::server_addr(0), true).unwrap_err();
         assert!(refused.contains("only inside"), "{refused}");
         let refused = set_tap_attached(0, false).unwrap_err();
+        assert!(refused.contains("only inside"), "{refused}");
+        let refused = set_bridge_mac("02:00:00:00:42:fd").unwrap_err();
         assert!(refused.contains("only inside"), "{refused}");
     }
 

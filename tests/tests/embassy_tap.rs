@@ -14,7 +14,8 @@
 //! servers are killed one at a time; a fourth does the same with each
 //! killed server's address leaving the network with it, and a fifth has
 //! the devices share a lock that way. A sixth cuts a lock holder off the
-//! network while others wait.
+//! network while others wait, and a seventh changes the server's MAC
+//! address under the devices.
 //!
 //! Creating a namespace needs root and `/dev/net/tun`. The test is
 //! `#[ignore]`d in a plain `cargo test`; `scripts/test.sh` runs it when the
@@ -683,6 +684,98 @@ async fn cut_task(stack: Stack<'static>, device: usize, port: u16, reports: mpsc
     zk.handle(id).acquire(guid()).await.expect("acquire again");
     report("working again");
     let _ = zk.run(core::future::pending::<()>()).await;
+}
+
+const MAC_TEST: &str = "embassy_net_devices_recover_when_the_server_mac_changes_over_tap";
+
+/// How long the devices go on after the server's MAC address changed.
+const AFTER_MAC_CHANGE: Duration = Duration::from_secs(25);
+
+#[test]
+#[ignore = "needs root and /dev/net/tun: run by scripts/test.sh, which reports it as skipped otherwise"]
+fn embassy_net_devices_recover_when_the_server_mac_changes_over_tap() {
+    if std::env::var_os(netns::INSIDE_ENV).is_some() {
+        return mac_change_inside_the_namespace();
+    }
+    run_in_a_namespace(MAC_TEST, DEVICES, |_| {});
+}
+
+/// Three devices share a lock on one server, whose MAC address then
+/// changes under its IP address, as when a machine is replaced. smoltcp
+/// keeps the old one (it takes no gratuitous ARP, and a neighbour entry
+/// lives a minute unless a frame aimed at the device brings the new one),
+/// so the devices are cut off until the server's host asks for theirs:
+/// their sessions may expire meanwhile, but each must act again, with no
+/// error other than the documented ones of a session that ended, and no
+/// two holders.
+fn mac_change_inside_the_namespace() {
+    let server = ZkServer::start_listening_on(Ipv4Addr::UNSPECIFIED);
+    let run: &'static KillRun = Box::leak(Box::new(KillRun {
+        progress: Progress::new(&["device-0", "device-1", "device-2"]),
+        sessions: Default::default(),
+        witness: Witness::default(),
+        stop: AtomicBool::new(false),
+        finished: AtomicUsize::new(0),
+    }));
+    let servers = vec![IpEndpoint::new(
+        IpAddress::Ipv4(Netns::HOST_ADDR),
+        server.port(),
+    )];
+    for device in 0..DEVICES {
+        let servers = servers.clone();
+        std::thread::spawn(move || {
+            run_device(device, |stack| {
+                killed_servers_task(stack, device, servers, Contest::Lock, run)
+            })
+        });
+    }
+    std::thread::sleep(Duration::from_secs(3));
+    netns::set_bridge_mac("02:00:00:00:42:fd").expect("change the server's MAC address");
+    let changed = Instant::now();
+    std::thread::sleep(AFTER_MAC_CHANGE);
+    run.stop.store(true, Ordering::SeqCst);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while run.finished.load(Ordering::SeqCst) < DEVICES && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let recoveries = run.progress.recoveries(&[changed]);
+    let errors = run.progress.errors();
+    // A session that ended fails a waiting `acquire` (`SessionEnded`: call
+    // again) and is replaced by the driver; nothing else may reach the
+    // application.
+    let unexpected: Vec<&String> = errors
+        .iter()
+        .filter(|e| {
+            !e.ends_with("acquire: Recipe(SessionEnded)")
+                && !e.ends_with("its session was replaced")
+        })
+        .collect();
+    println!(
+        "embassy-net lock after the server's MAC address changed: acted again after {recoveries:?}; \
+         {} errors, all of a session that ended: {errors:?}; {} pieces of work begun beside another's",
+        errors.len(),
+        run.witness.overlaps()
+    );
+    assert_eq!(
+        run.witness.overlaps(),
+        0,
+        "two devices worked under the lock at once"
+    );
+    assert!(
+        unexpected.is_empty(),
+        "errors beyond a session's end: {unexpected:?}"
+    );
+    for (device, recovery) in recoveries {
+        assert!(
+            recovery.is_some(),
+            "{device} never acted again in the {AFTER_MAC_CHANGE:?} after the MAC address changed"
+        );
+    }
+    assert_eq!(
+        run.finished.load(Ordering::SeqCst),
+        DEVICES,
+        "a device was still in its last round 10 s after the end"
+    );
 }
 
 /// Re-runs `test` of this binary inside a namespace of its own with
