@@ -105,8 +105,9 @@ declare -A TESTS=(
 declare -A PACKAGE=([embassy]=herdless-embassy [embassy_handles]=herdless-embassy [embassy_recipes]=herdless-embassy [embassy_tcp]=herdless-embassy [std_driver]=herdless-std [std_holders]=herdless-std [std_recipes]=herdless-std [std_session]=herdless-std [std_real]=herdless-std [std_sim]=herdless-std)
 declare -A TEST_PACKAGE=([embassy]=herdless-tests [embassy_handles]=herdless-tests [embassy_recipes]=herdless-tests [embassy_tcp]=herdless-tests [std_real]=herdless-tests)
 # Arguments for the test binaries themselves: the TAP tests are ignored in a
-# plain `cargo test` (they need root and /dev/net/tun).
-declare -A HARNESS_ARGS=([embassy_tcp]="--ignored")
+# plain `cargo test` (they need root and /dev/net/tun); their file's plain
+# tests run with them.
+declare -A HARNESS_ARGS=([embassy_tcp]="--include-ignored")
 ORDER=(lock revoke election config barrier double_barrier queue two_phase membership link ancestors contention pipeline names contract wire session sim_tree sim_server sim_world embassy embassy_handles embassy_recipes embassy_tcp std_driver std_holders std_recipes std_session std_real std_sim)
 
 list=false

@@ -238,6 +238,24 @@ async fn reconnecting_task(stack: Stack<'static>, zk_port: u16, reports: mpsc::S
     let _ = zk.run(core::future::pending::<()>()).await;
 }
 
+#[test]
+fn tcp_errors_say_what_failed() {
+    use embassy_net::tcp::{ConnectError, Error as SocketError};
+    use herdless_embassy::TcpError;
+    assert_eq!(
+        TcpError::Connect(ConnectError::TimedOut).to_string(),
+        "TCP connect failed: TimedOut"
+    );
+    assert_eq!(
+        TcpError::Socket(SocketError::ConnectionReset).to_string(),
+        "TCP connection failed: ConnectionReset"
+    );
+    assert_eq!(
+        TcpError::NoSuchServer.to_string(),
+        "no server with that index"
+    );
+}
+
 /// The kill tests' session.
 const KILLS_SESSION_MS: u32 = 6_000;
 /// How long each killed server stays down: longer than the session, as a
