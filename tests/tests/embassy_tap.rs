@@ -49,10 +49,7 @@ const SESSION_MS: u32 = 4_000;
 #[test]
 #[ignore = "needs root and /dev/net/tun: run by scripts/test.sh, which reports it as skipped otherwise"]
 fn embassy_net_devices_elect_a_gateway_over_tap() {
-    if std::env::var_os(netns::INSIDE_ENV).is_some() {
-        return inside_the_namespace();
-    }
-    run_in_a_namespace(TEST, DEVICES, |_| {});
+    namespace_test(TEST, DEVICES, |_| {}, inside_the_namespace);
 }
 
 const RECONNECT_TEST: &str = "embassy_net_device_moves_past_a_dead_server_and_reconnects_over_tap";
@@ -89,14 +86,16 @@ const RESEND_DELAY_MS: u32 = 2_000;
 #[test]
 #[ignore = "needs root and /dev/net/tun: run by scripts/test.sh, which reports it as skipped otherwise"]
 fn embassy_net_device_moves_past_a_dead_server_and_reconnects_over_tap() {
-    if std::env::var_os(netns::INSIDE_ENV).is_some() {
-        return reconnect_inside_the_namespace();
-    }
-    run_in_a_namespace(RECONNECT_TEST, 1, |netns| {
-        netns
-            .set_resend_delay_ms(RESEND_DELAY_MS)
-            .expect("set the namespace's resend delay");
-    });
+    namespace_test(
+        RECONNECT_TEST,
+        1,
+        |netns| {
+            netns
+                .set_resend_delay_ms(RESEND_DELAY_MS)
+                .expect("set the namespace's resend delay");
+        },
+        reconnect_inside_the_namespace,
+    );
 }
 
 fn reconnect_inside_the_namespace() {
@@ -112,12 +111,7 @@ fn reconnect_inside_the_namespace() {
         let report = inbox
             .recv_timeout(Duration::from_secs(60))
             .unwrap_or_else(|_| panic!("the device stalled waiting for {what}"));
-        println!(
-            "{:>8.3} s  device {}  {}",
-            (report.at - started).as_secs_f64(),
-            report.device,
-            report.what
-        );
+        report.print(started);
         assert_eq!(report.what, what, "the device's next step");
         report.at
     };
@@ -299,13 +293,15 @@ fn embassy_net_devices_keep_one_lock_holder_while_ensemble_machines_vanish_over_
     );
 }
 
-/// Test `test`: inside its namespace, the devices' run; outside, the
-/// namespace made for it.
+/// Kill test `test`: the devices contend as `contest` says while servers
+/// die as `death` says.
 fn kill_test(test: &str, contest: Contest, death: Death) {
-    if std::env::var_os(netns::INSIDE_ENV).is_some() {
-        return kills_inside_the_namespace(contest, death);
-    }
-    run_in_a_namespace(test, DEVICES, |_| {});
+    namespace_test(
+        test,
+        DEVICES,
+        |_| {},
+        || kills_inside_the_namespace(contest, death),
+    );
 }
 
 /// What the devices contend for.
@@ -339,6 +335,43 @@ struct KillRun {
     stop: AtomicBool,
     /// Devices that finished their last round and closed their session.
     finished: AtomicUsize,
+}
+
+impl KillRun {
+    /// A run for the devices' `'static` tasks.
+    fn leak() -> &'static KillRun {
+        Box::leak(Box::new(KillRun {
+            progress: Progress::new(&["device-0", "device-1", "device-2"]),
+            sessions: Default::default(),
+            witness: Witness::default(),
+            stop: AtomicBool::new(false),
+            finished: AtomicUsize::new(0),
+        }))
+    }
+
+    /// Starts the devices, each on a thread of its own, contending as
+    /// `contest` says on `servers`.
+    fn spawn_devices(&'static self, servers: &[IpEndpoint], contest: Contest) {
+        for device in 0..DEVICES {
+            let servers = servers.to_vec();
+            std::thread::spawn(move || {
+                run_device(device, |stack| {
+                    killed_servers_task(stack, device, servers, contest, self)
+                })
+            });
+        }
+    }
+
+    /// Stops the devices and waits up to `within` for all to finish their
+    /// last round; returns how many did.
+    fn stop_within(&self, within: Duration) -> usize {
+        self.stop.store(true, Ordering::SeqCst);
+        let deadline = Instant::now() + within;
+        while self.finished.load(Ordering::SeqCst) < DEVICES && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        self.finished.load(Ordering::SeqCst)
+    }
 }
 
 /// Who works as leader or holder: the devices doing so now, and every
@@ -398,24 +431,11 @@ fn kills_inside_the_namespace(contest: Contest, death: Death) {
         }
     };
     (0..ensemble.len()).for_each(|i| machine(i, true));
-    let run: &'static KillRun = Box::leak(Box::new(KillRun {
-        progress: Progress::new(&["device-0", "device-1", "device-2"]),
-        sessions: Default::default(),
-        witness: Witness::default(),
-        stop: AtomicBool::new(false),
-        finished: AtomicUsize::new(0),
-    }));
+    let run = KillRun::leak();
     let servers: Vec<IpEndpoint> = (0..ensemble.len())
         .map(|i| IpEndpoint::new(IpAddress::Ipv4(addr(i)), ensemble.client_port(i)))
         .collect();
-    for device in 0..DEVICES {
-        let servers = servers.clone();
-        std::thread::spawn(move || {
-            run_device(device, |stack| {
-                killed_servers_task(stack, device, servers, contest, run)
-            })
-        });
-    }
+    run.spawn_devices(&servers, contest);
     let mut ensemble = ensemble;
     let kills = chaos::kill_in_turn_with(
         &mut ensemble,
@@ -429,12 +449,8 @@ fn kills_inside_the_namespace(contest: Contest, death: Death) {
         },
         machine,
     );
-    run.stop.store(true, Ordering::SeqCst);
     let bound = Duration::from_millis(u64::from(KILLS_SESSION_MS)) + KILL_DOWN;
-    let deadline = Instant::now() + bound;
-    while run.finished.load(Ordering::SeqCst) < DEVICES && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let finished = run.stop_within(bound);
     let overlaps = run.witness.overlaps();
     let what = format!("embassy-net {contest:?}, each killed server's {death:?} gone");
     println!("{what}: {overlaps} pieces of work begun beside another's");
@@ -444,8 +460,7 @@ fn kills_inside_the_namespace(contest: Contest, death: Death) {
         "two devices worked as leader or holder at once"
     );
     assert_eq!(
-        run.finished.load(Ordering::SeqCst),
-        DEVICES,
+        finished, DEVICES,
         "a device was still in its last round {bound:?} after the kills"
     );
 }
@@ -566,10 +581,7 @@ const CUT_SESSION_MS: u32 = 6_000;
 #[test]
 #[ignore = "needs root and /dev/net/tun: run by scripts/test.sh, which reports it as skipped otherwise"]
 fn embassy_net_lock_holder_cut_off_stops_before_the_next_holder_over_tap() {
-    if std::env::var_os(netns::INSIDE_ENV).is_some() {
-        return cut_inside_the_namespace();
-    }
-    run_in_a_namespace(CUT_TEST, DEVICES, |_| {});
+    namespace_test(CUT_TEST, DEVICES, |_| {}, cut_inside_the_namespace);
 }
 
 /// Who works under the cut-off test's lock.
@@ -600,12 +612,7 @@ fn cut_inside_the_namespace() {
         let report = inbox
             .recv_timeout(within)
             .unwrap_or_else(|_| panic!("no {what} within {within:?}; so far: {timeline:#?}"));
-        println!(
-            "{:>8.3} s  device {}  {}",
-            (report.at - started).as_secs_f64(),
-            report.device,
-            report.what
-        );
+        report.print(started);
         assert!(
             who.contains(&report.device) && report.what == what,
             "expected {what} from {who:?}, got {report:?}; so far: {timeline:#?}"
@@ -712,10 +719,7 @@ const AFTER_MAC_CHANGE: Duration = Duration::from_secs(25);
 #[test]
 #[ignore = "needs root and /dev/net/tun: run by scripts/test.sh, which reports it as skipped otherwise"]
 fn embassy_net_devices_recover_when_the_server_mac_changes_over_tap() {
-    if std::env::var_os(netns::INSIDE_ENV).is_some() {
-        return mac_change_inside_the_namespace();
-    }
-    run_in_a_namespace(MAC_TEST, DEVICES, |_| {});
+    namespace_test(MAC_TEST, DEVICES, |_| {}, mac_change_inside_the_namespace);
 }
 
 /// Three devices share a lock on one server, whose MAC address then
@@ -728,34 +732,17 @@ fn embassy_net_devices_recover_when_the_server_mac_changes_over_tap() {
 /// two holders.
 fn mac_change_inside_the_namespace() {
     let server = ZkServer::start_listening_on(Ipv4Addr::UNSPECIFIED);
-    let run: &'static KillRun = Box::leak(Box::new(KillRun {
-        progress: Progress::new(&["device-0", "device-1", "device-2"]),
-        sessions: Default::default(),
-        witness: Witness::default(),
-        stop: AtomicBool::new(false),
-        finished: AtomicUsize::new(0),
-    }));
-    let servers = vec![IpEndpoint::new(
+    let run = KillRun::leak();
+    let servers = [IpEndpoint::new(
         IpAddress::Ipv4(Netns::HOST_ADDR),
         server.port(),
     )];
-    for device in 0..DEVICES {
-        let servers = servers.clone();
-        std::thread::spawn(move || {
-            run_device(device, |stack| {
-                killed_servers_task(stack, device, servers, Contest::Lock, run)
-            })
-        });
-    }
+    run.spawn_devices(&servers, Contest::Lock);
     std::thread::sleep(Duration::from_secs(3));
     netns::set_bridge_mac("02:00:00:00:42:fd").expect("change the server's MAC address");
     let changed = Instant::now();
     std::thread::sleep(AFTER_MAC_CHANGE);
-    run.stop.store(true, Ordering::SeqCst);
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while run.finished.load(Ordering::SeqCst) < DEVICES && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let finished = run.stop_within(Duration::from_secs(10));
     let recoveries = run.progress.recoveries(&[changed]);
     let errors = run.progress.errors();
     // A session that ended fails a waiting `acquire` (`SessionEnded`: call
@@ -790,16 +777,19 @@ fn mac_change_inside_the_namespace() {
         );
     }
     assert_eq!(
-        run.finished.load(Ordering::SeqCst),
-        DEVICES,
+        finished, DEVICES,
         "a device was still in its last round 10 s after the end"
     );
 }
 
-/// Re-runs `test` of this binary inside a namespace of its own with
+/// Test `test` of this binary: run inside its namespace, `inside`; run
+/// anywhere else, re-runs itself inside a namespace of its own with
 /// `devices` TAP devices, set up further by `setup`, and fails if it fails
 /// there.
-fn run_in_a_namespace(test: &str, devices: usize, setup: impl FnOnce(&Netns)) {
+fn namespace_test(test: &str, devices: usize, setup: impl FnOnce(&Netns), inside: impl FnOnce()) {
+    if std::env::var_os(netns::INSIDE_ENV).is_some() {
+        return inside();
+    }
     if let Some(why) = Netns::unavailable() {
         panic!("cannot run {test} here: {why} (scripts/test.sh reports it as skipped)");
     }
@@ -826,6 +816,19 @@ struct Report {
     device: usize,
     what: &'static str,
     at: Instant,
+}
+
+impl Report {
+    /// Prints this report on the timeline of a test that began at
+    /// `started`.
+    fn print(&self, started: Instant) {
+        println!(
+            "{:>8.3} s  device {}  {}",
+            (self.at - started).as_secs_f64(),
+            self.device,
+            self.what
+        );
+    }
 }
 
 /// How many devices act as leader right now, and the most ever at once.
@@ -868,13 +871,8 @@ fn inside_the_namespace() {
         }
         timeline.push(report);
     }
-    for r in &timeline {
-        println!(
-            "{:>8.3} s  device {}  {}",
-            (r.at - started).as_secs_f64(),
-            r.device,
-            r.what
-        );
+    for report in &timeline {
+        report.print(started);
     }
     let leaders: std::collections::BTreeSet<usize> = timeline
         .iter()
