@@ -792,15 +792,23 @@ proptest! {
     }
 
     #[test]
-    fn arbitrary_frames_never_panic_the_session(script in proptest::collection::vec((0u8..6, proptest::collection::vec(any::<u8>(), 0..48)), 0..40)) {
-        let mut s: Session<u8, 4, 4, 32> = Session::new(SessionConfig::new(2, 6000), Instant::from_millis(0));
+    fn arbitrary_frames_never_panic_the_session(
+        script in proptest::collection::vec((0u8..6, proptest::collection::vec(any::<u8>(), 0..48)), 0..40),
+        servers in 0usize..6,
+        seed in any::<u32>(),
+    ) {
+        let config = SessionConfig::new(servers, 6000).with_server_seed(seed);
+        let mut s: Session<u8, 4, 4, 32> = Session::new(config, Instant::from_millis(0));
         let mut now = 0u64;
         let mut conn = None;
         let mut tx = [0u8; 256];
         for (command, bytes) in script {
             let at = Instant::from_millis(now);
             while let Some(a) = s.poll_action() {
-                if let herdless_core::wire::Action::Connect { conn: c, .. } = a { conn = Some(c); }
+                if let herdless_core::wire::Action::Connect { conn: c, server } = a {
+                    prop_assert!(server < servers.max(1));
+                    conn = Some(c);
+                }
             }
             let Some(c) = conn else { break };
             match command {

@@ -197,15 +197,24 @@ fn embassy_zk<'a>(
     rx: &'a mut [u8],
     tx: &'a mut [u8],
 ) -> Zk<'a, TokioTransport> {
+    seeded_embassy_zk(addrs, rx, tx, 0)
+}
+
+/// The same, trying the servers in the order `seed` draws.
+fn seeded_embassy_zk<'a>(
+    addrs: Vec<String>,
+    rx: &'a mut [u8],
+    tx: &'a mut [u8],
+    seed: u32,
+) -> Zk<'a, TokioTransport> {
     // The session must know every server: with fewer it never moves on to
     // the others, and a connect stuck on a stalled link may use up its whole
     // timeout (connect timeout = session timeout / servers).
     let servers = addrs.len();
-    Zk::new(
-        TokioTransport::new(addrs),
-        Buffers::new(rx, tx),
-        SessionConfig::new(servers, SESSION.as_millis() as u32).with_retry_delay_ms(200),
-    )
+    let config = SessionConfig::new(servers, SESSION.as_millis() as u32)
+        .with_retry_delay_ms(200)
+        .with_server_seed(seed);
+    Zk::new(TokioTransport::new(addrs), Buffers::new(rx, tx), config)
 }
 
 /// Checks that the recipe's directory holds no node any more.
@@ -1852,4 +1861,105 @@ async fn lock_shared_with_a_peer(peer: Peer, mode: &str, dir: &'static str) {
         said.contains("entries") && !said.contains("entries 0 "),
         "the {name} contender took the lock: {said:?}"
     );
+}
+
+/// A fleet given server seeds starts spread over the ensemble, and the
+/// devices of a server that dies go on to different servers, each keeping
+/// its session. Where each device is connected is asked of the servers
+/// (`cons`), and must match what its driver says.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embassy_devices_spread_over_the_ensemble_and_leave_a_dead_server_for_different_ones() {
+    let _serial = serial().await;
+    let mut ensemble = ZkEnsemble::start();
+    // Seed s: first server s % 3, then a step of 1 (s < 3) or 2 (s >= 3).
+    const DEVICES: usize = 6;
+    let sessions: Arc<Vec<AtomicI64>> = Arc::new((0..DEVICES).map(|_| AtomicI64::new(0)).collect());
+    let servers: Arc<Vec<AtomicUsize>> =
+        Arc::new((0..DEVICES).map(|_| AtomicUsize::new(usize::MAX)).collect());
+    let stop = Arc::new(AtomicBool::new(false));
+    let devices: Vec<_> = (0..DEVICES)
+        .map(|k| {
+            let (addrs, sessions, servers, stop) = (
+                addrs(&ensemble),
+                sessions.clone(),
+                servers.clone(),
+                stop.clone(),
+            );
+            client_thread(move || async move {
+                let (mut rx, mut tx) = ([0u8; 4096], [0u8; 1024]);
+                let mut zk = seeded_embassy_zk(addrs, &mut rx, &mut tx, k as u32);
+                zk.connect().await.expect("connect");
+                while !stop.load(Ordering::SeqCst) {
+                    sessions[k].store(zk.session_id(), Ordering::SeqCst);
+                    if matches!(zk.state(), herdless_embassy::wire::State::Connected { .. }) {
+                        servers[k].store(zk.server(), Ordering::SeqCst);
+                    }
+                    zk.run(tokio::time::sleep(Duration::from_millis(50)))
+                        .await
+                        .expect("the session carries on");
+                }
+                let _ = zk.close().await;
+            })
+        })
+        .collect();
+
+    // Where the servers say each device is, once all of them are there and
+    // agree with the drivers.
+    let placed = |ensemble: &ZkEnsemble, want: &dyn Fn(usize, usize) -> bool| {
+        let deadline = Instant::now() + 2 * SESSION;
+        loop {
+            let at: Vec<Option<usize>> = (0..DEVICES)
+                .map(|k| match sessions[k].load(Ordering::SeqCst) {
+                    0 => None,
+                    sid => ensemble.server_of_session(sid),
+                })
+                .collect();
+            let agreed = (0..DEVICES).all(|k| {
+                at[k].is_some_and(|s| s == servers[k].load(Ordering::SeqCst) && want(k, s))
+            });
+            if agreed {
+                return at.into_iter().map(Option::unwrap).collect::<Vec<_>>();
+            }
+            assert!(
+                Instant::now() < deadline,
+                "devices at {at:?}, drivers say {servers:?}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    };
+    let first = placed(&ensemble, &|_, _| true);
+    println!("fleet: devices on servers {first:?}");
+    assert_eq!(first, [0, 1, 2, 0, 1, 2], "each device where its seed says");
+    let before: Vec<i64> = sessions.iter().map(|s| s.load(Ordering::SeqCst)).collect();
+
+    // A follower dies: a leader's death would make the others drop their
+    // clients too while the quorum elects.
+    let leader = ensemble.leader().expect("a leader");
+    let dead = (0..3).find(|&i| i != leader).unwrap();
+    let killed_at = Instant::now();
+    ensemble.kill(dead);
+    let after = placed(&ensemble, &|_, s| s != dead);
+    println!(
+        "fleet: server {dead} killed, devices on {after:?} after {:?}",
+        killed_at.elapsed()
+    );
+    let moved: Vec<usize> = (0..DEVICES)
+        .filter(|&k| first[k] == dead)
+        .map(|k| after[k])
+        .collect();
+    assert_eq!(moved.len(), 2);
+    assert_ne!(
+        moved[0], moved[1],
+        "the dead server's devices went on to the same server"
+    );
+    for k in (0..DEVICES).filter(|&k| first[k] != dead) {
+        assert_eq!(after[k], first[k], "device {k} left a live server");
+    }
+    let kept: Vec<i64> = sessions.iter().map(|s| s.load(Ordering::SeqCst)).collect();
+    assert_eq!(kept, before, "every session kept");
+
+    stop.store(true, Ordering::SeqCst);
+    for device in devices {
+        device.join().expect("a device panicked");
+    }
 }

@@ -205,6 +205,14 @@ impl<'a, T: Transport, const K: usize> Zk<'a, T, K> {
         self.session.negotiated_timeout_ms()
     }
 
+    /// The index, in the transport's list, of the server of the current
+    /// or last connection attempt (where
+    /// [`SessionConfig::with_server_seed`](crate::wire::SessionConfig::with_server_seed)
+    /// spreads a fleet).
+    pub fn server(&self) -> usize {
+        self.session.server()
+    }
+
     /// How many connection faults the driver recovered from so far.
     pub fn faults(&self) -> u32 {
         self.faults

@@ -28,7 +28,8 @@
 //! * the handshake, with the read-only byte, and its refusal: a session the
 //!   server calls expired (timeout or id 0) is reported as
 //!   [`SessionEvent::Expired`];
-//! * after a lost connection, the next server of the list, resuming with
+//! * after a lost connection, the next server (in the order
+//!   [`SessionConfig::server_seed`] sets), resuming with
 //!   the session id and password; once every server failed in a row, a
 //!   pause of [`SessionConfig::retry_delay_ms`] before the next round;
 //! * expiry presumed locally when no server could be reached, a
@@ -67,6 +68,7 @@ mod auth;
 mod config;
 mod error;
 mod output;
+mod server_order;
 #[cfg(test)]
 mod tests;
 mod watches;
@@ -80,6 +82,7 @@ use crate::Request;
 use heapless::{Deque, Vec};
 
 use self::auth::AuthList;
+use self::server_order::ServerOrder;
 use self::watches::WatchTable;
 use super::jute::DEFAULT_MAX_FRAME;
 use super::op::{request_expect, request_watch, Op, WatchClass};
@@ -155,6 +158,7 @@ pub struct Session<
     config: SessionConfig,
     phase: Phase,
     conn: ConnectionId,
+    order: ServerOrder,
     server: usize,
     attempts: usize,
     session_id: i64,
@@ -195,16 +199,21 @@ pub struct Session<
 impl<T: Copy, const PENDING: usize, const WATCHES: usize, const WATCH_BYTES: usize>
     Session<T, PENDING, WATCHES, WATCH_BYTES>
 {
-    /// A new session; its first connection attempt (to server 0) is already
-    /// in [`poll_action`](Self::poll_action).
+    /// A new session; its first connection attempt (to server 0, or the
+    /// one [`SessionConfig::server_seed`] draws) is already in
+    /// [`poll_action`](Self::poll_action).
     pub fn new(config: SessionConfig, now: Instant) -> Self {
-        let servers = config.servers.max(1);
+        let (order, first) = ServerOrder::new(config.servers, config.server_seed);
         let mut session = Session {
-            config: SessionConfig { servers, ..config },
+            config: SessionConfig {
+                servers: order.servers(),
+                ..config
+            },
             phase: Phase::Idle { at: now },
             conn: ConnectionId(0),
-            // So that the first attempt goes to server 0.
-            server: servers - 1,
+            order,
+            // So that the first attempt goes to `first`.
+            server: order.before(first),
             attempts: 0,
             session_id: 0,
             password: Vec::new(),
@@ -756,7 +765,7 @@ impl<T: Copy, const PENDING: usize, const WATCHES: usize, const WATCH_BYTES: usi
             return;
         }
         self.attempts += 1;
-        self.server = (self.server + 1) % self.config.servers;
+        self.server = self.order.after(self.server);
         self.conn = ConnectionId(self.conn.0.wrapping_add(1));
         self.connect_due = false;
         self.phase = Phase::Opening { since: now };

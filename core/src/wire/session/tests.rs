@@ -505,6 +505,30 @@ fn every_server_failing_pauses_before_the_next_round() {
     assert_eq!(t.next_attempt(), 0);
 }
 
+/// A device's seed picks its first server and its order through the
+/// rest; a round still tries each server once before the pause.
+#[test]
+fn a_seeded_session_tries_the_servers_in_its_own_order() {
+    // Five servers, seed 5·3 + 2: server 2 first, then a step of 1 + 3.
+    let config = SessionConfig::new(5, 9000)
+        .with_retry_delay_ms(500)
+        .with_server_seed(5 * 3 + 2);
+    let mut s = S::new(config, Instant::from_millis(0));
+    let attempt = |s: &mut S, at: u64| match s.poll_action() {
+        Some(Action::Connect { server, conn }) => {
+            s.handle_disconnected(conn, Instant::from_millis(at));
+            Some(server)
+        }
+        None => None,
+        other => panic!("{other:?}"),
+    };
+    let round: Vec<_> = core::iter::from_fn(|| attempt(&mut s, 0)).collect();
+    assert_eq!(round, [2, 1, 0, 4, 3]);
+    assert_eq!(s.poll_timeout(), Some(Instant::from_millis(500)));
+    s.handle_timeout(Instant::from_millis(500));
+    assert_eq!(attempt(&mut s, 500), Some(2), "the next round as the first");
+}
+
 #[test]
 fn a_connection_attempt_that_hangs_is_given_up() {
     let mut t = Script::three();
