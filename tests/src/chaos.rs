@@ -44,6 +44,20 @@ pub struct Kill {
     pub at: Instant,
     /// Whether it served again after its restart.
     pub back: bool,
+    /// How soon after the kill a leader served clients again (at once when
+    /// a follower died); `None` if none did while the server was down. An
+    /// election can take seconds of ZooKeeper's own, and no client keeps a
+    /// session through an outage longer than its timeout.
+    pub quorum_back: Option<Duration>,
+}
+
+impl Kill {
+    /// How long the ensemble served no client after this kill, as far as
+    /// was watched: [`quorum_back`](Self::quorum_back), or the whole time
+    /// the server was down.
+    pub fn outage(&self, down: Duration) -> Duration {
+        self.quorum_back.unwrap_or(down)
+    }
 }
 
 /// Kills servers of `ensemble` one at a time for `duration`: the leader, then
@@ -92,7 +106,8 @@ pub fn kill_in_turn_with(
         let at = Instant::now();
         machine(server, false);
         ensemble.kill(server);
-        std::thread::sleep(down);
+        let quorum_back = serving_within(ensemble, at, down);
+        std::thread::sleep(down.saturating_sub(at.elapsed()));
         machine(server, true);
         let back = ensemble.restart(server, Duration::from_secs(60));
         kills.push(Kill {
@@ -100,11 +115,25 @@ pub fn kill_in_turn_with(
             target,
             at,
             back,
+            quorum_back,
         });
         // Let the clients work on a whole ensemble for a moment.
         std::thread::sleep(down);
     }
     kills
+}
+
+/// How long after `since` a leader of `ensemble` served clients, watched
+/// until `within` after it (`mntr` shows no state while a server does not
+/// serve, as a leader without its quorum does not).
+fn serving_within(ensemble: &ZkEnsemble, since: Instant, within: Duration) -> Option<Duration> {
+    while since.elapsed() < within {
+        if ensemble.leader().is_some() {
+            return Some(since.elapsed());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    None
 }
 
 /// What the clients of a run did.
@@ -138,6 +167,16 @@ impl Progress {
         let line = format!("{}: {what}", self.names[client]);
         eprintln!("application error: {line}");
         self.errors.lock().expect("progress lock").push(line);
+    }
+
+    /// Takes out the errors `forgiven` accepts and returns them: for a run
+    /// whose ensemble served no client for longer than a session outlives,
+    /// the ends of the sessions are the ensemble's doing, not the clients'.
+    pub fn forgive(&self, forgiven: impl Fn(&str) -> bool) -> Vec<String> {
+        let mut errors = self.errors.lock().expect("progress lock");
+        let (taken, kept) = errors.drain(..).partition(|e| forgiven(e));
+        *errors = kept;
+        taken
     }
 
     /// The errors the applications saw.
@@ -177,7 +216,18 @@ impl Progress {
     pub fn check(&self, recipe: &str, kills: &[Kill], bound: Duration) {
         let servers: Vec<String> = kills
             .iter()
-            .map(|k| format!("{}({:?})", k.server, k.target))
+            .map(|k| match k.quorum_back {
+                Some(q) => format!(
+                    "{}({:?}, served again after {:.2} s)",
+                    k.server,
+                    k.target,
+                    q.as_secs_f64()
+                ),
+                None => format!(
+                    "{}({:?}, no leader served while it was down)",
+                    k.server, k.target
+                ),
+            })
             .collect();
         let at: Vec<Instant> = kills.iter().map(|k| k.at).collect();
         let what = format!("{} kills [{}]", kills.len(), servers.join(" "));
@@ -295,4 +345,44 @@ pub fn misbehave(
         proxy.delay(Duration::ZERO, Duration::ZERO);
     }
     faults
+}
+
+#[cfg(test)]
+mod unit {
+    use super::*;
+
+    #[test]
+    fn forgiving_takes_out_only_the_errors_forgiven() {
+        let progress = Progress::new(&["a", "b"]);
+        progress.error(0, "campaign: Recipe(SessionEnded)");
+        progress.error(1, "lead: Recipe(Other)");
+        progress.error(1, "its session was replaced");
+        let forgiven =
+            progress.forgive(|e| e.ends_with("(SessionEnded)") || e.ends_with("replaced"));
+        assert_eq!(
+            forgiven,
+            [
+                "a: campaign: Recipe(SessionEnded)",
+                "b: its session was replaced"
+            ]
+        );
+        assert_eq!(progress.errors(), ["b: lead: Recipe(Other)"]);
+    }
+
+    #[test]
+    fn an_outage_not_seen_to_end_lasts_the_whole_downtime() {
+        let kill = |quorum_back| Kill {
+            server: 0,
+            target: Target::Leader,
+            at: Instant::now(),
+            back: true,
+            quorum_back,
+        };
+        let down = Duration::from_secs(7);
+        assert_eq!(
+            kill(Some(Duration::from_millis(300))).outage(down),
+            Duration::from_millis(300)
+        );
+        assert_eq!(kill(None).outage(down), down);
+    }
 }

@@ -171,6 +171,7 @@ async fn reconnecting_task(stack: Stack<'static>, zk_port: u16, reports: mpsc::S
     stack.wait_config_up().await;
     let (mut zk, id) = device_driver(
         stack,
+        0,
         vec![
             IpEndpoint::new(IpAddress::Ipv4(NOBODY), zk_port),
             IpEndpoint::new(IpAddress::Ipv4(Netns::HOST_ADDR), zk_port),
@@ -362,6 +363,20 @@ impl KillRun {
         }
     }
 
+    /// Waits up to `within` for every device to have acted once: the kills
+    /// fall on a fleet at work, not on its first connects.
+    fn wait_until_all_acted(&self, within: Duration) {
+        let deadline = Instant::now() + within;
+        while self.progress.counts().iter().any(|(_, n)| *n == 0) {
+            let counts = self.progress.counts();
+            assert!(
+                Instant::now() < deadline,
+                "a device never acted: {counts:?}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     /// Stops the devices and waits up to `within` for all to finish their
     /// last round; returns how many did.
     fn stop_within(&self, within: Duration) -> usize {
@@ -436,6 +451,7 @@ fn kills_inside_the_namespace(contest: Contest, death: Death) {
         .map(|i| IpEndpoint::new(IpAddress::Ipv4(addr(i)), ensemble.client_port(i)))
         .collect();
     run.spawn_devices(&servers, contest);
+    run.wait_until_all_acted(Duration::from_secs(30));
     let mut ensemble = ensemble;
     let kills = chaos::kill_in_turn_with(
         &mut ensemble,
@@ -449,11 +465,29 @@ fn kills_inside_the_namespace(contest: Contest, death: Death) {
         },
         machine,
     );
-    let bound = Duration::from_millis(u64::from(KILLS_SESSION_MS)) + KILL_DOWN;
+    let session = Duration::from_millis(u64::from(KILLS_SESSION_MS));
+    let bound = session + KILL_DOWN;
     let finished = run.stop_within(bound);
     let overlaps = run.witness.overlaps();
     let what = format!("embassy-net {contest:?}, each killed server's {death:?} gone");
     println!("{what}: {overlaps} pieces of work begun beside another's");
+    // ZooKeeper's own election may leave the ensemble serving no client for
+    // longer than a session outlives (once 5.6 s: the new leader could not
+    // sync its follower at first, and gave up its term): then the sessions'
+    // ends are the ensemble's, and only they are forgiven. Normally a
+    // leader serves again within half a second.
+    let outage = kills
+        .iter()
+        .map(|k| k.outage(KILL_DOWN))
+        .max()
+        .unwrap_or_default();
+    if outage > session / 3 {
+        let forgiven = run.progress.forgive(of_a_session_that_ended);
+        println!(
+            "{what}: the ensemble served no client for {outage:?} after a kill, over a third \
+             of the {session:?} session; the session ends forgiven: {forgiven:?}"
+        );
+    }
     run.progress.check(&what, &kills, bound);
     assert_eq!(
         overlaps, 0,
@@ -477,7 +511,7 @@ async fn killed_servers_task(
     match contest {
         Contest::Election => {
             let recipe = candidate("/plant/killed");
-            let (zk, id) = device_driver(stack, servers, recipe, KILLS_SESSION_MS);
+            let (zk, id) = device_driver(stack, device, servers, recipe, KILLS_SESSION_MS);
             rounds(zk, device, run, async |zk| {
                 election_round(zk, id, device, run).await
             })
@@ -485,7 +519,7 @@ async fn killed_servers_task(
         }
         Contest::Lock => {
             let recipe = Lock::new("/plant/killed-lock").expect("a valid lock path");
-            let (zk, id) = device_driver(stack, servers, recipe, KILLS_SESSION_MS);
+            let (zk, id) = device_driver(stack, device, servers, recipe, KILLS_SESSION_MS);
             rounds(zk, device, run, async |zk| {
                 lock_round(zk, id, device, run).await
             })
@@ -666,7 +700,7 @@ async fn cut_task(stack: Stack<'static>, device: usize, port: u16, reports: mpsc
     stack.wait_config_up().await;
     let lock: Lock = Lock::new("/plant/cut").expect("a valid lock path");
     let servers = vec![IpEndpoint::new(IpAddress::Ipv4(Netns::HOST_ADDR), port)];
-    let (mut zk, id) = device_driver(stack, servers, lock, CUT_SESSION_MS);
+    let (mut zk, id) = device_driver(stack, device, servers, lock, CUT_SESSION_MS);
     zk.connect().await.expect("connect to ZooKeeper");
     if device != 0 {
         report("acquiring");
@@ -745,15 +779,10 @@ fn mac_change_inside_the_namespace() {
     let finished = run.stop_within(Duration::from_secs(10));
     let recoveries = run.progress.recoveries(&[changed]);
     let errors = run.progress.errors();
-    // A session that ended fails a waiting `acquire` (`SessionEnded`: call
-    // again) and is replaced by the driver; nothing else may reach the
-    // application.
+    // Nothing but a session's end may reach the application.
     let unexpected: Vec<&String> = errors
         .iter()
-        .filter(|e| {
-            !e.ends_with("acquire: Recipe(SessionEnded)")
-                && !e.ends_with("its session was replaced")
-        })
+        .filter(|e| !of_a_session_that_ended(e))
         .collect();
     println!(
         "embassy-net lock after the server's MAC address changed: acted again after {recoveries:?}; \
@@ -780,6 +809,15 @@ fn mac_change_inside_the_namespace() {
         finished, DEVICES,
         "a device was still in its last round 10 s after the end"
     );
+}
+
+/// Whether a device's error `e` is one a session that ended brings: a
+/// waiting `acquire` or `campaign` fails with `SessionEnded` (call again),
+/// and the driver replaces the session.
+fn of_a_session_that_ended(e: &str) -> bool {
+    e.ends_with("acquire: Recipe(SessionEnded)")
+        || e.ends_with("campaign: Recipe(SessionEnded)")
+        || e.ends_with("its session was replaced")
 }
 
 /// Test `test` of this binary: run inside its namespace, `inside`; run
@@ -929,11 +967,14 @@ fn reporter(device: usize, reports: mpsc::Sender<Report>) -> impl Fn(&'static st
     }
 }
 
-/// A device's driver over embassy-net to `servers` (a session of
+/// Device `device`'s driver over embassy-net to `servers` (a session of
 /// `session_ms`), with `recipe` added; the recipe, its socket and frame
-/// buffers are leaked for the executor's `'static` task.
+/// buffers are leaked for the executor's `'static` task. As a fleet's
+/// devices should, each tries the servers in an order of its own (its
+/// index as the seed: device `k` of three begins with server `k`).
 fn device_driver<R: Recipe + 'static>(
     stack: Stack<'static>,
+    device: usize,
     servers: Vec<IpEndpoint>,
     recipe: R,
     session_ms: u32,
@@ -952,7 +993,7 @@ fn device_driver<R: Recipe + 'static>(
     let mut zk = Zk::new(
         TcpTransport::new(socket, servers),
         buffers,
-        SessionConfig::new(count, session_ms),
+        SessionConfig::new(count, session_ms).with_server_seed(device as u32),
     );
     let id = zk
         .add(Box::leak(Box::new(recipe)))
@@ -981,6 +1022,7 @@ async fn device_task(
     stack.wait_config_up().await;
     let (mut zk, id) = device_driver(
         stack,
+        device,
         vec![IpEndpoint::new(IpAddress::Ipv4(Netns::HOST_ADDR), zk_port)],
         candidate("/plant/gateway"),
         SESSION_MS,

@@ -64,6 +64,13 @@
 //! [`Zk::last_fault`]. A server that stops answering is not a fault of
 //! the connection but the session's read timeout: it is not counted
 //! there, and the recipes' `Suspended` is how it shows.
+//!
+//! A fleet of devices sharing an ensemble should give each device's
+//! session its own order of servers,
+//! [`SessionConfig::with_server_seed`](wire::SessionConfig::with_server_seed)
+//! with a random number, as ZooKeeper's own clients shuffle their server
+//! lists: otherwise every device begins with the first server, and the
+//! devices of a server that dies all go on to the same next one.
 #![no_std]
 // The transport trait uses `async fn`: embassy executors are
 // single-threaded, so the futures need no `Send` bound.
