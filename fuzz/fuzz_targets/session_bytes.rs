@@ -54,7 +54,9 @@ impl Driver {
 
 fuzz_target!(|data: &[u8]| {
     // The first byte picks the order the session tries its servers in.
-    let (seed, data) = data.split_first().map_or((0, data), |(&s, rest)| (u32::from(s), rest));
+    let (seed, data) = data
+        .split_first()
+        .map_or((0, data), |(&s, rest)| (u32::from(s), rest));
     let config = SessionConfig::new(3, 6000).with_server_seed(seed);
     let mut d = Driver {
         session: Session::new(config, Instant::from_millis(0)),

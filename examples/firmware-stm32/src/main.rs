@@ -144,8 +144,8 @@ async fn main(spawner: Spawner) -> ! {
     let mut gateway_election: Election = unwrap!(Election::new(GATEWAY_ELECTION));
     // Each device its own order of servers, so that a fleet neither starts
     // on the first nor piles onto one when a server dies.
-    let session = SessionConfig::new(ZK_SERVERS.len(), SESSION_TIMEOUT_MS)
-        .with_server_seed(rng.next_u32());
+    let session =
+        SessionConfig::new(ZK_SERVERS.len(), SESSION_TIMEOUT_MS).with_server_seed(rng.next_u32());
 
     // Operators (and the other devices) read who the gateway is, and where
     // to reach it, from the election's acknowledgement node.
