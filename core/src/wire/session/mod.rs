@@ -203,17 +203,17 @@ impl<T: Copy, const PENDING: usize, const WATCHES: usize, const WATCH_BYTES: usi
     /// one [`SessionConfig::server_seed`] draws) is already in
     /// [`poll_action`](Self::poll_action).
     pub fn new(config: SessionConfig, now: Instant) -> Self {
-        let (order, first) = ServerOrder::new(config.servers, config.server_seed);
+        // No servers at all is taken as one, so that the order has a
+        // server to name.
+        let servers = config.servers.max(1);
+        let (order, first) = ServerOrder::new(servers, config.server_seed);
         let mut session = Session {
-            config: SessionConfig {
-                servers: order.servers(),
-                ..config
-            },
+            config: SessionConfig { servers, ..config },
             phase: Phase::Idle { at: now },
             conn: ConnectionId(0),
             order,
             // So that the first attempt goes to `first`.
-            server: order.before(first),
+            server: order.before(first, servers),
             attempts: 0,
             session_id: 0,
             password: Vec::new(),
@@ -765,7 +765,7 @@ impl<T: Copy, const PENDING: usize, const WATCHES: usize, const WATCH_BYTES: usi
             return;
         }
         self.attempts += 1;
-        self.server = self.order.after(self.server);
+        self.server = self.order.after(self.server, self.config.servers);
         self.conn = ConnectionId(self.conn.0.wrapping_add(1));
         self.connect_due = false;
         self.phase = Phase::Opening { since: now };

@@ -14,18 +14,18 @@
 //!
 //! [`SessionConfig::with_server_seed`]: super::SessionConfig::with_server_seed
 
-/// How a session moves from one server to the next.
+/// How a session moves from one server to the next. The number of
+/// servers is not kept here: the session's configuration holds it, and
+/// every call takes it from there, so that there is one copy of it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct ServerOrder {
-    servers: usize,
     step: usize,
 }
 
 impl ServerOrder {
-    /// The order for `servers` servers (at least one) from `seed`, and the
-    /// server it begins with.
+    /// The order for `servers` servers from `seed`, and the server it
+    /// begins with. `servers` must be at least one.
     pub(crate) fn new(servers: usize, seed: u32) -> (ServerOrder, usize) {
-        let servers = servers.max(1);
         // A `u32` fits every target herdless builds for (32 and 64 bits);
         // on a narrower one, the seed's high bits are merely not used.
         let seed = seed as usize;
@@ -40,18 +40,14 @@ impl ServerOrder {
                 step = step % (servers - 1) + 1;
             }
         }
-        (ServerOrder { servers, step }, first)
+        (ServerOrder { step }, first)
     }
 
-    /// How many servers there are.
-    pub(crate) const fn servers(self) -> usize {
-        self.servers
-    }
-
-    /// The server after `server`.
-    pub(crate) fn after(self, server: usize) -> usize {
+    /// The server after `server`, of `servers` (the count this order was
+    /// made for).
+    pub(crate) fn after(self, server: usize, servers: usize) -> usize {
         // Written so that no sum can overflow, whatever the count.
-        let room = self.servers - server;
+        let room = servers - server;
         if self.step < room {
             server + self.step
         } else {
@@ -59,12 +55,13 @@ impl ServerOrder {
         }
     }
 
-    /// The server before `server`: the one whose successor it is.
-    pub(crate) fn before(self, server: usize) -> usize {
+    /// The server before `server`, of `servers`: the one whose successor
+    /// it is.
+    pub(crate) fn before(self, server: usize, servers: usize) -> usize {
         if server >= self.step {
             server - self.step
         } else {
-            server + (self.servers - self.step)
+            server + (servers - self.step)
         }
     }
 }
@@ -87,15 +84,15 @@ mod tests {
     fn round(servers: usize, seed: u32) -> std::vec::Vec<usize> {
         let (order, first) = ServerOrder::new(servers, seed);
         let mut tried = std::vec![first];
-        for _ in 1..servers.max(1) {
-            let next = order.after(*tried.last().unwrap());
+        for _ in 1..servers {
+            let next = order.after(*tried.last().unwrap(), servers);
             tried.push(next);
         }
         // The round closes: the server after the last is the first again,
         // and `before` undoes `after`.
-        assert_eq!(order.after(*tried.last().unwrap()), first);
+        assert_eq!(order.after(*tried.last().unwrap(), servers), first);
         for &s in &tried {
-            assert_eq!(order.before(order.after(s)), s);
+            assert_eq!(order.before(order.after(s, servers), servers), s);
         }
         tried
     }
@@ -119,7 +116,7 @@ mod tests {
     fn seed_zero_is_the_list_in_order() {
         assert_eq!(round(5, 0), [0, 1, 2, 3, 4]);
         assert_eq!(round(1, 0), [0]);
-        assert_eq!(round(0, 7), [0]);
+        assert_eq!(round(1, 7), [0]);
     }
 
     #[test]
@@ -143,7 +140,7 @@ mod tests {
                 for seed in 0..10_000u32 {
                     let (order, first) = ServerOrder::new(servers, seed);
                     if first == dead {
-                        next[order.after(dead)] += 1;
+                        next[order.after(dead, servers)] += 1;
                     }
                 }
                 assert_eq!(next[dead], 0, "{servers}, {dead}: {next:?}");
@@ -170,8 +167,8 @@ mod tests {
     fn no_count_overflows() {
         let (order, first) = ServerOrder::new(usize::MAX, u32::MAX);
         assert!(first < usize::MAX);
-        let next = order.after(usize::MAX - 1);
+        let next = order.after(usize::MAX - 1, usize::MAX);
         assert!(next < usize::MAX);
-        assert_eq!(order.before(next), usize::MAX - 1);
+        assert_eq!(order.before(next, usize::MAX), usize::MAX - 1);
     }
 }
