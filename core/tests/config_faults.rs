@@ -332,20 +332,34 @@ fn a_writer_that_does_not_watch_sets_no_watch_across_a_reconnect() {
 }
 
 #[test]
-fn a_watcher_whose_connection_broke_with_nothing_in_flight_does_not_read_again() {
-    let mut zk = SimZk::new(13);
-    let mut op = Operator::open(&mut zk);
-    let mut c = watcher_at_v3(&mut zk, &mut op);
-    let reads = c.count("getData");
-    c.connection_loss(&mut zk, 0);
-    c.settle(&mut zk);
-    // The reconnect re-registered the watch: nothing was missed.
-    assert_eq!(c.count("getData"), reads);
-    assert_eq!(zk.watches_of(c.session), [("data", PATH.to_owned())]);
-    // And it still works.
-    op.set(&mut zk, PATH, b"v4");
-    c.settle(&mut zk);
-    assert_eq!(c.events, [ConfigEvent::Changed { version: 4 }]);
+fn a_watcher_reads_again_after_a_reconnect_whether_or_not_its_watch_was_set_again() {
+    for reset in [true, false] {
+        let mut zk = SimZk::new(13);
+        zk.set_watch_reset(reset);
+        let mut op = Operator::open(&mut zk);
+        let mut c = watcher_at_v3(&mut zk, &mut op);
+        let reads = c.count("getData");
+        // The connection breaks with nothing in flight: a client that sets
+        // its watches again keeps the watch, one without a watch table
+        // (`reset` false) loses it, and the recipe cannot tell which.
+        c.connection_loss(&mut zk, 0);
+        c.settle(&mut zk);
+        assert_eq!(c.count("getData"), reads + 1, "reset {reset}");
+        assert_eq!(
+            zk.watches_of(c.session),
+            [("data", PATH.to_owned())],
+            "reset {reset}"
+        );
+        // The read found what was known: no event. A later change is heard.
+        assert!(c.events.is_empty(), "reset {reset}: {:?}", c.events);
+        op.set(&mut zk, PATH, b"v4");
+        c.settle(&mut zk);
+        assert_eq!(
+            c.events,
+            [ConfigEvent::Changed { version: 4 }],
+            "reset {reset}"
+        );
+    }
 }
 
 /// A read the server refuses (the node's ACL denies this client) sets no

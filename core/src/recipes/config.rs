@@ -486,7 +486,7 @@ impl<const D: usize, const N: usize> Config<D, N> {
         self.link.end(how);
     }
 
-    fn resume(&mut self, new_session: bool) {
+    fn resume(&mut self) {
         self.ops.clear_queued();
         if self.write_unknown {
             // The next read decides the lost write, and the server now may
@@ -495,9 +495,11 @@ impl<const D: usize, const N: usize> Config<D, N> {
             // reported a conflict though it landed.
             self.ops.queue(Op::CatchUp);
         }
-        if self.watching && (new_session || self.read_lost) {
-            // A new session has no watches; a lost read may have been the
-            // one re-arming it.
+        if self.watching {
+            // A new session has no watches, a lost read may have been the
+            // one re-arming it, and a resumed one holds its watches only
+            // if its client set them again (a wire session without a
+            // watch table does not): read again in every case.
             self.ops.queue(Op::Read);
         }
         self.read_lost = false;
@@ -631,10 +633,8 @@ impl<const D: usize, const N: usize> Recipe for Config<D, N> {
     fn handle_session(&mut self, _now: Instant, event: SessionEvent) {
         match event {
             SessionEvent::Connected { .. } => {
-                let reconnect = self.link.connected();
-                let new_session = reconnect == Reconnect::New;
-                if reconnect != Reconnect::Same {
-                    self.resume(new_session);
+                if self.link.connected() != Reconnect::Same {
+                    self.resume();
                 }
             }
             SessionEvent::Suspended => self.connection_lost(None),

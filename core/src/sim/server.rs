@@ -178,6 +178,8 @@ pub struct SimZk {
     lag: Option<lag::History>,
     /// Path prefixes whose requests are refused, and with what.
     refusals: Vec<(String, ZkError)>,
+    /// Whether a reconnect re-registers the client's watches.
+    watch_reset: bool,
 }
 
 impl SimZk {
@@ -196,6 +198,7 @@ impl SimZk {
             listing_part: None,
             lag: None,
             refusals: Vec::new(),
+            watch_reset: true,
         }
     }
 
@@ -247,6 +250,16 @@ impl SimZk {
     /// Sets the order in which replies and notifications reach clients.
     pub fn set_driver_order(&mut self, order: DriverOrder) {
         self.order = order;
+    }
+
+    /// Whether a reconnect re-registers the watches the client knows of
+    /// (`SetWatches`, the default). Without it, as from a wire session that
+    /// keeps no watch table (`Session<T, PENDING, 0, 0>`, a
+    /// herdless-embassy `Zk` built so) or a Java client with
+    /// `zookeeper.disableAutoWatchReset`, a resumed session holds none of
+    /// the watches it had, and a recipe must read again what it watches.
+    pub fn set_watch_reset(&mut self, reset: bool) {
+        self.watch_reset = reset;
     }
 
     /// Hands listings to recipes that take them in parts
@@ -442,7 +455,10 @@ impl SimZk {
     ///   (a client that reconnected before its driver looked) not at all:
     ///   chosen at random, as the drivers can deliver each.
     pub fn disconnect(&mut self, session: SessionId) {
-        let report = match self.rng.gen_range(0..3) {
+        // A wire session, the only client without a watch reset here,
+        // always reports the loss.
+        let reports = if self.watch_reset { 3 } else { 2 };
+        let report = match self.rng.gen_range(0..reports) {
             0 => LossReport::SuspendedFirst,
             1 => LossReport::AnswersFirst,
             _ => LossReport::AnswersOnly,
@@ -516,6 +532,12 @@ impl SimZk {
                     session_id: session,
                 },
             )));
+        if !self.watch_reset {
+            // The server dropped the watches with the connection, and
+            // nothing sets them again.
+            s.client_watches.clear();
+            return;
+        }
         let known: Vec<ClientWatch> = s.client_watches.iter().cloned().collect();
         let since = s.last_zxid;
         for (class, path) in known {
