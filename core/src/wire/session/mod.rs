@@ -148,6 +148,15 @@ enum Phase {
 /// `WATCH_BYTES` the watches kept for re-arming: how many, and the bytes
 /// of all their paths together (one pool, so a few long paths or many
 /// short ones fit; the default holds sixteen paths of 64 bytes).
+///
+/// With `WATCHES` = 0 the session keeps no watches: it sets them on the
+/// server as ever but sends no setWatches after a reconnect, so a resumed
+/// session holds none of the watches it had (as a Java client with
+/// `zookeeper.disableAutoWatchReset`), [`watches`](Self::watches) is
+/// empty, and the table's code and RAM are left out. Every recipe of
+/// herdless reads again what it watches when its session resumes, so a
+/// device that runs only recipes loses nothing by it; code of your own
+/// that sets watches must then do the same.
 #[derive(Debug)]
 pub struct Session<
     T,

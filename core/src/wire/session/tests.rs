@@ -20,8 +20,10 @@ type S = Session<u32, 4, 4, 32>;
 const PASSWORD: [u8; 16] = [0xAB; 16];
 const SID: i64 = 0x0102_0304_0506_0708;
 
-struct Script {
-    s: S,
+/// A session driven by hand, with a watch table of `W` watches in `B`
+/// bytes (by default that of `S`).
+struct Script<const W: usize = 4, const B: usize = 32> {
+    s: Session<u32, 4, W, B>,
     now: u64,
     conn: ConnectionId,
 }
@@ -73,18 +75,31 @@ fn parse_set_watches(frame: &[u8]) -> (i64, [Vec<std::string::String>; 3]) {
 
 impl Script {
     fn new(config: SessionConfig) -> Self {
-        let mut s = S::new(config, Instant::from_millis(0));
+        Self::start(config)
+    }
+
+    /// Three servers, 9 s asked for.
+    fn three() -> Self {
+        Script::new(SessionConfig::new(3, 9000))
+    }
+}
+
+impl Script<0, 0> {
+    /// Three servers, 9 s asked for, and no watch table.
+    fn three_without_watch_table() -> Self {
+        Self::start(SessionConfig::new(3, 9000))
+    }
+}
+
+impl<const W: usize, const B: usize> Script<W, B> {
+    fn start(config: SessionConfig) -> Self {
+        let mut s = Session::new(config, Instant::from_millis(0));
         let conn = match s.poll_action() {
             Some(Action::Connect { server: 0, conn }) => conn,
             other => panic!("{other:?}"),
         };
         assert_eq!(s.poll_action(), None);
         Script { s, now: 0, conn }
-    }
-
-    /// Three servers, 9 s asked for.
-    fn three() -> Self {
-        Script::new(SessionConfig::new(3, 9000))
     }
 
     fn at(&self) -> Instant {
@@ -922,7 +937,7 @@ fn data_reply(xid: i32, zxid: i64) -> Vec<u8> {
 }
 
 /// Sets a data watch on /d, a creation watch on /e and a child watch on /c.
-fn three_watches(t: &mut Script) {
+fn three_watches<const W: usize, const B: usize>(t: &mut Script<W, B>) {
     let d = t.send(1, watched_read("/d"));
     let e = t.send(
         2,
@@ -988,6 +1003,37 @@ fn watches_are_re_armed_after_a_resume_relative_to_the_last_zxid() {
     t.frame(&empty_reply(-8, 60, 0)).unwrap();
     assert_eq!(t.s.last_zxid(), 60);
     assert_eq!(t.s.watches().count(), 2);
+}
+
+#[test]
+fn a_session_without_a_watch_table_sets_watches_but_not_again_after_a_resume() {
+    let mut t = Script::three_without_watch_table();
+    t.establish(9000);
+    // Each request still asks the server for its watch (its last byte),
+    // and each answer is read as ever.
+    let mut buf = [0u8; 64];
+    let n = t.try_send_into(7, watched_read("/w"), &mut buf).unwrap();
+    assert_eq!(buf[n - 1], 1, "the watch flag");
+    let w = header(&buf[..n]).0;
+    t.frame(&data_reply(w, 40)).unwrap();
+    three_watches(&mut t);
+    assert_eq!(t.s.watches().count(), 0, "none kept");
+    // A notification fires as ever.
+    match t.frame(&notification(3, "/d")) {
+        Ok(Incoming::Watch(e)) => assert_eq!((e.kind, e.path), (WatchKind::NodeDataChanged, "/d")),
+        other => panic!("{other:?}"),
+    }
+    // Resumed: no setWatches, and requests go at once.
+    t.drop_connection();
+    t.open();
+    t.frame(&connect_response(9000, SID, &PASSWORD, false))
+        .unwrap();
+    assert!(t.transmit().is_empty());
+    assert!(t.s.can_send());
+    assert!(t.events().iter().any(|e| matches!(
+        e,
+        Event::Session(SessionEvent::Connected { session_id: SID })
+    )));
 }
 
 #[test]

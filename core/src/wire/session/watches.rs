@@ -8,6 +8,12 @@
 //! it fired, by the server's rules: created and data-changed events fire
 //! data and creation watches, children-changed events child watches, and
 //! deleted events all three.
+//!
+//! A table of no watches (`N` = 0) keeps none: watches are set on the
+//! server as ever, and a resumed session holds none of them, as with a
+//! Java client's `zookeeper.disableAutoWatchReset`. Every recipe of herdless
+//! reads again what it watches when its session resumes, so a device
+//! running only recipes can leave the table's code and RAM out.
 
 use heapless::Vec;
 
@@ -51,6 +57,10 @@ pub(crate) struct WatchTable<const N: usize, const BYTES: usize> {
 }
 
 impl<const N: usize, const BYTES: usize> WatchTable<N, BYTES> {
+    /// Whether watches are kept at all: with `N` = 0 every method below
+    /// folds away when the session is compiled.
+    const KEEPS: bool = N > 0;
+
     pub(crate) const fn new() -> Self {
         WatchTable {
             watches: Vec::new(),
@@ -77,6 +87,9 @@ impl<const N: usize, const BYTES: usize> WatchTable<N, BYTES> {
         xid: i32,
         exists: bool,
     ) -> Result<(), SendError> {
+        if !Self::KEEPS {
+            return Ok(());
+        }
         if path.len() > BYTES {
             return Err(SendError::WatchPathTooLong);
         }
@@ -125,6 +138,9 @@ impl<const N: usize, const BYTES: usize> WatchTable<N, BYTES> {
 
     /// Removes every watch `drop` says to.
     fn remove_where(&mut self, mut drop: impl FnMut(&Self, &Watch) -> bool) {
+        if !Self::KEEPS {
+            return;
+        }
         let mut index = 0;
         while let Some(w) = self.watches.get(index).copied() {
             if drop(self, &w) {
@@ -143,6 +159,9 @@ impl<const N: usize, const BYTES: usize> WatchTable<N, BYTES> {
     /// The reply to the request with `xid` arrived: keeps its watch if the
     /// server set one.
     pub(crate) fn confirm(&mut self, xid: i32, error: Option<ZkError>) {
+        if !Self::KEEPS {
+            return;
+        }
         let Some((index, exists)) =
             self.watches
                 .iter()
@@ -203,6 +222,9 @@ impl<const N: usize, const BYTES: usize> WatchTable<N, BYTES> {
     /// The session resumed on a new connection: every watch must go into a
     /// setWatches.
     pub(crate) fn mark_rearm(&mut self) {
+        if !Self::KEEPS {
+            return;
+        }
         for w in self.watches.iter_mut() {
             if let Status::Armed { .. } = w.status {
                 w.status = Status::Armed { rearm: true };
@@ -232,7 +254,7 @@ impl<const N: usize, const BYTES: usize> WatchTable<N, BYTES> {
 
     /// Whether some watch still has to be re-armed.
     pub(crate) fn needs_rearm(&self) -> bool {
-        self.awaiting_rearm().next().is_some()
+        Self::KEEPS && self.awaiting_rearm().next().is_some()
     }
 
     /// How many of the watches awaiting re-arming fit, in order, into a
