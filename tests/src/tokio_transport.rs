@@ -149,11 +149,11 @@ impl Transport for TokioTransport {
 
 /// Runs `zk` until `done` holds, failing the test with `what` after
 /// `limit`; returns how long it took.
-pub async fn drive_until<'a>(
-    zk: &mut herdless_embassy::Zk<'a, TokioTransport>,
+pub async fn drive_until<'a, const K: usize, const W: usize, const WB: usize>(
+    zk: &mut herdless_embassy::Zk<'a, TokioTransport, K, W, WB>,
     what: &str,
     limit: std::time::Duration,
-    mut done: impl FnMut(&mut herdless_embassy::Zk<'a, TokioTransport>) -> bool,
+    mut done: impl FnMut(&mut herdless_embassy::Zk<'a, TokioTransport, K, W, WB>) -> bool,
 ) -> std::time::Duration {
     let started = std::time::Instant::now();
     while !done(zk) {

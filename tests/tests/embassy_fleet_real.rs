@@ -29,6 +29,10 @@ async fn std_client(server: &ZkServer) -> herdless_std::Client {
         .expect("connect a herdless-std client")
 }
 
+/// The embedded driver as the STM32 firmware has it (no watch table), on
+/// `rx` and `tx`.
+type Device<'a> = Zk<'a, TokioTransport, 4, 0, 0>;
+
 /// The embedded driver on `rx` and `tx`, to `server`, reading at most
 /// `max_read` bytes per read.
 fn driver<'a>(
@@ -36,7 +40,7 @@ fn driver<'a>(
     rx: &'a mut [u8],
     tx: &'a mut [u8],
     max_read: usize,
-) -> Zk<'a, TokioTransport> {
+) -> Device<'a> {
     let mut transport = TokioTransport::new(vec![server.addr()]);
     transport.max_read = max_read;
     Zk::new(
@@ -471,8 +475,8 @@ impl Recipe for Reader {
 }
 
 /// Runs the driver until `read` has an outcome.
-async fn outcome<T: herdless_embassy::Transport>(
-    zk: &mut Zk<'_, T>,
+async fn outcome(
+    zk: &mut Device<'_>,
     id: herdless_embassy::RecipeId<Reader>,
 ) -> Result<usize, ZkError> {
     zk.recipe(id).unwrap().read();

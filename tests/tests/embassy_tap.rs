@@ -532,10 +532,10 @@ async fn killed_servers_task(
 /// Connects `device`'s driver and runs `round` until the test stops,
 /// checking that the session lasted, then closes it.
 async fn rounds(
-    mut zk: Zk<'static, TcpTransport<'static, 'static>>,
+    mut zk: Device,
     device: usize,
     run: &KillRun,
-    mut round: impl AsyncFnMut(&mut Zk<'static, TcpTransport<'static, 'static>>),
+    mut round: impl AsyncFnMut(&mut Device),
 ) {
     match zk.connect().await {
         Ok(()) => {
@@ -562,12 +562,7 @@ fn guid() -> Guid {
 
 /// One campaign, term and resignation of `device`, its successes and the
 /// errors its application sees noted in `run`.
-async fn election_round(
-    zk: &mut Zk<'static, TcpTransport<'static, 'static>>,
-    id: RecipeId<Election>,
-    device: usize,
-    run: &KillRun,
-) {
+async fn election_round(zk: &mut Device, id: RecipeId<Election>, device: usize, run: &KillRun) {
     if let Err(e) = zk.handle(id).campaign(guid(), b"device").await {
         return run.progress.error(device, format!("campaign: {e:?}"));
     }
@@ -586,12 +581,7 @@ async fn election_round(
 
 /// One acquisition, holding and release of the lock by `device`, noted in
 /// `run` as [`election_round`] notes its rounds.
-async fn lock_round(
-    zk: &mut Zk<'static, TcpTransport<'static, 'static>>,
-    id: RecipeId<Lock>,
-    device: usize,
-    run: &KillRun,
-) {
+async fn lock_round(zk: &mut Device, id: RecipeId<Lock>, device: usize, run: &KillRun) {
     if let Err(e) = zk.handle(id).acquire(guid()).await {
         return run.progress.error(device, format!("acquire: {e:?}"));
     }
@@ -967,6 +957,11 @@ fn reporter(device: usize, reports: mpsc::Sender<Report>) -> impl Fn(&'static st
     }
 }
 
+/// A device's driver, as the STM32 firmware has it: no watch table, so
+/// the recipes' own reads after a resume are what keeps them going through
+/// the kills here.
+type Device = Zk<'static, TcpTransport<'static, 'static>, 4, 0, 0>;
+
 /// Device `device`'s driver over embassy-net to `servers` (a session of
 /// `session_ms`), with `recipe` added; the recipe, its socket and frame
 /// buffers are leaked for the executor's `'static` task. As a fleet's
@@ -978,7 +973,7 @@ fn device_driver<R: Recipe + 'static>(
     servers: Vec<IpEndpoint>,
     recipe: R,
     session_ms: u32,
-) -> (Zk<'static, TcpTransport<'static, 'static>>, RecipeId<R>) {
+) -> (Device, RecipeId<R>) {
     let socket = TcpSocket::new(
         stack,
         Box::leak(Box::new([0u8; 4096])),

@@ -207,14 +207,31 @@ fn seeded_embassy_zk<'a>(
     tx: &'a mut [u8],
     seed: u32,
 ) -> Zk<'a, TokioTransport> {
+    let config = embassy_config(addrs.len(), seed);
+    Zk::new(TokioTransport::new(addrs), Buffers::new(rx, tx), config)
+}
+
+/// The same without a watch table, as the STM32 firmware has it: a resumed
+/// session holds none of its watches, and the recipes read again.
+fn tableless_embassy_zk<'a>(
+    addrs: Vec<String>,
+    rx: &'a mut [u8],
+    tx: &'a mut [u8],
+    seed: u32,
+) -> Zk<'a, TokioTransport, 4, 0, 0> {
+    let config = embassy_config(addrs.len(), seed);
+    Zk::new(TokioTransport::new(addrs), Buffers::new(rx, tx), config)
+}
+
+/// The session of an embassy driver of `servers` servers, tried in the
+/// order `seed` draws.
+fn embassy_config(servers: usize, seed: u32) -> SessionConfig {
     // The session must know every server: with fewer it never moves on to
     // the others, and a connect stuck on a stalled link may use up its whole
     // timeout (connect timeout = session timeout / servers).
-    let servers = addrs.len();
-    let config = SessionConfig::new(servers, SESSION.as_millis() as u32)
+    SessionConfig::new(servers, SESSION.as_millis() as u32)
         .with_retry_delay_ms(200)
-        .with_server_seed(seed);
-    Zk::new(TokioTransport::new(addrs), Buffers::new(rx, tx), config)
+        .with_server_seed(seed)
 }
 
 /// Checks that the recipe's directory holds no node any more.
@@ -1962,4 +1979,133 @@ async fn embassy_devices_spread_over_the_ensemble_and_leave_a_dead_server_for_di
     for device in devices {
         device.join().expect("a device panicked");
     }
+}
+
+/// A lock waiter and an election candidate on herdless-embassy drivers with
+/// no watch table, each waiting behind a herdless-std holder, are moved to
+/// another server when theirs dies. Their resumed sessions hold none of
+/// the watches they had, so only their own reads after the resume can tell
+/// them the holder is gone: once it releases and resigns, both must take
+/// their turn, in the sessions they had.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tableless_embassy_waiters_take_their_turn_after_a_move_to_another_server() {
+    let _serial = serial().await;
+    const LOCK: &str = "/tableless/lock";
+    const ELECTION: &str = "/tableless/election";
+    let mut ensemble = ZkEnsemble::start();
+    let all = addrs(&ensemble);
+    let leader = ensemble.leader().expect("a leader");
+    // A follower dies: the devices begin on it (seed = its index), the
+    // herdless-std holder is kept off it.
+    let dead = (0..3).find(|&i| i != leader).unwrap();
+    let others: Vec<String> = (0..3)
+        .filter(|&i| i != dead)
+        .map(|i| all[i].clone())
+        .collect();
+    let holder = herdless_std::connect(&others.join(","), SESSION)
+        .await
+        .unwrap();
+    let lock = herdless_std::Lock::new(&holder, LOCK).unwrap();
+    let guard = lock.acquire().await.unwrap();
+    let election = herdless_std::Election::new(&holder, ELECTION).unwrap();
+    let leadership = election.campaign().await.unwrap();
+
+    // Device 0 waits for the lock, device 1 stands in the election.
+    let sessions: Arc<Vec<AtomicI64>> = Arc::new((0..2).map(|_| AtomicI64::new(0)).collect());
+    let turns: Arc<Vec<AtomicI64>> = Arc::new((0..2).map(|_| AtomicI64::new(0)).collect());
+    let device = |k: usize| {
+        let (all, sessions, turns) = (all.clone(), sessions.clone(), turns.clone());
+        client_thread(move || async move {
+            let mut lock: herdless_core::lock::Lock = herdless_core::lock::Lock::new(LOCK).unwrap();
+            let mut election: herdless_core::election::Election =
+                herdless_core::election::Election::new(ELECTION).unwrap();
+            let (mut rx, mut tx) = ([0u8; 2048], [0u8; 512]);
+            let mut zk = tableless_embassy_zk(all, &mut rx, &mut tx, dead as u32);
+            let lock = zk.add(&mut lock).unwrap();
+            let election = zk.add(&mut election).unwrap();
+            zk.connect().await.expect("connect");
+            sessions[k].store(zk.session_id(), Ordering::SeqCst);
+            // Bounded: a device that missed the release would wait for
+            // good.
+            let bound = embassy_time::Duration::from_millis(3 * SESSION.as_millis() as u64);
+            let waited = if k == 0 {
+                zk.handle(lock).acquire_timeout(guid(), bound).await
+            } else {
+                zk.handle(election)
+                    .campaign_timeout(guid(), b"device", bound)
+                    .await
+            };
+            assert!(waited.expect("no error"), "device {k}: the turn never came");
+            // The session it took its turn in.
+            turns[k].store(zk.session_id(), Ordering::SeqCst);
+            let done = if k == 0 {
+                zk.handle(lock).release().await
+            } else {
+                zk.handle(election).resign().await
+            };
+            done.expect("release");
+            let _ = zk.close().await;
+        })
+    };
+    let devices = [device(0), device(1)];
+
+    // Both wait on the dead-to-be server, their nodes behind the holder's.
+    let waiting = |ensemble: &ZkEnsemble, on: &dyn Fn(usize) -> bool| {
+        let deadline = Instant::now() + 2 * SESSION;
+        loop {
+            let at: Vec<Option<usize>> = (0..2)
+                .map(|k| match sessions[k].load(Ordering::SeqCst) {
+                    0 => None,
+                    sid => ensemble.server_of_session(sid),
+                })
+                .collect();
+            if at.iter().all(|s| s.is_some_and(on)) {
+                return at;
+            }
+            assert!(Instant::now() < deadline, "devices at {at:?}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    };
+    waiting(&ensemble, &|s| s == dead);
+    for dir in [LOCK, ELECTION] {
+        let deadline = Instant::now() + SESSION;
+        while holder.list_children(dir).await.unwrap().len() < 2 {
+            assert!(Instant::now() < deadline, "no device node in {dir}");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+    let before: Vec<i64> = sessions.iter().map(|s| s.load(Ordering::SeqCst)).collect();
+
+    ensemble.kill(dead);
+    let moved = waiting(&ensemble, &|s| s != dead);
+    println!("tableless: server {dead} killed, devices resumed on {moved:?}");
+    // Whatever they read on resuming, the holder's nodes were there: only
+    // a watch set by a read after the resume can wake them now.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(turns.iter().all(|t| t.load(Ordering::SeqCst) == 0));
+    let released = Instant::now();
+    guard.release().await.unwrap();
+    leadership.resign().await.unwrap();
+    // Bounded here too: a device whose watch was lost may never reach its
+    // own timeout (a listing it waits for is never sent).
+    let deadline = released + 2 * SESSION;
+    for (k, d) in devices.into_iter().enumerate() {
+        while !d.is_finished() {
+            assert!(
+                Instant::now() < deadline,
+                "device {k} did not take its turn within {:?} of the release",
+                2 * SESSION
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        d.join().expect("a device failed");
+    }
+    println!(
+        "tableless: both took their turn {:?} after the release",
+        released.elapsed()
+    );
+    let took: Vec<i64> = turns.iter().map(|t| t.load(Ordering::SeqCst)).collect();
+    assert_eq!(took, before, "each took its turn in the session it had");
+    assert_no_node_left(&ensemble, LOCK).await;
+    assert_no_node_left(&ensemble, ELECTION).await;
 }

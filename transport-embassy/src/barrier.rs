@@ -8,7 +8,14 @@ use crate::error::Error;
 use crate::handle::Handle;
 use crate::transport::Transport;
 
-impl<T: Transport, const K: usize, const N: usize> Handle<'_, '_, T, Barrier<N>, K> {
+impl<
+        T: Transport,
+        const K: usize,
+        const WATCHES: usize,
+        const WATCH_BYTES: usize,
+        const N: usize,
+    > Handle<'_, '_, T, Barrier<N>, K, WATCHES, WATCH_BYTES>
+{
     /// Raises the barrier (creating missing ancestors) and waits until the
     /// node exists.
     pub async fn set(&mut self) -> Result<(), Error> {
@@ -44,7 +51,14 @@ impl<T: Transport, const K: usize, const N: usize> Handle<'_, '_, T, Barrier<N>,
     }
 }
 
-impl<T: Transport, const K: usize, const N: usize> Handle<'_, '_, T, DoubleBarrier<N>, K> {
+impl<
+        T: Transport,
+        const K: usize,
+        const WATCHES: usize,
+        const WATCH_BYTES: usize,
+        const N: usize,
+    > Handle<'_, '_, T, DoubleBarrier<N>, K, WATCHES, WATCH_BYTES>
+{
     /// Enters, and waits until `count` processes have (creating the
     /// barrier directory if missing); a `count` of 0 counts as 1.
     ///

@@ -29,8 +29,14 @@ pub enum Written {
     Unknown,
 }
 
-impl<T: Transport, const K: usize, const D: usize, const N: usize>
-    Handle<'_, '_, T, Config<D, N>, K>
+impl<
+        T: Transport,
+        const K: usize,
+        const WATCHES: usize,
+        const WATCH_BYTES: usize,
+        const D: usize,
+        const N: usize,
+    > Handle<'_, '_, T, Config<D, N>, K, WATCHES, WATCH_BYTES>
 {
     /// Waits until the watcher reports a value (the first call starts the
     /// watch and gets the current one): `Some(version)`, with the data in

@@ -10,8 +10,16 @@ use crate::error::Error;
 use crate::handle::{granted, Handle};
 use crate::transport::Transport;
 
-impl<'z, 'a, T: Transport, const K: usize, const N: usize, const D: usize>
-    Handle<'z, 'a, T, Election<N, D>, K>
+impl<
+        'z,
+        'a,
+        T: Transport,
+        const K: usize,
+        const WATCHES: usize,
+        const WATCH_BYTES: usize,
+        const N: usize,
+        const D: usize,
+    > Handle<'z, 'a, T, Election<N, D>, K, WATCHES, WATCH_BYTES>
 {
     /// Volunteers with `data` (a device id, an address) and waits until
     /// this candidate leads; `guid` must be fresh random bytes for every
@@ -107,7 +115,8 @@ impl<'z, 'a, T: Transport, const K: usize, const N: usize, const D: usize>
     /// only waits.
     pub fn resign(
         &mut self,
-    ) -> impl Future<Output = Result<(), Error>> + use<'_, 'z, 'a, T, K, N, D> {
+    ) -> impl Future<Output = Result<(), Error>> + use<'_, 'z, 'a, T, K, WATCHES, WATCH_BYTES, N, D>
+    {
         let asked = self.recipe().and_then(|election| Ok(election.resign()?));
         self.until_wound_up(asked, Self::idle, Self::failure)
     }

@@ -17,19 +17,38 @@ use crate::zk::{RecipeId, Until, Zk};
 /// The recipe-specific calls (`acquire`, `release`, `campaign`, ...) are
 /// methods of `Handle` for that recipe's type; the generic ones here read
 /// the recipe's events while the session runs.
-pub struct Handle<'z, 'a, T: Transport, R, const K: usize> {
-    pub(crate) zk: &'z mut Zk<'a, T, K>,
+pub struct Handle<
+    'z,
+    'a,
+    T: Transport,
+    R,
+    const K: usize,
+    const WATCHES: usize = 16,
+    const WATCH_BYTES: usize = 1024,
+> {
+    pub(crate) zk: &'z mut Zk<'a, T, K, WATCHES, WATCH_BYTES>,
     pub(crate) id: RecipeId<R>,
 }
 
-impl<'a, T: Transport, const K: usize> Zk<'a, T, K> {
+impl<'a, T: Transport, const K: usize, const WATCHES: usize, const WATCH_BYTES: usize>
+    Zk<'a, T, K, WATCHES, WATCH_BYTES>
+{
     /// The recipe `id` names, with this driver, for its async calls.
-    pub fn handle<R>(&mut self, id: RecipeId<R>) -> Handle<'_, 'a, T, R, K> {
+    pub fn handle<R>(&mut self, id: RecipeId<R>) -> Handle<'_, 'a, T, R, K, WATCHES, WATCH_BYTES> {
         Handle { zk: self, id }
     }
 }
 
-impl<'z, 'a, T: Transport, R: Recipe + 'static, const K: usize> Handle<'z, 'a, T, R, K> {
+impl<
+        'z,
+        'a,
+        T: Transport,
+        R: Recipe + 'static,
+        const K: usize,
+        const WATCHES: usize,
+        const WATCH_BYTES: usize,
+    > Handle<'z, 'a, T, R, K, WATCHES, WATCH_BYTES>
+{
     /// The recipe itself.
     pub fn recipe(&mut self) -> Result<&mut R, Error> {
         self.zk.recipe(self.id)
@@ -42,7 +61,7 @@ impl<'z, 'a, T: Transport, R: Recipe + 'static, const K: usize> Handle<'z, 'a, T
     }
 
     /// The driver.
-    pub fn zk(&mut self) -> &mut Zk<'a, T, K> {
+    pub fn zk(&mut self) -> &mut Zk<'a, T, K, WATCHES, WATCH_BYTES> {
         self.zk
     }
 
@@ -171,7 +190,7 @@ impl<'z, 'a, T: Transport, R: Recipe + 'static, const K: usize> Handle<'z, 'a, T
         self.zk.fire_timers();
         let sure = Cell::new(false);
         let why = Cell::new(None);
-        let mut done = |zk: &mut Zk<'a, T, K>| {
+        let mut done = |zk: &mut Zk<'a, T, K, WATCHES, WATCH_BYTES>| {
             let Ok(recipe) = zk.recipe(id) else {
                 return false;
             };

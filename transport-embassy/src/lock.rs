@@ -10,7 +10,16 @@ use crate::error::Error;
 use crate::handle::{granted, Handle};
 use crate::transport::Transport;
 
-impl<'z, 'a, T: Transport, const K: usize, const N: usize> Handle<'z, 'a, T, Lock<N>, K> {
+impl<
+        'z,
+        'a,
+        T: Transport,
+        const K: usize,
+        const WATCHES: usize,
+        const WATCH_BYTES: usize,
+        const N: usize,
+    > Handle<'z, 'a, T, Lock<N>, K, WATCHES, WATCH_BYTES>
+{
     /// Waits for the lock; `guid` must be fresh random bytes for every
     /// attempt (the hardware RNG), so a node left by an earlier attempt is
     /// never mistaken for this one. Events of an earlier attempt still
@@ -58,7 +67,10 @@ impl<'z, 'a, T: Transport, const K: usize, const N: usize> Handle<'z, 'a, T, Loc
     /// acquired) and waits until its node is gone.
     ///
     /// The attempt is withdrawn when this is called; the future only waits.
-    pub fn cancel(&mut self) -> impl Future<Output = Result<(), Error>> + use<'_, 'z, 'a, T, K, N> {
+    pub fn cancel(
+        &mut self,
+    ) -> impl Future<Output = Result<(), Error>> + use<'_, 'z, 'a, T, K, WATCHES, WATCH_BYTES, N>
+    {
         let asked = self.recipe().and_then(|lock| Ok(lock.cancel()?));
         self.until_wound_up(asked, Self::idle, Self::failure)
     }
@@ -87,7 +99,8 @@ impl<'z, 'a, T: Transport, const K: usize, const N: usize> Handle<'z, 'a, T, Loc
     pub fn hold_while<F: Future>(
         &mut self,
         work: F,
-    ) -> impl Future<Output = Result<F::Output, Error>> + use<'_, 'z, 'a, T, K, N, F> {
+    ) -> impl Future<Output = Result<F::Output, Error>> + use<'_, 'z, 'a, T, K, WATCHES, WATCH_BYTES, N, F>
+    {
         self.work_unless(work, Lock::is_suspended, |event| match event {
             LockEvent::Lost => Some(Error::Lost),
             LockEvent::RevocationRequested => Some(Error::RevocationRequested),
@@ -107,7 +120,8 @@ impl<'z, 'a, T: Transport, const K: usize, const N: usize> Handle<'z, 'a, T, Loc
     /// queued); the future only waits for it.
     pub fn release(
         &mut self,
-    ) -> impl Future<Output = Result<(), Error>> + use<'_, 'z, 'a, T, K, N> {
+    ) -> impl Future<Output = Result<(), Error>> + use<'_, 'z, 'a, T, K, WATCHES, WATCH_BYTES, N>
+    {
         let asked = self.recipe().and_then(|lock| Ok(lock.release()?));
         self.until_wound_up(asked, Self::idle, Self::failure)
     }

@@ -10,8 +10,16 @@ use crate::error::Error;
 use crate::handle::Handle;
 use crate::transport::Transport;
 
-impl<'z, 'a, T: Transport, const K: usize, const D: usize, const N: usize>
-    Handle<'z, 'a, T, Member<D, N>, K>
+impl<
+        'z,
+        'a,
+        T: Transport,
+        const K: usize,
+        const WATCHES: usize,
+        const WATCH_BYTES: usize,
+        const D: usize,
+        const N: usize,
+    > Handle<'z, 'a, T, Member<D, N>, K, WATCHES, WATCH_BYTES>
 {
     /// Joins the group with `data` and waits until the member node exists.
     /// Events of an earlier membership still unread are dropped.
@@ -44,7 +52,8 @@ impl<'z, 'a, T: Transport, const K: usize, const D: usize, const N: usize>
     /// The member leaves when this is called; the future only waits.
     pub fn leave(
         &mut self,
-    ) -> impl Future<Output = Result<(), Error>> + use<'_, 'z, 'a, T, K, D, N> {
+    ) -> impl Future<Output = Result<(), Error>> + use<'_, 'z, 'a, T, K, WATCHES, WATCH_BYTES, D, N>
+    {
         let asked = self.recipe().and_then(|member| Ok(member.leave()?));
         self.until_wound_up(asked, Member::is_idle, |event| match event {
             MemberEvent::Failed(e) => Some(Error::Recipe(e)),
@@ -53,8 +62,15 @@ impl<'z, 'a, T: Transport, const K: usize, const D: usize, const N: usize>
     }
 }
 
-impl<T: Transport, const K: usize, const M: usize, const L: usize, const N: usize>
-    Handle<'_, '_, T, members::Observer<M, L, N>, K>
+impl<
+        T: Transport,
+        const K: usize,
+        const WATCHES: usize,
+        const WATCH_BYTES: usize,
+        const M: usize,
+        const L: usize,
+        const N: usize,
+    > Handle<'_, '_, T, members::Observer<M, L, N>, K, WATCHES, WATCH_BYTES>
 {
     /// Waits until the group's member list changes and returns how many
     /// joined and left since the last report (the first call starts the

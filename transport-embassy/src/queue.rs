@@ -21,8 +21,15 @@ pub struct Item<'c> {
     pub certain: bool,
 }
 
-impl<'z, T: Transport, const K: usize, const D: usize, const N: usize>
-    Handle<'z, '_, T, Producer<D, N>, K>
+impl<
+        'z,
+        T: Transport,
+        const K: usize,
+        const WATCHES: usize,
+        const WATCH_BYTES: usize,
+        const D: usize,
+        const N: usize,
+    > Handle<'z, '_, T, Producer<D, N>, K, WATCHES, WATCH_BYTES>
 {
     /// Puts `data` into the queue (with a `priority`, 0 first to 99 last,
     /// for a priority queue) and waits until the item exists; returns its
@@ -50,8 +57,16 @@ impl<'z, T: Transport, const K: usize, const D: usize, const N: usize>
     }
 }
 
-impl<'z, T: Transport, const K: usize, const B: usize, const D: usize, const N: usize>
-    Handle<'z, '_, T, Consumer<B, D, N>, K>
+impl<
+        'z,
+        T: Transport,
+        const K: usize,
+        const WATCHES: usize,
+        const WATCH_BYTES: usize,
+        const B: usize,
+        const D: usize,
+        const N: usize,
+    > Handle<'z, '_, T, Consumer<B, D, N>, K, WATCHES, WATCH_BYTES>
 {
     /// Takes the lowest item, waiting for one while the queue is empty.
     /// Takes the handle, so the item can borrow from the driver:

@@ -10,11 +10,13 @@ use crate::transport::Transport;
 impl<
         T: Transport,
         const K: usize,
+        const WATCHES: usize,
+        const WATCH_BYTES: usize,
         const S: usize,
         const L: usize,
         const B: usize,
         const N: usize,
-    > Handle<'_, '_, T, TwoPhase<S, L, B, N>, K>
+    > Handle<'_, '_, T, TwoPhase<S, L, B, N>, K, WATCHES, WATCH_BYTES>
 {
     /// Takes part in the transaction as the site `name` and waits until
     /// its body is read (`Ok(None)`: read it with [`body`](Self::body),

@@ -15,10 +15,10 @@ use embassy_stm32::peripherals::RNG;
 use embassy_stm32::rng::Rng;
 use embassy_time::Instant;
 use herdless_core::election::{self, Election, ElectionEvent, ElectionState};
-use herdless_embassy::{Error, RecipeId, Zk};
+use herdless_embassy::{Error, RecipeId};
 
 use crate::config::BACK_OFF;
-use crate::{fresh_guid, Transport};
+use crate::{fresh_guid, Driver};
 
 /// This device's part in the gateway election.
 pub struct Gateway {
@@ -52,11 +52,7 @@ impl Gateway {
     /// every tick: leadership can be lost while the device is busy with the
     /// conveyor, and a gateway that does not know it lost must stop relaying
     /// promptly.
-    pub fn tend(
-        &mut self,
-        zk: &mut Zk<'_, Transport>,
-        rng: &mut Rng<'static, RNG>,
-    ) -> Result<(), Error> {
+    pub fn tend(&mut self, zk: &mut Driver<'_>, rng: &mut Rng<'static, RNG>) -> Result<(), Error> {
         while let Some(event) = zk.handle(self.id).poll_event()? {
             match event {
                 ElectionEvent::Leading => info!("gateway: this device leads the cell"),

@@ -58,6 +58,11 @@ bind_interrupts!(struct Irqs {
 
 type Device = Ethernet<'static, ETH, GenericPhy<Sma<'static, ETH_SMA>>>;
 type Transport = TcpTransport<'static, 'static>;
+/// The driver: two recipes, and no watch table. The lock and the election
+/// read again what they watch when the session resumes, so the table that
+/// would set their watches again after a move to another server is not
+/// needed, and its code and RAM are left out (see `Zk`'s docs).
+type Driver<'a> = Zk<'a, Transport, 4, 0, 0>;
 
 /// Sockets the stack keeps: the DHCP client and the ZooKeeper connection.
 const SOCKETS: usize = 2;
@@ -200,7 +205,7 @@ async fn main(spawner: Spawner) -> ! {
 
 /// The session, what runs on it, and what it controls.
 struct Plant<'a> {
-    zk: Zk<'a, Transport>,
+    zk: Driver<'a>,
     conveyor: RecipeId<Lock>,
     gateway: Gateway,
     rng: Rng<'static, RNG>,
@@ -223,7 +228,7 @@ impl<'a> Plant<'a> {
     /// into the plant and the task holds one driver, not two (some 3.9 KB
     /// of RAM).
     fn new(
-        mut zk: Zk<'a, Transport>,
+        mut zk: Driver<'a>,
         conveyor_lock: &'a mut Lock,
         gateway_election: &'a mut Election,
         parts: Parts,

@@ -83,7 +83,9 @@ pub(super) fn unless_due<F: Future>(
     })
 }
 
-impl<T: Transport, const K: usize> Zk<'_, T, K> {
+impl<T: Transport, const K: usize, const WATCHES: usize, const WATCH_BYTES: usize>
+    Zk<'_, T, K, WATCHES, WATCH_BYTES>
+{
     /// Runs the session until `until` holds, checking after every input
     /// (the recipes' events are read inside an [`Until::Done`] closure,
     /// which keeps what it found for its caller).

@@ -23,7 +23,9 @@ pub(super) struct Large {
 /// length prefix and the reply header.
 pub(super) const LARGE_HEAD: usize = 4 + 16;
 
-impl<T: Transport, const K: usize> Zk<'_, T, K> {
+impl<T: Transport, const K: usize, const WATCHES: usize, const WATCH_BYTES: usize>
+    Zk<'_, T, K, WATCHES, WATCH_BYTES>
+{
     /// A frame too large for the receive buffer began, `left` payload
     /// bytes still to come: a listing goes to its recipe in parts if it
     /// takes them; any other reply is answered with `ReplyTooLarge`.

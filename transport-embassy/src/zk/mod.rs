@@ -83,9 +83,22 @@ impl<R> core::fmt::Debug for RecipeId<R> {
 ///
 /// Recipes are borrowed for `'a` and reached through their [`RecipeId`]
 /// while the driver holds them.
-pub struct Zk<'a, T: Transport, const K: usize = 4> {
+///
+/// `WATCHES` and `WATCH_BYTES` size the session's watch table, which sets
+/// the session's watches again after it moves to another server (see
+/// [`Session`](herdless_core::wire::Session)). A device that runs only
+/// recipes can do without it, `Zk<'_, T, K, 0, 0>`: every recipe reads
+/// again what it watches when its session resumes, and the table's code
+/// (about 1.6 KB on a Cortex-M4) and RAM (1,288 B) are left out.
+pub struct Zk<
+    'a,
+    T: Transport,
+    const K: usize = 4,
+    const WATCHES: usize = 16,
+    const WATCH_BYTES: usize = 1024,
+> {
     transport: T,
-    session: Session<Tag>,
+    session: Session<Tag, 16, WATCHES, WATCH_BYTES>,
     recipes: Vec<&'a mut dyn ErasedRecipe, K>,
     rx: &'a mut [u8],
     filled: usize,
@@ -131,7 +144,9 @@ mod receive;
 pub(crate) use drive::Until;
 use large::Large;
 
-impl<'a, T: Transport, const K: usize> Zk<'a, T, K> {
+impl<'a, T: Transport, const K: usize, const WATCHES: usize, const WATCH_BYTES: usize>
+    Zk<'a, T, K, WATCHES, WATCH_BYTES>
+{
     /// A driver for a session with `config` over `transport`. Nothing is
     /// sent before the first async call.
     ///
@@ -243,7 +258,9 @@ impl<'a, T: Transport, const K: usize> Zk<'a, T, K> {
     /// Runs the session until it is connected.
     ///
     /// Cancel-safe: dropping it leaves the session where it got to.
-    pub fn connect(&mut self) -> impl Future<Output = Result<(), Error>> + use<'_, 'a, T, K> {
+    pub fn connect(
+        &mut self,
+    ) -> impl Future<Output = Result<(), Error>> + use<'_, 'a, T, K, WATCHES, WATCH_BYTES> {
         self.drive(Until::Connected)
     }
 
@@ -266,7 +283,7 @@ impl<'a, T: Transport, const K: usize> Zk<'a, T, K> {
     pub fn run_for(
         &mut self,
         duration: Duration,
-    ) -> impl Future<Output = Result<(), Error>> + use<'_, 'a, T, K> {
+    ) -> impl Future<Output = Result<(), Error>> + use<'_, 'a, T, K, WATCHES, WATCH_BYTES> {
         self.run(Timer::after(duration))
     }
 

@@ -19,7 +19,9 @@ pub(super) enum Wait {
     Timer(embassy_time::Instant),
 }
 
-impl<T: Transport, const K: usize> Zk<'_, T, K> {
+impl<T: Transport, const K: usize, const WATCHES: usize, const WATCH_BYTES: usize>
+    Zk<'_, T, K, WATCHES, WATCH_BYTES>
+{
     /// What to wait for while idle: bytes (or the earliest timer first),
     /// a timer alone, or nothing.
     ///
