@@ -262,6 +262,12 @@ impl SimZk {
         self.watch_reset = reset;
     }
 
+    /// Whether a reconnect re-registers the client's watches (see
+    /// [`set_watch_reset`](Self::set_watch_reset)).
+    pub fn watch_reset(&self) -> bool {
+        self.watch_reset
+    }
+
     /// Hands listings to recipes that take them in parts
     /// ([`Recipe::takes_listing_in_parts`](crate::Recipe::takes_listing_in_parts))
     /// `names` names at a time, as the embedded driver does when its

@@ -321,6 +321,14 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_quarter_of_the_seeds_resume_without_their_watches() {
+        let reset: Vec<bool> = (0..8)
+            .map(|seed| World::<Recorder>::new(seed).zk.watch_reset())
+            .collect();
+        assert_eq!(reset, [true, true, false, true, true, true, false, true]);
+    }
+
+    #[test]
     fn time_moves_to_the_earliest_timer_and_fires_it() {
         let mut world: World<Recorder> = World::new(1);
         let p = world.add_peer(Recorder {

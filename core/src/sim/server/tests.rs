@@ -253,7 +253,17 @@ fn reconnect_after(
     request: &Request<'_>,
     meanwhile: impl FnOnce(&mut SimZk),
 ) -> (Vec<Delivery>, Vec<(&'static str, String)>) {
+    reconnect_after_with(true, request, meanwhile)
+}
+
+/// The same, the client setting its watches again (`reset`) or not.
+fn reconnect_after_with(
+    reset: bool,
+    request: &Request<'_>,
+    meanwhile: impl FnOnce(&mut SimZk),
+) -> (Vec<Delivery>, Vec<(&'static str, String)>) {
     let mut zk = SimZk::new(1);
+    zk.set_watch_reset(reset);
     zk.create_persistent("/p/old", b"").unwrap();
     let s = zk.open_session();
     // The session's own write makes its last zxid that of /p's last
@@ -284,6 +294,41 @@ fn fires_on_reconnect_only_after_a_change(
     let (fired, kept) = reconnect_after(&request, |_| {});
     assert_eq!(fired, []);
     assert_eq!(kept, [(class, String::from(path))]);
+}
+
+#[test]
+fn without_a_watch_reset_a_reconnect_fires_and_keeps_no_watch() {
+    let request = Request::GetChildren {
+        path: "/p",
+        watch: true,
+    };
+    let (fired, kept) = reconnect_after_with(false, &request, |zk| {
+        zk.create_persistent("/p/new", b"").unwrap();
+    });
+    assert_eq!((fired, kept), (vec![], vec![]));
+    let (fired, kept) = reconnect_after_with(false, &request, |_| {});
+    assert_eq!((fired, kept), (vec![], vec![]));
+}
+
+#[test]
+fn without_a_watch_reset_every_loss_is_reported() {
+    // Only a wire session keeps no watch table, and it always reports the
+    // loss; with the reset, some seeds' losses go unreported.
+    let mut unreported = [0, 0];
+    for seed in 0..60 {
+        for (i, reset) in [false, true].into_iter().enumerate() {
+            let mut zk = SimZk::new(seed);
+            zk.set_watch_reset(reset);
+            let s = zk.open_session();
+            zk.disconnect(s);
+            let reported = drain(&mut zk, s)
+                .iter()
+                .any(|d| matches!(d, Delivery::Session(SessionEvent::Suspended)));
+            unreported[i] += u32::from(!reported);
+        }
+    }
+    assert_eq!(unreported[0], 0);
+    assert!(unreported[1] > 0);
 }
 
 #[test]
