@@ -7,7 +7,9 @@ use core::marker::PhantomData;
 use embassy_futures::select::{select, Either};
 use embassy_time::{Duration, Timer};
 use heapless::Vec;
-use herdless_core::wire::{AuthError, ConnectionId, Session, SessionConfig, State};
+use herdless_core::wire::{
+    AuthError, ConnectionId, Session, SessionConfig, State, DEFAULT_PENDING,
+};
 use herdless_core::{Instant, Recipe, RequestId};
 
 use crate::erased::ErasedRecipe;
@@ -98,7 +100,7 @@ pub struct Zk<
     const WATCH_BYTES: usize = 1024,
 > {
     transport: T,
-    session: Session<Tag, 16, WATCHES, WATCH_BYTES>,
+    session: Session<Tag, DEFAULT_PENDING, WATCHES, WATCH_BYTES>,
     recipes: Vec<&'a mut dyn ErasedRecipe, K>,
     rx: &'a mut [u8],
     filled: usize,

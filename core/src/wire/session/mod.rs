@@ -95,6 +95,10 @@ use crate::{Instant, SessionEvent, ZkError};
 /// Longest session password kept (servers send 16 bytes).
 pub const MAX_PASSWORD: usize = 64;
 
+/// How many requests a [`Session`] holds awaiting replies unless told
+/// otherwise (its `PENDING`).
+pub const DEFAULT_PENDING: usize = 16;
+
 /// Session events kept until drained; the oldest goes first when full.
 const EVENTS: usize = 8;
 
@@ -160,7 +164,7 @@ enum Phase {
 #[derive(Debug)]
 pub struct Session<
     T,
-    const PENDING: usize = 16,
+    const PENDING: usize = DEFAULT_PENDING,
     const WATCHES: usize = 16,
     const WATCH_BYTES: usize = 1024,
 > {
