@@ -6,6 +6,7 @@ use core::future::{poll_fn, Future};
 use core::pin::pin;
 use core::task::Poll;
 
+use herdless_core::wire::{DEFAULT_WATCHES, DEFAULT_WATCH_BYTES};
 use herdless_core::Recipe;
 
 use crate::error::Error;
@@ -23,8 +24,8 @@ pub struct Handle<
     T: Transport,
     R,
     const K: usize,
-    const WATCHES: usize = 16,
-    const WATCH_BYTES: usize = 1024,
+    const WATCHES: usize = DEFAULT_WATCHES,
+    const WATCH_BYTES: usize = DEFAULT_WATCH_BYTES,
 > {
     pub(crate) zk: &'z mut Zk<'a, T, K, WATCHES, WATCH_BYTES>,
     pub(crate) id: RecipeId<R>,

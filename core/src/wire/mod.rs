@@ -128,5 +128,5 @@ pub use records::{
 pub use response::{Expect, MultiIter, MultiResult, MultiResults, Response};
 pub use session::{
     Action, AuthError, ConnectionId, Event, Incoming, LargeFrame, SendError, Session,
-    SessionConfig, SessionError, State, DEFAULT_PENDING,
+    SessionConfig, SessionError, State, DEFAULT_PENDING, DEFAULT_WATCHES, DEFAULT_WATCH_BYTES,
 };

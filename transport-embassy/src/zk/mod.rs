@@ -8,7 +8,8 @@ use embassy_futures::select::{select, Either};
 use embassy_time::{Duration, Timer};
 use heapless::Vec;
 use herdless_core::wire::{
-    AuthError, ConnectionId, Session, SessionConfig, State, DEFAULT_PENDING,
+    AuthError, ConnectionId, Session, SessionConfig, State, DEFAULT_PENDING, DEFAULT_WATCHES,
+    DEFAULT_WATCH_BYTES,
 };
 use herdless_core::{Instant, Recipe, RequestId};
 
@@ -96,8 +97,8 @@ pub struct Zk<
     'a,
     T: Transport,
     const K: usize = 4,
-    const WATCHES: usize = 16,
-    const WATCH_BYTES: usize = 1024,
+    const WATCHES: usize = DEFAULT_WATCHES,
+    const WATCH_BYTES: usize = DEFAULT_WATCH_BYTES,
 > {
     transport: T,
     session: Session<Tag, DEFAULT_PENDING, WATCHES, WATCH_BYTES>,

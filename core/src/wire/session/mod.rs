@@ -99,6 +99,14 @@ pub const MAX_PASSWORD: usize = 64;
 /// otherwise (its `PENDING`).
 pub const DEFAULT_PENDING: usize = 16;
 
+/// How many watches a [`Session`] keeps for re-arming unless told
+/// otherwise (its `WATCHES`).
+pub const DEFAULT_WATCHES: usize = 16;
+
+/// The bytes of watched paths a [`Session`] keeps for re-arming unless
+/// told otherwise (its `WATCH_BYTES`).
+pub const DEFAULT_WATCH_BYTES: usize = 1024;
+
 /// Session events kept until drained; the oldest goes first when full.
 const EVENTS: usize = 8;
 
@@ -165,8 +173,8 @@ enum Phase {
 pub struct Session<
     T,
     const PENDING: usize = DEFAULT_PENDING,
-    const WATCHES: usize = 16,
-    const WATCH_BYTES: usize = 1024,
+    const WATCHES: usize = DEFAULT_WATCHES,
+    const WATCH_BYTES: usize = DEFAULT_WATCH_BYTES,
 > {
     config: SessionConfig,
     phase: Phase,
