@@ -32,6 +32,9 @@ const SESSION: Duration = Duration::from_secs(8);
 /// whole between kills).
 const DOWN: Duration = Duration::from_secs(2);
 
+/// The STM32 firmware's driver: no watch table.
+type Device<'a> = Zk<'a, TokioTransport, 4, 0, 0>;
+
 /// One test of this file at a time: each runs three servers.
 async fn serial() -> tokio::sync::MutexGuard<'static, ()> {
     static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
@@ -173,16 +176,51 @@ where
 }
 
 /// Runs `body` with a herdless-embassy driver holding `recipe`, connected
-/// to the ensemble's servers `addrs`, on a thread of its own; closes the
-/// session once `body` returns.
-fn embassy_client<R, F>(addrs: Vec<String>, mut recipe: R, body: F) -> std::thread::JoinHandle<()>
+/// to the ensemble's servers `addrs` in the order client `k`'s seed draws,
+/// on a thread of its own; closes the session once `body` returns.
+fn embassy_client<R, F>(
+    addrs: Vec<String>,
+    k: usize,
+    recipe: R,
+    body: F,
+) -> std::thread::JoinHandle<()>
 where
     R: herdless_core::Recipe + Send + 'static,
     F: AsyncFnOnce(&mut Zk<'_, TokioTransport>, RecipeId<R>) + Send + 'static,
 {
+    driver_client(addrs, k, recipe, body)
+}
+
+/// The same with the STM32 firmware's driver, which keeps no watch table:
+/// after a move to another server its recipes read again what they watch.
+fn device_client<R, F>(
+    addrs: Vec<String>,
+    k: usize,
+    recipe: R,
+    body: F,
+) -> std::thread::JoinHandle<()>
+where
+    R: herdless_core::Recipe + Send + 'static,
+    F: AsyncFnOnce(&mut Device<'_>, RecipeId<R>) + Send + 'static,
+{
+    driver_client(addrs, k, recipe, body)
+}
+
+/// [`embassy_client`] and [`device_client`], for a driver with a watch
+/// table of `W` watches and `WB` bytes.
+fn driver_client<R, F, const W: usize, const WB: usize>(
+    addrs: Vec<String>,
+    k: usize,
+    mut recipe: R,
+    body: F,
+) -> std::thread::JoinHandle<()>
+where
+    R: herdless_core::Recipe + Send + 'static,
+    F: AsyncFnOnce(&mut Zk<'_, TokioTransport, 4, W, WB>, RecipeId<R>) + Send + 'static,
+{
     client_thread(move || async move {
         let (mut rx, mut tx) = ([0u8; 4096], [0u8; 1024]);
-        let mut zk = embassy_zk(addrs, &mut rx, &mut tx);
+        let mut zk = embassy_zk::<W, WB>(addrs, &mut rx, &mut tx, k as u32);
         let id = zk.add(&mut recipe).unwrap();
         zk.connect().await.expect("connect");
         body(&mut zk, id).await;
@@ -190,35 +228,15 @@ where
     })
 }
 
-/// A herdless-embassy driver for the ensemble's servers `addrs`, not yet
-/// connected.
-fn embassy_zk<'a>(
-    addrs: Vec<String>,
-    rx: &'a mut [u8],
-    tx: &'a mut [u8],
-) -> Zk<'a, TokioTransport> {
-    seeded_embassy_zk(addrs, rx, tx, 0)
-}
-
-/// The same, trying the servers in the order `seed` draws.
-fn seeded_embassy_zk<'a>(
+/// A herdless-embassy driver for the ensemble's servers `addrs`, trying
+/// them in the order `seed` draws, with a watch table of `W` watches and
+/// `WB` bytes; not yet connected.
+fn embassy_zk<'a, const W: usize, const WB: usize>(
     addrs: Vec<String>,
     rx: &'a mut [u8],
     tx: &'a mut [u8],
     seed: u32,
-) -> Zk<'a, TokioTransport> {
-    let config = embassy_config(addrs.len(), seed);
-    Zk::new(TokioTransport::new(addrs), Buffers::new(rx, tx), config)
-}
-
-/// The same without a watch table, as the STM32 firmware has it: a resumed
-/// session holds none of its watches, and the recipes read again.
-fn tableless_embassy_zk<'a>(
-    addrs: Vec<String>,
-    rx: &'a mut [u8],
-    tx: &'a mut [u8],
-    seed: u32,
-) -> Zk<'a, TokioTransport, 4, 0, 0> {
+) -> Zk<'a, TokioTransport, 4, W, WB> {
     let config = embassy_config(addrs.len(), seed);
     Zk::new(TokioTransport::new(addrs), Buffers::new(rx, tx), config)
 }
@@ -322,10 +340,10 @@ async fn std_lock_round(
 }
 
 /// The same on a herdless-embassy driver holding the lock recipe `id`.
-async fn embassy_lock_round(
+async fn embassy_lock_round<const W: usize, const WB: usize>(
     run: &Run,
     k: usize,
-    zk: &mut Zk<'_, TokioTransport>,
+    zk: &mut Zk<'_, TokioTransport, 4, W, WB>,
     id: RecipeId<herdless_core::lock::Lock>,
     writer: bool,
     witness: &impl Witness,
@@ -374,11 +392,20 @@ fn lock_contenders(
         let (run, witness) = (run.clone(), witness.clone());
         let lock: herdless_core::lock::Lock =
             herdless_core::lock::Lock::with_flavour(dir, flavour).unwrap();
-        clients.push(embassy_client(addrs.clone(), lock, async move |zk, id| {
-            while run.carry_on(k, zk.session_id()) {
-                embassy_lock_round(&run, k, zk, id, true, &*witness).await;
-            }
-        }));
+        // One driver as the firmware's, one with a watch table.
+        clients.push(if k == 2 {
+            embassy_client(addrs.clone(), k, lock, async move |zk, id| {
+                while run.carry_on(k, zk.session_id()) {
+                    embassy_lock_round(&run, k, zk, id, true, &*witness).await;
+                }
+            })
+        } else {
+            device_client(addrs.clone(), k, lock, async move |zk, id| {
+                while run.carry_on(k, zk.session_id()) {
+                    embassy_lock_round(&run, k, zk, id, true, &*witness).await;
+                }
+            })
+        });
     }
     clients
 }
@@ -439,6 +466,7 @@ async fn the_shared_lock_keeps_writers_alone_while_servers_are_killed() {
         };
         clients.push(embassy_client(
             addrs(&ensemble),
+            k,
             lock,
             async move |zk, id| {
                 while run.carry_on(k, zk.session_id()) {
@@ -587,6 +615,7 @@ async fn config_writes_are_reported_truly_and_watchers_end_on_the_last_version_w
             herdless_core::config::Config::new(NODE).unwrap();
         clients.push(embassy_client(
             addrs(&ensemble),
+            k,
             config,
             async move |zk, id| {
                 let mut last = -1;
@@ -730,35 +759,16 @@ async fn the_election_keeps_one_leader_and_progress_while_servers_are_killed() {
         let (run, holders) = (run.clone(), holders.clone());
         let election: herdless_core::election::Election =
             herdless_core::election::Election::new(DIR).unwrap();
-        clients.push(embassy_client(
-            addrs(&ensemble),
-            election,
-            async move |zk, id| {
-                while run.carry_on(k, zk.session_id()) {
-                    let mut pump = zk.handle(id);
-                    match pump.campaign(guid(), b"embassy").await {
-                        Ok(()) => {
-                            run.progress.ok(k);
-                            holders.enter(k, true);
-                            let led = pump.lead_while(tokio::time::sleep(TERM)).await;
-                            holders.leave(k, true);
-                            match led {
-                                // How the embedded API says `Suspended` (and
-                                // `Lost`): the term stops, which is its point.
-                                Ok(()) | Err(herdless_embassy::Error::Suspended) => {}
-                                Err(herdless_embassy::Error::Lost) => {}
-                                Err(e) => run.progress.error(k, format!("lead: {e:?}")),
-                            }
-                            match pump.resign().await {
-                                Ok(()) => run.progress.ok(k),
-                                Err(e) => run.progress.error(k, format!("resign: {e:?}")),
-                            }
-                        }
-                        Err(e) => run.progress.error(k, format!("campaign: {e:?}")),
-                    }
-                }
-            },
-        ));
+        // One driver as the firmware's, one with a watch table.
+        clients.push(if k == 2 {
+            embassy_client(addrs(&ensemble), k, election, async move |zk, id| {
+                embassy_terms(&run, k, zk, id, &holders).await
+            })
+        } else {
+            device_client(addrs(&ensemble), k, election, async move |zk, id| {
+                embassy_terms(&run, k, zk, id, &holders).await
+            })
+        });
     }
     let (kills, ensemble) = with_kills(ensemble, &run, clients).await;
     let overlaps = holders.violations.load(Ordering::SeqCst);
@@ -766,6 +776,40 @@ async fn the_election_keeps_one_leader_and_progress_while_servers_are_killed() {
     run.progress.check("election", &kills, SESSION + DOWN);
     assert_eq!(overlaps, 0, "two leaders at once");
     assert_no_node_left(&ensemble, DIR).await;
+}
+
+/// Client `k`'s terms as leader on a herdless-embassy driver holding the
+/// election `id`, until the run stops.
+async fn embassy_terms<const W: usize, const WB: usize>(
+    run: &Run,
+    k: usize,
+    zk: &mut Zk<'_, TokioTransport, 4, W, WB>,
+    id: RecipeId<herdless_core::election::Election>,
+    holders: &Holders,
+) {
+    while run.carry_on(k, zk.session_id()) {
+        let mut pump = zk.handle(id);
+        match pump.campaign(guid(), b"embassy").await {
+            Ok(()) => {
+                run.progress.ok(k);
+                holders.enter(k, true);
+                let led = pump.lead_while(tokio::time::sleep(TERM)).await;
+                holders.leave(k, true);
+                match led {
+                    // How the embedded API says `Suspended` (and `Lost`):
+                    // the term stops, which is its point.
+                    Ok(()) | Err(herdless_embassy::Error::Suspended) => {}
+                    Err(herdless_embassy::Error::Lost) => {}
+                    Err(e) => run.progress.error(k, format!("lead: {e:?}")),
+                }
+                match pump.resign().await {
+                    Ok(()) => run.progress.ok(k),
+                    Err(e) => run.progress.error(k, format!("resign: {e:?}")),
+                }
+            }
+            Err(e) => run.progress.error(k, format!("campaign: {e:?}")),
+        }
+    }
 }
 
 /// What the queue's clients put and took.
@@ -895,6 +939,7 @@ async fn the_queue_loses_nothing_and_takes_nothing_twice_while_servers_are_kille
             herdless_core::queue::Producer::new(DIR).unwrap();
         clients.push(embassy_client(
             addrs(&ensemble),
+            2,
             producer,
             async move |zk, id| {
                 let mut n = 0;
@@ -928,6 +973,7 @@ async fn the_queue_loses_nothing_and_takes_nothing_twice_while_servers_are_kille
             herdless_core::queue::Consumer::new(DIR).unwrap();
         clients.push(embassy_client(
             addrs(&ensemble),
+            3,
             consumer,
             async move |zk, id| {
                 while run.carry_on(3, zk.session_id()) {
@@ -1112,6 +1158,7 @@ async fn the_double_barrier_never_opens_early_while_servers_are_killed() {
                 .unwrap();
         clients.push(embassy_client(
             addrs(&ensemble),
+            k,
             barrier,
             async move |zk, id| {
                 let mut round = 0;
@@ -1243,6 +1290,7 @@ async fn the_barrier_never_lets_a_waiter_pass_while_it_stands_while_servers_are_
             herdless_core::barrier::Barrier::new(NODE).unwrap();
         clients.push(embassy_client(
             addrs(&ensemble),
+            k,
             barrier,
             async move |zk, id| {
                 while r.carry_on(k, zk.session_id()) {
@@ -1452,7 +1500,8 @@ async fn two_phase_commit_has_one_outcome_per_transaction_while_servers_are_kill
                 let (mut rx, mut tx) = ([0u8; 4096], [0u8; 1024]);
                 let mut site: herdless_core::two_phase::TwoPhase =
                     herdless_core::two_phase::TwoPhase::new(&tx_path(DIR, round)).unwrap();
-                let mut zk = embassy_zk(addrs.clone(), &mut rx, &mut tx);
+                let mut zk: Zk<'_, TokioTransport> =
+                    embassy_zk(addrs.clone(), &mut rx, &mut tx, round as u32);
                 let id = zk.add(&mut site).unwrap();
                 r.doing(k, format!("connect for {round}"));
                 if let Err(e) = zk.connect().await {
@@ -1625,7 +1674,7 @@ async fn group_members_and_their_observers_follow_joins_and_leaves_while_servers
                 herdless_core::member::Member::new(DIR, name).unwrap();
             let mut view: herdless_core::members::Observer =
                 herdless_core::members::Observer::new(DIR).unwrap();
-            let mut zk = embassy_zk(addrs, &mut rx, &mut tx);
+            let mut zk: Zk<'_, TokioTransport> = embassy_zk(addrs, &mut rx, &mut tx, k as u32);
             let me = zk.add(&mut member).unwrap();
             let seen = zk.add(&mut view).unwrap();
             zk.connect().await.expect("connect");
@@ -1904,7 +1953,7 @@ async fn embassy_devices_spread_over_the_ensemble_and_leave_a_dead_server_for_di
             );
             client_thread(move || async move {
                 let (mut rx, mut tx) = ([0u8; 4096], [0u8; 1024]);
-                let mut zk = seeded_embassy_zk(addrs, &mut rx, &mut tx, k as u32);
+                let mut zk: Zk<'_, TokioTransport> = embassy_zk(addrs, &mut rx, &mut tx, k as u32);
                 zk.connect().await.expect("connect");
                 while !stop.load(Ordering::SeqCst) {
                     sessions[k].store(zk.session_id(), Ordering::SeqCst);
@@ -2020,7 +2069,7 @@ async fn tableless_embassy_waiters_take_their_turn_after_a_move_to_another_serve
             let mut election: herdless_core::election::Election =
                 herdless_core::election::Election::new(ELECTION).unwrap();
             let (mut rx, mut tx) = ([0u8; 2048], [0u8; 512]);
-            let mut zk = tableless_embassy_zk(all, &mut rx, &mut tx, dead as u32);
+            let mut zk: Device<'_> = embassy_zk(all, &mut rx, &mut tx, dead as u32);
             let lock = zk.add(&mut lock).unwrap();
             let election = zk.add(&mut election).unwrap();
             zk.connect().await.expect("connect");
