@@ -13,6 +13,7 @@ use crate::engine::deadline::Deadline;
 use crate::engine::event_queue::EventQueue;
 use crate::engine::link::{Link, Reconnect};
 use crate::engine::pipeline::Pipeline;
+use crate::engine::sessions::Current;
 use crate::naming::{contender_sequence, Flavour, Guid, NodeKind};
 use crate::path;
 use crate::{
@@ -213,7 +214,8 @@ pub struct Election<const N: usize = DEFAULT_PATH_CAPACITY, const D: usize = DEF
     give_up: Option<Outcome>,
     deadline: Deadline,
     link: Link,
-    session_id: Option<i64>,
+    /// The session the own node must belong to.
+    session: Current,
     leadership: Leadership,
     /// What to do with the acknowledgement when winding up.
     ack_cleanup: AckCleanup,
@@ -280,7 +282,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
             give_up: None,
             deadline: Deadline::None,
             link: Link::Up,
-            session_id: None,
+            session: Current::default(),
             leadership: Leadership::None,
             ack_cleanup: AckCleanup::None,
             ack_write: AckWrite::Unconfirmed,
@@ -881,22 +883,8 @@ impl<const N: usize, const D: usize> Election<N, D> {
         }
     }
 
-    /// Whether a node with this stat belongs to the current session. With
-    /// no session id known yet (no `Connected` before the first create), the
-    /// node's owner is the session: the node was made on it.
-    fn owned_by_session(&mut self, stat: &Stat) -> bool {
-        match self.session_id {
-            Some(id) => stat.ephemeral_owner == id,
-            None if stat.ephemeral_owner != 0 => {
-                self.session_id = Some(stat.ephemeral_owner);
-                true
-            }
-            None => false,
-        }
-    }
-
     fn on_confirm(&mut self, stat: Stat) {
-        let ours = self.owned_by_session(&stat);
+        let ours = self.session.owns(stat.ephemeral_owner);
         match self.step {
             Step::Confirming if ours => self.lead(),
             Step::Confirming => {
@@ -1334,11 +1322,9 @@ impl<const N: usize, const D: usize> Recipe for Election<N, D> {
         self.now = now;
         match event {
             SessionEvent::Connected { session_id } => {
+                let moved = self.session.connected(session_id).is_some();
                 let reconnect = self.link.connected();
-                let new_session = reconnect == Reconnect::New
-                    || self.session_id.is_some_and(|id| id != session_id);
-                self.session_id = Some(session_id);
-                if new_session {
+                if reconnect == Reconnect::New || moved {
                     self.on_new_session();
                 } else if reconnect == Reconnect::Resumed {
                     self.resume();
@@ -1401,7 +1387,7 @@ impl<const N: usize, const D: usize> fmt::Debug for Election<N, D> {
             .field("predecessor", &self.predecessor())
             .field("leadership", &self.leadership)
             .field("link", &self.link)
-            .field("session_id", &self.session_id)
+            .field("session", &self.session.id())
             .finish()
     }
 }
