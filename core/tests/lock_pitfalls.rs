@@ -3,6 +3,7 @@
 
 use herdless_core::lock::{GiveUp, Lock, LockEvent};
 use herdless_core::sim::World;
+use herdless_core::{Error, Instant, Recipe, SessionEvent};
 
 mod support;
 use support::by_hand::g;
@@ -220,4 +221,117 @@ fn wrapped_sequence_numbers_keep_creation_order() {
         "2147483647 is older than -2147483648"
     );
     assert!(!w.peers[1].recipe.is_held());
+}
+
+/// CURATOR-696 (LeaderLatch's bug, which a lock can share): after a
+/// reconnect onto a *new* session, reusing the old node, which the server
+/// is about to delete, keeps a holder that no longer holds. The own node's
+/// `ephemeralOwner` must be the current session before the lock counts as
+/// held again, even when no `Expired` came first.
+#[test]
+fn curator_696_a_holder_moved_to_a_new_session_does_not_hold_on_its_old_node() {
+    let mut w = world(2);
+    w.act(0, |l| l.acquire(g(1))).unwrap();
+    assert!(w.run_until_quiet(1_000));
+    w.act(1, |l| l.acquire(g(2))).unwrap();
+    assert!(w.run_until_quiet(1_000));
+    assert!(w.peers[0].recipe.is_held());
+    let old_node = w.peers[0].recipe.own_node().unwrap().to_owned();
+    let s1 = w.peers[0].session();
+    // The connection drops; the client comes back on another session while
+    // the old one is still alive on the server (its expiry not processed
+    // yet), so the old node is still there. Peer 0 never learned its first
+    // session id, so only the node's owner can tell.
+    w.zk.disconnect(s1);
+    while w.peers[0].deliver_one(&mut w.zk) {}
+    let s2 = w.zk.open_session();
+    w.peers[0].move_to_session(&mut w.zk, s2);
+    assert!(w.zk.is_live(s1), "the old session lives on for now");
+    for _ in 0..1_000 {
+        if w.step().is_none() {
+            break;
+        }
+        assert!(
+            !w.peers[0].recipe.is_held(),
+            "holds on a node owned by the old session"
+        );
+    }
+    assert_eq!(
+        w.peers[0].take_events(),
+        [LockEvent::Acquired, LockEvent::Suspended, LockEvent::Lost]
+    );
+    assert!(
+        !w.zk.children(DIR).unwrap().contains(&old_node),
+        "the old node is deleted, not adopted"
+    );
+    // With the old node gone, the waiter holds.
+    assert!(w.peers[1].recipe.is_held());
+}
+
+/// CURATOR-696 with the session id known from the start (as the tokio
+/// driver reports it): a `Connected` with another id, no expiry heard, is
+/// the old session's connection lost (`Suspended` at once), and the own
+/// node, read again, is not the new session's: `Lost`.
+#[test]
+fn curator_696_a_reconnect_with_another_session_id_loses_the_lock() {
+    let mut w = world(1);
+    let s1 = w.peers[0].session();
+    w.act(0, |l| {
+        l.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: s1 })
+    });
+    w.act(0, |l| l.acquire(g(1))).unwrap();
+    assert!(w.run_until_quiet(1_000));
+    let s2 = w.zk.open_session();
+    w.peers[0].move_to_session(&mut w.zk, s2);
+    assert!(!w.peers[0].recipe.is_held());
+    assert_eq!(
+        w.peers[0].take_events(),
+        [LockEvent::Acquired, LockEvent::Suspended]
+    );
+    assert!(w.run_until_quiet(1_000));
+    assert!(w.zk.is_live(s1), "the old session lives on for now");
+    assert_eq!(w.peers[0].take_events(), [LockEvent::Lost]);
+    assert_eq!(w.zk.children(DIR).unwrap(), Vec::<String>::new());
+    // Acquiring again on the new session holds with a node it owns.
+    w.act(0, |l| l.acquire(g(2))).unwrap();
+    assert!(w.run_until_quiet(1_000));
+    let path = format!("{DIR}/{}", w.peers[0].recipe.own_node().unwrap());
+    assert_eq!(w.zk.node(&path).unwrap().stat.ephemeral_owner, s2);
+    assert!(w.peers[0].recipe.is_held());
+}
+
+/// CURATOR-498 for the lock: a waiter moved to a new session with no
+/// expiry heard never adopts its old node: the attempt ends as an expiry
+/// ends it, and the old node is deleted rather than left to its session.
+#[test]
+fn curator_498_a_waiter_moved_to_a_new_session_ends_its_attempt_and_leaves_no_node() {
+    let mut w = world(2);
+    let s1 = w.peers[1].session();
+    w.act(1, |l| {
+        l.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: s1 })
+    });
+    w.act(0, |l| l.acquire(g(1))).unwrap();
+    assert!(w.run_until_quiet(1_000));
+    w.act(1, |l| l.acquire(g(2))).unwrap();
+    assert!(w.run_until_quiet(1_000));
+    let old_node = w.peers[1].recipe.own_node().unwrap().to_owned();
+    let s2 = w.zk.open_session();
+    w.peers[1].move_to_session(&mut w.zk, s2);
+    assert!(w.run_until_quiet(1_000));
+    assert!(w.zk.is_live(s1), "the old session lives on for now");
+    assert_eq!(
+        w.peers[1].take_events(),
+        [LockEvent::Failed(Error::SessionEnded)]
+    );
+    let nodes = w.zk.children(DIR).unwrap();
+    assert_eq!(nodes.len(), 1, "only the holder's: {nodes:?}");
+    assert!(!nodes.contains(&old_node));
+    // A new attempt, on the new session, takes its turn with a node it owns.
+    w.act(1, |l| l.acquire(g(3))).unwrap();
+    assert!(w.run_until_quiet(1_000));
+    w.act(0, |l| l.release()).unwrap();
+    assert!(w.run_until_quiet(1_000));
+    assert!(w.peers[1].recipe.is_held());
+    let path = format!("{DIR}/{}", w.peers[1].recipe.own_node().unwrap());
+    assert_eq!(w.zk.node(&path).unwrap().stat.ephemeral_owner, s2);
 }

@@ -16,6 +16,15 @@ const CATCH_UP: &str = "Check { path: \"/locks/a\", version: Any }";
 const GUID: Guid = Guid([0x11; 16]);
 const OWN: &str = "11111111-1111-1111-1111-111111111111-lock-0000000005";
 
+/// The stat of an ephemeral node of the lock's session (the first owner a
+/// lock sees names its session, when no `Connected` told it).
+fn ephemeral() -> Stat {
+    Stat {
+        ephemeral_owner: 1,
+        ..Stat::default()
+    }
+}
+
 fn children(lock: &mut Lock, id: RequestId, names: &[&str]) {
     lock.handle_reply(Instant::ZERO, id, Reply::Children(Children::new(&names)));
 }
@@ -75,7 +84,7 @@ fn uncontended_acquire_is_one_round_trip_and_release_one_delete() {
     assert_eq!(events(&mut lock), vec![LockEvent::Acquired]);
     assert!(lock.is_held());
     assert!(drain(&mut lock).is_empty());
-    let stat = Stat::default();
+    let stat = ephemeral();
     let own_data = Reply::Data { data: b"", stat };
     lock.handle_reply(Instant::ZERO, own_watch[0].0, own_data);
     assert!(events(&mut lock).is_empty());
@@ -106,7 +115,7 @@ fn waiter_watches_only_its_predecessor_with_get_data_and_takes_over_without_list
     assert_eq!(sent.len(), 2);
     // The own node's watch is set first, so its deletion is heard first.
     assert_eq!(sent[0].1, format!("getData /locks/a/{OWN} watch=true"));
-    let stat = Stat::default();
+    let stat = ephemeral();
     lock.handle_reply(Instant::ZERO, sent[0].0, Reply::Data { data: b"", stat });
     let sent = &sent[1..];
     assert_eq!(sent[0].1, format!("getData /locks/a/{kazoo} watch=true"));
@@ -115,7 +124,7 @@ fn waiter_watches_only_its_predecessor_with_get_data_and_takes_over_without_list
         sent[0].0,
         Reply::Data {
             data: b"",
-            stat: Stat::default(),
+            stat: ephemeral(),
         },
     );
     assert!(events(&mut lock).is_empty());
@@ -148,7 +157,7 @@ fn behind_one() -> (Lock, RequestId) {
     let sent = drain(&mut lock);
     assert_eq!(sent[0].1, format!("getData /locks/a/{OWN} watch=true"));
     assert_eq!(sent[1].1, format!("getData /locks/a/{AHEAD} watch=true"));
-    let stat = Stat::default();
+    let stat = ephemeral();
     lock.handle_reply(Instant::ZERO, sent[0].0, Reply::Data { data: b"", stat });
     (lock, sent[1].0)
 }
@@ -162,7 +171,7 @@ fn behind_one() -> (Lock, RequestId) {
 #[test]
 fn a_waiter_whose_own_watch_is_being_set_again_acquires_only_once_its_node_is_read() {
     let own_path = format!("/locks/a/{OWN}");
-    let stat = Stat::default();
+    let stat = ephemeral();
     for own_still_there in [true, false] {
         let (mut lock, watch_pred) = behind_one();
         // The own node's data is written: its watch fires and is set again.
@@ -234,7 +243,7 @@ fn after_an_unreported_reconnect_a_waiter_lists_before_it_believes_a_notificatio
     let pred = format!("/locks/a/{AHEAD}");
     let own_path = format!("/locks/a/{OWN}");
     let (mut lock, watch_pred) = behind_one();
-    let stat = Stat::default();
+    let stat = ephemeral();
     lock.handle_reply(Instant::ZERO, watch_pred, Reply::Data { data: b"", stat });
     assert_eq!(lock.predecessor(), Some(pred.as_str()));
     lock.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 1 });
@@ -470,9 +479,7 @@ fn reconnect_while_holding_confirms_the_node_before_resuming() {
     lock.handle_reply(
         Instant::ZERO,
         sent[0].0,
-        Reply::Exists {
-            stat: Stat::default(),
-        },
+        Reply::Exists { stat: ephemeral() },
     );
     assert_eq!(
         events(&mut lock),
@@ -772,13 +779,7 @@ fn is_suspended_only_while_held_and_disconnected() {
     let sent = drain(&mut lock);
     assert!(lock.is_suspended(), "{own_read:?} {sent:?}");
     let verify = sent.iter().find(|s| s.1.starts_with("exists")).unwrap().0;
-    lock.handle_reply(
-        Instant::ZERO,
-        verify,
-        Reply::Exists {
-            stat: Stat::default(),
-        },
-    );
+    lock.handle_reply(Instant::ZERO, verify, Reply::Exists { stat: ephemeral() });
     assert_eq!(events(&mut lock), vec![LockEvent::Resumed]);
     assert!(!lock.is_suspended() && lock.is_held());
 

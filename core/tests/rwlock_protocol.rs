@@ -414,7 +414,9 @@ fn a_non_revocable_lock_ignores_unlock_but_hears_its_node_deleted() {
 fn after_a_reconnect_a_revocable_holder_reads_its_node_again() {
     let (mut lock, _) = revocable_holder();
     lock.handle_session(Instant::ZERO, SessionEvent::Suspended);
-    lock.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 1 });
+    // The same session: the one that owns the node.
+    let session_id = ephemeral().ephemeral_owner;
+    lock.handle_session(Instant::ZERO, SessionEvent::Connected { session_id });
     let sent = drain(&mut lock);
     let texts: Vec<&str> = sent.iter().map(|s| s.1.as_str()).collect();
     assert_eq!(
@@ -427,9 +429,7 @@ fn after_a_reconnect_a_revocable_holder_reads_its_node_again() {
     lock.handle_reply(
         Instant::ZERO,
         sent[0].0,
-        Reply::Exists {
-            stat: Stat::default(),
-        },
+        Reply::Exists { stat: ephemeral() },
     );
     // The request was written while the connection was down.
     data(&mut lock, sent[1].0, b"unlock");

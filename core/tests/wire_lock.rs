@@ -172,9 +172,14 @@ fn two_locks_contend_over_one_wire_session() {
             (4, path_a.as_str())
         ]
     );
+    // Empty data, and a stat whose only field set is `ephemeralOwner`,
+    // after the zxids, times and versions: the session's, as an
+    // ephemeral node's is.
     let mut data = Vec::new();
     int(&mut data, 0);
-    data.extend_from_slice(&[0u8; 68]);
+    data.extend_from_slice(&[0u8; 44]);
+    data.extend_from_slice(&0x77i64.to_be_bytes());
+    data.extend_from_slice(&[0u8; 16]);
     for watch in std::mem::take(&mut c.sent) {
         c.receive(&reply(watch.xid, 11, &data), now);
     }

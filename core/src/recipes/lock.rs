@@ -24,6 +24,15 @@
 //! one request per acquisition (four per uncontended acquire and release:
 //! create, list, read own node, delete) and no round trip.
 //!
+//! The own node only counts while its `ephemeralOwner` is the current
+//! session. A `Connected` naming another session than the one before, with
+//! no expiry heard, is taken as the old session's connection lost
+//! (`Suspended` for a holder); the own node is then read again, and a node
+//! of the old session, which may outlive the reconnect until the server
+//! expires it, is deleted and never taken for the lock (CURATOR-696): a
+//! holder hears [`LockEvent::Lost`], an attempt fails with
+//! [`Error::SessionEnded`], as after an expiry.
+//!
 //! After a connection loss while creating, the listing is searched for the
 //! node carrying the GUID before anything is created again, so a create
 //! whose reply was lost never leaves an orphan. The listing goes behind a
@@ -100,6 +109,7 @@ use crate::engine::deadline::Deadline;
 use crate::engine::event_queue::EventQueue;
 use crate::engine::link::{Link, Reconnect};
 use crate::engine::pipeline::Pipeline;
+use crate::engine::sessions::Current;
 use crate::naming::{contender_sequence, shared_contender, Flavour, Guid, NodeKind};
 use crate::path::{self, PathError};
 use crate::{
@@ -292,6 +302,8 @@ pub struct Lock<const N: usize = DEFAULT_PATH_CAPACITY> {
     try_only: bool,
     deadline: Deadline,
     link: Link,
+    /// The session the own node must belong to.
+    session: Current,
     ops: Pipeline<Op, QUEUED, MAX_IN_FLIGHT>,
     events: EventQueue<LockEvent, 4>,
     scratch: String<N>,
@@ -398,6 +410,7 @@ impl<const N: usize> Lock<N> {
             try_only: false,
             deadline: Deadline::None,
             link: Link::Up,
+            session: Current::default(),
             ops: Pipeline::new(),
             events: EventQueue::new(),
             scratch: String::new(),
@@ -628,6 +641,23 @@ impl<const N: usize> Lock<N> {
                 Own::Absent => self.finish(),
             },
         }
+    }
+
+    /// The own node, read again, belongs to a session before the current
+    /// one: the client is on a new session with no expiry heard (a
+    /// transport that reconnected onto a new session without saying so, or
+    /// one that told the session id only then). That node dies with its
+    /// session, which the server may not have ended yet, so it is no claim
+    /// to the lock (CURATOR-696): a holder (suspended since the old
+    /// session's connection went) has lost it, and an attempt ends as an
+    /// expiry ends it. The node is deleted now rather than left to the old
+    /// session's end, so that the next in line need not wait that long.
+    fn not_ours(&mut self) {
+        self.abandon(if self.state() == LockState::Held {
+            Outcome::Lost
+        } else {
+            Outcome::Failed(Error::SessionEnded)
+        });
     }
 
     fn on_error(&mut self, op: Op, e: ZkError) {
@@ -874,7 +904,10 @@ impl<const N: usize> Recipe for Lock<N> {
             (Op::WatchPredecessor, Reply::Data { .. }) => {}
             (Op::WatchPredecessor, Reply::Error(ZkError::NoNode)) => self.predecessor_gone(),
             (Op::Delete, Reply::Deleted | Reply::Error(ZkError::NoNode)) => self.finish(),
-            (Op::CheckOwn, Reply::Exists { .. }) => {
+            (Op::CheckOwn, Reply::Exists { stat }) => {
+                if !self.session.owns(stat.ephemeral_owner) {
+                    return self.not_ours();
+                }
                 self.step = Step::Held;
                 self.events.emit(LockEvent::Resumed);
             }
@@ -883,7 +916,10 @@ impl<const N: usize> Recipe for Lock<N> {
                 self.give_up = Some(Outcome::Lost);
                 self.finish();
             }
-            (Op::WatchOwn, Reply::Data { data, .. }) => {
+            (Op::WatchOwn, Reply::Data { data, stat }) => {
+                if !self.session.owns(stat.ephemeral_owner) {
+                    return self.not_ours();
+                }
                 self.on_own_data(data);
                 if self.step == Step::Confirming {
                     self.acquired();
@@ -920,7 +956,15 @@ impl<const N: usize> Recipe for Lock<N> {
 
     fn handle_session(&mut self, _now: Instant, event: SessionEvent) {
         match event {
-            SessionEvent::Connected { .. } => {
+            SessionEvent::Connected { session_id } => {
+                if self.session.connected(session_id).is_some() {
+                    // Another session than the one before. With no expiry
+                    // heard, the old one's connection is gone, and what
+                    // was in flight with it (after an expiry, nothing is
+                    // left to lose). Resuming reads the own node again,
+                    // and its owner tells whether it is ours.
+                    self.connection_lost();
+                }
                 if self.link.connected() != Reconnect::Same {
                     self.resume();
                 } else if matches!(self.step, Step::Watching | Step::Confirming) {
@@ -983,6 +1027,7 @@ impl<const N: usize> fmt::Debug for Lock<N> {
             .field("own", &self.own_node())
             .field("predecessor", &self.predecessor())
             .field("link", &self.link)
+            .field("session", &self.session.id())
             .finish()
     }
 }
