@@ -36,6 +36,7 @@ use herdless_core::sim::{Either, Faults, World};
 use herdless_core::Instant;
 use herdless_core::{Recipe, SessionEvent};
 use rand::Rng;
+use support::session_moves::{self, Abandoned};
 use support::stuck;
 
 const DIR: &str = "/election/sim";
@@ -59,7 +60,7 @@ struct Run {
     step: usize,
     leaderships: usize,
     /// Sessions left behind by a move to a new one, and when they expire.
-    abandoned: Vec<(i64, usize)>,
+    abandoned: Abandoned,
 }
 
 fn candidate(world: &World<Role>, i: usize) -> &Election {
@@ -119,7 +120,7 @@ impl Run {
             app: vec![App::Idle; candidates],
             step: 0,
             leaderships: 0,
-            abandoned: Vec::new(),
+            abandoned: Abandoned::default(),
         }
     }
 
@@ -293,30 +294,12 @@ impl Run {
     /// until the server gets round to expiring it.
     fn move_to_new_session(&mut self) -> Result<(), String> {
         let i = self.world.rng().gen_range(0..self.candidates);
-        let old = self.world.peers[i].session();
-        if !self.world.zk.is_live(old) {
+        let Some(old) = session_moves::cut(&mut self.world, i) else {
             return Ok(());
-        }
-        self.world.zk.disconnect(old);
-        while self.world.peers[i].deliver_one(&mut self.world.zk) {}
+        };
         self.absorb_events()?;
-        let new = self.world.zk.open_session();
-        self.world.peers[i].move_to_session(&mut self.world.zk, new);
-        let expire_at = self.step + self.world.rng().gen_range(0..60);
-        self.abandoned.push((old, expire_at));
+        self.abandoned.move_on(&mut self.world, i, old, self.step);
         self.absorb_events()
-    }
-
-    fn expire_abandoned(&mut self, all: bool) {
-        let step = self.step;
-        let (due, later): (Vec<_>, Vec<_>) = self
-            .abandoned
-            .iter()
-            .partition(|(_, at)| all || *at <= step);
-        self.abandoned = later;
-        for (session, _) in due {
-            self.world.zk.expire(session);
-        }
     }
 
     fn one_step(&mut self, may_start: bool) -> Result<bool, String> {
@@ -324,7 +307,8 @@ impl Run {
         if may_start && self.world.rng().gen_bool(0.003) {
             self.move_to_new_session()?;
         }
-        self.expire_abandoned(!may_start);
+        self.abandoned
+            .expire_due(&mut self.world, self.step, !may_start);
         let taken = self.world.step();
         support::stuck::timers_settle(&self.world)?;
         let stepped = taken.is_some();

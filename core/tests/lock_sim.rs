@@ -5,7 +5,9 @@
 //!
 //! 1. faults on: contenders acquire (blocking, try, with a deadline), hold,
 //!    release and cancel while connections drop, replies of applied writes
-//!    are lost and sessions expire (expired contenders get a new session);
+//!    are lost and sessions expire (expired contenders get a new session),
+//!    and now and then a contender's client comes back on a new session
+//!    while the old one, and its node, lives on a while (CURATOR-696);
 //! 2. faults off: nobody starts anew, holders release, and every waiter must
 //!    be served; afterwards no lock node may remain (no orphans);
 //! 3. a fault-free hand-off chain: every release wakes exactly one waiter,
@@ -13,7 +15,7 @@
 //!
 //! On every step of phase 1 and 2: no two contenders hold the lock with live
 //! sessions, and a contender that holds owns the lowest contender node on
-//! the server.
+//! the server, made by its current session.
 //!
 //! A failure names its seed. Replay one with
 //! `HERDLESS_SEED=<seed> cargo test -p herdless-core --test lock_sim`, and
@@ -26,6 +28,7 @@ use herdless_core::naming::{contender_sequence, Guid, NodeKind};
 use herdless_core::sim::{Faults, World};
 use herdless_core::{Instant, Recipe};
 use rand::Rng;
+use support::session_moves::{self, Abandoned};
 use support::stuck;
 
 const DIR: &str = "/locks/sim";
@@ -44,6 +47,9 @@ struct Run {
     app: Vec<App>,
     step: usize,
     acquisitions: usize,
+    /// Sessions left behind by a move to a new one, and the step at which
+    /// the server gets round to expiring each.
+    abandoned: Abandoned,
 }
 
 fn guid(world: &mut World<Lock>) -> Guid {
@@ -62,6 +68,7 @@ impl Run {
             app: vec![App::Idle; n],
             step: 0,
             acquisitions: 0,
+            abandoned: Abandoned::default(),
         }
     }
 
@@ -129,6 +136,16 @@ impl Run {
                     self.step
                 ));
             }
+            let owner = own
+                .and_then(|n| zk.node(&format!("{DIR}/{n}")))
+                .map(|node| node.stat.ephemeral_owner);
+            if owner != Some(p.session()) {
+                return Err(format!(
+                    "step {}: contender {i} holds on session {} with node {own:?} of session {owner:?}",
+                    self.step,
+                    p.session()
+                ));
+            }
         }
         Ok(())
     }
@@ -182,8 +199,27 @@ impl Run {
         self.absorb_events()
     }
 
+    /// CURATOR-696: a contender's connection drops and its client comes
+    /// back on a *new* session, while the old one (and its node) lives on
+    /// until the server gets round to expiring it.
+    fn move_to_new_session(&mut self) -> Result<(), String> {
+        let n = self.n();
+        let i = self.world.rng().gen_range(0..n);
+        let Some(old) = session_moves::cut(&mut self.world, i) else {
+            return Ok(());
+        };
+        self.absorb_events()?;
+        self.abandoned.move_on(&mut self.world, i, old, self.step);
+        self.absorb_events()
+    }
+
     fn one_step(&mut self, may_start: bool) -> Result<bool, String> {
         self.start_or_stop_work(may_start)?;
+        if may_start && self.world.rng().gen_bool(0.003) {
+            self.move_to_new_session()?;
+        }
+        self.abandoned
+            .expire_due(&mut self.world, self.step, !may_start);
         let stepped = self.world.step().is_some();
         support::stuck::timers_settle(&self.world)?;
         self.step += 1;

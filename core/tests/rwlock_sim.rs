@@ -12,8 +12,10 @@
 //!
 //! 1. faults on: contenders acquire (blocking, try, with a deadline), hold,
 //!    release and cancel while connections drop, replies of applied writes
-//!    are lost, sessions expire (expired peers get a new session) and the
-//!    operator deletes nodes;
+//!    are lost, sessions expire (expired peers get a new session), the
+//!    operator deletes nodes, and now and then a contender's client comes
+//!    back on a new session while the old one, and its node, lives on a
+//!    while (CURATOR-696);
 //! 2. faults off: nobody starts anew, holders release, every waiter must be
 //!    served, every revocation must end; afterwards no lock node remains;
 //! 3. fault-free, readers share: a writer holds, every reader queues behind
@@ -26,7 +28,8 @@
 //!
 //! * every contender holding with a live session and an existing node is
 //!   one of the nodes that may hold now (the lowest if it excludes, else
-//!   the readers below the lowest excluder);
+//!   the readers below the lowest excluder), and that node is its current
+//!   session's;
 //! * a contender reports `Acquired` only while its own node exists;
 //! * a holder whose node is gone had it deleted by a forced revocation or
 //!   by the operator;
@@ -51,6 +54,7 @@ use herdless_core::sim::{Either, Faults, SessionStatus, World};
 use herdless_core::Instant;
 use rand::Rng;
 use support::oracle::{self, created_before, Kind};
+use support::session_moves::{self, Abandoned};
 use support::stuck;
 
 const DIR: &str = "/locks/rw";
@@ -101,6 +105,11 @@ struct Run {
     lagging: bool,
     step: usize,
     totals: Totals,
+    /// Sessions left behind by a move to a new one, and the step at which
+    /// the server gets round to expiring each.
+    abandoned: Abandoned,
+    /// Each session left behind, with the contender it was.
+    former: Vec<(usize, i64)>,
 }
 
 fn guid(world: &mut World<Peer>) -> Guid {
@@ -178,6 +187,8 @@ impl Run {
             lagging: false,
             step: 0,
             totals: Totals::default(),
+            abandoned: Abandoned::default(),
+            former: Vec::new(),
         }
     }
 
@@ -335,6 +346,15 @@ impl Run {
                     l.contender()
                 ));
             }
+            if let Some((_, _, _, owner)) = nodes.iter().find(|n| n.0 == own) {
+                if *owner != p.session() {
+                    return Err(format!(
+                        "step {step}: contender {i} holds on session {} with {own}, a node \
+                         of session {owner}",
+                        p.session()
+                    ));
+                }
+            }
         }
         self.check_watches(&nodes)
     }
@@ -378,11 +398,14 @@ impl Run {
             if !zk.is_live(p.session()) {
                 continue;
             }
+            // Its own node, even one of a session it left: read again
+            // after the move, its owner is how it learns it is not ours.
+            let own = |owner: i64| owner == p.session() || self.former.contains(&(i, owner));
             for (table, path) in zk.watches_of(p.session()) {
                 let name = name_of(&path);
                 let node = nodes.iter().find(|n| n.0 == name);
                 let allowed = table == "data"
-                    && node.is_some_and(|(_, k, _, owner)| *owner == p.session() || waits_for(*k));
+                    && node.is_some_and(|(_, k, _, owner)| own(*owner) || waits_for(*k));
                 if !allowed {
                     return Err(format!(
                         "step {step}: contender {i} ({:?}) has a {table} watch on {path}",
@@ -492,8 +515,28 @@ impl Run {
         }
     }
 
+    /// CURATOR-696: a contender's connection drops and its client comes
+    /// back on a *new* session, while the old one (and its node) lives on
+    /// until the server gets round to expiring it.
+    fn move_to_new_session(&mut self) -> Result<(), String> {
+        let n = self.contenders;
+        let i = self.world.rng().gen_range(0..n);
+        let Some(old) = session_moves::cut(&mut self.world, i) else {
+            return Ok(());
+        };
+        self.absorb_events()?;
+        self.abandoned.move_on(&mut self.world, i, old, self.step);
+        self.former.push((i, old));
+        self.absorb_events()
+    }
+
     fn one_step(&mut self, may_start: bool) -> Result<bool, String> {
         self.start_or_stop_work(may_start)?;
+        if may_start && self.world.rng().gen_bool(0.003) {
+            self.move_to_new_session()?;
+        }
+        self.abandoned
+            .expire_due(&mut self.world, self.step, !may_start);
         let stepped = self.world.step().is_some();
         support::stuck::timers_settle(&self.world)?;
         self.step += 1;

@@ -4,6 +4,7 @@
 
 pub mod by_hand;
 pub mod oracle;
+pub mod session_moves;
 pub mod stuck;
 pub mod trace;
 
