@@ -335,3 +335,33 @@ fn curator_498_a_waiter_moved_to_a_new_session_ends_its_attempt_and_leaves_no_no
     let path = format!("{DIR}/{}", w.peers[1].recipe.own_node().unwrap());
     assert_eq!(w.zk.node(&path).unwrap().stat.ephemeral_owner, s2);
 }
+
+/// Reentrancy (curator#75 and #31, etcd#11364, zookeeper-client's
+/// `new_shared`): a lock is not reentrant, and saying so must not cost the
+/// holding. A second `acquire` while acquiring or holding is refused, and
+/// the first attempt goes on as if it had not been asked: one node, held
+/// once, released once.
+#[test]
+fn a_second_acquire_is_refused_and_leaves_the_first_as_it_was() {
+    let mut w = world(1);
+    w.act(0, |l| l.acquire(g(1))).unwrap();
+    assert_eq!(w.act(0, |l| l.acquire(g(2))), Err(Error::InvalidState));
+    assert_eq!(w.act(0, |l| l.try_acquire(g(2))), Err(Error::InvalidState));
+    assert!(w.run_until_quiet(1_000));
+    assert!(w.peers[0].recipe.is_held());
+    let deadline = w.now() + 1_000;
+    assert_eq!(
+        w.act(0, |l| l.acquire_until(g(3), deadline)),
+        Err(Error::InvalidState)
+    );
+    assert!(w.run_until_quiet(1_000));
+    assert_eq!(w.zk.children(DIR).unwrap().len(), 1, "one node");
+    assert!(w.peers[0].recipe.is_held());
+    w.act(0, |l| l.release()).unwrap();
+    assert!(w.run_until_quiet(1_000));
+    assert_eq!(
+        w.peers[0].take_events(),
+        [LockEvent::Acquired, LockEvent::Released]
+    );
+    assert_eq!(w.zk.children(DIR).unwrap(), Vec::<String>::new());
+}
