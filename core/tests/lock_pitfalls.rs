@@ -365,3 +365,32 @@ fn a_second_acquire_is_refused_and_leaves_the_first_as_it_was() {
     );
     assert_eq!(w.zk.children(DIR).unwrap(), Vec::<String>::new());
 }
+
+/// etcd#22082: an unlock whose answer was lost, retried, deleted the key of
+/// the same session's next lock (etcd's key is the lease's, the same for
+/// every lock of a session). Here the release's delete is applied and its
+/// answer lost: a new acquire is refused until the retried delete is
+/// confirmed and `Released` told, and the next attempt's node (another
+/// name) outlives every retry.
+#[test]
+fn etcd_22082_a_retried_release_never_deletes_the_next_attempts_node() {
+    let mut w = world(1);
+    w.act(0, |l| l.acquire(g(1))).unwrap();
+    assert!(w.run_until_quiet(1_000));
+    let first = w.peers[0].recipe.own_node().unwrap().to_owned();
+    w.act(0, |l| l.release()).unwrap();
+    w.zk.lose_reply_after_apply(w.peers[0].session());
+    assert_eq!(w.act(0, |l| l.acquire(g(2))), Err(Error::InvalidState));
+    assert!(w.run_until_quiet(1_000));
+    assert_eq!(
+        w.peers[0].take_events(),
+        [LockEvent::Acquired, LockEvent::Released]
+    );
+    w.act(0, |l| l.acquire(g(3))).unwrap();
+    assert!(w.run_until_quiet(1_000));
+    let second = w.peers[0].recipe.own_node().unwrap().to_owned();
+    assert_ne!(second, first);
+    assert_eq!(w.zk.children(DIR).unwrap(), [second]);
+    assert!(w.peers[0].recipe.is_held());
+    assert_eq!(w.zk.stats().count("delete"), 2, "the release's, and its retry");
+}
