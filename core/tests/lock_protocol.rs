@@ -34,14 +34,21 @@ fn created(lock: &mut Lock, id: RequestId, name: &str) {
     lock.handle_reply(Instant::ZERO, id, Reply::Created { path: &path });
 }
 
-/// The lock sends a new create and listing, reporting nothing: it is back
-/// in line.
-fn assert_back_in_line(lock: &mut Lock) {
+/// The own node's prefix under `GUID`.
+const PREFIX: &str = "11111111-1111-1111-1111-111111111111-lock-";
+/// The same under the next GUID (the last four bytes plus one), which a
+/// waiter whose node went queues again under, so that a search for a lost
+/// create can only find the new node.
+const NEXT_PREFIX: &str = "11111111-1111-1111-1111-111111111112-lock-";
+
+/// The lock sends a new create (of a node named `prefix`) and listing,
+/// reporting nothing: it is back in line.
+fn assert_back_in_line(lock: &mut Lock, prefix: &str) {
     assert_eq!(
         texts(&drain(lock)),
         [
-            "create /locks/a/11111111-1111-1111-1111-111111111111-lock- EphemeralSequential",
-            "children /locks/a watch=false",
+            format!("create /locks/a/{prefix} EphemeralSequential"),
+            "children /locks/a watch=false".to_string(),
         ]
     );
     assert!(events(lock).is_empty());
@@ -989,10 +996,46 @@ fn a_node_found_by_guid_settles_the_lost_create() {
     assert_eq!(
         texts(&again),
         [
-            "create /locks/a/11111111-1111-1111-1111-111111111111-lock- EphemeralSequential",
-            "children /locks/a watch=false",
+            format!("create /locks/a/{NEXT_PREFIX} EphemeralSequential"),
+            "children /locks/a watch=false".to_string(),
         ]
     );
+}
+
+/// A waiter whose node is gone queues again under the next GUID: its old
+/// node may still be listed (a server behind the delete, or behind the old
+/// node's session's end after a move to a new session), and when the new
+/// create's answer is lost, the search must find the new node, not the old
+/// one. Under one GUID for both, the lock adopted the old node; once that
+/// went, the new one stayed, ahead of everyone, for its session's life
+/// (`lock_sim` on lagging servers, seed 400057403).
+#[test]
+fn a_waiter_queued_again_finds_its_new_node_not_the_old_one() {
+    let (mut lock, _) = behind_one();
+    lock.handle_watch(
+        Instant::ZERO,
+        WatchEvent {
+            kind: WatchKind::NodeDeleted,
+            path: &format!("/locks/a/{OWN}"),
+        },
+    );
+    let again = drain(&mut lock);
+    assert_eq!(again.len(), 2, "create and listing");
+    let prefix = again[0]
+        .1
+        .split(' ')
+        .nth(1)
+        .unwrap()
+        .trim_start_matches("/locks/a/");
+    let new = format!("{prefix}0000000007");
+    // Both answers are lost with the connection: the create may be applied.
+    lock.handle_session(Instant::ZERO, SessionEvent::Suspended);
+    lock.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 1 });
+    let find = drain(&mut lock);
+    assert_eq!(texts(&find), [CATCH_UP, "children /locks/a watch=false"]);
+    // The old node is still listed, ahead of the new one.
+    children(&mut lock, find[1].0, &[OWN, AHEAD, &new]);
+    assert_eq!(lock.own_node(), Some(new.as_str()));
 }
 
 /// A create whose answer was lost, looked for in a directory that is gone
@@ -1011,7 +1054,8 @@ fn a_lost_create_whose_directory_is_gone_is_made_again() {
     // The check finds no directory either; the listing decides.
     lock.handle_reply(Instant::ZERO, find[0].0, Reply::Error(ZkError::NoNode));
     lock.handle_reply(Instant::ZERO, find[1].0, Reply::Error(ZkError::NoNode));
-    assert_back_in_line(&mut lock);
+    // No node of this GUID can be left: the same one again.
+    assert_back_in_line(&mut lock, PREFIX);
 }
 
 /// The own node and its directory are gone (an operator clearing the lock)
@@ -1030,7 +1074,7 @@ fn a_listing_without_its_directory_after_the_create_queues_again() {
     );
     lock.handle_reply(Instant::ZERO, sent[1].0, Reply::Error(ZkError::NoNode));
     assert_eq!(lock.own_node(), None, "the old node is forgotten");
-    assert_back_in_line(&mut lock);
+    assert_back_in_line(&mut lock, NEXT_PREFIX);
 }
 
 /// Creating a missing ancestor is refused (an ACL on `/locks`): the

@@ -716,8 +716,13 @@ impl<const N: usize> Lock<N> {
             self.finish();
         } else {
             // A waiter queues again at the back, with a new node; what it
-            // waited for before is of no concern any more.
+            // waited for before is of no concern any more. Under a new
+            // GUID: the old node may still be there (a listing from a
+            // server behind its create, after a move to a new session),
+            // and a search for a lost create must find the new one, never
+            // that (CURATOR-498).
             self.flow().forget(&ACQUISITION_READS);
+            self.line.next_guid();
             self.create();
         }
     }
