@@ -28,9 +28,23 @@ pub fn not_recovered<R: Recipe + Debug, A: Debug>(
             )
         })
         .collect();
+    // Each node with its owner and the owner's state: a node nobody
+    // deletes is usually a session's nobody ends.
+    let nodes: Vec<String> = world
+        .zk
+        .children(dir)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|name| {
+            let owner = world
+                .zk
+                .node(&format!("{dir}/{name}"))
+                .map_or(0, |n| n.stat.ephemeral_owner);
+            format!("{name} (session {owner}: {:?})", world.zk.status(owner))
+        })
+        .collect();
     Err(format!(
-        "{what} once faults stopped: {peers:?}; nodes {:?}",
-        world.zk.children(dir)
+        "{what} once faults stopped: {peers:?}; nodes {nodes:?}"
     ))
 }
 
