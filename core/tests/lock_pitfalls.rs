@@ -392,5 +392,9 @@ fn etcd_22082_a_retried_release_never_deletes_the_next_attempts_node() {
     assert_ne!(second, first);
     assert_eq!(w.zk.children(DIR).unwrap(), [second]);
     assert!(w.peers[0].recipe.is_held());
-    assert_eq!(w.zk.stats().count("delete"), 2, "the release's, and its retry");
+    assert_eq!(
+        w.zk.stats().count("delete"),
+        2,
+        "the release's, and its retry"
+    );
 }
