@@ -8,6 +8,7 @@ use herdless_core::{Acl, CreateMode, Recipe, Request, RequestId, SessionEvent, V
 
 mod support;
 use support::by_hand::g;
+use support::session_moves;
 
 const DIR: &str = "/election/p";
 const ACK: &str = "/election/p/leader";
@@ -100,15 +101,12 @@ fn curator_696_a_node_of_the_previous_session_is_no_claim_to_lead() {
     campaign(&mut w, 1);
     assert!(w.peers[0].recipe.is_leading());
     let old_node = own(&w, 0);
-    let s1 = w.peers[0].session();
     // The connection drops; the client comes back on another session while
     // the old one is still alive on the server (its expiry not processed
     // yet), so the old node is still there. Peer 0 never learned its first
     // session id, so only the node's owner can tell.
-    w.zk.disconnect(s1);
-    while w.peers[0].deliver_one(&mut w.zk) {}
-    let s2 = w.zk.open_session();
-    w.peers[0].move_to_session(&mut w.zk, s2);
+    let s1 = session_moves::cut(&mut w, 0).expect("a live session");
+    w.renew_session(0);
     assert!(w.zk.is_live(s1), "the old session lives on for now");
     for _ in 0..1_000 {
         if w.step().is_none() {
@@ -146,8 +144,8 @@ fn curator_696_a_reconnect_with_another_session_id_is_a_loss() {
         e.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: s1 })
     });
     campaign(&mut w, 0);
-    let s2 = w.zk.open_session();
-    w.peers[0].move_to_session(&mut w.zk, s2);
+    w.renew_session(0);
+    let s2 = w.peers[0].session();
     assert!(!w.peers[0].recipe.is_leading());
     assert_eq!(
         w.peers[0].take_events(),
@@ -175,8 +173,8 @@ fn curator_498_a_waiting_candidate_volunteers_again_on_a_new_session() {
     campaign(&mut w, 0);
     campaign(&mut w, 1);
     let old_node = own(&w, 1);
-    let s2 = w.zk.open_session();
-    w.peers[1].move_to_session(&mut w.zk, s2);
+    w.renew_session(1);
+    let s2 = w.peers[1].session();
     assert!(w.run_until_quiet(1_000));
     let new_node = own(&w, 1);
     assert_ne!(new_node, old_node);

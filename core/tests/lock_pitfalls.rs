@@ -7,6 +7,7 @@ use herdless_core::{Error, Instant, Recipe, SessionEvent};
 
 mod support;
 use support::by_hand::g;
+use support::session_moves;
 
 const DIR: &str = "/locks/p";
 
@@ -237,15 +238,12 @@ fn curator_696_a_holder_moved_to_a_new_session_does_not_hold_on_its_old_node() {
     assert!(w.run_until_quiet(1_000));
     assert!(w.peers[0].recipe.is_held());
     let old_node = w.peers[0].recipe.own_node().unwrap().to_owned();
-    let s1 = w.peers[0].session();
     // The connection drops; the client comes back on another session while
     // the old one is still alive on the server (its expiry not processed
     // yet), so the old node is still there. Peer 0 never learned its first
     // session id, so only the node's owner can tell.
-    w.zk.disconnect(s1);
-    while w.peers[0].deliver_one(&mut w.zk) {}
-    let s2 = w.zk.open_session();
-    w.peers[0].move_to_session(&mut w.zk, s2);
+    let s1 = session_moves::cut(&mut w, 0).expect("a live session");
+    w.renew_session(0);
     assert!(w.zk.is_live(s1), "the old session lives on for now");
     for _ in 0..1_000 {
         if w.step().is_none() {
@@ -281,8 +279,8 @@ fn curator_696_a_reconnect_with_another_session_id_loses_the_lock() {
     });
     w.act(0, |l| l.acquire(g(1))).unwrap();
     assert!(w.run_until_quiet(1_000));
-    let s2 = w.zk.open_session();
-    w.peers[0].move_to_session(&mut w.zk, s2);
+    w.renew_session(0);
+    let s2 = w.peers[0].session();
     assert!(!w.peers[0].recipe.is_held());
     assert_eq!(
         w.peers[0].take_events(),
@@ -315,8 +313,8 @@ fn curator_498_a_waiter_moved_to_a_new_session_ends_its_attempt_and_leaves_no_no
     w.act(1, |l| l.acquire(g(2))).unwrap();
     assert!(w.run_until_quiet(1_000));
     let old_node = w.peers[1].recipe.own_node().unwrap().to_owned();
-    let s2 = w.zk.open_session();
-    w.peers[1].move_to_session(&mut w.zk, s2);
+    w.renew_session(1);
+    let s2 = w.peers[1].session();
     assert!(w.run_until_quiet(1_000));
     assert!(w.zk.is_live(s1), "the old session lives on for now");
     assert_eq!(

@@ -142,7 +142,9 @@ impl<R: Recipe> World<R> {
         self.peers[i].act(&mut self.zk, f)
     }
 
-    /// Gives peer `i` a new session after its old one ended.
+    /// Gives peer `i` a new session and tells it `Connected`: after its old
+    /// one ended, or while that one lives on (a client back on a new
+    /// session before the server expired the old one, CURATOR-696).
     pub fn renew_session(&mut self, i: usize) {
         let session = self.zk.open_session();
         self.peers[i].move_to_session(&mut self.zk, session);

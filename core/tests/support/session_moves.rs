@@ -29,8 +29,7 @@ impl Abandoned {
     /// Moves peer `i`, whose session `old` was [`cut`], to a new session,
     /// telling it `Connected`; `old` expires within 60 steps of `step`.
     pub fn move_on<R: Recipe>(&mut self, world: &mut World<R>, i: usize, old: i64, step: usize) {
-        let new = world.zk.open_session();
-        world.peers[i].move_to_session(&mut world.zk, new);
+        world.renew_session(i);
         let expire_at = step + world.rng().gen_range(0..60);
         self.0.push((old, expire_at));
     }
