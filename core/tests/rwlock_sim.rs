@@ -108,8 +108,6 @@ struct Run {
     /// Sessions left behind by a move to a new one, and the step at which
     /// the server gets round to expiring each.
     abandoned: Abandoned,
-    /// Each session left behind, with the contender it was.
-    former: Vec<(usize, i64)>,
 }
 
 fn guid(world: &mut World<Peer>) -> Guid {
@@ -188,7 +186,6 @@ impl Run {
             step: 0,
             totals: Totals::default(),
             abandoned: Abandoned::default(),
-            former: Vec::new(),
         }
     }
 
@@ -400,7 +397,7 @@ impl Run {
             }
             // Its own node, even one of a session it left: read again
             // after the move, its owner is how it learns it is not ours.
-            let own = |owner: i64| owner == p.session() || self.former.contains(&(i, owner));
+            let own = |owner: i64| owner == p.session() || self.abandoned.left_by(i, owner);
             for (table, path) in zk.watches_of(p.session()) {
                 let name = name_of(&path);
                 let node = nodes.iter().find(|n| n.0 == name);
@@ -526,7 +523,6 @@ impl Run {
         };
         self.absorb_events()?;
         self.abandoned.move_on(&mut self.world, i, old, self.step);
-        self.former.push((i, old));
         self.absorb_events()
     }
 

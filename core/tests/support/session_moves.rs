@@ -20,10 +20,10 @@ pub fn cut<R: Recipe>(world: &mut World<R>, i: usize) -> Option<i64> {
     Some(old)
 }
 
-/// The sessions left behind, each with the step at which the server
-/// expires it.
+/// The sessions left behind, each with the peer that left it and the step
+/// at which the server expires it.
 #[derive(Debug, Default)]
-pub struct Abandoned(Vec<(i64, usize)>);
+pub struct Abandoned(Vec<(usize, i64, usize)>);
 
 impl Abandoned {
     /// Moves peer `i`, whose session `old` was [`cut`], to a new session,
@@ -31,14 +31,23 @@ impl Abandoned {
     pub fn move_on<R: Recipe>(&mut self, world: &mut World<R>, i: usize, old: i64, step: usize) {
         world.renew_session(i);
         let expire_at = step + world.rng().gen_range(0..60);
-        self.0.push((old, expire_at));
+        self.0.push((i, old, expire_at));
+    }
+
+    /// Whether peer `i` left `session`, which lives on: only then can a
+    /// node of it still be there.
+    pub fn left_by(&self, i: usize, session: i64) -> bool {
+        self.0
+            .iter()
+            .any(|(peer, s, _)| *peer == i && *s == session)
     }
 
     /// Expires the sessions due by `step`, or all of them.
     pub fn expire_due<R: Recipe>(&mut self, world: &mut World<R>, step: usize, all: bool) {
-        let (due, later): (Vec<_>, Vec<_>) = self.0.iter().partition(|(_, at)| all || *at <= step);
+        let (due, later): (Vec<_>, Vec<_>) =
+            self.0.iter().partition(|(_, _, at)| all || *at <= step);
         self.0 = later;
-        for (session, _) in due {
+        for (_, session, _) in due {
             world.zk.expire(session);
         }
     }
