@@ -5,62 +5,18 @@
 //! ZooKeeper; the oracle counts process nodes on the server.
 
 mod conn_loss;
+mod double_barrier_rounds;
 
 use conn_loss::Driver;
-use herdless_core::double_barrier::{DoubleBarrier, DoubleBarrierEvent, READY};
+use double_barrier_rounds::{entered, process, process_nodes, ready_path, run_all, DIR};
+use herdless_core::double_barrier::{DoubleBarrier, DoubleBarrierEvent};
 use herdless_core::owned::OwnedReply;
 use herdless_core::path::PathError;
 use herdless_core::sim::{DriverOrder, SimZk};
 use herdless_core::Instant;
-use herdless_core::{Error, Recipe, Reply, SessionEvent, WatchEvent, WatchKind, ZkError};
-
-const DIR: &str = "/app/double";
-
-fn ready_path() -> String {
-    format!("{DIR}/{READY}")
-}
-
-fn process_nodes(zk: &SimZk) -> Vec<String> {
-    zk.children(DIR)
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|n| n != READY)
-        .collect()
-}
-
-fn process(zk: &mut SimZk, name: &str) -> Driver<DoubleBarrier> {
-    Driver::open(zk, DoubleBarrier::new(DIR, name).unwrap())
-}
-
-/// Runs every process until nothing is queued anywhere, checking after
-/// every delivery that nobody entered with fewer than `count` process
-/// nodes seen on the server so far.
-fn run_all(zk: &mut SimZk, ps: &mut [Driver<DoubleBarrier>], count: usize, most: &mut usize) {
-    for _ in 0..10_000 {
-        let mut busy = false;
-        for p in ps.iter_mut() {
-            busy |= zk.apply_next(p.session);
-            *most = (*most).max(process_nodes(zk).len());
-            busy |= p.deliver_one(zk);
-            if p.events.contains(&DoubleBarrierEvent::Entered) {
-                assert!(
-                    *most >= count,
-                    "{} entered with at most {} of {count} processes on the server",
-                    p.recipe.name(),
-                    *most
-                );
-            }
-        }
-        if !busy {
-            return;
-        }
-    }
-    panic!("never quiet");
-}
-
-fn entered(p: &Driver<DoubleBarrier>) -> bool {
-    p.events.contains(&DoubleBarrierEvent::Entered)
-}
+use herdless_core::{
+    Error, Recipe, Reply, Request, SessionEvent, Version, WatchEvent, WatchKind, ZkError,
+};
 
 /// A first process alone, then a second: the first must wait for the
 /// second although a `ready` of an earlier round is there.
@@ -430,6 +386,7 @@ fn a_foreign_name_too_long_to_wait_on_fails_the_leave() {
     );
     assert!(p.sent_of("getData").is_empty(), "waited on a cut name");
     assert!(p.recipe.is_idle());
+    assert_eq!(process_nodes(&zk), [long], "the own node left behind");
 }
 
 /// The barrier directory two levels deep, none of it there: each level is
@@ -489,13 +446,26 @@ fn a_ready_deleted_before_its_refresh_is_created_again() {
 }
 
 /// Errors that are neither a lost connection nor a gone session fail the
-/// round (scripted: the simulator has no ACLs).
+/// round, once the own node is deleted: a create of the same attempt sent
+/// before a lost connection may have been applied.
 #[test]
 fn a_refused_own_create_fails_the_enter() {
     let mut p: DoubleBarrier = DoubleBarrier::new(DIR, "a").unwrap();
     p.enter(2).unwrap();
     let create = p.poll_request().unwrap().id;
     p.handle_reply(Instant::ZERO, create, Reply::Error(ZkError::NoAuth));
+    assert_eq!(p.poll_event(), None, "failed before its node was deleted");
+    let delete = p.poll_request().unwrap();
+    assert_eq!(
+        delete.request,
+        Request::Delete {
+            path: "/app/double/a",
+            version: Version::Any
+        }
+    );
+    let delete = delete.id;
+    assert!(p.poll_request().is_none());
+    p.handle_reply(Instant::ZERO, delete, Reply::Error(ZkError::NoNode));
     assert_eq!(
         p.poll_event(),
         Some(DoubleBarrierEvent::Failed(Error::Zk(ZkError::NoAuth)))

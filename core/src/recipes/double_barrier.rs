@@ -72,7 +72,9 @@ pub enum DoubleBarrierEvent {
     /// The session ended while inside: this process's node is gone, the
     /// others no longer wait for it.
     Lost,
-    /// An operation failed.
+    /// Entering or leaving failed. The own node was deleted first (unless
+    /// it is another session's: [`Error::NameTaken`]), so the others
+    /// neither count this process nor wait for it to leave.
     Failed(Error),
 }
 
@@ -82,6 +84,9 @@ enum Step {
     Entering,
     Inside,
     Leaving,
+    /// Entering or leaving failed with this error: the own node goes
+    /// before the failure is reported.
+    Abandoning(Error),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -270,6 +275,24 @@ impl<const N: usize> DoubleBarrier<N> {
         self.events.emit(event);
     }
 
+    /// Entering or leaving failed. The own node goes first (CURATOR-80):
+    /// left until the session ends, the others would count a process that
+    /// gave up (CURATOR-318, where a late process entered "with" two that
+    /// had timed out) and wait for it to leave.
+    fn fail(&mut self, e: Error) {
+        match self.step {
+            Step::Entering | Step::Leaving => {
+                self.ops.clear();
+                self.other.clear();
+                self.step = Step::Abandoning(e);
+                self.ops.queue(Op::DeleteOwn);
+            }
+            // The delete itself failed: the node goes with the session.
+            Step::Abandoning(first) => self.finish(DoubleBarrierEvent::Failed(first)),
+            Step::Idle | Step::Inside => self.finish(DoubleBarrierEvent::Failed(e)),
+        }
+    }
+
     fn entered(&mut self) {
         if self.step == Step::Entering {
             self.step = Step::Inside;
@@ -351,7 +374,7 @@ impl<const N: usize> DoubleBarrier<N> {
                 // A name written by another client may not fit our paths:
                 // say so rather than wait on a truncated name.
                 if let Err(e) = path::join::<N>(&self.dir, target) {
-                    return self.finish(DoubleBarrierEvent::Failed(Error::Path(e)));
+                    return self.fail(Error::Path(e));
                 }
                 // Its full path fits in `N`, so the name alone does.
                 let _ = self.other.push_str(target);
@@ -390,6 +413,7 @@ impl<const N: usize> DoubleBarrier<N> {
             }
             Step::Inside => {}
             Step::Leaving => self.ops.queue(Op::List),
+            Step::Abandoning(_) => self.ops.queue(Op::DeleteOwn),
         }
     }
 }
@@ -530,7 +554,11 @@ impl<const N: usize> Recipe for DoubleBarrier<N> {
                     self.ops.queue(Op::CreateReady);
                 }
             }
-            (Op::DeleteOwn, Reply::Deleted | Reply::Error(ZkError::NoNode)) => {}
+            (Op::DeleteOwn, Reply::Deleted | Reply::Error(ZkError::NoNode)) => {
+                if let Step::Abandoning(e) = self.step {
+                    self.finish(DoubleBarrierEvent::Failed(e));
+                }
+            }
             (Op::DeleteReady, Reply::Deleted | Reply::Error(ZkError::NoNode)) => {
                 self.finish(DoubleBarrierEvent::Left)
             }
@@ -548,8 +576,8 @@ impl<const N: usize> Recipe for DoubleBarrier<N> {
                 self.link.end(SessionEvent::Expired);
                 self.lost();
             }
-            (_, Reply::Error(e)) => self.finish(DoubleBarrierEvent::Failed(Error::Zk(e))),
-            (_, _) => self.finish(DoubleBarrierEvent::Failed(Error::BadReply)),
+            (_, Reply::Error(e)) => self.fail(Error::Zk(e)),
+            (_, _) => self.fail(Error::BadReply),
         }
     }
 
@@ -610,8 +638,11 @@ impl<const N: usize> Recipe for DoubleBarrier<N> {
             SessionEvent::Expired | SessionEvent::Closed => {
                 self.link.end(event);
                 self.lost();
-                if self.step != Step::Idle {
-                    self.finish(DoubleBarrierEvent::Lost);
+                match self.step {
+                    Step::Idle => {}
+                    // The node went with the session; the failure stands.
+                    Step::Abandoning(e) => self.finish(DoubleBarrierEvent::Failed(e)),
+                    _ => self.finish(DoubleBarrierEvent::Lost),
                 }
             }
         }
