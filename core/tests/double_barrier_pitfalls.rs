@@ -37,32 +37,46 @@ fn curator_80_an_enter_that_fails_leaves_no_node() {
     );
 }
 
-/// CURATOR-318: two processes gave up entering and left their nodes, so a
-/// third, arriving later, counted them, opened the barrier and entered
-/// alone. Here the two fail (as above); the third waits for the count.
+/// CURATOR-318: two processes gave up entering at their timeout and left
+/// their nodes, so a third, arriving later, counted them, opened the
+/// barrier and entered alone. Here the two time out, and so do two more
+/// whose enter fails; the fifth waits for the count.
 #[test]
 fn curator_318_a_late_process_does_not_enter_with_processes_that_gave_up() {
     let mut zk = SimZk::new(318);
-    zk.refuse(&ready_path(), Some(ZkError::NoAuth));
     let mut most = 0;
+    let deadline = Instant::from_millis(5_000);
     let mut ps = vec![process(&mut zk, "a"), process(&mut zk, "b")];
     for p in ps.iter_mut() {
-        p.act(&mut zk, |p| p.enter(3)).unwrap();
+        p.act(&mut zk, |p| p.enter_until(3, deadline)).unwrap();
+    }
+    run_all(&mut zk, &mut ps, 3, &mut most);
+    for p in ps.iter_mut() {
+        p.act(&mut zk, |p| p.handle_timeout(deadline));
     }
     run_all(&mut zk, &mut ps, 3, &mut most);
     for p in &ps {
+        assert_eq!(p.events, [DoubleBarrierEvent::TimedOut]);
+    }
+    zk.refuse(&ready_path(), Some(ZkError::NoAuth));
+    let mut failing = vec![process(&mut zk, "c"), process(&mut zk, "d")];
+    for p in failing.iter_mut() {
+        p.act(&mut zk, |p| p.enter(3)).unwrap();
+    }
+    run_all(&mut zk, &mut failing, 3, &mut most);
+    for p in &failing {
         assert_eq!(
             p.events,
             [DoubleBarrierEvent::Failed(Error::Zk(ZkError::NoAuth))]
         );
     }
     zk.refuse(&ready_path(), None);
-    let mut late = vec![process(&mut zk, "c")];
+    let mut late = vec![process(&mut zk, "e")];
     late[0].act(&mut zk, |p| p.enter(3)).unwrap();
     run_all(&mut zk, &mut late, 3, &mut 0);
     assert!(
         !entered(&late[0]),
-        "entered with two that gave up: {:?}",
+        "entered with processes that gave up: {:?}",
         process_nodes(&zk)
     );
     assert!(zk.node(&ready_path()).is_none());

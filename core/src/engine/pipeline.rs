@@ -51,6 +51,11 @@ impl<Op: Copy + PartialEq, const QUEUED: usize, const IN_FLIGHT: usize>
         let _ = self.queued.insert(0, op);
     }
 
+    /// Whether nothing is queued or in flight.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.queued.is_empty() && self.in_flight.is_empty()
+    }
+
     /// Whether `op` is queued or in flight.
     pub(crate) fn is_pending(&self, op: Op) -> bool {
         self.is_queued(op) || self.is_in_flight(op)

@@ -44,6 +44,7 @@ use core::fmt;
 use heapless::String;
 
 use crate::engine::ancestors;
+use crate::engine::deadline::Deadline;
 use crate::engine::event_queue::EventQueue;
 use crate::engine::link::{Link, Reconnect};
 use crate::engine::pipeline::Pipeline;
@@ -76,6 +77,13 @@ pub enum DoubleBarrierEvent {
     /// it is another session's: [`Error::NameTaken`]), so the others
     /// neither count this process nor wait for it to leave.
     Failed(Error),
+    /// The deadline of [`enter_until`](DoubleBarrier::enter_until) or
+    /// [`leave_until`](DoubleBarrier::leave_until) passed first; the own
+    /// node was deleted first, as for `Failed`.
+    TimedOut,
+    /// [`cancel`](DoubleBarrier::cancel) withdrew the enter or the leave;
+    /// the own node was deleted first, as for `Failed`.
+    Cancelled,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -84,9 +92,9 @@ enum Step {
     Entering,
     Inside,
     Leaving,
-    /// Entering or leaving failed with this error: the own node goes
-    /// before the failure is reported.
-    Abandoning(Error),
+    /// Entering or leaving was given up (failed, timed out or
+    /// cancelled): the own node goes before this event is reported.
+    Abandoning(DoubleBarrierEvent),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -145,6 +153,8 @@ pub struct DoubleBarrier<const N: usize = DEFAULT_PATH_CAPACITY> {
     own: String<N>,
     ops: Pipeline<Op, 8, 8>,
     step: Step,
+    /// When entering or leaving gives up.
+    deadline: Deadline,
     count: u32,
     /// The process node being waited for while leaving (a name).
     other: String<N>,
@@ -187,6 +197,7 @@ impl<const N: usize> DoubleBarrier<N> {
             own,
             ops: Pipeline::new(),
             step: Step::Idle,
+            deadline: Deadline::None,
             count: 0,
             other: String::new(),
             own_czxid: None,
@@ -225,6 +236,26 @@ impl<const N: usize> DoubleBarrier<N> {
     /// 1 (this process alone), which enters at once, as Curator's and
     /// Kazoo's double barriers do.
     pub fn enter(&mut self, count: u32) -> Result<(), Error> {
+        self.start_entering(count, Deadline::None)
+    }
+
+    /// Enters as [`enter`](Self::enter) does, giving up at `deadline`:
+    /// the own node is deleted, then [`DoubleBarrierEvent::TimedOut`]. The
+    /// answers awaited when the deadline passes decide first, so a count
+    /// already reached enters even with a deadline shorter than the round
+    /// trips, and a process that is opening the barrier for the others
+    /// enters with them.
+    ///
+    /// A process that gives up as the count is reached may have been
+    /// counted by one that read the directory just before its node went:
+    /// the others enter and this one does not (no timed barrier can rule
+    /// that out). What cannot happen is Curator's CURATOR-318, a later
+    /// process counting one that gave up long before.
+    pub fn enter_until(&mut self, count: u32, deadline: Instant) -> Result<(), Error> {
+        self.start_entering(count, Deadline::At(deadline))
+    }
+
+    fn start_entering(&mut self, count: u32, deadline: Deadline) -> Result<(), Error> {
         if self.step != Step::Idle {
             return Err(Error::InvalidState);
         }
@@ -232,6 +263,7 @@ impl<const N: usize> DoubleBarrier<N> {
             return Err(Error::SessionEnded);
         }
         self.count = count.max(1);
+        self.deadline = deadline;
         self.step = Step::Entering;
         self.own_czxid = None;
         self.absent_since_own = false;
@@ -242,13 +274,137 @@ impl<const N: usize> DoubleBarrier<N> {
     /// Leaves, waiting until every process has;
     /// [`DoubleBarrierEvent::Left`] follows.
     pub fn leave(&mut self) -> Result<(), Error> {
+        self.start_leaving(Deadline::None)
+    }
+
+    /// Leaves as [`leave`](Self::leave) does, giving up waiting for the
+    /// others at `deadline`: the own node is deleted (so nobody waits for
+    /// this process any more), then [`DoubleBarrierEvent::TimedOut`].
+    pub fn leave_until(&mut self, deadline: Instant) -> Result<(), Error> {
+        self.start_leaving(Deadline::At(deadline))
+    }
+
+    fn start_leaving(&mut self, deadline: Deadline) -> Result<(), Error> {
         if self.step != Step::Inside {
             return Err(Error::InvalidState);
         }
+        self.deadline = deadline;
         self.step = Step::Leaving;
         self.other.clear();
         self.ops.queue(Op::List);
         Ok(())
+    }
+
+    /// Withdraws an enter or a leave in progress: the own node is deleted,
+    /// then [`DoubleBarrierEvent::Cancelled`]. A process that cancels as
+    /// the count is reached may have been counted, as with a deadline
+    /// ([`enter_until`](Self::enter_until)). Refused when idle or inside
+    /// (leave instead); nothing more to do while already giving up.
+    pub fn cancel(&mut self) -> Result<(), Error> {
+        match self.step {
+            Step::Entering | Step::Leaving => {
+                self.abandon(DoubleBarrierEvent::Cancelled);
+                Ok(())
+            }
+            Step::Abandoning(_) => Ok(()),
+            Step::Idle | Step::Inside => Err(Error::InvalidState),
+        }
+    }
+
+    /// What an answer to `op` means.
+    fn on_reply(&mut self, op: Op, reply: Reply<'_>) {
+        match (op, reply) {
+            (Op::Ensure(_), Reply::Created { .. } | Reply::Error(ZkError::NodeExists)) => {}
+            // `ready` exists: the barrier is open if it is of this round.
+            (Op::WatchReady, Reply::Exists { stat }) => self.on_ready(stat.mzxid),
+            (Op::WatchReady, Reply::Error(ZkError::NoNode)) => {
+                self.absent_since_own = self.own_czxid.is_some();
+            }
+            // Read after a notification: if it does not open the barrier,
+            // watch it again. A `WatchReady` still pending was sent after
+            // this read, so its answer is as fresh.
+            (Op::StatReady, Reply::Exists { stat }) => {
+                self.on_ready(stat.mzxid);
+                if self.step == Step::Entering {
+                    self.ops.queue(Op::WatchReady);
+                }
+            }
+            (Op::StatReady, Reply::Error(ZkError::NoNode)) => self.ops.queue(Op::WatchReady),
+            (Op::CreateOwn, Reply::Created { .. } | Reply::Error(ZkError::NodeExists)) => {}
+            (Op::StatOwn, Reply::Exists { stat }) => {
+                if self.step == Step::Entering {
+                    // Another session's node of this name (a process name
+                    // given twice): counting it as ours would count one
+                    // process for two. The node of this process's earlier
+                    // session, which the server has not expired yet, is
+                    // counted as before.
+                    let owner = stat.ephemeral_owner;
+                    let foreign = |id| owner != id && !self.sessions.is_earlier(owner);
+                    if self.sessions.current().is_some_and(foreign) {
+                        return self.finish(DoubleBarrierEvent::Failed(Error::NameTaken));
+                    }
+                    self.own_czxid = Some(stat.czxid);
+                }
+            }
+            // The create failed: its answer decided what follows.
+            (Op::StatOwn, Reply::Error(ZkError::NoNode)) => {}
+            // The barrier directory is missing: create it, then everything
+            // of the enter again, in order.
+            (Op::CreateOwn, Reply::Error(ZkError::NoNode)) if self.step == Step::Entering => {
+                self.ops.forget(|op| {
+                    matches!(op, Op::StatOwn | Op::WatchReady | Op::StatReady | Op::List)
+                });
+                self.ops.queue(Op::Ensure(1));
+                self.ops.push(Op::CreateOwn);
+                self.ops.push(Op::StatOwn);
+                self.ops.push(Op::WatchReady);
+                self.ops.push(Op::List);
+            }
+            (Op::List, Reply::Children(children)) => self.on_children(children),
+            (Op::List, Reply::Error(ZkError::NoNode)) => {
+                if self.step == Step::Leaving {
+                    self.finish(DoubleBarrierEvent::Left);
+                }
+            }
+            (Op::CreateReady, Reply::Created { .. }) => self.entered(),
+            // Maybe of an earlier round, and maybe watched by processes
+            // that ignored it: write it, which wakes them.
+            (Op::CreateReady, Reply::Error(ZkError::NodeExists)) => {
+                if self.step == Step::Entering {
+                    self.ops.queue(Op::RefreshReady);
+                }
+            }
+            (Op::RefreshReady, Reply::DataSet { .. }) => self.entered(),
+            (Op::RefreshReady, Reply::Error(ZkError::NoNode)) => {
+                if self.step == Step::Entering {
+                    self.ops.queue(Op::CreateReady);
+                }
+            }
+            (Op::DeleteOwn, Reply::Deleted | Reply::Error(ZkError::NoNode)) => {
+                if let Step::Abandoning(event) = self.step {
+                    self.finish(event);
+                }
+            }
+            (Op::DeleteReady, Reply::Deleted | Reply::Error(ZkError::NoNode)) => {
+                self.finish(DoubleBarrierEvent::Left)
+            }
+            (Op::ReadyGone, Reply::Error(ZkError::NoNode)) => {
+                if self.step == Step::Leaving {
+                    self.finish(DoubleBarrierEvent::Left);
+                }
+            }
+            (Op::ReadyGone, Reply::Exists { .. }) => {}
+            // Still there: wait for its deletion.
+            (Op::WatchOther, Reply::Data { .. }) => {}
+            (Op::WatchOther, Reply::Error(ZkError::NoNode)) => self.ops.queue(Op::List),
+            (_, Reply::Error(e)) if e.is_connection_loss() => self.lost(),
+            (_, Reply::Error(e)) if e.is_session_gone() => {
+                self.link.end(SessionEvent::Expired);
+                self.lost();
+            }
+            (_, Reply::Error(e)) => self.fail(Error::Zk(e)),
+            (_, _) => self.fail(Error::BadReply),
+        }
     }
 
     /// The enter flight, in this order: the own node's czxid is known when
@@ -270,6 +426,7 @@ impl<const N: usize> DoubleBarrier<N> {
 
     fn finish(&mut self, event: DoubleBarrierEvent) {
         self.step = Step::Idle;
+        self.deadline = Deadline::None;
         self.ops.clear();
         self.other.clear();
         self.events.emit(event);
@@ -281,21 +438,34 @@ impl<const N: usize> DoubleBarrier<N> {
     /// had timed out) and wait for it to leave.
     fn fail(&mut self, e: Error) {
         match self.step {
-            Step::Entering | Step::Leaving => {
-                self.ops.clear();
-                self.other.clear();
-                self.step = Step::Abandoning(e);
-                self.ops.queue(Op::DeleteOwn);
-            }
+            Step::Entering | Step::Leaving => self.abandon(DoubleBarrierEvent::Failed(e)),
             // The delete itself failed: the node goes with the session.
-            Step::Abandoning(first) => self.finish(DoubleBarrierEvent::Failed(first)),
+            Step::Abandoning(first) => self.finish(first),
             Step::Idle | Step::Inside => self.finish(DoubleBarrierEvent::Failed(e)),
+        }
+    }
+
+    /// Gives entering or leaving up: the own node goes, then `event`.
+    fn abandon(&mut self, event: DoubleBarrierEvent) {
+        self.ops.clear();
+        self.other.clear();
+        self.deadline = Deadline::None;
+        self.step = Step::Abandoning(event);
+        self.ops.queue(Op::DeleteOwn);
+    }
+
+    /// A deadline that passed while answers were awaited gives up once
+    /// they are in and did not decide.
+    fn after_last_look(&mut self) {
+        if self.deadline.passed() && self.ops.is_empty() {
+            self.abandon(DoubleBarrierEvent::TimedOut);
         }
     }
 
     fn entered(&mut self) {
         if self.step == Step::Entering {
             self.step = Step::Inside;
+            self.deadline = Deadline::None;
             self.ops.forget(|op| {
                 matches!(
                     op,
@@ -487,98 +657,8 @@ impl<const N: usize> Recipe for DoubleBarrier<N> {
         let Some(op) = self.ops.take(id) else {
             return;
         };
-        match (op, reply) {
-            (Op::Ensure(_), Reply::Created { .. } | Reply::Error(ZkError::NodeExists)) => {}
-            // `ready` exists: the barrier is open if it is of this round.
-            (Op::WatchReady, Reply::Exists { stat }) => self.on_ready(stat.mzxid),
-            (Op::WatchReady, Reply::Error(ZkError::NoNode)) => {
-                self.absent_since_own = self.own_czxid.is_some();
-            }
-            // Read after a notification: if it does not open the barrier,
-            // watch it again. A `WatchReady` still pending was sent after
-            // this read, so its answer is as fresh.
-            (Op::StatReady, Reply::Exists { stat }) => {
-                self.on_ready(stat.mzxid);
-                if self.step == Step::Entering {
-                    self.ops.queue(Op::WatchReady);
-                }
-            }
-            (Op::StatReady, Reply::Error(ZkError::NoNode)) => self.ops.queue(Op::WatchReady),
-            (Op::CreateOwn, Reply::Created { .. } | Reply::Error(ZkError::NodeExists)) => {}
-            (Op::StatOwn, Reply::Exists { stat }) => {
-                if self.step == Step::Entering {
-                    // Another session's node of this name (a process name
-                    // given twice): counting it as ours would count one
-                    // process for two. The node of this process's earlier
-                    // session, which the server has not expired yet, is
-                    // counted as before.
-                    let owner = stat.ephemeral_owner;
-                    let foreign = |id| owner != id && !self.sessions.is_earlier(owner);
-                    if self.sessions.current().is_some_and(foreign) {
-                        return self.finish(DoubleBarrierEvent::Failed(Error::NameTaken));
-                    }
-                    self.own_czxid = Some(stat.czxid);
-                }
-            }
-            // The create failed: its answer decided what follows.
-            (Op::StatOwn, Reply::Error(ZkError::NoNode)) => {}
-            // The barrier directory is missing: create it, then everything
-            // of the enter again, in order.
-            (Op::CreateOwn, Reply::Error(ZkError::NoNode)) if self.step == Step::Entering => {
-                self.ops.forget(|op| {
-                    matches!(op, Op::StatOwn | Op::WatchReady | Op::StatReady | Op::List)
-                });
-                self.ops.queue(Op::Ensure(1));
-                self.ops.push(Op::CreateOwn);
-                self.ops.push(Op::StatOwn);
-                self.ops.push(Op::WatchReady);
-                self.ops.push(Op::List);
-            }
-            (Op::List, Reply::Children(children)) => self.on_children(children),
-            (Op::List, Reply::Error(ZkError::NoNode)) => {
-                if self.step == Step::Leaving {
-                    self.finish(DoubleBarrierEvent::Left);
-                }
-            }
-            (Op::CreateReady, Reply::Created { .. }) => self.entered(),
-            // Maybe of an earlier round, and maybe watched by processes
-            // that ignored it: write it, which wakes them.
-            (Op::CreateReady, Reply::Error(ZkError::NodeExists)) => {
-                if self.step == Step::Entering {
-                    self.ops.queue(Op::RefreshReady);
-                }
-            }
-            (Op::RefreshReady, Reply::DataSet { .. }) => self.entered(),
-            (Op::RefreshReady, Reply::Error(ZkError::NoNode)) => {
-                if self.step == Step::Entering {
-                    self.ops.queue(Op::CreateReady);
-                }
-            }
-            (Op::DeleteOwn, Reply::Deleted | Reply::Error(ZkError::NoNode)) => {
-                if let Step::Abandoning(e) = self.step {
-                    self.finish(DoubleBarrierEvent::Failed(e));
-                }
-            }
-            (Op::DeleteReady, Reply::Deleted | Reply::Error(ZkError::NoNode)) => {
-                self.finish(DoubleBarrierEvent::Left)
-            }
-            (Op::ReadyGone, Reply::Error(ZkError::NoNode)) => {
-                if self.step == Step::Leaving {
-                    self.finish(DoubleBarrierEvent::Left);
-                }
-            }
-            (Op::ReadyGone, Reply::Exists { .. }) => {}
-            // Still there: wait for its deletion.
-            (Op::WatchOther, Reply::Data { .. }) => {}
-            (Op::WatchOther, Reply::Error(ZkError::NoNode)) => self.ops.queue(Op::List),
-            (_, Reply::Error(e)) if e.is_connection_loss() => self.lost(),
-            (_, Reply::Error(e)) if e.is_session_gone() => {
-                self.link.end(SessionEvent::Expired);
-                self.lost();
-            }
-            (_, Reply::Error(e)) => self.fail(Error::Zk(e)),
-            (_, _) => self.fail(Error::BadReply),
-        }
+        self.on_reply(op, reply);
+        self.after_last_look();
     }
 
     fn handle_watch(&mut self, _now: Instant, event: WatchEvent<'_>) {
@@ -640,12 +720,25 @@ impl<const N: usize> Recipe for DoubleBarrier<N> {
                 self.lost();
                 match self.step {
                     Step::Idle => {}
-                    // The node went with the session; the failure stands.
-                    Step::Abandoning(e) => self.finish(DoubleBarrierEvent::Failed(e)),
+                    // The node went with the session; the outcome stands.
+                    Step::Abandoning(event) => self.finish(event),
                     _ => self.finish(DoubleBarrierEvent::Lost),
                 }
             }
         }
+    }
+
+    fn handle_timeout(&mut self, now: Instant) {
+        // Whatever is awaited may open the barrier, or end the leave.
+        let deciding = self.link.is_up() && !self.ops.is_empty();
+        if self.deadline.expired(now, deciding) {
+            self.abandon(DoubleBarrierEvent::TimedOut);
+        }
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        // Kept only while entering or leaving.
+        self.deadline.poll(self.link.is_up())
     }
 
     fn poll_event(&mut self) -> Option<DoubleBarrierEvent> {
