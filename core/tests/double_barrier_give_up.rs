@@ -170,7 +170,35 @@ fn cancel_withdraws_an_enter_and_its_node() {
     p.act(&mut zk, |p| p.enter(1)).unwrap();
     p.run(&mut zk);
     assert_eq!(p.take_events(), [DoubleBarrierEvent::Entered]);
-    assert_eq!(p.recipe.cancel(), Err(Error::InvalidState), "inside");
+}
+
+/// A process inside withdraws without leaving with the others: its node
+/// goes, and the others leave without waiting for it.
+#[test]
+fn cancel_inside_withdraws_without_holding_the_others() {
+    let mut zk = SimZk::new(9);
+    let mut most = 0;
+    let mut ps = vec![process(&mut zk, "a"), process(&mut zk, "b")];
+    for p in ps.iter_mut() {
+        p.act(&mut zk, |p| p.enter(2)).unwrap();
+    }
+    run_all(&mut zk, &mut ps, 2, &mut most);
+    assert!(ps.iter().all(entered));
+    ps[0].act(&mut zk, |p| p.cancel()).unwrap();
+    run_all(&mut zk, &mut ps, 2, &mut most);
+    assert_eq!(
+        ps[0].events,
+        [DoubleBarrierEvent::Entered, DoubleBarrierEvent::Cancelled]
+    );
+    assert_eq!(process_nodes(&zk), ["b"]);
+    ps[1].act(&mut zk, |p| p.leave()).unwrap();
+    run_all(&mut zk, &mut ps, 2, &mut most);
+    assert_eq!(
+        ps[1].events,
+        [DoubleBarrierEvent::Entered, DoubleBarrierEvent::Left]
+    );
+    assert!(process_nodes(&zk).is_empty());
+    assert!(zk.node(&ready_path()).is_none());
 }
 
 /// Three inside; the lowest and the middle leave, the highest stays. The

@@ -164,3 +164,73 @@ async fn ten_processes_enter_together_and_leave_together_despite_one_killed_insi
         started.elapsed()
     );
 }
+
+/// Giving up on a double barrier leaves no node for anyone to count or
+/// wait for: an enter that times out, one dropped under
+/// `tokio::time::timeout`, a leave that times out and a withdrawal.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_double_barrier_given_up_leaves_no_node() {
+    const DIR: &str = "/app/give-up";
+    let server = ZkServer::start();
+    let observer = client(&server).await;
+    let names = || async {
+        let mut names = observer.list_children(DIR).await.unwrap_or_default();
+        names.retain(|n| n != "ready");
+        names.sort();
+        names
+    };
+    let (ca, cb, cc, cd) = (
+        client(&server).await,
+        client(&server).await,
+        client(&server).await,
+        client(&server).await,
+    );
+    let a = DoubleBarrier::new(&ca, DIR, "a").unwrap();
+    let b = DoubleBarrier::new(&cb, DIR, "b").unwrap();
+    let c = DoubleBarrier::new(&cc, DIR, "c").unwrap();
+    let d = DoubleBarrier::new(&cd, DIR, "d").unwrap();
+
+    let started = Instant::now();
+    let timed_out = a.enter_timeout(3, Duration::from_millis(300)).await;
+    assert!(matches!(timed_out, Ok(None)), "{timed_out:?}");
+    assert!(started.elapsed() >= Duration::from_millis(300));
+    assert!(names().await.is_empty(), "a timed-out enter left its node");
+
+    let dropped = tokio::time::timeout(Duration::from_millis(300), b.enter(3)).await;
+    assert!(dropped.is_err(), "entered alone");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !names().await.is_empty() {
+        assert!(Instant::now() < deadline, "a dropped enter left its node");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+
+    // Neither process that gave up counts (CURATOR-318): one more is not
+    // three.
+    let alone = c
+        .enter_timeout(3, Duration::from_millis(300))
+        .await
+        .unwrap();
+    assert!(alone.is_none(), "entered with processes that gave up");
+    let (inside_c, inside_d) =
+        tokio::join!(c.enter_timeout(2, Duration::from_secs(10)), d.enter(2));
+    let (inside_c, inside_d) = (inside_c.unwrap().expect("c entered"), inside_d.unwrap());
+    assert_eq!(names().await, ["c", "d"]);
+
+    // "c", the lowest, keeps its node while it waits for "d", which stays.
+    let left = inside_c.leave_timeout(Duration::from_millis(300)).await;
+    assert!(matches!(left, Ok(false)), "{left:?}");
+    assert_eq!(names().await, ["d"], "a timed-out leave left its node");
+    tokio::time::timeout(Duration::from_secs(5), inside_d.withdraw())
+        .await
+        .expect("a withdrawal waits for nobody")
+        .unwrap();
+    assert!(names().await.is_empty());
+    // And the barrier works on: "b" enters again after its dropped call.
+    let (inside_b, inside_c) = tokio::join!(b.enter(2), c.enter(2));
+    let (inside_b, inside_c) = (inside_b.unwrap(), inside_c.unwrap());
+    let (left_b, left_c) = tokio::join!(inside_b.leave(), inside_c.leave());
+    left_b.unwrap();
+    left_c.unwrap();
+    let left = observer.list_children(DIR).await.unwrap();
+    assert!(left.is_empty(), "after the last leave: {left:?}");
+}

@@ -1123,6 +1123,70 @@ async fn embassy_double_barrier_fails_when_refused_hears_its_loss_and_leaves_for
     assert_eq!(outcome.expect("enter() answers"), Err(Error::Lost));
 }
 
+/// An embedded process that gives up leaves no node for anyone to count
+/// or wait for: an enter that times out, a leave that times out, and a
+/// process inside that withdraws while a std process waits to leave.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embassy_double_barrier_gives_up_leaving_no_node() {
+    const DIR: &str = "/plant/give-up";
+    let server = ZkServer::start();
+    let client = std_client(&server).await;
+    let names = || async {
+        let mut names = client.list_children(DIR).await.unwrap_or_default();
+        names.retain(|n| n != "ready");
+        names
+    };
+    let (mut rx, mut tx) = ([0u8; 4096], [0u8; 1024]);
+    let mut process: DoubleBarrier = DoubleBarrier::new(DIR, "a").unwrap();
+    let mut zk: Zk<'_, _> = Zk::new(
+        TokioTransport::new(vec![server.addr()]),
+        Buffers::new(&mut rx, &mut tx),
+        SessionConfig::new(1, 10_000),
+    );
+    let id = zk.add(&mut process).unwrap();
+    zk.connect().await.unwrap();
+    let other = std_client(&server).await;
+    let other = herdless_std::barrier::DoubleBarrier::new(&other, DIR, "b").unwrap();
+
+    let alone = step(
+        "a timed enter",
+        zk.handle(id)
+            .enter_timeout(2, embassy_time::Duration::from_millis(300)),
+    )
+    .await;
+    assert_eq!(alone, Ok(false));
+    assert!(names().await.is_empty(), "a timed-out enter left its node");
+
+    let mut handle = zk.handle(id);
+    let (inside, entered) = tokio::join!(
+        other.enter(2),
+        handle.enter_timeout(2, embassy_time::Duration::from_secs(10))
+    );
+    let inside = inside.unwrap();
+    assert_eq!(entered, Ok(true));
+    // "a", the lowest, keeps its node while it waits for "b", which stays.
+    let left = step(
+        "a timed leave",
+        zk.handle(id)
+            .leave_timeout(embassy_time::Duration::from_millis(300)),
+    )
+    .await;
+    assert_eq!(left, Ok(false));
+    assert_eq!(names().await, ["b"], "a timed-out leave left its node");
+    step("the std leave", inside.leave()).await.unwrap();
+
+    let mut handle = zk.handle(id);
+    let (inside, entered) = tokio::join!(other.enter(2), handle.enter(2));
+    let inside = inside.unwrap();
+    entered.unwrap();
+    step("a withdrawal", zk.handle(id).cancel()).await.unwrap();
+    assert_eq!(names().await, ["b"]);
+    step("the std leave, waiting for nobody", inside.leave())
+        .await
+        .unwrap();
+    assert!(client.list_children(DIR).await.unwrap().is_empty());
+}
+
 /// A configuration value's calls end with a typed error when the value
 /// does not fit or the server refuses a read or a write, and a write whose
 /// answer was lost with the connection is reported as `Unknown`.

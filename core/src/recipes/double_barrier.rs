@@ -81,8 +81,8 @@ pub enum DoubleBarrierEvent {
     /// [`leave_until`](DoubleBarrier::leave_until) passed first; the own
     /// node was deleted first, as for `Failed`.
     TimedOut,
-    /// [`cancel`](DoubleBarrier::cancel) withdrew the enter or the leave;
-    /// the own node was deleted first, as for `Failed`.
+    /// [`cancel`](DoubleBarrier::cancel) withdrew this process; the own
+    /// node was deleted first, as for `Failed`.
     Cancelled,
 }
 
@@ -295,19 +295,21 @@ impl<const N: usize> DoubleBarrier<N> {
         Ok(())
     }
 
-    /// Withdraws an enter or a leave in progress: the own node is deleted,
-    /// then [`DoubleBarrierEvent::Cancelled`]. A process that cancels as
-    /// the count is reached may have been counted, as with a deadline
-    /// ([`enter_until`](Self::enter_until)). Refused when idle or inside
-    /// (leave instead); nothing more to do while already giving up.
+    /// Withdraws from the barrier: the own node is deleted, then
+    /// [`DoubleBarrierEvent::Cancelled`]. While entering, the enter is
+    /// given up; a process that cancels as the count is reached may have
+    /// been counted, as with a deadline ([`enter_until`](Self::enter_until)).
+    /// Inside or leaving, the process goes without waiting for the others,
+    /// and nobody waits for it. Refused when idle; nothing more to do
+    /// while already giving up.
     pub fn cancel(&mut self) -> Result<(), Error> {
         match self.step {
-            Step::Entering | Step::Leaving => {
+            Step::Entering | Step::Inside | Step::Leaving => {
                 self.abandon(DoubleBarrierEvent::Cancelled);
                 Ok(())
             }
             Step::Abandoning(_) => Ok(()),
-            Step::Idle | Step::Inside => Err(Error::InvalidState),
+            Step::Idle => Err(Error::InvalidState),
         }
     }
 

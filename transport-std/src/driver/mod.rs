@@ -77,7 +77,7 @@ impl<R> Clone for DriverHandle<R> {
 impl<R> DriverHandle<R> {
     /// The recipe's instant `after` from now, for deadlines.
     pub(crate) fn deadline_in(&self, after: Duration) -> herdless_core::Instant {
-        millis_up(self.origin.elapsed() + after)
+        millis_up(self.origin.elapsed().saturating_add(after))
     }
 
     /// Whether the recipe's session is over for good, for waits that no

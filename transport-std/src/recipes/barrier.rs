@@ -3,6 +3,7 @@
 
 use std::fmt;
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures::StreamExt;
 use herdless_core::barrier::{Barrier as CoreBarrier, BarrierEvent};
@@ -165,19 +166,25 @@ impl DoubleBarrier {
         })
     }
 
-    /// Starts the work and waits for `until`; `Ok(false)` if the session
-    /// ended first, taking this process's node with it.
+    /// Starts the work and waits for `until` (or a deadline's end).
     async fn run(
         &self,
         start: impl FnOnce(&mut CoreD) -> Result<(), herdless_core::Error> + Send + 'static,
         until: DoubleBarrierEvent,
-    ) -> Result<bool, Error> {
+    ) -> Result<Ended, Error> {
         let mut events = self.events.lock().await;
+        // What a dropped call left going ends first (an enter withdrawn, a
+        // leave carrying on); what it said is then of no concern here.
+        while !self.handle.call(|d| d.is_idle() || d.is_inside()).await? {
+            events.next().await.ok_or(Error::DriverGone)?;
+        }
+        while events.try_recv().is_ok() {}
         self.handle.call(start).await??;
         loop {
             match events.next().await.ok_or(Error::DriverGone)? {
-                event if event == until => return Ok(true),
-                DoubleBarrierEvent::Lost => return Ok(false),
+                event if event == until => return Ok(Ended::Done),
+                DoubleBarrierEvent::Lost => return Ok(Ended::Lost),
+                DoubleBarrierEvent::TimedOut => return Ok(Ended::TimedOut),
                 DoubleBarrierEvent::Failed(e) => return Err(e.into()),
                 _ => {}
             }
@@ -185,37 +192,121 @@ impl DoubleBarrier {
     }
 
     /// Enters, returning once `count` processes have (creating the barrier
-    /// directory if missing). Not cancel-safe: a dropped enter leaves this
-    /// process's node until its session ends.
+    /// directory if missing).
+    ///
+    /// Cancel-safe: a dropped enter (say under `tokio::time::timeout`) is
+    /// withdrawn in the background and this process's node deleted, so no
+    /// process counts it (see [`enter_timeout`](Self::enter_timeout)).
     ///
     /// Fails with [`Error::NameTaken`] when another session's process
     /// already holds this name in the barrier: counted once for two, both
     /// would wait for ever. Every process must give the same `count`; one
     /// that expects more than will come waits until the others leave. A
-    /// `count` of 0 counts as 1 and enters at once.
+    /// `count` of 0 counts as 1 and enters at once. An enter that fails
+    /// deletes this process's node before it returns the error.
     ///
     /// On a renewing [`Session`](crate::Session), an enter whose session
     /// expires enters again on the next one (its node went with the
     /// session); `SessionEnded` only when no session follows.
     pub async fn enter(&self, count: u32) -> Result<Inside<'_>, Error> {
+        self.enter_with(move |d| d.enter(count))
+            .await?
+            .ok_or(Error::InvalidState)
+    }
+
+    /// Enters as [`enter`](Self::enter) does, waiting at most `timeout`;
+    /// `None` when it passed, once this process's node is deleted. The
+    /// answers awaited when it passes decide first, as for
+    /// [`Lock::acquire_timeout`](crate::Lock::acquire_timeout): a count
+    /// already reached enters even with a zero timeout.
+    ///
+    /// A process that times out as the count is reached may have been
+    /// counted by one that read the directory just before its node went:
+    /// the others enter without it (no timed barrier can rule that out).
+    /// A later process never counts it (Curator's CURATOR-318).
+    pub async fn enter_timeout(
+        &self,
+        count: u32,
+        timeout: Duration,
+    ) -> Result<Option<Inside<'_>>, Error> {
+        let deadline = self.handle.deadline_in(timeout);
+        self.enter_with(move |d| d.enter_until(count, deadline))
+            .await
+    }
+
+    async fn enter_with(
+        &self,
+        start: impl Fn(&mut CoreD) -> Result<(), herdless_core::Error> + Copy + Send + 'static,
+    ) -> Result<Option<Inside<'_>>, Error> {
+        let undo = Undo::new(&self.handle, |d: &mut CoreD| {
+            let _ = d.cancel();
+        });
         // Asked again at once: the core waits for the next session after
         // an expiry, and refuses the work when none follows (a close).
-        while !self
-            .run(move |d| d.enter(count), DoubleBarrierEvent::Entered)
-            .await?
-        {}
-        Ok(Inside { barrier: self })
+        let ended = loop {
+            match self.run(start, DoubleBarrierEvent::Entered).await? {
+                Ended::Lost => continue,
+                ended => break ended,
+            }
+        };
+        undo.disarm();
+        Ok((ended == Ended::Done).then_some(Inside { barrier: self }))
     }
 }
 
+/// How a call of a [`DoubleBarrier`] ended, short of an error.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ended {
+    /// What it waited for came.
+    Done,
+    /// The session ended, taking this process's node with it.
+    Lost,
+    /// Its deadline passed; this process's node is gone.
+    TimedOut,
+}
+
 impl Inside<'_> {
-    /// Leaves, returning once every process has left.
+    /// Leaves, returning once every process has.
+    ///
+    /// Cancel-safe: a dropped leave carries on in the background (a later
+    /// [`enter`](DoubleBarrier::enter) waits for it to end).
     pub async fn leave(self) -> Result<(), Error> {
-        let left = self.barrier.run(|d| d.leave(), DoubleBarrierEvent::Left);
-        if left.await? {
-            Ok(())
-        } else {
-            Err(Error::SessionEnded)
+        match self
+            .barrier
+            .run(|d| d.leave(), DoubleBarrierEvent::Left)
+            .await?
+        {
+            Ended::Done => Ok(()),
+            // A leave has no deadline.
+            Ended::Lost | Ended::TimedOut => Err(Error::SessionEnded),
+        }
+    }
+
+    /// Leaves as [`leave`](Self::leave) does, waiting at most `timeout`
+    /// for the others; `false` when it passed, once this process's node is
+    /// deleted (nobody waits for this process any more).
+    pub async fn leave_timeout(self, timeout: Duration) -> Result<bool, Error> {
+        let deadline = self.barrier.handle.deadline_in(timeout);
+        let left = self
+            .barrier
+            .run(move |d| d.leave_until(deadline), DoubleBarrierEvent::Left);
+        match left.await? {
+            Ended::Done => Ok(true),
+            Ended::TimedOut => Ok(false),
+            Ended::Lost => Err(Error::SessionEnded),
+        }
+    }
+
+    /// Withdraws from the barrier without waiting for the others: this
+    /// process's node is deleted (nobody waits for it any more), and this
+    /// returns once it is.
+    pub async fn withdraw(self) -> Result<(), Error> {
+        let done = self
+            .barrier
+            .run(|d| d.cancel(), DoubleBarrierEvent::Cancelled);
+        match done.await? {
+            Ended::Done => Ok(()),
+            Ended::Lost | Ended::TimedOut => Err(Error::SessionEnded),
         }
     }
 }
