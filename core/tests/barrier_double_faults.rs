@@ -868,3 +868,14 @@ fn the_node_of_the_processs_own_earlier_session_is_not_taken_for_another_process
     a.run(&mut zk);
     assert!(a.take_events().is_empty(), "waiting, not refused");
 }
+
+/// A process that is not in a round has nothing to lose: an expiry while
+/// idle says nothing, and the next enter waits for the next session.
+#[test]
+fn an_expiry_while_idle_says_nothing() {
+    let mut p: DoubleBarrier = DoubleBarrier::new(DIR, "a").unwrap();
+    p.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 1 });
+    p.handle_session(Instant::ZERO, SessionEvent::Expired);
+    assert_eq!(p.poll_event(), None);
+    assert!(p.is_idle());
+}
