@@ -134,7 +134,8 @@ impl fmt::Debug for DoubleBarrier {
     }
 }
 
-/// Inside a double barrier; [`leave`](Inside::leave) to get out.
+/// Inside a double barrier; [`leave`](Inside::leave) to get out with the
+/// others, or [`withdraw`](Inside::withdraw) to go without them.
 ///
 /// Dropping it does not leave: this process's node stays until its session
 /// ends, and every other process's `leave` waits for it until then.
