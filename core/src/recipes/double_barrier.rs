@@ -351,10 +351,8 @@ impl<const N: usize> DoubleBarrier<N> {
             // The create failed: its answer decided what follows.
             (Op::StatOwn, Reply::Error(ZkError::NoNode)) => {}
             // The barrier directory is missing: create it, then everything
-            // of the enter again, in order. (Only an enter has its create
-            // in flight: giving up forgets it, and entering needs its
-            // answer first.)
-            (Op::CreateOwn, Reply::Error(ZkError::NoNode)) => {
+            // of the enter again, in order.
+            (Op::CreateOwn, Reply::Error(ZkError::NoNode)) if self.step == Step::Entering => {
                 self.ops.forget(|op| {
                     matches!(op, Op::StatOwn | Op::WatchReady | Op::StatReady | Op::List)
                 });
