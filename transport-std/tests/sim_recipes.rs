@@ -321,6 +321,67 @@ async fn three_processes_enter_together_and_leave_together() {
     assert!(under(&zk, DIR).is_empty(), "{:?}", under(&zk, DIR));
 }
 
+/// Giving up leaves no node for anyone to count or wait for: an enter
+/// that times out, one dropped under `tokio::time::timeout`, a leave that
+/// times out and a withdrawal; a later process never counts them
+/// (CURATOR-318), and a dropped call's process enters again.
+#[tokio::test(start_paused = true)]
+async fn a_double_barrier_given_up_leaves_no_node() {
+    const DIR: &str = "/barriers/give-up";
+    let zk = SimServer::new();
+    let names = || {
+        let mut names: Vec<String> = under(&zk, DIR)
+            .into_iter()
+            .map(|p| p[DIR.len() + 1..].to_owned())
+            .filter(|n| n != "ready")
+            .collect();
+        names.sort();
+        names
+    };
+    let (ca, cb, cc, cd) = (zk.connect(), zk.connect(), zk.connect(), zk.connect());
+    let a = DoubleBarrier::new(&ca, DIR, "a").unwrap();
+    let b = DoubleBarrier::new(&cb, DIR, "b").unwrap();
+    let c = DoubleBarrier::new(&cc, DIR, "c").unwrap();
+    let d = DoubleBarrier::new(&cd, DIR, "d").unwrap();
+
+    let started = Instant::now();
+    let timed_out = a.enter_timeout(3, 300 * MS).await.unwrap();
+    assert!(timed_out.is_none());
+    assert!(started.elapsed() >= 300 * MS);
+    assert!(names().is_empty(), "a timed-out enter left its node");
+
+    let dropped = tokio::time::timeout(300 * MS, b.enter(3)).await;
+    assert!(dropped.is_err(), "entered alone");
+    sleep(100 * MS).await;
+    assert!(names().is_empty(), "a dropped enter left its node");
+
+    let alone = c.enter_timeout(3, 300 * MS).await.unwrap();
+    assert!(alone.is_none(), "entered with processes that gave up");
+    let (inside_c, inside_d) =
+        tokio::join!(c.enter_timeout(2, Duration::from_secs(10)), d.enter(2));
+    let (inside_c, inside_d) = (inside_c.unwrap().expect("c entered"), inside_d.unwrap());
+    assert_eq!(names(), ["c", "d"]);
+
+    // "c", the lowest, keeps its node while it waits for "d", which stays.
+    assert!(!inside_c.leave_timeout(300 * MS).await.unwrap());
+    assert_eq!(names(), ["d"], "a timed-out leave left its node");
+    within(
+        100 * MS,
+        "a withdrawal waits for nobody",
+        inside_d.withdraw(),
+    )
+    .await
+    .unwrap();
+    assert!(names().is_empty());
+
+    let (inside_b, inside_c) = tokio::join!(b.enter(2), c.enter(2));
+    let (inside_b, inside_c) = (inside_b.unwrap(), inside_c.unwrap());
+    let (left_b, left_c) = tokio::join!(inside_b.leave(), inside_c.leave());
+    left_b.unwrap();
+    left_c.unwrap();
+    assert!(under(&zk, DIR).is_empty(), "{:?}", under(&zk, DIR));
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_process_that_dies_inside_does_not_keep_the_others_in() {
     const DIR: &str = "/app/crash";
