@@ -86,7 +86,9 @@ fn a_ready_left_by_a_last_leaver_that_expired_does_not_open_the_next() {
     assert!(entered(&ps[0]));
     ps[0].act(&mut zk, |p| p.leave()).unwrap();
     let s = ps[0].session;
-    // The listing: only the own node is left, so delete it, then ready.
+    // The listing, behind its no-op write: only the own node is left, so
+    // delete it, then ready.
+    zk.apply_next(s);
     zk.apply_next(s);
     ps[0].deliver_all(&mut zk);
     assert_eq!(zk.pending_requests(s), 2, "delete own, delete ready");
@@ -767,6 +769,8 @@ fn a_leaver_whose_waited_node_is_replaced_between_its_reads_leaves() {
     // breaks before the answers come: the watch is gone with them.
     let c = ps[2].session;
     ps[2].act(&mut zk, |p| p.leave()).unwrap();
+    assert!(zk.apply_next(c), "c's no-op write");
+    assert!(ps[2].deliver_one(&mut zk));
     assert!(zk.apply_next(c), "c's listing");
     assert!(ps[2].deliver_one(&mut zk));
     while zk.apply_next(c) {}
@@ -776,6 +780,8 @@ fn a_leaver_whose_waited_node_is_replaced_between_its_reads_leaves() {
     // (standing) and is to read a's node.
     zk.reconnect(c);
     assert!(ps[2].deliver_one(&mut zk), "Connected");
+    assert!(zk.apply_next(c), "c's no-op write");
+    assert!(ps[2].deliver_one(&mut zk));
     assert!(zk.apply_next(c), "c's listing");
     assert!(ps[2].deliver_one(&mut zk));
     assert!(zk.apply_next(c), "c's look at ready, which stands");

@@ -458,7 +458,12 @@ impl Seen {
 /// nothing behind. A quitter the barrier opened for before it gave up
 /// enters (the race no timed barrier can rule out) and withdraws.
 fn give_up_schedule(seed: u64) -> Result<usize, String> {
+    give_up_schedule_with(seed, false)
+}
+
+fn give_up_schedule_with(seed: u64, lagging: bool) -> Result<usize, String> {
     let mut world: World<DoubleBarrier> = World::new(seed);
+    world.zk.set_lagging_reads(lagging);
     let stay = world.rng().gen_range(2..=5);
     let quit = world.rng().gen_range(1..=3);
     let n = stay + quit;
@@ -560,6 +565,20 @@ fn give_up_schedule(seed: u64) -> Result<usize, String> {
         return Err(format!("left behind: {:?}", world.zk.children(DOUBLE)));
     }
     Ok(quit)
+}
+
+/// The same schedules with every read served by a server that may be
+/// behind the quorum.
+#[test]
+fn double_barrier_processes_that_give_up_leave_no_node_to_count_on_lagging_servers() {
+    let (quitters, secs) = support::for_each_seed("barrier_sim", DEFAULT_SCHEDULES / 5, |seed| {
+        give_up_schedule_with(seed, true)
+    });
+    println!(
+        "{} seeded double-barrier schedules on lagging servers with {} processes giving up in {secs:.1} s",
+        quitters.len(),
+        quitters.iter().sum::<usize>()
+    );
 }
 
 #[test]

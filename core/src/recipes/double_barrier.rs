@@ -23,7 +23,9 @@
 //! `ready`, a creation too, is only a reason to read it again: the watch may
 //! be older than the own node, whose create may still be in flight.
 //!
-//! **Leave**, with the recipe's optimisation: list `<b>`; no process nodes
+//! **Leave**, with the recipe's optimisation: list `<b>` (behind a no-op
+//! write, so that a server behind the quorum cannot leave out a process
+//! that entered the open barrier late); no process nodes
 //! left: done; only the own: delete it, done; the own is the lowest: wait on
 //! the highest; otherwise delete the own and wait on the lowest; list again
 //! when the watched node goes. Each deletion wakes one process, except the
@@ -44,6 +46,7 @@ use core::fmt;
 use heapless::String;
 
 use crate::engine::ancestors;
+use crate::engine::catch_up;
 use crate::engine::deadline::Deadline;
 use crate::engine::event_queue::EventQueue;
 use crate::engine::link::{Link, Reconnect};
@@ -122,6 +125,9 @@ enum Op {
     ReadyGone,
     /// getData with a watch on the process node being waited for.
     WatchOther,
+    /// The no-op write ahead of a leave's first listing (see
+    /// `engine::catch_up`).
+    CatchUp,
 }
 
 ancestors::ancestor_op!(Op);
@@ -291,7 +297,7 @@ impl<const N: usize> DoubleBarrier<N> {
         self.deadline = deadline;
         self.step = Step::Leaving;
         self.other.clear();
-        self.ops.queue(Op::List);
+        self.queue_leave();
         Ok(())
     }
 
@@ -317,6 +323,8 @@ impl<const N: usize> DoubleBarrier<N> {
     fn on_reply(&mut self, op: Op, reply: Reply<'_>) {
         match (op, reply) {
             (Op::Ensure(_), Reply::Created { .. } | Reply::Error(ZkError::NodeExists)) => {}
+            // The listing behind it answers either way.
+            (Op::CatchUp, Reply::Checked | Reply::Error(ZkError::NoNode)) => {}
             // `ready` exists: the barrier is open if it is of this round.
             (Op::WatchReady, Reply::Exists { stat }) => self.on_ready(stat.mzxid),
             (Op::WatchReady, Reply::Error(ZkError::NoNode)) => {
@@ -415,6 +423,16 @@ impl<const N: usize> DoubleBarrier<N> {
         self.ops.queue(Op::CreateOwn);
         self.ops.queue(Op::StatOwn);
         self.ops.queue(Op::WatchReady);
+        self.ops.queue(Op::List);
+    }
+
+    /// The leave's listing, behind a no-op write: a process that entered
+    /// the open barrier after this one last read the tree would otherwise
+    /// be missing from a listing served by a server behind the quorum, and
+    /// this process would finish leaving while it is inside. (The enter's
+    /// listing needs none: the own create ahead of it is a write.)
+    fn queue_leave(&mut self) {
+        self.ops.queue(Op::CatchUp);
         self.ops.queue(Op::List);
     }
 
@@ -584,7 +602,8 @@ impl<const N: usize> DoubleBarrier<N> {
                 self.queue_enter();
             }
             Step::Inside => {}
-            Step::Leaving => self.ops.queue(Op::List),
+            // A new server may lag behind the one before.
+            Step::Leaving => self.queue_leave(),
             Step::Abandoning(_) => self.ops.queue(Op::DeleteOwn),
         }
     }
@@ -606,7 +625,7 @@ impl<const N: usize> Recipe for DoubleBarrier<N> {
         }
         // Cannot fail: every path was sized in `new` or when stored.
         let _ = match op {
-            Op::Ensure(_) | Op::List => Ok(()),
+            Op::Ensure(_) | Op::List | Op::CatchUp => Ok(()),
             Op::WatchReady
             | Op::StatReady
             | Op::CreateReady
@@ -622,6 +641,7 @@ impl<const N: usize> Recipe for DoubleBarrier<N> {
         };
         let path = self.scratch.as_str();
         let request = match op {
+            Op::CatchUp => catch_up::request(&self.dir),
             Op::Ensure(_) | Op::CreateReady => Request::Create {
                 path,
                 data: &[],
