@@ -8,7 +8,9 @@ mod conn_loss;
 mod double_barrier_rounds;
 
 use conn_loss::Driver;
-use double_barrier_rounds::{entered, process, process_nodes, ready_path, run_all, DIR};
+use double_barrier_rounds::{
+    all_inside, entered, process, process_nodes, ready_path, run_all, DIR,
+};
 use herdless_core::double_barrier::{DoubleBarrier, DoubleBarrierEvent};
 use herdless_core::owned::OwnedReply;
 use herdless_core::path::PathError;
@@ -308,15 +310,7 @@ fn accessors_follow_the_round() {
 fn the_lowest_leaver_waits_for_the_highest() {
     let mut zk = SimZk::new(11);
     let mut most = 0;
-    let mut ps: Vec<_> = ["a", "b", "c"]
-        .iter()
-        .map(|n| process(&mut zk, n))
-        .collect();
-    for p in ps.iter_mut() {
-        p.act(&mut zk, |p| p.enter(3)).unwrap();
-    }
-    run_all(&mut zk, &mut ps, 3, &mut most);
-    assert!(ps.iter().all(entered));
+    let mut ps = all_inside(&mut zk, &["a", "b", "c"], &mut most);
     ps[0].act(&mut zk, |p| p.leave()).unwrap();
     ps[0].run(&mut zk);
     assert_eq!(ps[0].recipe.waiting_for(), Some("c"));
@@ -749,16 +743,7 @@ fn a_leaver_whose_waited_node_came_back_in_the_next_round_leaves() {
 fn a_leaver_whose_waited_node_is_replaced_between_its_reads_leaves() {
     let mut zk = SimZk::new(31);
     let mut most = 0;
-    let mut ps = vec![
-        process(&mut zk, "a"),
-        process(&mut zk, "b"),
-        process(&mut zk, "c"),
-    ];
-    for p in ps.iter_mut() {
-        p.act(&mut zk, |p| p.enter(3)).unwrap();
-    }
-    run_all(&mut zk, &mut ps, 3, &mut most);
-    assert!(ps.iter().all(entered));
+    let mut ps = all_inside(&mut zk, &["a", "b", "c"], &mut most);
     for p in ps.iter_mut() {
         p.take_events();
     }

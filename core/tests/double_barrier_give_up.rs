@@ -7,7 +7,9 @@ mod conn_loss;
 mod double_barrier_rounds;
 
 use conn_loss::Driver;
-use double_barrier_rounds::{entered, process, process_nodes, ready_path, run_all, DIR};
+use double_barrier_rounds::{
+    all_inside, entered, process, process_nodes, ready_path, run_all, DIR,
+};
 use herdless_core::double_barrier::{DoubleBarrier, DoubleBarrierEvent};
 use herdless_core::sim::SimZk;
 use herdless_core::{Error, Instant, Recipe};
@@ -178,12 +180,7 @@ fn cancel_withdraws_an_enter_and_its_node() {
 fn cancel_inside_withdraws_without_holding_the_others() {
     let mut zk = SimZk::new(9);
     let mut most = 0;
-    let mut ps = vec![process(&mut zk, "a"), process(&mut zk, "b")];
-    for p in ps.iter_mut() {
-        p.act(&mut zk, |p| p.enter(2)).unwrap();
-    }
-    run_all(&mut zk, &mut ps, 2, &mut most);
-    assert!(ps.iter().all(entered));
+    let mut ps = all_inside(&mut zk, &["a", "b"], &mut most);
     ps[0].act(&mut zk, |p| p.cancel()).unwrap();
     run_all(&mut zk, &mut ps, 2, &mut most);
     assert_eq!(
@@ -210,15 +207,7 @@ fn cancel_inside_withdraws_without_holding_the_others() {
 fn a_leave_that_times_out_deletes_the_own_node_and_holds_nobody_up() {
     let mut zk = SimZk::new(6);
     let mut most = 0;
-    let mut ps: Vec<_> = ["a", "b", "c"]
-        .iter()
-        .map(|n| process(&mut zk, n))
-        .collect();
-    for p in ps.iter_mut() {
-        p.act(&mut zk, |p| p.enter(3)).unwrap();
-    }
-    run_all(&mut zk, &mut ps, 3, &mut most);
-    assert!(ps.iter().all(entered));
+    let mut ps = all_inside(&mut zk, &["a", "b", "c"], &mut most);
     ps[0].act(&mut zk, |p| p.leave_until(DEADLINE)).unwrap();
     ps[1].act(&mut zk, |p| p.leave()).unwrap();
     run_all(&mut zk, &mut ps, 3, &mut most);

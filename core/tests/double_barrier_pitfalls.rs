@@ -6,7 +6,9 @@ mod conn_loss;
 mod double_barrier_rounds;
 
 use conn_loss::Driver;
-use double_barrier_rounds::{entered, process, process_nodes, ready_path, run_all, DIR};
+use double_barrier_rounds::{
+    all_inside, entered, process, process_nodes, ready_path, run_all, DIR,
+};
 use herdless_core::double_barrier::{DoubleBarrier, DoubleBarrierEvent};
 use herdless_core::sim::SimZk;
 use herdless_core::{Error, Instant, Recipe, SessionEvent, WatchEvent, WatchKind, ZkError};
@@ -122,15 +124,7 @@ fn netflix_curator_99_ready_is_not_counted_and_a_late_process_is_welcome() {
 fn curator_233_536_leave_ends_once_and_only_when_everyone_left() {
     let mut zk = SimZk::new(233);
     let mut most = 0;
-    let mut ps: Vec<_> = ["a", "b", "c"]
-        .iter()
-        .map(|n| process(&mut zk, n))
-        .collect();
-    for p in ps.iter_mut() {
-        p.act(&mut zk, |p| p.enter(3)).unwrap();
-    }
-    run_all(&mut zk, &mut ps, 3, &mut most);
-    assert!(ps.iter().all(entered));
+    let mut ps = all_inside(&mut zk, &["a", "b", "c"], &mut most);
     for p in ps.iter_mut().take(2) {
         p.act(&mut zk, |p| p.leave()).unwrap();
     }

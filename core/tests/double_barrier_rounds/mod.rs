@@ -55,3 +55,17 @@ pub fn run_all(zk: &mut SimZk, ps: &mut [Driver<DoubleBarrier>], count: usize, m
 pub fn entered(p: &Driver<DoubleBarrier>) -> bool {
     p.events.contains(&DoubleBarrierEvent::Entered)
 }
+
+/// Processes named `names` enter a barrier of as many, together, and all
+/// get in: the start of every test about leaving.
+pub fn all_inside(zk: &mut SimZk, names: &[&str], most: &mut usize) -> Vec<Driver<DoubleBarrier>> {
+    let count = names.len();
+    let mut ps: Vec<_> = names.iter().map(|n| process(zk, n)).collect();
+    for p in ps.iter_mut() {
+        p.act(zk, |p| p.enter(u32::try_from(count).unwrap()))
+            .unwrap();
+    }
+    run_all(zk, &mut ps, count, most);
+    assert!(ps.iter().all(entered), "not all inside");
+    ps
+}
