@@ -749,3 +749,52 @@ fn a_listing_in_parts_decides_only_at_its_last_part() {
         );
     }
 }
+
+/// A search for a lost create whose listing is cut off by a lost
+/// connection after the part naming the own node (a server dying while it
+/// sends a listing larger than the embedded driver's receive buffer) has
+/// found nothing: the search starts over, and the resignation asked for
+/// meanwhile deletes the node it finds. Adopting the node from the part
+/// read made the resigning candidate lead, found by the simulator's
+/// listings cut in parts (seed 210).
+#[test]
+fn a_search_cut_off_after_the_part_naming_the_own_node_starts_over() {
+    use herdless_core::Children;
+    let guid = Guid([4; 16]);
+    let own = candidate_name(guid, 0);
+    let kinds = |s: &[(herdless_core::RequestId, &'static str, String)]| {
+        s.iter()
+            .map(|(_, k, p)| (*k, p.clone()))
+            .collect::<Vec<_>>()
+    };
+    let search = || {
+        vec![
+            ("check", "/e".to_string()),
+            ("getChildren", "/e".to_string()),
+        ]
+    };
+    let mut e: Election = Election::new("/e").unwrap();
+    e.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 7 });
+    e.campaign(guid, b"data").unwrap();
+    sent(&mut e);
+    e.handle_session(Instant::ZERO, SessionEvent::Suspended);
+    e.resign().unwrap();
+    e.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 7 });
+    let find = sent(&mut e);
+    assert_eq!(kinds(&find), search());
+    answer(&mut e, find[0].0, OwnedReply::Checked);
+    let names = [own.as_str()];
+    e.handle_listing_part(Instant::ZERO, find[1].0, Children::new(&&names[..]), false);
+    assert_eq!(e.own_node(), None, "adopted before the listing ended");
+    e.handle_session(Instant::ZERO, SessionEvent::Suspended);
+    e.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 7 });
+    let find = sent(&mut e);
+    assert_eq!(kinds(&find), search());
+    answer(&mut e, find[0].0, OwnedReply::Checked);
+    e.handle_listing_part(Instant::ZERO, find[1].0, Children::new(&&names[..]), true);
+    let delete = sent(&mut e);
+    assert_eq!(kinds(&delete), [("delete", format!("/e/{own}"))]);
+    answer(&mut e, delete[0].0, OwnedReply::Deleted);
+    assert_eq!(events(&mut e), [ElectionEvent::Resigned]);
+    assert_eq!(e.state(), ElectionState::Idle);
+}

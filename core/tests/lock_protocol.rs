@@ -1168,3 +1168,41 @@ fn a_cancel_or_a_lost_connection_between_parts_voids_the_listing() {
         "listed again: {sent:?}"
     );
 }
+
+/// A search for a lost create whose listing is cut off by a lost
+/// connection after the part naming the own node (a server dying while it
+/// sends a listing larger than the embedded driver's receive buffer) has
+/// found nothing: the create stays in doubt and the search starts over.
+/// Adopting the node from the part read took a lock cancelled during the
+/// search for one to acquire, found by the simulator's listings cut in
+/// parts.
+#[test]
+fn a_search_cut_off_after_the_part_naming_the_own_node_starts_over() {
+    let mut lock: Lock = Lock::new("/locks/a").unwrap();
+    lock.acquire(GUID).unwrap();
+    drain(&mut lock);
+    lock.handle_session(Instant::ZERO, SessionEvent::Suspended);
+    lock.cancel().unwrap();
+    lock.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 1 });
+    let sent = drain(&mut lock);
+    assert_eq!(texts(&sent), [CATCH_UP, "children /locks/a watch=false"]);
+    lock.handle_reply(Instant::ZERO, sent[0].0, Reply::Checked);
+    part(&mut lock, sent[1].0, &[OWN], false);
+    assert_eq!(lock.own_node(), None, "adopted before the listing ended");
+    lock.handle_session(Instant::ZERO, SessionEvent::Suspended);
+    assert!(events(&mut lock).is_empty());
+    lock.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 1 });
+    let sent = drain(&mut lock);
+    assert_eq!(texts(&sent), [CATCH_UP, "children /locks/a watch=false"]);
+    lock.handle_reply(Instant::ZERO, sent[0].0, Reply::Checked);
+    part(&mut lock, sent[1].0, &["x-lock-0000000001"], false);
+    part(&mut lock, sent[1].0, &[OWN], true);
+    let sent = drain(&mut lock);
+    assert_eq!(texts(&sent), [format!("delete /locks/a/{OWN}")]);
+    lock.handle_reply(Instant::ZERO, sent[0].0, Reply::Deleted);
+    assert_eq!(
+        events(&mut lock),
+        vec![LockEvent::NotAcquired(GiveUp::Cancelled)]
+    );
+    assert_eq!(lock.state(), LockState::Idle);
+}

@@ -105,9 +105,10 @@ struct Scan {
     mode: ScanMode,
     /// Find: a name with the GUID was seen; Stand: the own node was.
     seen: bool,
-    /// Find: that name was stored as the own node.
+    /// Find: that name's path was stored, to be the own node's once the
+    /// listing is read to the end.
     stored: bool,
-    /// Stand: the own node's sequence.
+    /// Stand: the own node's sequence; Find: the stored node's.
     own: Sequence,
     /// Stand: nodes waited for below the own one.
     lower: u32,
@@ -266,15 +267,26 @@ impl<const N: usize> Contention<N> {
     /// Stores `name` as the own node if it is this attempt's (prefix and
     /// GUID) and its path fits the buffers.
     pub(crate) fn store_own(&mut self, name: &str) -> bool {
-        let Some(seq) = self.flavour.own_sequence(self.kind, &self.guid, name) else {
-            return false;
-        };
-        if path::join_into(&mut self.own_path, &self.dir, name).is_err() {
-            self.forget_own();
-            return false;
+        match self.stash_own(name) {
+            Some(seq) => {
+                self.own = Own::Known(seq);
+                true
+            }
+            None => {
+                self.forget_own();
+                false
+            }
         }
-        self.own = Own::Known(seq);
-        true
+    }
+
+    /// Writes the path of `name` where the own node's goes if it is this
+    /// attempt's node and fits, and returns its sequence; what is known of
+    /// the own node does not change (the path is read only once it is
+    /// `Known`).
+    fn stash_own(&mut self, name: &str) -> Option<Sequence> {
+        let seq = self.flavour.own_sequence(self.kind, &self.guid, name)?;
+        path::join_into(&mut self.own_path, &self.dir, name).ok()?;
+        Some(seq)
     }
 
     /// Whether the listing `id` is being read (a part of it came).
@@ -313,12 +325,16 @@ impl<const N: usize> Contention<N> {
         };
         match scan.mode {
             ScanMode::Ignore => {}
+            // The node found is adopted only at the last part: a listing
+            // cut off by a lost connection leaves the create in doubt, and
+            // the search starts over.
             ScanMode::Find => {
                 if !scan.seen && self.flavour.is_own(self.kind, &self.guid, name) {
                     scan.seen = true;
-                    let stored = self.store_own(name);
-                    if let Some(scan) = self.scan.as_mut() {
-                        scan.stored = stored;
+                    let found = self.stash_own(name);
+                    if let (Some(scan), Some(seq)) = (self.scan.as_mut(), found) {
+                        scan.stored = true;
+                        scan.own = seq;
                     }
                 }
             }
@@ -353,7 +369,12 @@ impl<const N: usize> Contention<N> {
         };
         match scan.mode {
             ScanMode::Ignore => Scanned::Ignored,
-            ScanMode::Find => Scanned::Found(scan.stored),
+            ScanMode::Find => {
+                if scan.stored {
+                    self.own = Own::Known(scan.own);
+                }
+                Scanned::Found(scan.stored)
+            }
             ScanMode::Stand => Scanned::Stood(Standing {
                 present: scan.seen,
                 lowest: scan.lowest,
