@@ -38,8 +38,12 @@ const DEFAULT_SCHEDULES: u64 = 10_000;
 enum App {
     Idle,
     Waiting,
-    Holding { release_at: usize },
+    Holding {
+        release_at: usize,
+    },
     Releasing,
+    /// `cancel` was called while waiting: the lock must not be acquired.
+    Cancelling,
 }
 
 struct Run {
@@ -183,6 +187,7 @@ impl Run {
                     self.world
                         .act(i, |l| l.cancel())
                         .map_err(|e| format!("contender {i}: cancel refused: {e}"))?;
+                    self.app[i] = App::Cancelling;
                 }
                 App::Holding { release_at }
                     if (self.step >= release_at || !may_start)

@@ -17,7 +17,10 @@
 //! (`SetWatches`); [`SimZk::lose_reply_after_apply`] applies a write and
 //! loses its reply; [`SimZk::expire`] deletes the session's ephemerals;
 //! [`Peer::deliver_one_then_cut`] breaks the connection after a delivery
-//! and before the drain that would send what it made the recipe queue.
+//! and before the drain that would send what it made the recipe queue, and
+//! [`Peer::deliver_one_cutting_listing`] in the middle of a listing handed
+//! over in parts, as a server dying mid-frame does under the embedded
+//! driver.
 //! Outside actors: [`SimZk::delete_node`], [`SimZk::delete_recursive`] and
 //! [`SimZk::set_node_data`] act as an operator's session would.
 //! [`SimZk::apply_multi`] applies a transaction (`multi`) at once, all or

@@ -96,10 +96,26 @@ impl<R: Recipe> Peer<R> {
     /// not report it) while what the delivery made it queue is unsent.
     /// Returns whether there was a delivery.
     pub fn deliver_one_then_cut(&mut self, zk: &mut SimZk) -> bool {
+        self.deliver_one_cutting_listing(zk, |parts| parts)
+    }
+
+    /// [`deliver_one_then_cut`](Self::deliver_one_then_cut), except that a
+    /// listing handed over in parts is cut after `parts_read(n)` of its `n`
+    /// parts (at least one, at most all): the connection breaks with the
+    /// rest of the frame unread, as it does under herdless-embassy's driver
+    /// when a server dies while sending a listing larger than the receive
+    /// buffer. The listing's request was answered when its frame began, so
+    /// the recipe hears no `ConnectionLoss` for it: it must forget the
+    /// parts it read on its own.
+    pub fn deliver_one_cutting_listing(
+        &mut self,
+        zk: &mut SimZk,
+        parts_read: impl FnOnce(usize) -> usize,
+    ) -> bool {
         let Some(delivery) = zk.next_delivery(self.session) else {
             return false;
         };
-        self.take_in(zk, &delivery);
+        self.take_in_parts(zk, &delivery, parts_read);
         zk.disconnect(self.session);
         let mut suspended = false;
         while let Some(loss) = zk.next_delivery(self.session) {
@@ -117,11 +133,24 @@ impl<R: Recipe> Peer<R> {
     /// Hands `delivery` over as the driver would (a listing in parts to a
     /// recipe that takes them, where the server cuts listings).
     fn take_in(&mut self, zk: &mut SimZk, delivery: &Delivery) {
+        self.take_in_parts(zk, delivery, |parts| parts);
+    }
+
+    /// [`take_in`](Self::take_in), handing over only the first
+    /// `parts_read(n)` of a listing's `n` parts.
+    fn take_in_parts(
+        &mut self,
+        zk: &mut SimZk,
+        delivery: &Delivery,
+        parts_read: impl FnOnce(usize) -> usize,
+    ) {
         match (delivery, zk.listing_part()) {
             (Delivery::Reply(id, OwnedReply::Children(names)), Some(size))
                 if self.recipe.takes_listing_in_parts() =>
             {
-                self.hand_over_in_parts(zk, *id, names, size);
+                let parts = names.len().div_ceil(size).max(1);
+                let read = parts_read(parts).clamp(1, parts);
+                self.hand_over_in_parts(zk, *id, names, size, read);
             }
             _ => self.handle(delivery),
         }
@@ -129,8 +158,16 @@ impl<R: Recipe> Peer<R> {
 
     /// Hands a listing over `size` names at a time, draining after every
     /// part as the embedded driver may (its parts come with separate reads,
-    /// and requests go out in between).
-    fn hand_over_in_parts(&mut self, zk: &mut SimZk, id: RequestId, names: &[String], size: usize) {
+    /// and requests go out in between); stops after `read` parts, which
+    /// leaves the listing unfinished if there are more.
+    fn hand_over_in_parts(
+        &mut self,
+        zk: &mut SimZk,
+        id: RequestId,
+        names: &[String],
+        size: usize,
+        read: usize,
+    ) {
         let now = self.now;
         let mut parts = names.chunks(size).peekable();
         if parts.peek().is_none() {
@@ -138,13 +175,16 @@ impl<R: Recipe> Peer<R> {
             self.recipe
                 .handle_listing_part(now, id, Children::new(&none), true);
         }
+        let mut handed = 0;
         while let Some(part) = parts.next() {
             let last = parts.peek().is_none();
             self.recipe
                 .handle_listing_part(now, id, Children::new(&part), last);
-            if !last {
-                self.pump(zk);
+            handed += 1;
+            if last || handed == read {
+                break;
             }
+            self.pump(zk);
         }
     }
 
@@ -201,6 +241,7 @@ mod tests {
     use alloc::vec;
 
     use super::super::recorder::Recorder;
+    use super::super::server::SessionStatus;
     use super::*;
 
     /// A peer whose recorder lists `/d` (holding `children` nodes) on a
@@ -252,6 +293,44 @@ mod tests {
         let mut names = peer.recipe.names.clone();
         names.sort();
         assert_eq!(names, ["0", "1", "2", "3", "4"]);
+    }
+
+    #[test]
+    fn a_listing_cut_after_a_part_hands_over_no_more_and_no_last_part() {
+        let mut zk = SimZk::new(1);
+        zk.set_listing_part(Some(2));
+        zk.create_persistent("/d", b"").unwrap();
+        for i in 0..5 {
+            zk.create_persistent(&alloc::format!("/d/{i}"), b"")
+                .unwrap();
+        }
+        let session = zk.open_session();
+        let mut peer = Peer::new(
+            Recorder {
+                in_parts: true,
+                ..Recorder::default()
+            },
+            session,
+        );
+        peer.recipe.to_list.push_back("/d".to_string());
+        peer.pump(&mut zk);
+        assert!(zk.apply_next(session));
+        let mut asked = None;
+        assert!(peer.deliver_one_cutting_listing(&mut zk, |parts| {
+            asked = Some(parts);
+            2
+        }));
+        assert_eq!(asked, Some(3), "five names in parts of two");
+        assert_eq!(
+            peer.recipe.log[1..],
+            [
+                "sent /d",
+                "part of 2 last false",
+                "part of 2 last false",
+                "session Suspended",
+            ]
+        );
+        assert_eq!(zk.status(session), Some(SessionStatus::Disconnected));
     }
 
     #[test]

@@ -28,7 +28,9 @@ pub struct Faults {
     /// that delivery made it queue still unsent, as herdless-embassy's
     /// driver may tell it (it hands session events over between a
     /// recipe's requests) and herdless-std's when it starts a recipe on a
-    /// client already down.
+    /// client already down. A listing handed over in parts breaks off
+    /// after a random number of them, as under herdless-embassy when a
+    /// server dies while sending a listing larger than the receive buffer.
     pub cut_before_drain: f64,
 }
 
@@ -70,7 +72,8 @@ pub enum Step {
     /// Peer `i` reconnected.
     Reconnect(usize),
     /// Peer `i` received its next delivery, and its connection broke before
-    /// its driver drained.
+    /// its driver drained. A listing handed over in parts may break off
+    /// after any of them (see [`Peer::deliver_one_cutting_listing`]).
     CutBeforeDrain(usize),
 }
 
@@ -281,7 +284,17 @@ impl<R: Recipe> World<R> {
             Step::Expire(i) => self.zk.expire(self.peers[i].session()),
             Step::Reconnect(i) => self.zk.reconnect(self.peers[i].session()),
             Step::CutBeforeDrain(i) => {
-                self.peers[i].deliver_one_then_cut(&mut self.zk);
+                // Where a listing in parts breaks off is drawn only for one
+                // of several parts, so that schedules without such a
+                // listing draw as they did before the cut could fall there.
+                let rng = &mut self.rng;
+                self.peers[i].deliver_one_cutting_listing(&mut self.zk, |parts| {
+                    if parts > 1 {
+                        rng.gen_range(1..=parts)
+                    } else {
+                        parts
+                    }
+                });
             }
         }
     }
