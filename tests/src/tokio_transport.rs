@@ -35,6 +35,17 @@ pub struct TokioTransport {
     /// are never handed over, as on a device whose peer no longer
     /// answers. Shared, so a test can set it while the driver runs.
     pub silent: Arc<AtomicBool>,
+    /// Bytes read so far, over every connection.
+    pub bytes_read: u64,
+    /// Once [`bytes_read`](Self::bytes_read) reaches this count, the
+    /// connection breaks (the read fails with `ConnectionReset` and the
+    /// stream is dropped) and this is cleared: a test places the break
+    /// inside a frame, where a server dying or a link failing would.
+    pub break_at: Option<u64>,
+    /// The server of each connection broken by `break_at`, in order.
+    pub broken: Vec<usize>,
+    /// The server of the open connection.
+    server: usize,
     /// Set, what the device sends is lost on the way (a one-way failure:
     /// a broken transmit path, an asymmetric route): writes and flushes
     /// succeed but reach nobody, connects wait for ever, and what the
@@ -55,6 +66,10 @@ impl TokioTransport {
             max_read: usize::MAX,
             reads: 0,
             reads_done: 0,
+            bytes_read: 0,
+            break_at: None,
+            broken: Vec::new(),
+            server: 0,
             silent: Arc::default(),
             deaf: Arc::default(),
         }
@@ -87,13 +102,26 @@ impl Read for TokioTransport {
     async fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         self.reads += 1;
         self.unless_silent().await;
-        let limit = buf.len().min(self.max_read);
+        let mut limit = buf.len().min(self.max_read);
+        if let Some(at) = self.break_at {
+            let left = at.saturating_sub(self.bytes_read);
+            if left == 0 {
+                self.break_at = None;
+                self.stream = None;
+                self.broken.push(self.server);
+                return Err(io::ErrorKind::ConnectionReset.into());
+            }
+            limit = limit.min(usize::try_from(left).unwrap_or(usize::MAX));
+        }
         let buf = buf.get_mut(..limit).unwrap_or_default();
         let read = self.stream()?.read(buf).await;
         // Bytes that arrive once the network is silent are lost with it.
         self.unless_silent().await;
-        if matches!(read, Ok(n) if n > 0) {
-            self.reads_done += 1;
+        if let Ok(n) = read {
+            if n > 0 {
+                self.reads_done += 1;
+            }
+            self.bytes_read += n as u64;
         }
         read
     }
@@ -138,6 +166,7 @@ impl Transport for TokioTransport {
         let stream = TcpStream::connect(addr.as_str()).await?;
         stream.set_nodelay(true)?;
         self.stream = Some(FromTokio::new(stream));
+        self.server = server;
         self.connects += 1;
         Ok(())
     }

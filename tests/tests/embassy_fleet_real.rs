@@ -1,19 +1,21 @@
 //! The embedded driver in a fleet, against a real ZooKeeper 3.8: child
 //! lists far larger than its 2 KiB receive buffer reach the lock and the
 //! election name by name, and a reply too large for the buffer is answered
-//! with a typed error while the session carries on.
+//! with a typed error while the session carries on; on an ensemble, a
+//! listing broken off half-way, its server killed, is read again from
+//! another server.
 
 use std::time::{Duration, Instant};
 
-use herdless_core::election::Election;
+use herdless_core::election::{Election, ElectionEvent};
 use herdless_core::lock::{Lock, LockEvent};
 use herdless_core::naming::Guid;
-use herdless_core::{Children, Outgoing, Recipe, Reply, Request, RequestId, RequestIds};
+use herdless_core::{Children, Outgoing, Recipe, Reply, Request, RequestId, RequestIds, Sequence};
 use herdless_core::{Instant as CoreInstant, SessionEvent, WatchEvent, ZkError};
 use herdless_embassy::wire::SessionConfig;
 use herdless_embassy::{Buffers, Zk};
 use herdless_tests::tokio_transport::{drive_until, TokioTransport};
-use herdless_tests::ZkServer;
+use herdless_tests::{ZkEnsemble, ZkServer};
 use zookeeper_client::{Acls, CreateMode};
 
 /// The receive buffer of the embedded driver in every test here.
@@ -197,7 +199,19 @@ async fn others(
     prefix: &'static str,
     count: usize,
 ) -> herdless_std::Client {
-    let session = std_client(server).await;
+    others_at(&server.addr(), dir, prefix, count).await
+}
+
+/// [`others`] on the servers of `connect` (a connection string).
+async fn others_at(
+    connect: &str,
+    dir: &'static str,
+    prefix: &'static str,
+    count: usize,
+) -> herdless_std::Client {
+    let session = herdless_std::connect(connect, Duration::from_secs(30))
+        .await
+        .expect("connect a herdless-std client");
     let open = CreateMode::Persistent.with_acls(Acls::anyone_all());
     let mut made = String::new();
     for part in dir.split('/').skip(1) {
@@ -577,4 +591,115 @@ async fn embassy_a_reply_that_fills_the_buffer_exactly_is_read_whole() {
     assert_eq!(outcome(&mut zk, edge).await, Ok(fits), "and the next reads");
     assert_eq!(zk.faults(), 0, "last fault: {:?}", zk.last_fault());
     zk.close().await.unwrap();
+}
+
+/// A listing larger than the receive buffer, broken off half-way and its
+/// server killed, on a three-server ensemble: the embedded candidate
+/// reads it again from another server, with its session, and takes its
+/// turn. Each round deletes the node the candidate waits behind, so that
+/// it lists the directory (2,000 nodes, some 36 KB, 17 times its receive
+/// buffer), breaks the connection when half of that listing has been
+/// read, and kills the server it came from; the candidate must follow the
+/// next node ahead on the same session, having reported nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embassy_candidate_rides_out_listings_broken_off_and_their_servers_killed() {
+    const DIR: &str = "/fleet/ensemble";
+    const AHEAD: usize = 2_000;
+    const ROUNDS: usize = 3;
+    let mut ensemble = ZkEnsemble::start();
+    let connect = ensemble.connect_string();
+    let holder = others_at(&connect, DIR, "x-n_", AHEAD).await;
+    let admin = herdless_std::connect(&connect, Duration::from_secs(30))
+        .await
+        .expect("connect the admin session");
+    let all = admin.list_children(DIR).await.unwrap();
+    let listing = listing_bytes(&all) + listing_bytes(&[format!("{}-n_0000002000", guid())]);
+
+    let (mut rx, mut tx) = ([0u8; RX], [0u8; 512]);
+    let addrs = (0..ensemble.len())
+        .map(|i| ensemble.client_addr(i))
+        .collect();
+    let mut election: Election = Election::new(DIR).unwrap();
+    let mut zk: Device<'_> = Zk::new(
+        TokioTransport::new(addrs),
+        Buffers::new(&mut rx, &mut tx),
+        SessionConfig::new(ensemble.len(), 10_000)
+            .with_retry_delay_ms(200)
+            .with_server_seed(7),
+    );
+    let id = zk.add(&mut election).unwrap();
+    zk.connect().await.unwrap();
+    let session = zk.session_id();
+    zk.recipe(id).unwrap().campaign(guid(), b"device").unwrap();
+    drive_until(&mut zk, "never followed", Duration::from_secs(60), |zk| {
+        zk.recipe(id).unwrap().predecessor().is_some()
+    })
+    .await;
+    assert_eq!(
+        zk.recipe(id).unwrap().poll_event(),
+        Some(ElectionEvent::Following {
+            leader: Sequence::new(0)
+        })
+    );
+
+    let mut events = Vec::new();
+    for round in 0..ROUNDS {
+        let ahead = zk.recipe(id).unwrap().predecessor().unwrap().to_owned();
+        assert_eq!(
+            ahead,
+            format!("{DIR}/x-n_{:010}", AHEAD - 1 - round),
+            "round {round}"
+        );
+        // Break the connection half-way through the listing the delete
+        // sets off (a notification and a few short answers come first).
+        let transport = zk.transport();
+        transport.break_at = Some(transport.bytes_read + listing as u64 / 2);
+        let broken = transport.broken.len();
+        zk.run(admin.delete(&ahead, None)).await.unwrap().unwrap();
+        drive_until(
+            &mut zk,
+            "the listing never broke",
+            Duration::from_secs(30),
+            |zk| zk.transport().broken.len() > broken,
+        )
+        .await;
+        let server = zk.transport().broken[broken];
+        ensemble.kill(server);
+        let next = format!("{DIR}/x-n_{:010}", AHEAD - 2 - round);
+        drive_until(
+            &mut zk,
+            "never followed the next node from another server",
+            Duration::from_secs(60),
+            |zk| {
+                let candidate = zk.recipe(id).unwrap();
+                while let Some(event) = candidate.poll_event() {
+                    events.push(event);
+                }
+                candidate.predecessor() == Some(next.as_str())
+            },
+        )
+        .await;
+        assert_eq!(zk.session_id(), session, "round {round}: a new session");
+        assert!(events.is_empty(), "round {round}: reported {events:?}");
+        let up = tokio::task::block_in_place(|| ensemble.restart(server, Duration::from_secs(60)));
+        assert!(up, "server {server} did not come back");
+    }
+
+    // The others' session ends: the candidate leads, on its own session.
+    drop(holder);
+    drive_until(&mut zk, "never led", Duration::from_secs(60), |zk| {
+        zk.handle(id).is_leading()
+    })
+    .await;
+    assert_eq!(zk.session_id(), session);
+    println!(
+        "embassy candidate with a {RX} B receive buffer: {ROUNDS} listings of {} names ({listing} B) broken off half-way and their servers killed; followed on from another server each time, then led, on one session",
+        AHEAD + 1
+    );
+    zk.handle(id).resign().await.unwrap();
+    zk.close().await.unwrap();
+    assert_eq!(
+        admin.list_children(DIR).await.unwrap(),
+        Vec::<String>::new()
+    );
 }
