@@ -334,6 +334,40 @@ mod tests {
     }
 
     #[test]
+    fn a_cut_after_a_delivery_hands_the_whole_listing_over_first() {
+        let mut zk = SimZk::new(1);
+        zk.set_listing_part(Some(2));
+        zk.create_persistent("/d", b"").unwrap();
+        for i in 0..3 {
+            zk.create_persistent(&alloc::format!("/d/{i}"), b"")
+                .unwrap();
+        }
+        let session = zk.open_session();
+        let mut peer = Peer::new(
+            Recorder {
+                in_parts: true,
+                ..Recorder::default()
+            },
+            session,
+        );
+        assert!(!peer.deliver_one_then_cut(&mut zk), "nothing to deliver");
+        peer.recipe.to_list.push_back("/d".to_string());
+        peer.pump(&mut zk);
+        assert!(zk.apply_next(session));
+        assert!(peer.deliver_one_then_cut(&mut zk));
+        assert_eq!(
+            peer.recipe.log[1..],
+            [
+                "sent /d",
+                "part of 2 last false",
+                "part of 1 last true",
+                "session Suspended",
+            ]
+        );
+        assert_eq!(zk.status(session), Some(SessionStatus::Disconnected));
+    }
+
+    #[test]
     fn an_empty_listing_is_one_empty_last_part() {
         let recorder = Recorder {
             in_parts: true,

@@ -469,6 +469,62 @@ mod tests {
         }
     }
 
+    /// Cut before its drain, a listing handed over in parts breaks off
+    /// after a random number of them: over the seeds, after every one of
+    /// its parts, the last included; one of a single part never breaks
+    /// off early.
+    #[test]
+    fn a_cut_breaks_a_listing_in_parts_off_after_any_of_them() {
+        let mut cut_after = alloc::collections::BTreeSet::new();
+        for seed in (0..400).map(|k| 2 * k) {
+            let mut world: World<Recorder> = World::new(seed);
+            world.zk.set_listing_part(Some(1));
+            world.zk.create_persistent("/d", b"").unwrap();
+            for i in 0..3 {
+                world
+                    .zk
+                    .create_persistent(&alloc::format!("/d/{i}"), b"")
+                    .unwrap();
+            }
+            let p = world.add_peer(Recorder {
+                in_parts: true,
+                ..Recorder::default()
+            });
+            world.act(p, |r| r.to_list.push_back("/d".into()));
+            world.apply(Step::Apply(0));
+            world.faults = only(|f| f.cut_before_drain = 1.0);
+            assert_eq!(world.step(), Some(Step::CutBeforeDrain(0)), "seed {seed}");
+            let log = &world.peers[0].recipe.log;
+            let parts = log.iter().filter(|l| l.starts_with("part of 1")).count();
+            let last = log.iter().any(|l| l == "part of 1 last true");
+            assert_eq!(last, parts == 3, "seed {seed}: {log:?}");
+            assert_eq!(
+                log.last().map(alloc::string::String::as_str),
+                Some("session Suspended")
+            );
+            cut_after.insert(parts);
+        }
+        assert_eq!(cut_after.into_iter().collect::<Vec<_>>(), [1, 2, 3]);
+
+        let mut world: World<Recorder> = World::new(0);
+        world.zk.set_listing_part(Some(5));
+        world.zk.create_persistent("/d", b"").unwrap();
+        let p = world.add_peer(Recorder {
+            in_parts: true,
+            ..Recorder::default()
+        });
+        world.act(p, |r| r.to_list.push_back("/".into()));
+        world.apply(Step::Apply(0));
+        world.apply(Step::CutBeforeDrain(0));
+        let log = &world.peers[0].recipe.log;
+        let parts: Vec<_> = log.iter().filter(|l| l.starts_with("part")).collect();
+        assert_eq!(parts, ["part of 2 last true"], "{log:?}");
+        // Nothing was drawn for it: schedules without a listing of several
+        // parts to cut are those of before the cut could fall inside one.
+        let next: u64 = world.rng().gen();
+        assert_eq!(next, World::<Recorder>::new(0).rng().gen::<u64>());
+    }
+
     #[test]
     fn without_peers_there_is_nothing_to_break() {
         let mut world: World<Recorder> = World::new(1);
