@@ -798,3 +798,41 @@ fn a_search_cut_off_after_the_part_naming_the_own_node_starts_over() {
     assert_eq!(events(&mut e), [ElectionEvent::Resigned]);
     assert_eq!(e.state(), ElectionState::Idle);
 }
+
+/// A search for a lost create whose listing is refused every time ends in
+/// the failure after eight more searches, as the lock's does, rather than
+/// going on for ever at the server's pace with nothing reported.
+#[test]
+fn a_search_refused_again_and_again_is_given_up_after_eight_more() {
+    let mut e: Election = Election::new("/e").unwrap();
+    e.campaign(Guid([4; 16]), b"data").unwrap();
+    let first = sent(&mut e);
+    answer(
+        &mut e,
+        first[0].0,
+        OwnedReply::Error(ZkError::ReplyTooLarge),
+    );
+    answer(&mut e, first[1].0, OwnedReply::Error(ZkError::NoAuth));
+    let mut searches = 0;
+    loop {
+        let find = sent(&mut e);
+        if find.is_empty() {
+            break;
+        }
+        assert_eq!(
+            find.iter().map(|(_, k, _)| *k).collect::<Vec<_>>(),
+            ["check", "getChildren"]
+        );
+        assert!(events(&mut e).is_empty(), "reported early");
+        searches += 1;
+        assert!(searches <= 9, "searched for ever");
+        answer(&mut e, find[0].0, OwnedReply::Checked);
+        answer(&mut e, find[1].0, OwnedReply::Error(ZkError::NoAuth));
+    }
+    assert_eq!(searches, 1 + 8);
+    assert_eq!(
+        events(&mut e),
+        [ElectionEvent::Failed(Error::Zk(ZkError::NoAuth))]
+    );
+    assert_eq!(e.state(), ElectionState::Idle);
+}

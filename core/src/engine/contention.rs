@@ -46,7 +46,14 @@ pub(crate) struct Contention<const N: usize> {
     pub(crate) directory_retries: ancestors::Retries,
     /// The listing being read, if its last part has not come yet.
     scan: Option<Scan>,
+    /// Searches for a create in doubt begun by winding up in this attempt.
+    searches: u8,
 }
+
+/// How many searches for a create in doubt winding up may begin in one
+/// attempt: each follows a failure, a search whose listing was refused or
+/// unreadable among them.
+const MAX_SEARCHES: u8 = 8;
 
 /// What a contender knows of its own node in the current attempt.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -166,6 +173,7 @@ impl<const N: usize> Contention<N> {
             predecessor_is_lowest: false,
             directory_retries: ancestors::Retries::default(),
             scan: None,
+            searches: 0,
         })
     }
 
@@ -188,6 +196,16 @@ impl<const N: usize> Contention<N> {
         self.guid = guid;
         self.forget_own();
         self.directory_retries.reset();
+        self.searches = 0;
+    }
+
+    /// Whether winding up is to search for a create in doubt (again):
+    /// counts the search; false with no create in doubt, or once the
+    /// bound is reached.
+    pub(crate) fn search_again(&mut self) -> bool {
+        let allowed = self.own == Own::InDoubt && self.searches < MAX_SEARCHES;
+        self.searches += u8::from(allowed);
+        allowed
     }
 
     /// An ancestor's create was answered: a later `NoNode` is the

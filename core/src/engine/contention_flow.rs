@@ -332,18 +332,21 @@ impl<const N: usize> dyn ContentionFlow<N> + '_ {
         } else if create_in_flight {
             // Its answer sees the outcome pending and deletes what it made
             // (the step is Creating whenever a create is in flight).
-        } else if self.line().own() == Own::InDoubt {
-            self.find();
         } else {
-            self.finish();
+            self.finish_or_find();
         }
     }
 
     /// Finishes, unless a create in doubt must first be found (to delete).
+    /// Searches that keep failing (a directory this session may not list,
+    /// a name over an embedded driver's receive buffer) end in the failure
+    /// after eight of them rather than repeat at the server's pace; a node
+    /// the lost create made is then left until the session ends.
     pub(crate) fn finish_or_find(&mut self) {
-        if self.line().own() == Own::InDoubt {
+        if self.line().search_again() {
             self.find();
         } else {
+            self.line().settle();
             self.finish();
         }
     }
