@@ -25,7 +25,8 @@ use crate::exit::Exit;
 #[derive(Parser, Debug)]
 #[command(name = "herdless", version)]
 #[command(after_help = "\
-Exit status: the command's own under `lock` and `elect`; 73 lock busy (-n),
+Exit status: the command's own under `lock`, `elect` and `barrier enter`;
+73 lock busy (-n),
 74 wait timed out (-w), 75 lock or leadership lost (the command was stopped),
 64 usage, 66 nothing found, 69 ZooKeeper unavailable, 126/127 command not
 runnable/not found, 128+N interrupted by signal N while waiting.")]
@@ -48,7 +49,7 @@ enum Verb {
     Break(verbs::break_lock::BreakArgs),
     /// Ask a revocable lock's holder to release, or force it.
     Revoke(verbs::revoke::RevokeArgs),
-    /// Set, remove or wait for a barrier.
+    /// Set, remove or wait for a barrier, or run a command in a double barrier.
     Barrier(verbs::barrier::BarrierArgs),
     /// Put, take or peek queue items.
     Queue(verbs::queue::QueueArgs),

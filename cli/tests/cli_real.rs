@@ -633,6 +633,107 @@ async fn barrier_set_wait_remove() {
     assert_eq!(code, 0, "the waiter went on");
 }
 
+/// `barrier enter`: three processes' commands start only once all three
+/// have entered, each `herdless` returns only once every command has
+/// ended, with its own command's status, and nothing is left.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn barrier_enter_runs_the_commands_together_and_returns_once_all_left() {
+    let server = ZkServer::start();
+    let zk = client(&server).await;
+    let addr = server.addr();
+    let files = tempfile::tempdir().unwrap();
+    let dir = files.path().to_str().unwrap().to_owned();
+    // Process i writes its node's path when its command starts, sleeps i
+    // tenths of a second, says it ended, and exits with status i.
+    let process = |i: u32| {
+        let script = format!(
+            "echo \"$HERDLESS_BARRIER_NODE\" > {dir}/start-{i}; sleep 0.{i}; touch {dir}/end-{i}; exit {i}"
+        );
+        let name = format!("p{i}");
+        start(herdless(&addr).args([
+            "barrier",
+            "enter",
+            "/barriers/round",
+            "-c",
+            "3",
+            "--name",
+            &name,
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ]))
+    };
+    let started = |i: u32| files.path().join(format!("start-{i}")).exists();
+    let first = [process(0), process(2)];
+    until_children(&zk, "/barriers/round", 2).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(
+        !started(0) && !started(2),
+        "a command ran before all three entered"
+    );
+    let last = process(1);
+    let [p0, p2] = first;
+    let (code, _, err) = finish(p0).await;
+    assert_eq!(code, 0, "{err}");
+    // p0's command ended at once, p2's after 0.2 s: p0 returned after it.
+    assert!(
+        files.path().join("end-2").exists(),
+        "p0 left before p2's command ended"
+    );
+    assert_eq!(finish(last).await.0, 1, "the command's status");
+    assert_eq!(finish(p2).await.0, 2);
+    for i in 0..3 {
+        let node = std::fs::read_to_string(files.path().join(format!("start-{i}"))).unwrap();
+        assert_eq!(node.trim(), format!("/barriers/round/p{i}"));
+    }
+    let left: Vec<String> = children(&zk, "/barriers/round")
+        .await
+        .into_iter()
+        .filter(|n| n.starts_with('p'))
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+/// `barrier enter -w` gives up when the others do not come (74, or -E's
+/// code), and a signal while waiting exits 128 + N: each time at once,
+/// with this process's node deleted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn barrier_enter_gives_up_on_its_wait_or_a_signal_leaving_no_node() {
+    let server = ZkServer::start();
+    let zk = client(&server).await;
+    let addr = server.addr();
+    let enter = ["barrier", "enter", "/barriers/few", "-c", "2"];
+    let (code, _, err) = run(herdless(&addr)
+        .args(enter)
+        .args(["-w", "0.5", "--", "true"]))
+    .await;
+    assert_eq!(code, 74, "{err}");
+    assert!(err.contains("within the wait"), "{err}");
+    assert!(children(&zk, "/barriers/few")
+        .await
+        .iter()
+        .all(|n| n == "ready"));
+    let (code, _, _) = run(herdless(&addr)
+        .args(enter)
+        .args(["-w", "0.5", "-E", "9", "--", "true"]))
+    .await;
+    assert_eq!(code, 9);
+    let waiter = start(
+        herdless(&addr)
+            .args(enter)
+            .args(["--name", "w", "--", "true"]),
+    );
+    until_children(&zk, "/barriers/few", 1).await;
+    signal(&waiter, Signal::SIGINT);
+    let (code, _, err) = finish(waiter).await;
+    assert_eq!(code, 130, "{err}");
+    assert!(
+        children(&zk, "/barriers/few").await.is_empty(),
+        "the interrupted process's node stayed"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn queue_put_take_peek_with_priorities() {
     let server = ZkServer::start();

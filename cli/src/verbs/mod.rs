@@ -3,6 +3,7 @@
 pub mod barrier;
 pub mod break_lock;
 pub mod config;
+pub mod double_barrier;
 pub mod elect;
 pub mod inspect;
 pub mod lock;
