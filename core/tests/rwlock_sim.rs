@@ -66,8 +66,12 @@ type Peer = Either<Lock, Revoke>;
 enum App {
     Idle,
     Waiting,
-    Holding { release_at: usize },
+    Holding {
+        release_at: usize,
+    },
     Releasing,
+    /// `cancel` was called while waiting: the lock must not be acquired.
+    Cancelling,
 }
 
 /// How a contender answers a revocation request.
@@ -254,10 +258,18 @@ impl Run {
                         if self.manners[i] == Manners::Consents
                             && self.world.rng().gen_bool(0.5) =>
                     {
+                        // Acquired already may follow in this batch: the
+                        // cancel then releases, and the lock is not taken
+                        // from a cancelled waiter.
+                        let waiting = lock(&self.world, i).state() == LockState::Acquiring;
                         self.world
                             .act(i, |p| p.a_mut().expect("a contender").cancel())
                             .map_err(|e| format!("contender {i}: cancel refused: {e}"))?;
-                        App::Waiting
+                        if waiting {
+                            App::Cancelling
+                        } else {
+                            App::Waiting
+                        }
                     }
                     other => other,
                 }
@@ -450,6 +462,7 @@ impl Run {
                     self.world
                         .act(i, |p| p.a_mut().expect("a contender").cancel())
                         .map_err(|e| format!("contender {i}: cancel refused: {e}"))?;
+                    self.app[i] = App::Cancelling;
                 }
                 App::Holding { release_at }
                     if (self.step >= release_at || !may_start)
