@@ -343,10 +343,10 @@ impl<const N: usize> dyn ContentionFlow<N> + '_ {
     /// after eight of them rather than repeat at the server's pace; a node
     /// the lost create made is then left until the session ends.
     pub(crate) fn finish_or_find(&mut self) {
+        // Finishing forgets the doubt with the own node.
         if self.line().search_again() {
             self.find();
         } else {
-            self.line().settle();
             self.finish();
         }
     }

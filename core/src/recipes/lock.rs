@@ -601,7 +601,6 @@ impl<const N: usize> Lock<N> {
     fn reset(&mut self) {
         self.step = Step::Idle;
         self.line.forget_own();
-        self.line.settle();
         self.deadline = Deadline::None;
         self.ops.clear();
     }

@@ -649,7 +649,6 @@ impl<const N: usize, const D: usize> Election<N, D> {
         self.step = Step::Idle;
         self.line.forget_own();
         self.stale.clear();
-        self.line.settle();
         self.deadline = Deadline::None;
         self.leadership = Leadership::None;
         self.ack_cleanup = AckCleanup::None;
