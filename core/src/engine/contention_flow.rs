@@ -225,7 +225,6 @@ impl<const N: usize> dyn ContentionFlow<N> + '_ {
             self.fail(Error::BadReply);
             return false;
         }
-        self.line().settle();
         if self.winding_up() {
             self.start_delete();
             return false;

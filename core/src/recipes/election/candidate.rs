@@ -718,7 +718,6 @@ impl<const N: usize, const D: usize> Election<N, D> {
         ]);
         self.line.forget_own();
         let _ = rename_ack(&mut self.ack, &mut self.name_len, "");
-        self.line.settle();
         // An acknowledgement naming the old node is stale: the next leader
         // replaces it.
         self.ack_write = AckWrite::Unconfirmed;
