@@ -85,7 +85,7 @@ impl<R: Recipe> Peer<R> {
         let Some(delivery) = zk.next_delivery(self.session) else {
             return false;
         };
-        self.take_in(zk, &delivery);
+        self.take_in(zk, &delivery, |parts| parts);
         self.pump(zk);
         true
     }
@@ -115,7 +115,7 @@ impl<R: Recipe> Peer<R> {
         let Some(delivery) = zk.next_delivery(self.session) else {
             return false;
         };
-        self.take_in_parts(zk, &delivery, parts_read);
+        self.take_in(zk, &delivery, parts_read);
         zk.disconnect(self.session);
         let mut suspended = false;
         while let Some(loss) = zk.next_delivery(self.session) {
@@ -131,14 +131,9 @@ impl<R: Recipe> Peer<R> {
     }
 
     /// Hands `delivery` over as the driver would (a listing in parts to a
-    /// recipe that takes them, where the server cuts listings).
-    fn take_in(&mut self, zk: &mut SimZk, delivery: &Delivery) {
-        self.take_in_parts(zk, delivery, |parts| parts);
-    }
-
-    /// [`take_in`](Self::take_in), handing over only the first
-    /// `parts_read(n)` of a listing's `n` parts.
-    fn take_in_parts(
+    /// recipe that takes them, where the server cuts listings), a listing
+    /// only as far as its first `parts_read(n)` of `n` parts.
+    fn take_in(
         &mut self,
         zk: &mut SimZk,
         delivery: &Delivery,
@@ -244,9 +239,12 @@ mod tests {
     use super::super::server::SessionStatus;
     use super::*;
 
-    /// A peer whose recorder lists `/d` (holding `children` nodes) on a
-    /// server that hands listings over two names at a time.
-    fn listing_of(children: usize, recorder: Recorder) -> Peer<Recorder> {
+    /// A peer whose recorder asked to list `/d` (holding `children`
+    /// nodes) on a server that hands listings over two names at a time,
+    /// and the server, which applied the request: the listing waits to be
+    /// delivered. The recorder's log starts after `Connected`, which is
+    /// checked on its own.
+    fn listing_queued(children: usize, recorder: Recorder) -> (SimZk, Peer<Recorder>) {
         let mut zk = SimZk::new(1);
         zk.set_listing_part(Some(2));
         zk.create_persistent("/d", b"").unwrap();
@@ -256,12 +254,25 @@ mod tests {
         }
         let session = zk.open_session();
         let mut peer = Peer::new(recorder, session);
+        peer.recipe.log.clear();
         peer.recipe.to_list.push_back("/d".to_string());
         peer.pump(&mut zk);
         assert!(zk.apply_next(session));
+        (zk, peer)
+    }
+
+    /// [`listing_queued`], with the listing delivered.
+    fn listing_of(children: usize, recorder: Recorder) -> Peer<Recorder> {
+        let (mut zk, mut peer) = listing_queued(children, recorder);
         assert!(peer.deliver_one(&mut zk));
-        peer.recipe.log.remove(0); // Connected, checked on its own
         peer
+    }
+
+    fn in_parts() -> Recorder {
+        Recorder {
+            in_parts: true,
+            ..Recorder::default()
+        }
     }
 
     #[test]
@@ -297,24 +308,7 @@ mod tests {
 
     #[test]
     fn a_listing_cut_after_a_part_hands_over_no_more_and_no_last_part() {
-        let mut zk = SimZk::new(1);
-        zk.set_listing_part(Some(2));
-        zk.create_persistent("/d", b"").unwrap();
-        for i in 0..5 {
-            zk.create_persistent(&alloc::format!("/d/{i}"), b"")
-                .unwrap();
-        }
-        let session = zk.open_session();
-        let mut peer = Peer::new(
-            Recorder {
-                in_parts: true,
-                ..Recorder::default()
-            },
-            session,
-        );
-        peer.recipe.to_list.push_back("/d".to_string());
-        peer.pump(&mut zk);
-        assert!(zk.apply_next(session));
+        let (mut zk, mut peer) = listing_queued(5, in_parts());
         let mut asked = None;
         assert!(peer.deliver_one_cutting_listing(&mut zk, |parts| {
             asked = Some(parts);
@@ -322,7 +316,7 @@ mod tests {
         }));
         assert_eq!(asked, Some(3), "five names in parts of two");
         assert_eq!(
-            peer.recipe.log[1..],
+            peer.recipe.log,
             [
                 "sent /d",
                 "part of 2 last false",
@@ -330,33 +324,15 @@ mod tests {
                 "session Suspended",
             ]
         );
-        assert_eq!(zk.status(session), Some(SessionStatus::Disconnected));
+        assert_eq!(zk.status(peer.session()), Some(SessionStatus::Disconnected));
     }
 
     #[test]
     fn a_cut_after_a_delivery_hands_the_whole_listing_over_first() {
-        let mut zk = SimZk::new(1);
-        zk.set_listing_part(Some(2));
-        zk.create_persistent("/d", b"").unwrap();
-        for i in 0..3 {
-            zk.create_persistent(&alloc::format!("/d/{i}"), b"")
-                .unwrap();
-        }
-        let session = zk.open_session();
-        let mut peer = Peer::new(
-            Recorder {
-                in_parts: true,
-                ..Recorder::default()
-            },
-            session,
-        );
-        assert!(!peer.deliver_one_then_cut(&mut zk), "nothing to deliver");
-        peer.recipe.to_list.push_back("/d".to_string());
-        peer.pump(&mut zk);
-        assert!(zk.apply_next(session));
+        let (mut zk, mut peer) = listing_queued(3, in_parts());
         assert!(peer.deliver_one_then_cut(&mut zk));
         assert_eq!(
-            peer.recipe.log[1..],
+            peer.recipe.log,
             [
                 "sent /d",
                 "part of 2 last false",
@@ -364,16 +340,16 @@ mod tests {
                 "session Suspended",
             ]
         );
-        assert_eq!(zk.status(session), Some(SessionStatus::Disconnected));
+        assert_eq!(zk.status(peer.session()), Some(SessionStatus::Disconnected));
+        assert!(
+            !peer.deliver_one_then_cut(&mut zk),
+            "nothing left to deliver"
+        );
     }
 
     #[test]
     fn an_empty_listing_is_one_empty_last_part() {
-        let recorder = Recorder {
-            in_parts: true,
-            ..Recorder::default()
-        };
-        let peer = listing_of(0, recorder);
+        let peer = listing_of(0, in_parts());
         assert_eq!(peer.recipe.log, ["sent /d", "part of 0 last true"]);
     }
 
