@@ -195,6 +195,13 @@ fn sent<R: Recipe>(r: &mut R) -> Vec<(herdless_core::RequestId, &'static str, St
     out
 }
 
+/// The kind and path of each request [`sent`] returned.
+fn kinds<'a>(
+    sent: &'a [(herdless_core::RequestId, &'static str, String)],
+) -> Vec<(&'static str, &'a str)> {
+    sent.iter().map(|(_, k, p)| (*k, p.as_str())).collect()
+}
+
 // A Recipes-flavour candidate's name is the hyphenated GUID (36 characters),
 // `-n_` and a sequence suffix of at most eleven characters ("-2147483648"):
 // 50 characters at most. Under "/e" its path takes 3 + 50 = 53 bytes, and
@@ -292,10 +299,7 @@ fn a_deadline_not_yet_reached_does_not_end_the_campaign() {
     );
     let delete = sent(&mut e);
     assert_eq!(
-        delete
-            .iter()
-            .map(|(_, k, p)| (*k, p.as_str()))
-            .collect::<Vec<_>>(),
+        kinds(&delete),
         [("delete", format!("/e/{own}").as_str())],
         "someone ahead: it gives up without watching them"
     );
@@ -526,12 +530,7 @@ fn a_created_node_without_the_candidates_guid_is_a_bad_reply() {
     // Its create may have been applied under the real name: it is looked
     // for by GUID before the campaign fails.
     let find = sent(&mut e);
-    assert_eq!(
-        find.iter()
-            .map(|(_, k, p)| (*k, p.as_str()))
-            .collect::<Vec<_>>(),
-        [("check", "/e"), ("getChildren", "/e")]
-    );
+    assert_eq!(kinds(&find), [("check", "/e"), ("getChildren", "/e")]);
     answer(&mut e, find[1].0, OwnedReply::Children(vec![]));
     assert_eq!(
         events(&mut e),
@@ -554,12 +553,7 @@ fn a_lost_create_whose_directory_is_gone_is_made_again() {
     let find = sent(&mut e);
     // The search goes behind a no-op write: the server now may not have
     // applied the lost create yet.
-    assert_eq!(
-        find.iter()
-            .map(|(_, k, p)| (*k, p.as_str()))
-            .collect::<Vec<_>>(),
-        [("check", "/e"), ("getChildren", "/e")]
-    );
+    assert_eq!(kinds(&find), [("check", "/e"), ("getChildren", "/e")]);
     answer(&mut e, find[0].0, OwnedReply::Error(ZkError::NoNode));
     answer(&mut e, find[1].0, OwnedReply::Error(ZkError::NoNode));
     let again = sent(&mut e);
@@ -660,12 +654,7 @@ fn a_confirmed_waiter_writes_the_acknowledgement_on_its_predecessors_deletion() 
         },
     );
     let ack = sent(&mut e);
-    assert_eq!(
-        ack.iter()
-            .map(|(_, k, p)| (*k, p.as_str()))
-            .collect::<Vec<_>>(),
-        [("create", "/e/leader")]
-    );
+    assert_eq!(kinds(&ack), [("create", "/e/leader")]);
     assert_eq!(events(&mut e), [ElectionEvent::Leading]);
     answer(&mut e, ack[0].0, OwnedReply::Created("/e/leader".into()));
     assert_eq!(events(&mut e), []);
@@ -700,12 +689,7 @@ fn an_unconfirmed_waiter_waits_for_its_nodes_read_before_leading() {
     };
     answer(&mut e, own, OwnedReply::Data(b"data".to_vec(), stat));
     let ack = sent(&mut e);
-    assert_eq!(
-        ack.iter()
-            .map(|(_, k, p)| (*k, p.as_str()))
-            .collect::<Vec<_>>(),
-        [("create", "/e/leader")]
-    );
+    assert_eq!(kinds(&ack), [("create", "/e/leader")]);
     assert_eq!(events(&mut e), [ElectionEvent::Leading]);
 }
 
@@ -762,17 +746,7 @@ fn a_search_cut_off_after_the_part_naming_the_own_node_starts_over() {
     use herdless_core::Children;
     let guid = Guid([4; 16]);
     let own = candidate_name(guid, 0);
-    let kinds = |s: &[(herdless_core::RequestId, &'static str, String)]| {
-        s.iter()
-            .map(|(_, k, p)| (*k, p.clone()))
-            .collect::<Vec<_>>()
-    };
-    let search = || {
-        vec![
-            ("check", "/e".to_string()),
-            ("getChildren", "/e".to_string()),
-        ]
-    };
+    let search = [("check", "/e"), ("getChildren", "/e")];
     let mut e: Election = Election::new("/e").unwrap();
     e.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 7 });
     e.campaign(guid, b"data").unwrap();
@@ -781,7 +755,7 @@ fn a_search_cut_off_after_the_part_naming_the_own_node_starts_over() {
     e.resign().unwrap();
     e.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 7 });
     let find = sent(&mut e);
-    assert_eq!(kinds(&find), search());
+    assert_eq!(kinds(&find), search);
     answer(&mut e, find[0].0, OwnedReply::Checked);
     let names = [own.as_str()];
     e.handle_listing_part(Instant::ZERO, find[1].0, Children::new(&&names[..]), false);
@@ -789,11 +763,11 @@ fn a_search_cut_off_after_the_part_naming_the_own_node_starts_over() {
     e.handle_session(Instant::ZERO, SessionEvent::Suspended);
     e.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 7 });
     let find = sent(&mut e);
-    assert_eq!(kinds(&find), search());
+    assert_eq!(kinds(&find), search);
     answer(&mut e, find[0].0, OwnedReply::Checked);
     e.handle_listing_part(Instant::ZERO, find[1].0, Children::new(&&names[..]), true);
     let delete = sent(&mut e);
-    assert_eq!(kinds(&delete), [("delete", format!("/e/{own}"))]);
+    assert_eq!(kinds(&delete), [("delete", format!("/e/{own}").as_str())]);
     answer(&mut e, delete[0].0, OwnedReply::Deleted);
     assert_eq!(events(&mut e), [ElectionEvent::Resigned]);
     assert_eq!(e.state(), ElectionState::Idle);
