@@ -4,7 +4,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use crate::owned::OwnedReply;
-use crate::{Children, Instant, Recipe, RequestId};
+use crate::{Children, Instant, Recipe, Reply, RequestId, ZkError};
 
 use super::owned::Delivery;
 use super::server::SimZk;
@@ -125,6 +125,41 @@ impl<R: Recipe> Peer<R> {
         if !suspended {
             self.recipe
                 .handle_session(self.now, crate::SessionEvent::Suspended);
+        }
+        self.pump(zk);
+        true
+    }
+
+    /// Hands the session's next delivery to the recipe as herdless-embassy's
+    /// driver does when that delivery is a listing holding a name larger
+    /// than its receive buffer: the parts before that name, `parts_read(n)`
+    /// of the `n` parts (fewer than `n`, none at all if the name is the
+    /// first), then `ReplyTooLarge` for the request, the rest of the frame
+    /// skipped and the connection kept. A recipe that does not take
+    /// listings in parts hears the error alone. Any other delivery is
+    /// handed over as it is. Returns whether there was a delivery.
+    pub fn deliver_one_too_large(
+        &mut self,
+        zk: &mut SimZk,
+        parts_read: impl FnOnce(usize) -> usize,
+    ) -> bool {
+        let Some(delivery) = zk.next_delivery(self.session) else {
+            return false;
+        };
+        match (&delivery, zk.listing_part()) {
+            (Delivery::Reply(id, OwnedReply::Children(names)), Some(size)) => {
+                if self.recipe.takes_listing_in_parts() {
+                    let parts = names.len().div_ceil(size).max(1);
+                    let read = parts_read(parts).min(parts - 1);
+                    if read > 0 {
+                        self.hand_over_in_parts(zk, *id, names, size, read);
+                        self.pump(zk);
+                    }
+                }
+                self.recipe
+                    .handle_reply(self.now, *id, Reply::Error(ZkError::ReplyTooLarge));
+            }
+            _ => self.handle(&delivery),
         }
         self.pump(zk);
         true
@@ -344,6 +379,79 @@ mod tests {
         assert!(
             !peer.deliver_one_then_cut(&mut zk),
             "nothing left to deliver"
+        );
+    }
+
+    #[test]
+    fn a_listing_too_large_hands_over_the_parts_before_the_name_then_the_error() {
+        let (mut zk, mut peer) = listing_queued(5, in_parts());
+        let mut asked = None;
+        assert!(peer.deliver_one_too_large(&mut zk, |parts| {
+            asked = Some(parts);
+            2
+        }));
+        assert_eq!(asked, Some(3), "five names in parts of two");
+        assert_eq!(
+            peer.recipe.log,
+            [
+                "sent /d",
+                "part of 2 last false",
+                "part of 2 last false",
+                "reply Error(ReplyTooLarge)",
+            ]
+        );
+        assert_eq!(
+            zk.status(peer.session()),
+            Some(SessionStatus::Connected),
+            "the connection is kept"
+        );
+    }
+
+    #[test]
+    fn a_listing_too_large_never_hands_over_its_last_part() {
+        let (mut zk, mut peer) = listing_queued(3, in_parts());
+        assert!(peer.deliver_one_too_large(&mut zk, |parts| parts));
+        assert_eq!(
+            peer.recipe.log,
+            [
+                "sent /d",
+                "part of 2 last false",
+                "reply Error(ReplyTooLarge)",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_first_name_too_large_hands_over_the_error_alone() {
+        let (mut zk, mut peer) = listing_queued(3, in_parts());
+        assert!(peer.deliver_one_too_large(&mut zk, |_| 0));
+        assert_eq!(peer.recipe.log, ["sent /d", "reply Error(ReplyTooLarge)"]);
+    }
+
+    #[test]
+    fn a_recipe_that_takes_listings_whole_hears_the_error_alone() {
+        let (mut zk, mut peer) = listing_queued(3, Recorder::default());
+        assert!(peer.deliver_one_too_large(&mut zk, |parts| parts));
+        assert_eq!(peer.recipe.log, ["sent /d", "reply Error(ReplyTooLarge)"]);
+    }
+
+    #[test]
+    fn a_delivery_other_than_a_listing_is_handed_over_as_it_is() {
+        let (mut zk, mut peer) = listing_queued(3, in_parts());
+        // The listing's answer becomes `ConnectionLoss`, and the loss is
+        // reported, as a session without watch reset always reports it.
+        zk.set_watch_reset(false);
+        zk.disconnect(peer.session());
+        while peer.deliver_one_too_large(&mut zk, |parts| parts) {}
+        let mut log = peer.recipe.log.clone();
+        log.sort();
+        assert_eq!(
+            log,
+            [
+                "reply Error(ConnectionLoss)",
+                "sent /d",
+                "session Suspended"
+            ]
         );
     }
 

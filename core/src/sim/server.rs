@@ -362,6 +362,21 @@ impl SimZk {
         self.sessions.get(&session).map_or(0, |s| s.outbound.len())
     }
 
+    /// Whether a session's next delivery is a listing that the embedded
+    /// driver could be unable to read: listings go in parts (see
+    /// [`set_listing_part`](Self::set_listing_part)), deliveries in the
+    /// server's order, and the one first in line answers a `getChildren`.
+    pub fn next_is_embedded_listing(&self, session: SessionId) -> bool {
+        self.listing_part.is_some()
+            && self.order == DriverOrder::Wire
+            && self.sessions.get(&session).is_some_and(|s| {
+                matches!(
+                    s.outbound.front().map(|o| &o.delivery),
+                    Some(Delivery::Reply(_, OwnedReply::Children(_)))
+                )
+            })
+    }
+
     /// Applies a connected session's oldest queued request. Returns whether
     /// there was one.
     pub fn apply_next(&mut self, session: SessionId) -> bool {

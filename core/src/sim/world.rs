@@ -32,6 +32,13 @@ pub struct Faults {
     /// after a random number of them, as under herdless-embassy when a
     /// server dies while sending a listing larger than the receive buffer.
     pub cut_before_drain: f64,
+    /// Hand a session its next delivery, a listing, as herdless-embassy's
+    /// driver does when a name in it is larger than its receive buffer:
+    /// the parts before that name (a random number of them), then
+    /// `ReplyTooLarge` for the request, the connection kept. Only where
+    /// listings go in parts and in the server's order (even seeds, see
+    /// [`World::new`]): herdless-std's client reads any frame whole.
+    pub too_large: f64,
 }
 
 impl Faults {
@@ -42,6 +49,7 @@ impl Faults {
         expire: 0.0,
         reconnect: 1.0,
         cut_before_drain: 0.0,
+        too_large: 0.0,
     };
 
     /// Frequent enough to hit every recovery path in short schedules.
@@ -51,6 +59,7 @@ impl Faults {
         expire: 0.005,
         reconnect: 0.2,
         cut_before_drain: 0.02,
+        too_large: 0.02,
     };
 }
 
@@ -75,6 +84,10 @@ pub enum Step {
     /// its driver drained. A listing handed over in parts may break off
     /// after any of them (see [`Peer::deliver_one_cutting_listing`]).
     CutBeforeDrain(usize),
+    /// Peer `i` received its next delivery, a listing, cut short by a name
+    /// over the receive buffer and answered `ReplyTooLarge` (see
+    /// [`Peer::deliver_one_too_large`]).
+    TooLarge(usize),
 }
 
 /// Several peers running the same kind of recipe against one [`SimZk`],
@@ -217,6 +230,8 @@ impl<R: Recipe> World<R> {
             Step::Expire(self.rng.gen_range(0..n))
         } else if let Some(i) = self.peer_to_cut_before_drain(faults.cut_before_drain) {
             Step::CutBeforeDrain(i)
+        } else if let Some(i) = self.peer_with_listing_too_large(faults.too_large) {
+            Step::TooLarge(i)
         } else if let Some(i) =
             self.disconnected_peer_to_reconnect(faults.reconnect, work.is_empty())
         {
@@ -246,6 +261,27 @@ impl<R: Recipe> World<R> {
             })
             .collect();
         if ready.is_empty() {
+            return None;
+        }
+        Some(ready[self.rng.gen_range(0..ready.len())])
+    }
+
+    /// A connected peer whose next delivery is a listing the embedded
+    /// driver reads in parts, at rate `p`: drawn only when there is one,
+    /// so that schedules without such a listing (every odd seed's) stay as
+    /// they were.
+    fn peer_with_listing_too_large(&mut self, p: f64) -> Option<usize> {
+        if p <= 0.0 {
+            return None;
+        }
+        let ready: Vec<usize> = (0..self.peers.len())
+            .filter(|&i| {
+                let s = self.peers[i].session();
+                self.zk.status(s) == Some(SessionStatus::Connected)
+                    && self.zk.next_is_embedded_listing(s)
+            })
+            .collect();
+        if ready.is_empty() || !self.rng.gen_bool(p.min(1.0)) {
             return None;
         }
         Some(ready[self.rng.gen_range(0..ready.len())])
@@ -295,6 +331,10 @@ impl<R: Recipe> World<R> {
                         parts
                     }
                 });
+            }
+            Step::TooLarge(i) => {
+                let rng = &mut self.rng;
+                self.peers[i].deliver_one_too_large(&mut self.zk, |parts| rng.gen_range(0..parts));
             }
         }
     }
@@ -410,6 +450,7 @@ mod tests {
             expire: 0.0,
             reconnect: 0.0,
             cut_before_drain: 0.0,
+            too_large: 0.0,
         };
         fault(&mut faults);
         faults
@@ -525,6 +566,82 @@ mod tests {
         assert_eq!(next, World::<Recorder>::new(0).rng().gen::<u64>());
     }
 
+    /// A peer of an even seed with the listing of `/d` (three names,
+    /// handed over one at a time) applied and waiting to be delivered.
+    fn listing_of_three_applied(seed: u64) -> World<Recorder> {
+        let mut world: World<Recorder> = World::new(seed);
+        world.zk.set_listing_part(Some(1));
+        world.zk.create_persistent("/d", b"").unwrap();
+        for i in 0..3 {
+            world
+                .zk
+                .create_persistent(&alloc::format!("/d/{i}"), b"")
+                .unwrap();
+        }
+        let p = world.add_peer(Recorder {
+            in_parts: true,
+            ..Recorder::default()
+        });
+        world.act(p, |r| r.to_list.push_back("/d".into()));
+        world.apply(Step::Apply(0));
+        world
+    }
+
+    /// Too large, a listing handed over in parts stops before any of them
+    /// but the last (before the first, too: the first name is the one over
+    /// the buffer), and its request is answered `ReplyTooLarge` on a
+    /// connection that stays up.
+    #[test]
+    fn a_listing_too_large_stops_before_any_of_its_parts_but_the_last() {
+        let mut stopped_after = alloc::collections::BTreeSet::new();
+        for seed in (0..400).map(|k| 2 * k) {
+            let mut world = listing_of_three_applied(seed);
+            world.faults = only(|f| f.too_large = 1.0);
+            assert_eq!(world.step(), Some(Step::TooLarge(0)), "seed {seed}");
+            let log = &world.peers[0].recipe.log;
+            let parts = log.iter().filter(|l| l.starts_with("part of 1")).count();
+            assert!(!log.iter().any(|l| l.ends_with("last true")), "{log:?}");
+            assert_eq!(
+                log.last().map(alloc::string::String::as_str),
+                Some("reply Error(ReplyTooLarge)")
+            );
+            let session = world.peers[0].session();
+            assert_eq!(world.zk.status(session), Some(SessionStatus::Connected));
+            assert_eq!(world.zk.pending_deliveries(session), 0);
+            stopped_after.insert(parts);
+        }
+        assert_eq!(stopped_after.into_iter().collect::<Vec<_>>(), [0, 1, 2]);
+    }
+
+    /// Only the embedded driver meets a listing too large, and only a
+    /// listing: on an odd seed (herdless-std's order) or with listings
+    /// handed over whole, the fault draws nothing and the schedule is the
+    /// one without it; on an even seed, only the deliveries of listings
+    /// are too large.
+    #[test]
+    fn a_listing_is_too_large_only_where_the_embedded_driver_reads_it() {
+        let steps = |seed: u64, parts: Option<usize>, too_large: f64| {
+            let mut world = listing_of_three_applied(seed);
+            world.zk.set_listing_part(parts);
+            world.act(0, |r| r.to_list.push_back("/".into()));
+            world.faults = only(|f| f.too_large = too_large);
+            let mut steps = Vec::new();
+            while let Some(step) = world.step() {
+                steps.push(step);
+            }
+            steps
+        };
+        for (seed, parts) in [(1, Some(1)), (3, Some(2)), (0, None), (2, None)] {
+            let taken = steps(seed, parts, 1.0);
+            assert!(!taken.iter().any(|s| matches!(s, Step::TooLarge(_))));
+            assert_eq!(taken, steps(seed, parts, 0.0), "seed {seed}");
+        }
+        assert_eq!(
+            steps(0, Some(1), 1.0),
+            [Step::TooLarge(0), Step::Apply(0), Step::TooLarge(0)]
+        );
+    }
+
     #[test]
     fn without_peers_there_is_nothing_to_break() {
         let mut world: World<Recorder> = World::new(1);
@@ -534,6 +651,7 @@ mod tests {
             expire: 1.0,
             reconnect: 1.0,
             cut_before_drain: 1.0,
+            too_large: 1.0,
         };
         assert_eq!(world.step(), None);
     }
