@@ -582,6 +582,35 @@ fn a_refused_read_fails_the_take_with_the_servers_error() {
     }
 }
 
+/// A listing too large for an embedded driver's receive buffer (a name in
+/// it over the buffer) reaches the consumer as the parts before that name,
+/// then `ReplyTooLarge`. Those parts are not the queue: the lowest item may
+/// be in the rest. The take fails, and the next one lists again rather
+/// than take the lowest item of the parts read.
+#[test]
+fn a_take_whose_listing_is_too_large_after_some_parts_lists_again_next_time() {
+    let mut c: Cons = Consumer::new(QUEUE).unwrap();
+    assert!(c.takes_listing_in_parts());
+    connected(&mut c);
+    c.take(None).unwrap();
+    let s = sent(&mut c);
+    assert_eq!(texts(&s), [format!("list {QUEUE} watch=false")]);
+    let part: &[&str] = &["a-queue-0000000007"];
+    c.handle_listing_part(Instant::ZERO, s[0].0, Children::new(&part), false);
+    c.handle_reply(Instant::ZERO, s[0].0, Reply::Error(ZkError::ReplyTooLarge));
+    assert_eq!(
+        events(&mut c),
+        [ConsumerEvent::Failed(Error::Zk(ZkError::ReplyTooLarge))]
+    );
+    assert!(sent(&mut c).is_empty());
+    c.take(None).unwrap();
+    assert_eq!(
+        texts(&sent(&mut c)),
+        [format!("list {QUEUE} watch=false")],
+        "not a read of the item the parts named"
+    );
+}
+
 /// A take in progress when its session expires goes on on the next
 /// session, as one asked for before the transport has renewed the session
 /// does (an embedded consumer once failed on every `take` until a real

@@ -441,6 +441,13 @@ impl<const B: usize, const D: usize, const N: usize> Recipe for Consumer<B, D, N
         let Some(op) = self.ops.take(id) else {
             return;
         };
+        if self.listing.is_some_and(|(listing, _)| listing == id) {
+            // Answered after some of its parts (`ReplyTooLarge`: a name
+            // over an embedded driver's receive buffer): the lowest items
+            // may be in the rest, so the parts read make no batch.
+            self.listing = None;
+            self.batch.clear();
+        }
         if self.mode.is_none() {
             return;
         }
