@@ -310,7 +310,14 @@ impl Run {
 
     fn run(&mut self) -> Result<Outcome, String> {
         if self.faulty {
-            self.world.faults = Faults::FREQUENT;
+            // No listing too large to read: the two-phase recipes take
+            // listings whole, so that fault would only refuse one, and a
+            // refused request fails the site (`two_phase_api`), which
+            // these schedules do not expect.
+            self.world.faults = Faults {
+                too_large: 0.0,
+                ..Faults::FREQUENT
+            };
             let steps = self.world.rng().gen_range(20..300);
             for _ in 0..steps {
                 self.one_step()?;
