@@ -653,6 +653,47 @@ fn b_leaving_behind_a(seed: u64) -> (SimZk, Vec<Driver<DoubleBarrier>>, usize) {
     (zk, ps, most)
 }
 
+/// The process b waits on holds more data than an embedded driver's
+/// receive buffer (another library's process node): b's read is answered
+/// `ReplyTooLarge`. The server read the node, so it is there and the watch
+/// is set: b keeps waiting, and leaves once the node goes.
+#[test]
+fn a_leaver_waits_on_a_node_whose_data_is_too_large_to_read() {
+    let mut zk = SimZk::new(17);
+    let mut most = 0;
+    let mut ps = vec![process(&mut zk, "a"), process(&mut zk, "b")];
+    for p in ps.iter_mut() {
+        p.act(&mut zk, |p| p.enter(2)).unwrap();
+    }
+    run_all(&mut zk, &mut ps, 2, &mut most);
+    assert!(entered(&ps[0]) && entered(&ps[1]));
+    ps[1].take_events();
+    let a = format!("{DIR}/a");
+    ps[1].intercept = Some(("getData", a.clone()));
+    ps[1].act(&mut zk, |p| p.leave()).unwrap();
+    ps[1].run(&mut zk);
+    assert!(ps[1].answer_intercepted(&mut zk, OwnedReply::Error(ZkError::ReplyTooLarge)));
+    ps[1].run(&mut zk);
+    assert!(ps[1].take_events().is_empty(), "{:?}", ps[1].recipe);
+    assert_eq!(ps[1].recipe.waiting_for(), Some("a"));
+    // a leaves; the watch the server set for b's read fires.
+    ps[0].act(&mut zk, |p| p.leave()).unwrap();
+    ps[0].run(&mut zk);
+    assert_eq!(ps[0].events.last(), Some(&DoubleBarrierEvent::Left));
+    ps[1].intercept = None;
+    ps[1].act(&mut zk, |p| {
+        p.handle_watch(
+            Instant::ZERO,
+            WatchEvent {
+                kind: WatchKind::NodeDeleted,
+                path: &a,
+            },
+        )
+    });
+    ps[1].run(&mut zk);
+    assert_eq!(ps[1].take_events(), [DoubleBarrierEvent::Left]);
+}
+
 /// A process slow to hear that the others left (its connection was down,
 /// or its notification late) finds the next round's nodes when it lists:
 /// the fast processes left and entered again, under the same names. It must

@@ -379,6 +379,25 @@ fn other_errors_fail_the_operation_without_retry() {
     assert!(b.poll_request().is_none());
 }
 
+/// A barrier node whose data is larger than an embedded driver's receive
+/// buffer (set by another client): the wait's read is answered
+/// `ReplyTooLarge`. The server read the node, so the barrier stands and
+/// the watch is set: the wait goes on, and the node's deletion passes it.
+#[test]
+fn a_barrier_whose_data_is_too_large_to_read_stands() {
+    let now = Instant::ZERO;
+    let mut b = barrier();
+    b.wait();
+    let (check, read) = check_and_read(&mut b);
+    b.handle_reply(now, check, Reply::Checked);
+    b.handle_reply(now, read, Reply::Error(ZkError::ReplyTooLarge));
+    assert_eq!(b.poll_event(), None, "the barrier stands");
+    assert!(b.is_waiting());
+    assert!(b.poll_request().is_none());
+    b.handle_watch(now, watch_event(WatchKind::NodeDeleted));
+    assert_eq!(b.poll_event(), Some(BarrierEvent::Passed));
+}
+
 /// Scripted by hand: each connection-loss answer stops the barrier from
 /// sending until `Connected`, then the same operation goes out again.
 #[test]

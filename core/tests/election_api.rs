@@ -626,39 +626,43 @@ fn second_in_line(e: &mut Election) -> (herdless_core::RequestId, herdless_core:
 /// The hand-off takes no round trip: the own node was read (owned by this
 /// session, watched) while waiting, with no loss since, so the predecessor's
 /// deletion is `Leading` at once, with the acknowledgement sent in the same
-/// instant (its answer changes nothing).
+/// instant (its answer changes nothing). The same when the predecessor's
+/// data is larger than an embedded driver's receive buffer: its read,
+/// answered `ReplyTooLarge`, still shows the node there and set the watch
+/// (failing there left an embedded candidate unable to wait behind it).
 #[test]
 fn a_confirmed_waiter_writes_the_acknowledgement_on_its_predecessors_deletion() {
-    let mut e: Election = Election::new("/e").unwrap();
-    let (predecessor, own) = second_in_line(&mut e);
-    let stat = Stat {
-        ephemeral_owner: 7,
-        ..Stat::default()
-    };
-    answer(
-        &mut e,
-        predecessor,
+    for ahead_read in [
         OwnedReply::Data(Vec::new(), Stat::default()),
-    );
-    answer(&mut e, own, OwnedReply::Data(b"data".to_vec(), stat));
-    assert!(matches!(
-        events(&mut e)[..],
-        [ElectionEvent::Following { .. }]
-    ));
-    let ahead = format!("/e/{}", candidate_name(Guid([9; 16]), 0));
-    e.handle_watch(
-        Instant::ZERO,
-        herdless_core::WatchEvent {
-            kind: herdless_core::WatchKind::NodeDeleted,
-            path: &ahead,
-        },
-    );
-    let ack = sent(&mut e);
-    assert_eq!(kinds(&ack), [("create", "/e/leader")]);
-    assert_eq!(events(&mut e), [ElectionEvent::Leading]);
-    answer(&mut e, ack[0].0, OwnedReply::Created("/e/leader".into()));
-    assert_eq!(events(&mut e), []);
-    assert!(e.is_leading());
+        OwnedReply::Error(ZkError::ReplyTooLarge),
+    ] {
+        let mut e: Election = Election::new("/e").unwrap();
+        let (predecessor, own) = second_in_line(&mut e);
+        let stat = Stat {
+            ephemeral_owner: 7,
+            ..Stat::default()
+        };
+        answer(&mut e, predecessor, ahead_read);
+        answer(&mut e, own, OwnedReply::Data(b"data".to_vec(), stat));
+        assert!(matches!(
+            events(&mut e)[..],
+            [ElectionEvent::Following { .. }]
+        ));
+        let ahead = format!("/e/{}", candidate_name(Guid([9; 16]), 0));
+        e.handle_watch(
+            Instant::ZERO,
+            herdless_core::WatchEvent {
+                kind: herdless_core::WatchKind::NodeDeleted,
+                path: &ahead,
+            },
+        );
+        let ack = sent(&mut e);
+        assert_eq!(kinds(&ack), [("create", "/e/leader")]);
+        assert_eq!(events(&mut e), [ElectionEvent::Leading]);
+        answer(&mut e, ack[0].0, OwnedReply::Created("/e/leader".into()));
+        assert_eq!(events(&mut e), []);
+        assert!(e.is_leading());
+    }
 }
 
 /// The same deletion before the own node's read was answered: the owner is

@@ -169,6 +169,30 @@ fn behind_one() -> (Lock, RequestId) {
     (lock, sent[1].0)
 }
 
+/// The predecessor's data is larger than an embedded driver's receive
+/// buffer (another library's contender, or anyone's `setData`): its read
+/// is answered `ReplyTooLarge`. The server read the node, so it exists and
+/// the watch is set, as with its data: the waiter keeps waiting, and its
+/// deletion hands the lock over. Failing left an embedded waiter unable to
+/// queue behind such a node.
+#[test]
+fn a_predecessor_whose_data_is_too_large_to_read_is_waited_for() {
+    let (mut lock, read) = behind_one();
+    lock.handle_reply(Instant::ZERO, read, Reply::Error(ZkError::ReplyTooLarge));
+    assert!(events(&mut lock).is_empty());
+    assert!(drain(&mut lock).is_empty());
+    assert_eq!(lock.state(), LockState::Acquiring);
+    let path = format!("/locks/a/{AHEAD}");
+    lock.handle_watch(
+        Instant::ZERO,
+        WatchEvent {
+            kind: WatchKind::NodeDeleted,
+            path: &path,
+        },
+    );
+    assert_eq!(events(&mut lock), vec![LockEvent::Acquired]);
+}
+
 /// A waiter whose own node's watch fired (its data was written: a
 /// revocation request) and is being set again when its predecessor goes:
 /// the predecessor's deletion says nothing about the own node, which an

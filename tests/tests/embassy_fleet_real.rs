@@ -7,8 +7,8 @@
 
 use std::time::{Duration, Instant};
 
-use herdless_core::election::{Election, ElectionEvent};
-use herdless_core::lock::{Lock, LockEvent};
+use herdless_core::election::{Election, ElectionEvent, ElectionState};
+use herdless_core::lock::{Lock, LockEvent, LockState};
 use herdless_core::naming::Guid;
 use herdless_core::{Children, Outgoing, Recipe, Reply, Request, RequestId, RequestIds, Sequence};
 use herdless_core::{Instant as CoreInstant, SessionEvent, WatchEvent, ZkError};
@@ -199,15 +199,17 @@ async fn others(
     prefix: &'static str,
     count: usize,
 ) -> herdless_std::Client {
-    others_at(&server.addr(), dir, prefix, count).await
+    others_at(&server.addr(), dir, prefix, count, b"").await
 }
 
-/// [`others`] on the servers of `connect` (a connection string).
+/// [`others`] on the servers of `connect` (a connection string), each
+/// node holding `data`.
 async fn others_at(
     connect: &str,
     dir: &'static str,
     prefix: &'static str,
     count: usize,
+    data: &[u8],
 ) -> herdless_std::Client {
     let session = herdless_std::connect(connect, Duration::from_secs(30))
         .await
@@ -226,7 +228,7 @@ async fn others_at(
     let node = CreateMode::EphemeralSequential.with_acls(Acls::anyone_all());
     for chunk in 0..count.div_ceil(1_000) {
         let creates: Vec<_> = (chunk * 1_000..count.min((chunk + 1) * 1_000))
-            .map(|_| session.create(path, b"", &node))
+            .map(|_| session.create(path, data, &node))
             .collect();
         for create in creates {
             create.await.unwrap();
@@ -562,6 +564,81 @@ async fn embassy_a_reply_over_the_buffer_is_a_typed_error_and_the_session_carrie
     zk.close().await.unwrap();
 }
 
+/// A contender ahead whose node holds more data than the receive buffer
+/// (another library's, or a herdless-std candidate's with much data): the
+/// embedded lock waiter and candidate read it with a watch, are answered
+/// `ReplyTooLarge`, and wait behind it all the same, reporting nothing but
+/// that they follow; its deletion lets them in.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embassy_waiters_queue_behind_a_node_whose_data_is_over_the_buffer() {
+    let server = ZkServer::start();
+    let blob = vec![0x5a; 8 * RX];
+
+    const LOCKS: &str = "/fleet/lock-big-data";
+    let holder = others_at(&server.addr(), LOCKS, "x-lock-", 1, &blob).await;
+    let (mut rx, mut tx) = ([0u8; RX], [0u8; 512]);
+    let mut lock: Lock = Lock::new(LOCKS).unwrap();
+    let mut zk = driver(&server, &mut rx, &mut tx, usize::MAX);
+    let id = zk.add(&mut lock).unwrap();
+    zk.connect().await.unwrap();
+    zk.recipe(id).unwrap().acquire(guid()).unwrap();
+    drive_until(&mut zk, "never waited", Duration::from_secs(60), |zk| {
+        let lock = zk.recipe(id).unwrap();
+        lock.predecessor().is_some() || lock.state() != LockState::Acquiring
+    })
+    .await;
+    // Time for the predecessor's read to be answered.
+    zk.run_for(embassy_time::Duration::from_secs(1))
+        .await
+        .unwrap();
+    assert_eq!(zk.recipe(id).unwrap().poll_event(), None);
+    assert_eq!(zk.recipe(id).unwrap().state(), LockState::Acquiring);
+    drop(holder);
+    drive_until(&mut zk, "never acquired", Duration::from_secs(60), |zk| {
+        zk.recipe(id).unwrap().state() == LockState::Held
+    })
+    .await;
+    assert_eq!(
+        zk.recipe(id).unwrap().poll_event(),
+        Some(LockEvent::Acquired)
+    );
+    assert_eq!(zk.faults(), 0, "last fault: {:?}", zk.last_fault());
+    zk.handle(id).release().await.unwrap();
+    zk.close().await.unwrap();
+
+    const GATEWAY: &str = "/fleet/gateway-big-data";
+    let holder = others_at(&server.addr(), GATEWAY, "x-n_", 1, &blob).await;
+    let (mut rx, mut tx) = ([0u8; RX], [0u8; 512]);
+    let mut election: Election = Election::new(GATEWAY).unwrap();
+    let mut zk = driver(&server, &mut rx, &mut tx, usize::MAX);
+    let id = zk.add(&mut election).unwrap();
+    zk.connect().await.unwrap();
+    zk.recipe(id).unwrap().campaign(guid(), b"device").unwrap();
+    drive_until(&mut zk, "never followed", Duration::from_secs(60), |zk| {
+        let candidate = zk.recipe(id).unwrap();
+        candidate.predecessor().is_some() || candidate.state() != ElectionState::Campaigning
+    })
+    .await;
+    zk.run_for(embassy_time::Duration::from_secs(1))
+        .await
+        .unwrap();
+    let event = zk.recipe(id).unwrap().poll_event();
+    assert!(
+        matches!(event, Some(ElectionEvent::Following { .. })),
+        "{event:?}"
+    );
+    assert_eq!(zk.recipe(id).unwrap().poll_event(), None);
+    assert_eq!(zk.recipe(id).unwrap().state(), ElectionState::Campaigning);
+    drop(holder);
+    drive_until(&mut zk, "never led", Duration::from_secs(60), |zk| {
+        zk.handle(id).is_leading()
+    })
+    .await;
+    assert_eq!(zk.faults(), 0, "last fault: {:?}", zk.last_fault());
+    zk.handle(id).resign().await.unwrap();
+    zk.close().await.unwrap();
+}
+
 /// The receive buffer's edge: a reply whose frame fills it exactly is read
 /// whole; one byte more is over it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -608,7 +685,7 @@ async fn embassy_candidate_rides_out_listings_broken_off_and_their_servers_kille
     const ROUNDS: usize = 3;
     let mut ensemble = ZkEnsemble::start();
     let connect = ensemble.connect_string();
-    let holder = others_at(&connect, DIR, "x-n_", AHEAD).await;
+    let holder = others_at(&connect, DIR, "x-n_", AHEAD, b"").await;
     let admin = herdless_std::connect(&connect, Duration::from_secs(30))
         .await
         .expect("connect the admin session");

@@ -291,8 +291,11 @@ impl<const N: usize> Recipe for Barrier<N> {
                 self.write_done(BarrierEvent::Removed)
             }
             (Op::CatchUp, Reply::Checked) => {}
-            // Up: the watch is armed.
-            (Op::Watch, Reply::Data { .. }) => self.armed = self.waiting,
+            // Up: the watch is armed. Also when the node's data is too
+            // large for an embedded driver's buffer: the server read it.
+            (Op::Watch, Reply::Data { .. } | Reply::Error(ZkError::ReplyTooLarge)) => {
+                self.armed = self.waiting
+            }
             (Op::Watch, Reply::Error(ZkError::NoNode)) => self.passed(),
             // `pending_write` already holds the last call: the writes in
             // flight are settled by sending it alone again.

@@ -404,8 +404,10 @@ impl<const N: usize> DoubleBarrier<N> {
                 }
             }
             (Op::ReadyGone, Reply::Exists { .. }) => {}
-            // Still there: wait for its deletion.
-            (Op::WatchOther, Reply::Data { .. }) => {}
+            // Still there: wait for its deletion. Also when its data is
+            // too large for an embedded driver's buffer: the server read
+            // it, and set the watch.
+            (Op::WatchOther, Reply::Data { .. } | Reply::Error(ZkError::ReplyTooLarge)) => {}
             (Op::WatchOther, Reply::Error(ZkError::NoNode)) => self.ops.queue(Op::List),
             (_, Reply::Error(e)) if e.is_connection_loss() => self.lost(),
             (_, Reply::Error(e)) if e.is_session_gone() => {

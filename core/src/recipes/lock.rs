@@ -905,7 +905,9 @@ impl<const N: usize> Recipe for Lock<N> {
             return;
         };
         match (op, reply) {
-            (Op::WatchPredecessor, Reply::Data { .. }) => {}
+            // Data too large for an embedded driver's buffer: the node
+            // was read, so it is there and the watch is set.
+            (Op::WatchPredecessor, Reply::Data { .. } | Reply::Error(ZkError::ReplyTooLarge)) => {}
             (Op::WatchPredecessor, Reply::Error(ZkError::NoNode)) => self.predecessor_gone(),
             (Op::Delete, Reply::Deleted | Reply::Error(ZkError::NoNode)) => self.finish(),
             (Op::CheckOwn, Reply::Exists { stat }) => {

@@ -1220,7 +1220,9 @@ impl<const N: usize, const D: usize> Recipe for Election<N, D> {
             return;
         };
         match (op, reply) {
-            (Op::WatchPredecessor, Reply::Data { .. }) => {}
+            // Data too large for an embedded driver's buffer: the node
+            // was read, so it is there and the watch is set.
+            (Op::WatchPredecessor, Reply::Data { .. } | Reply::Error(ZkError::ReplyTooLarge)) => {}
             (Op::WatchPredecessor, Reply::Error(ZkError::NoNode)) => {
                 if self.step == Step::Watching {
                     self.predecessor_gone();
