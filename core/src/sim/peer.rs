@@ -149,7 +149,7 @@ impl<R: Recipe> Peer<R> {
         match (&delivery, zk.listing_part()) {
             (Delivery::Reply(id, OwnedReply::Children(names)), Some(size)) => {
                 if self.recipe.takes_listing_in_parts() {
-                    let parts = names.len().div_ceil(size).max(1);
+                    let parts = parts_of(names, size);
                     let read = parts_read(parts).min(parts - 1);
                     if read > 0 {
                         self.hand_over_in_parts(zk, *id, names, size, read);
@@ -178,7 +178,7 @@ impl<R: Recipe> Peer<R> {
             (Delivery::Reply(id, OwnedReply::Children(names)), Some(size))
                 if self.recipe.takes_listing_in_parts() =>
             {
-                let parts = names.len().div_ceil(size).max(1);
+                let parts = parts_of(names, size);
                 let read = parts_read(parts).clamp(1, parts);
                 self.hand_over_in_parts(zk, *id, names, size, read);
             }
@@ -263,6 +263,12 @@ impl<R: Recipe> Peer<R> {
     pub fn events(&self) -> &[R::Event] {
         &self.events
     }
+}
+
+/// How many parts a listing of `names` goes over in, `size` names each:
+/// one, empty, for no names.
+fn parts_of(names: &[String], size: usize) -> usize {
+    names.len().div_ceil(size).max(1)
 }
 
 #[cfg(test)]

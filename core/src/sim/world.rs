@@ -9,6 +9,7 @@ use crate::{Instant, Recipe};
 
 use super::peer::Peer;
 use super::server::{DriverOrder, SessionStatus, SimZk};
+use super::SessionId;
 
 /// Probabilities, per step, of each fault. All zero is a fault-free run.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -253,13 +254,7 @@ impl<R: Recipe> World<R> {
         if p <= 0.0 || !self.rng.gen_bool(p.min(1.0)) {
             return None;
         }
-        let ready: Vec<usize> = (0..self.peers.len())
-            .filter(|&i| {
-                let s = self.peers[i].session();
-                self.zk.status(s) == Some(SessionStatus::Connected)
-                    && self.zk.pending_deliveries(s) > 0
-            })
-            .collect();
+        let ready = self.connected_peers(|zk, s| zk.pending_deliveries(s) > 0);
         if ready.is_empty() {
             return None;
         }
@@ -274,17 +269,21 @@ impl<R: Recipe> World<R> {
         if p <= 0.0 {
             return None;
         }
-        let ready: Vec<usize> = (0..self.peers.len())
-            .filter(|&i| {
-                let s = self.peers[i].session();
-                self.zk.status(s) == Some(SessionStatus::Connected)
-                    && self.zk.next_is_embedded_listing(s)
-            })
-            .collect();
+        let ready = self.connected_peers(SimZk::next_is_embedded_listing);
         if ready.is_empty() || !self.rng.gen_bool(p.min(1.0)) {
             return None;
         }
         Some(ready[self.rng.gen_range(0..ready.len())])
+    }
+
+    /// The peers whose session is connected and passes `test`.
+    fn connected_peers(&self, test: impl Fn(&SimZk, SessionId) -> bool) -> Vec<usize> {
+        (0..self.peers.len())
+            .filter(|&i| {
+                let s = self.peers[i].session();
+                self.zk.status(s) == Some(SessionStatus::Connected) && test(&self.zk, s)
+            })
+            .collect()
     }
 
     fn disconnected_peer_to_reconnect(&mut self, p: f64, idle: bool) -> Option<usize> {
@@ -510,6 +509,27 @@ mod tests {
         }
     }
 
+    /// A world of `seed` with one peer, whose listing of `/d` (three names,
+    /// handed over one at a time) is applied and waiting to be delivered.
+    fn listing_of_three_applied(seed: u64) -> World<Recorder> {
+        let mut world: World<Recorder> = World::new(seed);
+        world.zk.set_listing_part(Some(1));
+        world.zk.create_persistent("/d", b"").unwrap();
+        for i in 0..3 {
+            world
+                .zk
+                .create_persistent(&alloc::format!("/d/{i}"), b"")
+                .unwrap();
+        }
+        let p = world.add_peer(Recorder {
+            in_parts: true,
+            ..Recorder::default()
+        });
+        world.act(p, |r| r.to_list.push_back("/d".into()));
+        world.apply(Step::Apply(0));
+        world
+    }
+
     /// Cut before its drain, a listing handed over in parts breaks off
     /// after a random number of them: over the seeds, after every one of
     /// its parts, the last included; one of a single part never breaks
@@ -518,21 +538,7 @@ mod tests {
     fn a_cut_breaks_a_listing_in_parts_off_after_any_of_them() {
         let mut cut_after = alloc::collections::BTreeSet::new();
         for seed in (0..400).map(|k| 2 * k) {
-            let mut world: World<Recorder> = World::new(seed);
-            world.zk.set_listing_part(Some(1));
-            world.zk.create_persistent("/d", b"").unwrap();
-            for i in 0..3 {
-                world
-                    .zk
-                    .create_persistent(&alloc::format!("/d/{i}"), b"")
-                    .unwrap();
-            }
-            let p = world.add_peer(Recorder {
-                in_parts: true,
-                ..Recorder::default()
-            });
-            world.act(p, |r| r.to_list.push_back("/d".into()));
-            world.apply(Step::Apply(0));
+            let mut world = listing_of_three_applied(seed);
             world.faults = only(|f| f.cut_before_drain = 1.0);
             assert_eq!(world.step(), Some(Step::CutBeforeDrain(0)), "seed {seed}");
             let log = &world.peers[0].recipe.log;
@@ -564,27 +570,6 @@ mod tests {
         // parts to cut are those of before the cut could fall inside one.
         let next: u64 = world.rng().gen();
         assert_eq!(next, World::<Recorder>::new(0).rng().gen::<u64>());
-    }
-
-    /// A peer of an even seed with the listing of `/d` (three names,
-    /// handed over one at a time) applied and waiting to be delivered.
-    fn listing_of_three_applied(seed: u64) -> World<Recorder> {
-        let mut world: World<Recorder> = World::new(seed);
-        world.zk.set_listing_part(Some(1));
-        world.zk.create_persistent("/d", b"").unwrap();
-        for i in 0..3 {
-            world
-                .zk
-                .create_persistent(&alloc::format!("/d/{i}"), b"")
-                .unwrap();
-        }
-        let p = world.add_peer(Recorder {
-            in_parts: true,
-            ..Recorder::default()
-        });
-        world.act(p, |r| r.to_list.push_back("/d".into()));
-        world.apply(Step::Apply(0));
-        world
     }
 
     /// Too large, a listing handed over in parts stops before any of them
