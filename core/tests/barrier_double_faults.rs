@@ -638,12 +638,7 @@ fn a_ready_created_before_the_own_node_does_not_open_the_barrier() {
 fn b_leaving_behind_a(seed: u64) -> (SimZk, Vec<Driver<DoubleBarrier>>, usize) {
     let mut zk = SimZk::new(seed);
     let mut most = 0;
-    let mut ps = vec![process(&mut zk, "a"), process(&mut zk, "b")];
-    for p in ps.iter_mut() {
-        p.act(&mut zk, |p| p.enter(2)).unwrap();
-    }
-    run_all(&mut zk, &mut ps, 2, &mut most);
-    assert!(entered(&ps[0]) && entered(&ps[1]));
+    let mut ps = all_inside(&mut zk, &["a", "b"], &mut most);
     ps[0].take_events();
     ps[1].take_events();
     ps[1].act(&mut zk, |p| p.leave()).unwrap();
@@ -661,12 +656,7 @@ fn b_leaving_behind_a(seed: u64) -> (SimZk, Vec<Driver<DoubleBarrier>>, usize) {
 fn a_leaver_waits_on_a_node_whose_data_is_too_large_to_read() {
     let mut zk = SimZk::new(17);
     let mut most = 0;
-    let mut ps = vec![process(&mut zk, "a"), process(&mut zk, "b")];
-    for p in ps.iter_mut() {
-        p.act(&mut zk, |p| p.enter(2)).unwrap();
-    }
-    run_all(&mut zk, &mut ps, 2, &mut most);
-    assert!(entered(&ps[0]) && entered(&ps[1]));
+    let mut ps = all_inside(&mut zk, &["a", "b"], &mut most);
     ps[1].take_events();
     let a = format!("{DIR}/a");
     ps[1].intercept = Some(("getData", a.clone()));
