@@ -689,6 +689,8 @@ async fn embassy_candidate_rides_out_listings_broken_off_and_their_servers_kille
     let admin = herdless_std::connect(&connect, Duration::from_secs(30))
         .await
         .expect("connect the admin session");
+    // The others were created through other servers.
+    admin.sync(DIR).await.unwrap();
     let all = admin.list_children(DIR).await.unwrap();
     let listing = listing_bytes(&all) + listing_bytes(&[format!("{}-n_0000002000", guid())]);
 
@@ -775,6 +777,9 @@ async fn embassy_candidate_rides_out_listings_broken_off_and_their_servers_kille
     );
     zk.handle(id).resign().await.unwrap();
     zk.close().await.unwrap();
+    // The admin's server may not have applied the resignation yet: reads
+    // are served by each server from its own copy.
+    admin.sync(DIR).await.unwrap();
     assert_eq!(
         admin.list_children(DIR).await.unwrap(),
         Vec::<String>::new()

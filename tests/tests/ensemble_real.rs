@@ -257,6 +257,9 @@ async fn assert_no_node_left(ensemble: &ZkEnsemble, dir: &str) {
     let client = herdless_std::connect(&ensemble.connect_string(), SESSION)
         .await
         .unwrap();
+    // A fresh session may land on a server that has not yet applied the
+    // last deletions: reads are served from each server's own copy.
+    client.sync(dir).await.unwrap();
     let left = client.list_children(dir).await.unwrap();
     assert!(left.is_empty(), "nodes left behind: {left:?}");
 }
