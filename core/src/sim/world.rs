@@ -572,6 +572,26 @@ mod tests {
         assert_eq!(next, World::<Recorder>::new(0).rng().gen::<u64>());
     }
 
+    /// A cut falls only on a connected session: one already cut off, with
+    /// what it is owed still on its way, is never cut a second time (a
+    /// real connection breaks once; a second cut would tell the recipe of
+    /// the one loss twice).
+    #[test]
+    fn a_cut_never_falls_on_a_session_already_cut_off() {
+        for seed in 0..200 {
+            let mut world = listing_of_three_applied(seed);
+            world.apply(Step::Disconnect(0));
+            let session = world.peers[0].session();
+            assert!(world.zk.pending_deliveries(session) > 0, "seed {seed}");
+            world.faults = only(|f| f.cut_before_drain = 1.0);
+            let step = world.step();
+            assert!(
+                !matches!(step, Some(Step::CutBeforeDrain(_))),
+                "seed {seed}: {step:?}"
+            );
+        }
+    }
+
     /// Too large, a listing handed over in parts stops before any of them
     /// but the last (before the first, too: the first name is the one over
     /// the buffer), and its request is answered `ReplyTooLarge` on a
