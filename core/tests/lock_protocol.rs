@@ -1271,3 +1271,36 @@ fn a_search_refused_again_and_again_is_given_up_after_eight_more() {
         }
     }
 }
+
+/// A node another client named by hand with the own node's sequence (a
+/// server never gives two children one): Curator and Kazoo sort such a
+/// pair in listing order, so either may put it first. It counts as ahead:
+/// the lock waits for it rather than risk holding beside its owner.
+#[test]
+fn a_node_named_by_hand_with_the_own_sequence_is_waited_for() {
+    let tie = "ffffffffffffffffffffffffffffffff__lock__0000000005";
+    for listing in [[OWN, tie], [tie, OWN]] {
+        let mut lock: Lock = Lock::new("/locks/a").unwrap();
+        lock.acquire(GUID).unwrap();
+        let sent = drain(&mut lock);
+        created(&mut lock, sent[0].0, OWN);
+        children(&mut lock, sent[1].0, &listing);
+        assert!(events(&mut lock).is_empty(), "{listing:?}");
+        assert_eq!(lock.state(), LockState::Acquiring);
+        let sent = drain(&mut lock);
+        assert_eq!(sent[1].1, format!("getData /locks/a/{tie} watch=true"));
+        let stat = ephemeral();
+        lock.handle_reply(Instant::ZERO, sent[0].0, Reply::Data { data: b"", stat });
+        lock.handle_reply(Instant::ZERO, sent[1].0, Reply::Data { data: b"", stat });
+        assert!(events(&mut lock).is_empty());
+        let path = format!("/locks/a/{tie}");
+        lock.handle_watch(
+            Instant::ZERO,
+            WatchEvent {
+                kind: WatchKind::NodeDeleted,
+                path: &path,
+            },
+        );
+        assert_eq!(events(&mut lock), vec![LockEvent::Acquired], "{listing:?}");
+    }
+}

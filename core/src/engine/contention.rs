@@ -363,7 +363,12 @@ impl<const N: usize> Contention<N> {
                     if seq.precedes(scan.lowest) {
                         scan.lowest = seq;
                     }
-                    if seq.precedes(scan.own) {
+                    // A server never gives two children one sequence, but
+                    // another client may name a node by hand: one of the
+                    // own sequence counts as ahead, as Curator's and Kazoo's
+                    // orders may put it, so that no two see themselves
+                    // first.
+                    if !scan.own.precedes(seq) {
                         scan.lower = scan.lower.saturating_add(1);
                         if scan.nearest.is_none_or(|best| best.precedes(seq)) {
                             scan.nearest = Some(seq);
