@@ -688,6 +688,8 @@ async fn config_writes_are_reported_truly_and_watchers_end_on_the_last_version_w
     let client = herdless_std::connect(&ensemble.connect_string(), SESSION)
         .await
         .unwrap();
+    // Its server may not have applied the last writes yet.
+    client.sync(NODE).await.unwrap();
     let (data, stat) = client.get_data(NODE).await.unwrap();
     let counter: i32 = std::str::from_utf8(&data).unwrap().parse().unwrap();
     let mut updated = writes.updated.lock().unwrap().clone();
@@ -1539,6 +1541,8 @@ async fn two_phase_commit_has_one_outcome_per_transaction_while_servers_are_kill
     let reader = herdless_std::connect(&ensemble.connect_string(), SESSION)
         .await
         .unwrap();
+    // Its server may not have applied the last decisions yet.
+    reader.sync(DIR).await.unwrap();
     let ballots = std::mem::take(&mut *ballots.ballots.lock().unwrap());
     let (mut split, mut commit_with_abort, mut abort_without, mut unrecorded) = (0, 0, 0, 0);
     let (mut commits, mut aborts) = (0, 0);
