@@ -814,3 +814,52 @@ fn a_search_refused_again_and_again_is_given_up_after_eight_more() {
     );
     assert_eq!(e.state(), ElectionState::Idle);
 }
+
+/// A node another client named by hand with the own node's sequence (a
+/// server never gives two children one) counts as ahead, wherever the
+/// listing puts it: the candidate follows it rather than lead beside a
+/// library that may sort it first.
+#[test]
+fn a_candidate_follows_a_node_named_by_hand_with_its_own_sequence() {
+    let own = candidate_name(Guid([4; 16]), 1);
+    let tie = candidate_name(Guid([9; 16]), 1);
+    for listing in [
+        vec![own.clone(), tie.clone()],
+        vec![tie.clone(), own.clone()],
+    ] {
+        let mut e: Election = Election::new("/e").unwrap();
+        e.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 7 });
+        e.campaign(Guid([4; 16]), b"data").unwrap();
+        let first = sent(&mut e);
+        answer(&mut e, first[0].0, OwnedReply::Created(format!("/e/{own}")));
+        answer(&mut e, first[1].0, OwnedReply::Children(listing.clone()));
+        let waiting = sent(&mut e);
+        assert_eq!(
+            kinds(&waiting),
+            [
+                ("getData", format!("/e/{tie}").as_str()),
+                ("getData", format!("/e/{own}").as_str())
+            ],
+            "{listing:?}"
+        );
+        let stat = Stat {
+            ephemeral_owner: 7,
+            ..Stat::default()
+        };
+        answer(
+            &mut e,
+            waiting[0].0,
+            OwnedReply::Data(Vec::new(), Stat::default()),
+        );
+        answer(
+            &mut e,
+            waiting[1].0,
+            OwnedReply::Data(b"data".to_vec(), stat),
+        );
+        assert!(
+            matches!(events(&mut e)[..], [ElectionEvent::Following { .. }]),
+            "{listing:?}"
+        );
+        assert!(!e.is_leading());
+    }
+}
