@@ -602,24 +602,35 @@ fn a_listing_without_its_directory_after_the_create_volunteers_again() {
 /// in the same flight. Returns the ids of the predecessor's and the own
 /// node's reads.
 fn second_in_line(e: &mut Election) -> (herdless_core::RequestId, herdless_core::RequestId) {
+    let ahead = candidate_name(Guid([9; 16]), 0);
+    let own = candidate_name(Guid([4; 16]), 1);
+    waiting_behind(e, &ahead, vec![ahead.clone(), own])
+}
+
+/// A candidate of GUID 4 and sequence 1, its requests in flight, whose
+/// listing of `names` puts `ahead` next before it: waiting on `ahead` with
+/// its own node read in the same flight. Returns the ids of the
+/// predecessor's and the own node's reads.
+fn waiting_behind(
+    e: &mut Election,
+    ahead: &str,
+    names: Vec<String>,
+) -> (herdless_core::RequestId, herdless_core::RequestId) {
     e.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 7 });
     e.campaign(Guid([4; 16]), b"data").unwrap();
     let first = sent(e);
     let own = candidate_name(Guid([4; 16]), 1);
-    let ahead = candidate_name(Guid([9; 16]), 0);
     answer(e, first[0].0, OwnedReply::Created(format!("/e/{own}")));
-    answer(
-        e,
-        first[1].0,
-        OwnedReply::Children(vec![ahead, own.clone()]),
-    );
+    answer(e, first[1].0, OwnedReply::Children(names));
     let waiting = sent(e);
     assert_eq!(
-        waiting.iter().map(|(_, k, _)| *k).collect::<Vec<_>>(),
-        ["getData", "getData"],
-        "the predecessor and the own node, in one flight: {waiting:?}"
+        kinds(&waiting),
+        [
+            ("getData", format!("/e/{ahead}").as_str()),
+            ("getData", format!("/e/{own}").as_str())
+        ],
+        "the predecessor and the own node, in one flight"
     );
-    assert_eq!(waiting[1].2, format!("/e/{own}"));
     (waiting[0].0, waiting[1].0)
 }
 
@@ -828,34 +839,17 @@ fn a_candidate_follows_a_node_named_by_hand_with_its_own_sequence() {
         vec![tie.clone(), own.clone()],
     ] {
         let mut e: Election = Election::new("/e").unwrap();
-        e.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 7 });
-        e.campaign(Guid([4; 16]), b"data").unwrap();
-        let first = sent(&mut e);
-        answer(&mut e, first[0].0, OwnedReply::Created(format!("/e/{own}")));
-        answer(&mut e, first[1].0, OwnedReply::Children(listing.clone()));
-        let waiting = sent(&mut e);
-        assert_eq!(
-            kinds(&waiting),
-            [
-                ("getData", format!("/e/{tie}").as_str()),
-                ("getData", format!("/e/{own}").as_str())
-            ],
-            "{listing:?}"
-        );
+        let (ahead_read, own_read) = waiting_behind(&mut e, &tie, listing.clone());
         let stat = Stat {
             ephemeral_owner: 7,
             ..Stat::default()
         };
         answer(
             &mut e,
-            waiting[0].0,
+            ahead_read,
             OwnedReply::Data(Vec::new(), Stat::default()),
         );
-        answer(
-            &mut e,
-            waiting[1].0,
-            OwnedReply::Data(b"data".to_vec(), stat),
-        );
+        answer(&mut e, own_read, OwnedReply::Data(b"data".to_vec(), stat));
         assert!(
             matches!(events(&mut e)[..], [ElectionEvent::Following { .. }]),
             "{listing:?}"

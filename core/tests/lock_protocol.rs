@@ -156,14 +156,21 @@ const AHEAD: &str = "ffffffffffffffffffffffffffffffff__lock__0000000003";
 /// A waiter behind [`AHEAD`] alone, its own node read (watched); returns
 /// the lock and the id of the predecessor's read, still unanswered.
 fn behind_one() -> (Lock, RequestId) {
+    behind(&[OWN, AHEAD], AHEAD)
+}
+
+/// A waiter whose listing of `names` puts `ahead` next before `OWN`, its
+/// own node read (watched); returns the lock and the id of the
+/// predecessor's read, still unanswered.
+fn behind(names: &[&str], ahead: &str) -> (Lock, RequestId) {
     let mut lock: Lock = Lock::new("/locks/a").unwrap();
     lock.acquire(GUID).unwrap();
     let sent = drain(&mut lock);
     created(&mut lock, sent[0].0, OWN);
-    children(&mut lock, sent[1].0, &[OWN, AHEAD]);
+    children(&mut lock, sent[1].0, names);
     let sent = drain(&mut lock);
     assert_eq!(sent[0].1, format!("getData /locks/a/{OWN} watch=true"));
-    assert_eq!(sent[1].1, format!("getData /locks/a/{AHEAD} watch=true"));
+    assert_eq!(sent[1].1, format!("getData /locks/a/{ahead} watch=true"));
     let stat = ephemeral();
     lock.handle_reply(Instant::ZERO, sent[0].0, Reply::Data { data: b"", stat });
     (lock, sent[1].0)
@@ -1280,18 +1287,11 @@ fn a_search_refused_again_and_again_is_given_up_after_eight_more() {
 fn a_node_named_by_hand_with_the_own_sequence_is_waited_for() {
     let tie = "ffffffffffffffffffffffffffffffff__lock__0000000005";
     for listing in [[OWN, tie], [tie, OWN]] {
-        let mut lock: Lock = Lock::new("/locks/a").unwrap();
-        lock.acquire(GUID).unwrap();
-        let sent = drain(&mut lock);
-        created(&mut lock, sent[0].0, OWN);
-        children(&mut lock, sent[1].0, &listing);
+        let (mut lock, read) = behind(&listing, tie);
         assert!(events(&mut lock).is_empty(), "{listing:?}");
         assert_eq!(lock.state(), LockState::Acquiring);
-        let sent = drain(&mut lock);
-        assert_eq!(sent[1].1, format!("getData /locks/a/{tie} watch=true"));
         let stat = ephemeral();
-        lock.handle_reply(Instant::ZERO, sent[0].0, Reply::Data { data: b"", stat });
-        lock.handle_reply(Instant::ZERO, sent[1].0, Reply::Data { data: b"", stat });
+        lock.handle_reply(Instant::ZERO, read, Reply::Data { data: b"", stat });
         assert!(events(&mut lock).is_empty());
         let path = format!("/locks/a/{tie}");
         lock.handle_watch(
