@@ -38,6 +38,7 @@ const FLAKY: Faults = Faults {
     reconnect: 0.2,
     cut_before_drain: 0.02,
     too_large: 0.0,
+    oversized: 0.0,
 };
 
 fn barrier_schedule(seed: u64) -> Result<usize, String> {

@@ -310,12 +310,15 @@ impl Run {
 
     fn run(&mut self) -> Result<Outcome, String> {
         if self.faulty {
-            // No listing too large to read: the two-phase recipes take
-            // listings whole, so that fault would only refuse one, and a
-            // refused request fails the site (`two_phase_api`), which
-            // these schedules do not expect.
+            // No listing too large to read, and no write over the
+            // receive buffer: the two-phase recipes take listings whole,
+            // so the first would only refuse one, and a site cannot
+            // decide on a transaction, a vote or a decision it cannot
+            // read; a refused request fails the site (`two_phase_api`),
+            // which these schedules do not expect.
             self.world.faults = Faults {
                 too_large: 0.0,
+                oversized: 0.0,
                 ..Faults::FREQUENT
             };
             let steps = self.world.rng().gen_range(20..300);

@@ -180,6 +180,9 @@ pub struct SimZk {
     refusals: Vec<(String, ZkError)>,
     /// Whether a reconnect re-registers the client's watches.
     watch_reset: bool,
+    /// How often a write's data is over an embedded driver's receive
+    /// buffer.
+    oversized_writes: f64,
 }
 
 impl SimZk {
@@ -199,6 +202,7 @@ impl SimZk {
             lag: None,
             refusals: Vec::new(),
             watch_reset: true,
+            oversized_writes: 0.0,
         }
     }
 
@@ -362,13 +366,41 @@ impl SimZk {
         self.sessions.get(&session).map_or(0, |s| s.outbound.len())
     }
 
-    /// Whether a session's next delivery is a listing that the embedded
-    /// driver could be unable to read: listings go in parts (see
+    /// Whether the clients read as herdless-embassy's driver does, through
+    /// a receive buffer: listings go in parts (see
     /// [`set_listing_part`](Self::set_listing_part)), deliveries in the
-    /// server's order, and the one first in line answers a `getChildren`.
+    /// server's order.
+    fn embedded_reads(&self) -> bool {
+        self.listing_part.is_some() && self.order == DriverOrder::Wire
+    }
+
+    /// Makes a share `rate` of the writes that follow (creates and
+    /// `setData`s, in a multi too) carry data over an embedded driver's
+    /// receive buffer, as another client's or an operator's write might:
+    /// that version of the node is [`oversized`](Node::oversized), and
+    /// reading it is answered `ReplyTooLarge`, its watch set, as long as
+    /// the node holds it. Only where the clients read as the embedded
+    /// driver does (listings in parts, deliveries in the server's order):
+    /// herdless-std's client reads any frame whole. A rate of 0 (the
+    /// default) draws nothing, so schedules stay as they were.
+    pub fn set_oversized_writes(&mut self, rate: f64) {
+        self.oversized_writes = rate;
+    }
+
+    /// Whether a write just applied is to carry data over the buffer.
+    fn draw_oversized(&mut self) -> bool {
+        self.oversized_writes > 0.0
+            && self.embedded_reads()
+            && self.rng.gen_bool(self.oversized_writes.min(1.0))
+    }
+
+    /// Whether a session's next delivery is a listing that the embedded
+    /// driver could be unable to read: the clients read as it does
+    /// (listings go in parts, see
+    /// [`set_listing_part`](Self::set_listing_part), and deliveries in the
+    /// server's order), and the one first in line answers a `getChildren`.
     pub fn next_is_embedded_listing(&self, session: SessionId) -> bool {
-        self.listing_part.is_some()
-            && self.order == DriverOrder::Wire
+        self.embedded_reads()
             && self.sessions.get(&session).is_some_and(|s| {
                 matches!(
                     s.outbound.front().map(|o| &o.delivery),
@@ -663,6 +695,7 @@ impl SimZk {
         let read =
             |class: WatchClass, path: &str, watch: bool| watch.then(|| (class, path.to_string()));
         let ids = self.ids(session);
+        let embedded = self.embedded_reads();
         let tree = self.tree_as_of(view);
         // A read the ACL refuses sets no watch; `exists` is never refused.
         let readable = |node: &Node| acl::check(&node.acl, &ids, perms::READ);
@@ -685,6 +718,12 @@ impl SimZk {
             },
             OwnedRequest::GetData { path, watch } => match tree.get(path) {
                 Some(node) => match readable(node) {
+                    // The server answers; the driver finds the frame over
+                    // its buffer.
+                    Ok(()) if embedded && node.oversized => (
+                        OwnedReply::Error(ZkError::ReplyTooLarge),
+                        read(WatchClass::Data, path, *watch),
+                    ),
                     Ok(()) => (
                         OwnedReply::Data(node.data.clone(), node.stat),
                         read(WatchClass::Data, path, *watch),
@@ -756,8 +795,10 @@ impl SimZk {
                 let full = self
                     .tree
                     .create(path, data, *mode, session, self.zxid, self.now_ms)?;
+                let oversized = self.draw_oversized();
                 if let Some(node) = self.tree.get_mut(&full) {
                     node.acl = acl;
+                    node.oversized = oversized;
                 }
                 let change = Change::Created { path: full.clone() };
                 Ok((OwnedReply::Created(full), Some(change)))
@@ -777,6 +818,11 @@ impl SimZk {
                 let stat = self
                     .tree
                     .set_data(path, data, *version, self.zxid, self.now_ms)?;
+                if self.draw_oversized() {
+                    if let Some(node) = self.tree.get_mut(path) {
+                        node.oversized = true;
+                    }
+                }
                 let change = Change::DataChanged { path: path.clone() };
                 Ok((OwnedReply::DataSet(stat), Some(change)))
             }

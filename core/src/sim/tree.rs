@@ -19,6 +19,12 @@ pub struct Node {
     pub stat: Stat,
     /// Who may do what to it.
     pub acl: Vec<OwnedAclEntry>,
+    /// Whether its data stands for more than an embedded driver's receive
+    /// buffer: where that driver reads, a read of it is answered
+    /// `ReplyTooLarge` (see [`SimZk::set_oversized_writes`]).
+    ///
+    /// [`SimZk::set_oversized_writes`]: super::SimZk::set_oversized_writes
+    pub oversized: bool,
     pub(crate) children: BTreeSet<String>,
 }
 
@@ -67,6 +73,7 @@ impl Tree {
             },
             children: BTreeSet::new(),
             acl: super::acl::open(),
+            oversized: false,
         }
     }
 
@@ -161,6 +168,7 @@ impl Tree {
             return Err(ZkError::BadVersion);
         }
         node.data = data.to_vec();
+        node.oversized = false;
         node.stat.version = node.stat.version.wrapping_add(1);
         node.stat.mzxid = zxid;
         node.stat.mtime = now;

@@ -40,6 +40,13 @@ pub struct Faults {
     /// listings go in parts and in the server's order (even seeds, see
     /// [`World::new`]): herdless-std's client reads any frame whole.
     pub too_large: f64,
+    /// Make a write (a create or a `setData`) carry data over the embedded
+    /// driver's receive buffer, as another client's or an operator's may:
+    /// every read of that version of the node is answered `ReplyTooLarge`,
+    /// its watch set, until the node is written again. Only where the
+    /// embedded driver reads, as for `too_large` (see
+    /// [`SimZk::set_oversized_writes`]).
+    pub oversized: f64,
 }
 
 impl Faults {
@@ -51,6 +58,7 @@ impl Faults {
         reconnect: 1.0,
         cut_before_drain: 0.0,
         too_large: 0.0,
+        oversized: 0.0,
     };
 
     /// Frequent enough to hit every recovery path in short schedules.
@@ -61,6 +69,7 @@ impl Faults {
         reconnect: 0.2,
         cut_before_drain: 0.02,
         too_large: 0.02,
+        oversized: 0.0,
     };
 }
 
@@ -222,6 +231,7 @@ impl<R: Recipe> World<R> {
             .filter_map(|p| p.recipe.poll_timeout())
             .min();
         let faults = self.faults;
+        self.zk.set_oversized_writes(faults.oversized);
         let n = self.peers.len();
         let step = if n > 0 && self.rng.gen_bool(faults.disconnect.clamp(0.0, 1.0)) {
             Step::Disconnect(self.rng.gen_range(0..n))
@@ -450,6 +460,7 @@ mod tests {
             reconnect: 0.0,
             cut_before_drain: 0.0,
             too_large: 0.0,
+            oversized: 0.0,
         };
         fault(&mut faults);
         faults
@@ -657,6 +668,7 @@ mod tests {
             reconnect: 1.0,
             cut_before_drain: 1.0,
             too_large: 1.0,
+            oversized: 1.0,
         };
         assert_eq!(world.step(), None);
     }

@@ -643,3 +643,78 @@ fn a_refused_prefix_is_answered_with_its_error_and_applies_nothing() {
     zk.apply_next(s);
     assert!(zk.node("/n/b").is_some(), "lifted, the create is applied");
 }
+
+/// A server whose clients read as the embedded driver does (`embedded`)
+/// or as herdless-std's (`NotificationsFirst`, listings whole), with `/n`
+/// created by a client while every write is over the receive buffer.
+fn written_over_the_buffer(embedded: bool) -> (SimZk, SessionId) {
+    let mut zk = SimZk::new(1);
+    if embedded {
+        zk.set_listing_part(Some(2));
+    } else {
+        zk.set_driver_order(DriverOrder::NotificationsFirst);
+    }
+    zk.set_oversized_writes(1.0);
+    let s = zk.open_session();
+    call(&mut zk, s, &create("/n", CreateMode::Persistent));
+    zk.set_oversized_writes(0.0);
+    (zk, s)
+}
+
+/// A version written over the buffer is read as `ReplyTooLarge`, its
+/// watch set as the server sets it, while its `exists` says what it is; a
+/// write that fits makes it readable.
+#[test]
+fn a_write_over_the_buffer_is_read_too_large_until_written_again() {
+    let (mut zk, s) = written_over_the_buffer(true);
+    assert!(zk.node("/n").unwrap().oversized);
+    assert!(matches!(
+        call(&mut zk, s, &DATA_OF_N),
+        Delivery::Reply(_, OwnedReply::Error(ZkError::ReplyTooLarge))
+    ));
+    assert_eq!(zk.watches_of(s), [("data", "/n".to_string())]);
+    let exists = Request::Exists {
+        path: "/n",
+        watch: false,
+    };
+    assert!(matches!(
+        call(&mut zk, s, &exists),
+        Delivery::Reply(_, OwnedReply::Exists(stat)) if stat.version == 0
+    ));
+    zk.set_node_data("/n", b"fits").unwrap();
+    assert!(!zk.node("/n").unwrap().oversized);
+    let read = drain(&mut zk, s);
+    assert!(matches!(read[..], [Delivery::Watch(..)]), "{read:?}");
+    assert!(matches!(
+        call(&mut zk, s, &DATA_OF_N),
+        Delivery::Reply(_, OwnedReply::Data(data, _)) if data == b"fits"
+    ));
+}
+
+/// Only where the clients read through a receive buffer: herdless-std's
+/// client reads any frame whole, so no write is drawn over it there.
+#[test]
+fn no_write_is_over_the_buffer_where_frames_are_read_whole() {
+    let (mut zk, s) = written_over_the_buffer(false);
+    assert!(!zk.node("/n").unwrap().oversized);
+    assert!(matches!(
+        call(&mut zk, s, &DATA_OF_N),
+        Delivery::Reply(_, OwnedReply::Data(..))
+    ));
+}
+
+/// `setData` draws too, as a create does; at rate 0 nothing is drawn.
+#[test]
+fn a_set_data_is_drawn_over_the_buffer_as_a_create_is() {
+    let (mut zk, s) = written_over_the_buffer(true);
+    let set = |data| Request::SetData {
+        path: "/n",
+        data,
+        version: crate::Version::Any,
+    };
+    call(&mut zk, s, &set(b"fits"));
+    assert!(!zk.node("/n").unwrap().oversized, "rate 0");
+    zk.set_oversized_writes(1.0);
+    call(&mut zk, s, &set(b"big"));
+    assert!(zk.node("/n").unwrap().oversized);
+}
