@@ -248,9 +248,10 @@ fn a_waiter_whose_own_watch_is_being_set_again_acquires_only_once_its_node_is_re
 }
 
 /// As above, but the own node's read is refused (an ACL set by someone
-/// else): a listing decides instead of a wait that would never end.
+/// else): an `exists`, which needs no permission, shows the node still
+/// there and the session's, rather than a wait that would never end.
 #[test]
-fn a_confirming_waiter_whose_own_read_is_refused_lists_and_acquires() {
+fn a_confirming_waiter_whose_own_read_is_refused_asks_its_owner_and_acquires() {
     let own_path = format!("/locks/a/{OWN}");
     let (mut lock, watch_pred) = behind_one();
     lock.handle_watch(
@@ -264,11 +265,57 @@ fn a_confirming_waiter_whose_own_read_is_refused_lists_and_acquires() {
     lock.handle_reply(Instant::ZERO, watch_pred, Reply::Error(ZkError::NoNode));
     assert!(events(&mut lock).is_empty());
     lock.handle_reply(Instant::ZERO, rearm[0].0, Reply::Error(ZkError::NoAuth));
-    let list = drain(&mut lock);
-    assert_eq!(list.len(), 1, "{list:?}");
-    assert_eq!(list[0].1, "children /locks/a watch=false");
-    children(&mut lock, list[0].0, &[OWN]);
+    let ask = drain(&mut lock);
+    assert_eq!(texts(&ask), [format!("exists {own_path} watch=false")]);
+    assert!(events(&mut lock).is_empty());
+    let stat = ephemeral();
+    lock.handle_reply(Instant::ZERO, ask[0].0, Reply::Exists { stat });
     assert_eq!(events(&mut lock), vec![LockEvent::Acquired]);
+}
+
+/// CURATOR-696 with the own node's data over an embedded driver's receive
+/// buffer (anyone can `setData` it): a waiter back on another session
+/// reads its node again, and that read, answered `ReplyTooLarge`, cannot
+/// say whose the node is. An `exists` asks before the lock is held, and
+/// the node is the old session's, which the server is about to delete:
+/// the attempt ends as an expiry ends it. Taking the listing alone held
+/// the lock on that node (found by the simulator's answers too large).
+#[test]
+fn a_waiter_whose_own_node_is_too_large_to_read_learns_its_owner_before_holding() {
+    let own_path = format!("/locks/a/{OWN}");
+    let (mut lock, _) = behind_one();
+    // Back on session 2; the own node, read above, is session 1's.
+    lock.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 2 });
+    let sent = drain(&mut lock);
+    assert_eq!(
+        texts(&sent),
+        [
+            format!("getData {own_path} watch=true"),
+            "children /locks/a watch=false".to_string(),
+        ]
+    );
+    lock.handle_reply(
+        Instant::ZERO,
+        sent[0].0,
+        Reply::Error(ZkError::ReplyTooLarge),
+    );
+    let ask = drain(&mut lock);
+    assert_eq!(texts(&ask), [format!("exists {own_path} watch=false")]);
+    // The one ahead has gone: first in line, but not held yet.
+    children(&mut lock, sent[1].0, &[OWN]);
+    assert!(events(&mut lock).is_empty());
+    assert!(!lock.is_held());
+    assert!(drain(&mut lock).is_empty());
+    let stat = ephemeral();
+    lock.handle_reply(Instant::ZERO, ask[0].0, Reply::Exists { stat });
+    assert!(!lock.is_held());
+    let delete = drain(&mut lock);
+    assert_eq!(texts(&delete), [format!("delete {own_path}")]);
+    lock.handle_reply(Instant::ZERO, delete[0].0, Reply::Deleted);
+    assert_eq!(
+        events(&mut lock),
+        vec![LockEvent::Failed(herdless_core::Error::SessionEnded)]
+    );
 }
 
 /// A reconnect the driver never reported as a loss (`Connected` while

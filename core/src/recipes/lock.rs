@@ -250,10 +250,12 @@ enum Step {
     Listing,
     /// Watching the predecessor.
     Watching,
-    /// First in line, but the own node's watch was spent (its data was
-    /// written) and is being set again: `Acquired` waits for that read to
-    /// show the node still exists, as the predecessor's deletion proves
-    /// nothing about it.
+    /// First in line, but a read of the own node is on its way: its watch
+    /// was spent (its data was written) and is being set again, or its
+    /// owner is still to be told (its data could not be read).
+    /// `Acquired` waits for that read to show the node still exists, as
+    /// the predecessor's deletion proves nothing about it, and is the
+    /// current session's.
     Confirming,
     Held,
     /// Held when the connection was lost: waiting for `Connected`, then
@@ -669,11 +671,14 @@ impl<const N: usize> Lock<N> {
                 self.give_up = Some(Outcome::Failed(Error::Zk(e)));
                 self.finish();
             }
-            Op::CheckOwn => self.abandon(Outcome::Lost),
-            // Revocation cannot be watched (say, an ACL forbids reading
-            // the own node): the lock itself is unaffected, and a
-            // listing shows whether the node is still first.
-            Op::WatchOwn if self.step == Step::Confirming => self.list_again(),
+            Op::CheckOwn if self.step == Step::Verifying => self.abandon(Outcome::Lost),
+            // The own node was read, but its answer says nothing of it:
+            // its data is over an embedded driver's receive buffer (its
+            // watch is set), or an ACL forbids reading it (revocation
+            // cannot be watched). Until the lock is held, its owner must
+            // still be shown to be the current session (CURATOR-696): an
+            // `exists` asks, which needs no permission and always fits.
+            Op::WatchOwn if self.step != Step::Held => self.ops.queue(Op::CheckOwn),
             Op::WatchOwn => {}
             _ => self.fail(Error::Zk(e)),
         }
@@ -741,13 +746,20 @@ impl<const N: usize> Lock<N> {
             // own node went meanwhile: with its watch set, that would have
             // been heard first; with the watch being set again, its read
             // decides.
-            if self.ops.is_pending(Op::WatchOwn) {
-                self.step = Step::Confirming;
-            } else {
-                self.acquired();
-            }
+            self.first_in_line(&[Op::WatchOwn, Op::CheckOwn]);
         } else {
             self.list_again();
+        }
+    }
+
+    /// First in line: held, unless one of `reads` of the own node is on
+    /// its way to show that the node is still there and the current
+    /// session's.
+    fn first_in_line(&mut self, reads: &[Op]) {
+        if reads.iter().any(|&op| self.ops.is_pending(op)) {
+            self.step = Step::Confirming;
+        } else {
+            self.acquired();
         }
     }
 
@@ -870,7 +882,9 @@ impl<const N: usize> ContentionFlow<N> for Lock<N> {
             return self.own_node_deleted();
         }
         match standing.predecessor {
-            None => self.acquired(),
+            // The listing shows the own node there; whose it is, a read
+            // of it may still have to say.
+            None => self.first_in_line(&[Op::CheckOwn]),
             Some(_) if self.try_only => self.abandon(Outcome::GiveUp(GiveUp::Busy)),
             Some(_) if self.deadline.passed() => self.abandon(Outcome::GiveUp(GiveUp::TimedOut)),
             Some(Err(e)) => self.fail(Error::Path(e)),
@@ -914,13 +928,14 @@ impl<const N: usize> Recipe for Lock<N> {
                 if !self.session.owns(stat.ephemeral_owner) {
                     return self.not_ours();
                 }
-                self.step = Step::Held;
-                self.events.emit(LockEvent::Resumed);
-            }
-            (Op::CheckOwn, Reply::Error(ZkError::NoNode)) => {
-                self.line.forget_own();
-                self.give_up = Some(Outcome::Lost);
-                self.finish();
+                match self.step {
+                    Step::Verifying => {
+                        self.step = Step::Held;
+                        self.events.emit(LockEvent::Resumed);
+                    }
+                    Step::Confirming => self.acquired(),
+                    _ => {}
+                }
             }
             (Op::WatchOwn, Reply::Data { data, stat }) => {
                 if !self.session.owns(stat.ephemeral_owner) {
@@ -931,7 +946,9 @@ impl<const N: usize> Recipe for Lock<N> {
                     self.acquired();
                 }
             }
-            (Op::WatchOwn, Reply::Error(ZkError::NoNode)) => self.own_node_deleted(),
+            (Op::WatchOwn | Op::CheckOwn, Reply::Error(ZkError::NoNode)) => {
+                self.own_node_deleted();
+            }
             (op, Reply::Error(e)) => self.on_error(op, e),
             // An answer of the wrong shape for the request.
             (_, _) => self.fail(Error::BadReply),
