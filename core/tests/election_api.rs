@@ -158,7 +158,7 @@ fn an_observer_reports_an_unreadable_acknowledgement_once_and_its_repair() {
     let mut o: Observer = Observer::new("/e").unwrap();
     o.watch();
     serve(&mut o, Some(GARBAGE));
-    assert_eq!(events(&mut o), vec![ObserverEvent::Unreadable { len: 23 }]);
+    assert_eq!(events(&mut o), vec![ObserverEvent::Unreadable { len: Some(23) }]);
     assert!(o.leader().is_none());
     // The same garbage again after a notification: nothing new.
     notify(&mut o, herdless_core::WatchKind::NodeDataChanged);
@@ -168,6 +168,34 @@ fn an_observer_reports_an_unreadable_acknowledgement_once_and_its_repair() {
     notify(&mut o, herdless_core::WatchKind::NodeDeleted);
     serve(&mut o, None);
     assert_eq!(events(&mut o), vec![ObserverEvent::Changed]);
+}
+
+/// An acknowledgement over an embedded driver's receive buffer (anyone can
+/// write one) is unreadable like any other that is not an
+/// acknowledgement: reported once, with no length, and nobody leads until
+/// a readable one comes. It was reported as a failure, with the leader
+/// read before it still given.
+#[test]
+fn an_observer_takes_an_acknowledgement_too_large_to_read_as_unreadable() {
+    let mut o: Observer = Observer::new("/e").unwrap();
+    o.watch();
+    serve(&mut o, Some(b"n_0000000001\nalpha"));
+    assert_eq!(events(&mut o), vec![ObserverEvent::Changed]);
+    for _ in 0..2 {
+        notify(&mut o, herdless_core::WatchKind::NodeDataChanged);
+        let read = o.poll_request().unwrap().id;
+        o.handle_reply(Instant::ZERO, read, Reply::Error(ZkError::ReplyTooLarge));
+        assert!(o.leader().is_none());
+    }
+    assert_eq!(
+        events(&mut o),
+        vec![ObserverEvent::Unreadable { len: None }],
+        "reported once"
+    );
+    notify(&mut o, herdless_core::WatchKind::NodeDataChanged);
+    serve(&mut o, Some(b"n_0000000002\nbeta"));
+    assert_eq!(events(&mut o), vec![ObserverEvent::Changed]);
+    assert_eq!(o.leader().unwrap().data, b"beta");
 }
 
 fn answer<R: Recipe>(r: &mut R, id: herdless_core::RequestId, reply: OwnedReply) {

@@ -616,7 +616,7 @@ pub fn watch_leader(conn: &impl Connection, dir: &str) -> Result<LeaderObserver,
             tx.send_modify(|s| s.read(leader));
         }
         ObserverEvent::Unreadable { len } => {
-            warn!(dir = %name, len, "the acknowledgement is unreadable");
+            warn!(dir = %name, len = ?len, "the acknowledgement is unreadable");
             tx.send_modify(|s| s.read(None));
         }
         ObserverEvent::Failed(e) => {

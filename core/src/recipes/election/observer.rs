@@ -32,8 +32,10 @@ pub enum ObserverEvent {
     /// acknowledgement, or more than the buffer holds; [`Observer::leader`]
     /// is `None` until it changes.
     Unreadable {
-        /// The data's length.
-        len: usize,
+        /// The data's length; `None` if it was over the transport's receive
+        /// buffer (herdless-embassy's `ReplyTooLarge`), which only says it
+        /// is longer than that.
+        len: Option<usize>,
     },
     /// Reading failed for another reason.
     Failed(Error),
@@ -169,15 +171,16 @@ impl<const N: usize, const D: usize> Observer<N, D> {
         self.stale
     }
 
-    /// Takes in a read of the acknowledgement (`None`: it does not exist).
-    fn update(&mut self, raw: Option<&[u8]>) {
+    /// Takes in a read of the acknowledgement (`None`: it does not exist;
+    /// `Some(Err(()))`: its data was over the receive buffer).
+    fn update(&mut self, raw: Option<Result<&[u8], ()>>) {
         let first = !self.known;
         self.known = true;
         let was_stale = self.stale;
         self.stale = false;
         let same = match (raw, &self.current) {
             (None, None) => !self.unreadable,
-            (Some(new), Some(old)) => new == old.as_slice(),
+            (Some(Ok(new)), Some(old)) => new == old.as_slice(),
             _ => false,
         };
         if same && !first {
@@ -192,16 +195,16 @@ impl<const N: usize, const D: usize> Observer<N, D> {
                 self.unreadable = false;
                 self.events.emit(ObserverEvent::Changed);
             }
-            Some(new) => match Vec::from_slice(new) {
-                Ok(stored) if Acknowledgement::parse(new).is_some() => {
+            Some(new) => match new.map(|new| (new, Vec::from_slice(new))) {
+                Ok((new, Ok(stored))) if Acknowledgement::parse(new).is_some() => {
                     self.current = Some(stored);
                     self.unreadable = false;
                     self.events.emit(ObserverEvent::Changed);
                 }
-                _ => {
+                read => {
                     if !self.unreadable || self.current.is_some() {
-                        self.events
-                            .emit(ObserverEvent::Unreadable { len: new.len() });
+                        let len = read.ok().map(|(new, _)| new.len());
+                        self.events.emit(ObserverEvent::Unreadable { len });
                     }
                     self.current = None;
                     self.unreadable = true;
@@ -247,7 +250,10 @@ impl<const N: usize, const D: usize> Recipe for Observer<N, D> {
             return;
         };
         match (op, reply) {
-            (Op::Read, Reply::Data { data, .. }) => self.update(Some(data)),
+            (Op::Read, Reply::Data { data, .. }) => self.update(Some(Ok(data))),
+            // Over an embedded driver's receive buffer: no acknowledgement
+            // a candidate writes is, and the watch is set.
+            (Op::Read, Reply::Error(ZkError::ReplyTooLarge)) => self.update(Some(Err(()))),
             // getData on a missing node leaves no watch: wait for it.
             (Op::Read, Reply::Error(ZkError::NoNode)) => {
                 self.update(None);
