@@ -8,7 +8,7 @@ use herdless_core::election::{
 use herdless_core::naming::{Flavour, Guid, NodeKind};
 use herdless_core::owned::OwnedReply;
 use herdless_core::Instant;
-use herdless_core::{Recipe, Reply, SessionEvent, Stat, ZkError};
+use herdless_core::{Recipe, Reply, Request, SessionEvent, Stat, Version, ZkError};
 
 mod support;
 use support::by_hand::events;
@@ -158,7 +158,10 @@ fn an_observer_reports_an_unreadable_acknowledgement_once_and_its_repair() {
     let mut o: Observer = Observer::new("/e").unwrap();
     o.watch();
     serve(&mut o, Some(GARBAGE));
-    assert_eq!(events(&mut o), vec![ObserverEvent::Unreadable { len: Some(23) }]);
+    assert_eq!(
+        events(&mut o),
+        vec![ObserverEvent::Unreadable { len: Some(23) }]
+    );
     assert!(o.leader().is_none());
     // The same garbage again after a notification: nothing new.
     notify(&mut o, herdless_core::WatchKind::NodeDataChanged);
@@ -411,6 +414,146 @@ fn resigning_before_the_acknowledgement_is_sent_never_writes_it() {
         [("delete", "/e/leader".to_owned()), ("delete", own)],
         "resigning wrote the acknowledgement"
     );
+}
+
+/// A confirmed candidate whose acknowledgement's create met one already
+/// there, read and answered `reply`: what it sends next.
+fn meets_an_acknowledgement(
+    e: &mut Election,
+    reply: Reply<'_>,
+) -> Vec<(herdless_core::RequestId, &'static str, String)> {
+    confirmed(e);
+    let ack = sent(e);
+    assert_eq!(kinds(&ack), [("create", "/e/leader")]);
+    answer(e, ack[0].0, OwnedReply::Error(ZkError::NodeExists));
+    let read = sent(e);
+    assert_eq!(kinds(&read), [("getData", "/e/leader")]);
+    e.handle_reply(Instant::ZERO, read[0].0, reply);
+    sent(e)
+}
+
+/// An acknowledgement over an embedded driver's receive buffer (anyone can
+/// write one) cannot say whom it names, so it is none this candidate
+/// wrote: the leader replaces it, as one naming another, and leads. It gave
+/// up leadership instead, and so did every embedded leader after it for as
+/// long as the acknowledgement stood.
+#[test]
+fn a_leader_replaces_an_acknowledgement_too_large_to_read() {
+    let mut e: Election = Election::new("/e").unwrap();
+    let replace = meets_an_acknowledgement(&mut e, Reply::Error(ZkError::ReplyTooLarge));
+    assert_eq!(
+        kinds(&replace),
+        [("delete", "/e/leader"), ("create", "/e/leader")]
+    );
+    answer(&mut e, replace[0].0, OwnedReply::Deleted);
+    answer(
+        &mut e,
+        replace[1].0,
+        OwnedReply::Created("/e/leader".into()),
+    );
+    assert_eq!(events(&mut e), [ElectionEvent::Leading]);
+    assert!(e.is_leading());
+    assert_eq!(kinds(&sent(&mut e)), [("getData", "/e/leader")], "watched");
+}
+
+/// Resigning while that replacement is in flight still deletes the
+/// candidate's own acknowledgement, which the create in flight writes: the
+/// replacement's delete, sent before it, cannot stand for that one. Sent
+/// as the delete resigning sends, it did, and the acknowledgement stayed
+/// (found by the simulator, on lagging servers).
+#[test]
+fn resigning_during_the_replacement_of_one_too_large_deletes_its_own() {
+    let mut e: Election = Election::new("/e").unwrap();
+    let replace = meets_an_acknowledgement(&mut e, Reply::Error(ZkError::ReplyTooLarge));
+    assert_eq!(replace.len(), 2);
+    e.resign().unwrap();
+    let name = candidate_name(Guid([4; 16]), 0);
+    assert_eq!(
+        kinds(&sent(&mut e)),
+        [
+            ("delete", "/e/leader"),
+            ("delete", format!("/e/{name}").as_str())
+        ]
+    );
+}
+
+/// One too large to read again and again (its own data over the buffer,
+/// say) is replaced a bounded number of times, then given up on, as any
+/// acknowledgement contended.
+#[test]
+fn an_acknowledgement_too_large_every_time_is_given_up_on() {
+    let mut e: Election = Election::new("/e").unwrap();
+    let mut next = meets_an_acknowledgement(&mut e, Reply::Error(ZkError::ReplyTooLarge));
+    let mut replaced = 0;
+    while kinds(&next) == [("delete", "/e/leader"), ("create", "/e/leader")] {
+        replaced += 1;
+        answer(&mut e, next[0].0, OwnedReply::Deleted);
+        answer(&mut e, next[1].0, OwnedReply::Error(ZkError::NodeExists));
+        let read = sent(&mut e);
+        assert_eq!(kinds(&read), [("getData", "/e/leader")]);
+        e.handle_reply(
+            Instant::ZERO,
+            read[0].0,
+            Reply::Error(ZkError::ReplyTooLarge),
+        );
+        next = sent(&mut e);
+    }
+    assert_eq!(replaced, 8);
+    assert!(!e.is_leading());
+    assert_eq!(
+        events(&mut e),
+        [ElectionEvent::Leading, ElectionEvent::Lost]
+    );
+}
+
+/// Leadership lost while the acknowledgement may still name the candidate
+/// (its own node deleted by someone), and that acknowledgement is over the
+/// receive buffer: whether it is this session's is asked (`exists`), and
+/// only then is it deleted, at the version seen. Another session's is left
+/// to it. It was left standing either way.
+#[test]
+fn an_acknowledgement_too_large_to_read_after_a_loss_is_deleted_only_if_this_sessions() {
+    for (owner, deleted) in [(7, true), (9, false)] {
+        let mut e: Election = Election::new("/e").unwrap();
+        let own = confirmed(&mut e);
+        let ack = sent(&mut e);
+        answer(&mut e, ack[0].0, OwnedReply::Created("/e/leader".into()));
+        assert_eq!(events(&mut e), [ElectionEvent::Leading]);
+        let _watch = sent(&mut e);
+        e.handle_watch(
+            Instant::ZERO,
+            herdless_core::WatchEvent {
+                kind: herdless_core::WatchKind::NodeDeleted,
+                path: &own,
+            },
+        );
+        assert_eq!(events(&mut e), [ElectionEvent::Lost]);
+        let clear = sent(&mut e);
+        assert_eq!(kinds(&clear), [("getData", "/e/leader")]);
+        e.handle_reply(
+            Instant::ZERO,
+            clear[0].0,
+            Reply::Error(ZkError::ReplyTooLarge),
+        );
+        let ask = sent(&mut e);
+        assert_eq!(kinds(&ask), [("exists", "/e/leader")]);
+        let stat = Stat {
+            ephemeral_owner: owner,
+            version: 3,
+            ..Stat::default()
+        };
+        e.handle_reply(Instant::ZERO, ask[0].0, Reply::Exists { stat });
+        match e.poll_request().map(|o| (o.id, o.request)) {
+            Some((id, Request::Delete { path, version })) if deleted => {
+                assert_eq!((path, version), ("/e/leader", Version::Exactly(3)));
+                answer(&mut e, id, OwnedReply::Deleted);
+            }
+            None if !deleted => {}
+            other => panic!("owner {owner}: {other:?}"),
+        }
+        assert_eq!(e.state(), ElectionState::Idle, "owner {owner}");
+        assert!(events(&mut e).is_empty());
+    }
 }
 
 #[test]

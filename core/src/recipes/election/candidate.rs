@@ -221,11 +221,15 @@ pub struct Election<const N: usize = DEFAULT_PATH_CAPACITY, const D: usize = DEF
     ack_cleanup: AckCleanup,
     /// Whether the acknowledgement is known to name the own node.
     ack_write: AckWrite,
-    /// Version of a foreign acknowledgement being replaced.
-    foreign_ack_version: i32,
+    /// Version of a foreign acknowledgement being replaced (any, for one
+    /// too large to read).
+    foreign_ack_version: Version,
     /// Version of the acknowledgement `ClearAck` found naming us.
     clear_ack_version: i32,
     ack_replacements: u8,
+    /// `ClearAck` found the acknowledgement over the receive buffer: it
+    /// asks whose it is (`exists`) rather than what it says.
+    ack_unreadable: bool,
     /// Report `Lost` once suspended this long (ms).
     lost_after: Option<u64>,
     /// The time of the latest input: when a suspension starts.
@@ -286,9 +290,10 @@ impl<const N: usize, const D: usize> Election<N, D> {
             leadership: Leadership::None,
             ack_cleanup: AckCleanup::None,
             ack_write: AckWrite::Unconfirmed,
-            foreign_ack_version: 0,
+            foreign_ack_version: Version::Any,
             clear_ack_version: 0,
             ack_replacements: 0,
+            ack_unreadable: false,
             lost_after: None,
             now: Instant::ZERO,
             ops: Pipeline::new(),
@@ -528,6 +533,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
         self.leadership = Leadership::None;
         self.ack_cleanup = AckCleanup::None;
         self.ack_replacements = 0;
+        self.ack_unreadable = false;
         self.create();
         Ok(())
     }
@@ -619,11 +625,11 @@ impl<const N: usize, const D: usize> Election<N, D> {
         self.flow().wind_up(&CAMPAIGN_READS);
     }
 
-    /// The acknowledgement read after a loss: delete it if it names this
-    /// candidate (at the version read), else leave it to its writer.
-    fn on_clear_ack_read(&mut self, data: &[u8], stat: Stat) {
-        let name = self.ack.get(..self.name_len).unwrap_or_default();
-        if Acknowledgement::names(data, name) {
+    /// The acknowledgement read after a loss: delete it if it is this
+    /// candidate's (`ours`, at the version read), else leave it to its
+    /// writer.
+    fn on_clear_ack_read(&mut self, ours: bool, stat: Stat) {
+        if ours {
             self.clear_ack_version = stat.version;
             self.ops.queue(Op::DropAck);
         } else {
@@ -635,6 +641,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
     /// delete it failed): go on with the own node.
     fn ack_cleared(&mut self) {
         self.ack_cleanup = AckCleanup::None;
+        self.ack_unreadable = false;
         if self.step != Step::Deleting {
             return;
         }
@@ -956,13 +963,20 @@ impl<const N: usize, const D: usize> Election<N, D> {
             return self.acknowledged();
         }
         // Written by an earlier leader (or a lost write of one): this
-        // candidate is the lowest, so that one no longer leads. Replace it,
-        // unless someone keeps writing it.
+        // candidate is the lowest, so that one no longer leads.
+        self.replace_ack(Version::Exactly(stat.version));
+    }
+
+    /// Replaces an acknowledgement that does not name this candidate,
+    /// deleting it at `version`, unless someone keeps writing it. Not with
+    /// `DeleteAck`: resigning queues that one to delete the candidate's
+    /// own, which a replacement still in flight must not stand for.
+    fn replace_ack(&mut self, version: Version) {
         if self.ack_replacements >= MAX_ACK_REPLACEMENTS {
             return self.fail(Error::AckContended);
         }
         self.ack_replacements += 1;
-        self.foreign_ack_version = stat.version;
+        self.foreign_ack_version = version;
         self.ops.queue(Op::ReplaceAck);
         self.ops.queue(Op::Ack);
     }
@@ -986,11 +1000,15 @@ impl<const N: usize, const D: usize> Election<N, D> {
             },
             Op::ReplaceAck => Request::Delete {
                 path: &self.ack_path,
-                version: Version::Exactly(self.foreign_ack_version),
+                version: self.foreign_ack_version,
             },
             Op::DeleteAck => Request::Delete {
                 path: &self.ack_path,
                 version: Version::Any,
+            },
+            Op::ClearAck if self.ack_unreadable => Request::Exists {
+                path: &self.ack_path,
+                watch: false,
             },
             Op::ClearAck => Request::GetData {
                 path: &self.ack_path,
@@ -1249,6 +1267,19 @@ impl<const N: usize, const D: usize> Recipe for Election<N, D> {
                 }
             }
             (Op::ReadAck, Reply::Data { data, stat }) => self.on_ack_read(data, stat),
+            // Over the receive buffer, so it is no acknowledgement this
+            // candidate wrote (it would fit; one of its own that did not
+            // is replaced, then given up on, as one contended): replaced
+            // as one naming another, whatever its version, which was not
+            // read. Left as it was, it kept every embedded leader from
+            // writing its own.
+            (Op::ReadAck, Reply::Error(ZkError::ReplyTooLarge))
+                if self.ack_write != AckWrite::Named =>
+            {
+                if self.may_hold_ack() {
+                    self.replace_ack(Version::Any);
+                }
+            }
             (Op::ReadAck, Reply::Error(ZkError::NoNode)) => {
                 if self.may_hold_ack() {
                     self.ops.queue(Op::Ack);
@@ -1261,7 +1292,20 @@ impl<const N: usize, const D: usize> Recipe for Election<N, D> {
             (Op::DeleteAck, Reply::Deleted | Reply::Error(ZkError::NoNode)) => {
                 self.ack_cleanup = AckCleanup::None;
             }
-            (Op::ClearAck, Reply::Data { data, stat }) => self.on_clear_ack_read(data, stat),
+            (Op::ClearAck, Reply::Data { data, stat }) => {
+                let name = self.ack.get(..self.name_len).unwrap_or_default();
+                self.on_clear_ack_read(Acknowledgement::names(data, name), stat);
+            }
+            // Too large to read what it says: whether this session wrote
+            // it (this candidate, then) is asked instead.
+            (Op::ClearAck, Reply::Error(ZkError::ReplyTooLarge)) => {
+                self.ack_unreadable = true;
+                self.ops.queue(Op::ClearAck);
+            }
+            (Op::ClearAck, Reply::Exists { stat }) => {
+                let ours = self.session.owns(stat.ephemeral_owner);
+                self.on_clear_ack_read(ours, stat);
+            }
             (Op::ClearAck, Reply::Error(ZkError::NoNode))
             | (Op::DropAck, Reply::Deleted | Reply::Error(ZkError::NoNode)) => self.ack_cleared(),
             // Written since the read: read again.
