@@ -253,3 +253,110 @@ fn an_ended_session_is_reported_once_when_it_ends() {
     c.handle_session(Instant::ZERO, herdless_core::SessionEvent::Expired);
     assert_eq!(drain(&mut c), []);
 }
+
+/// A server whose clients read as the embedded driver does (through a
+/// receive buffer), with the config node at version 0 and a watcher
+/// that has read it.
+fn watched_on_an_embedded_reader() -> (SimZk, Link<Cfg>, Operator) {
+    let mut zk = SimZk::new(8);
+    zk.set_listing_part(Some(8));
+    zk.create_persistent(PATH, b"v0").unwrap();
+    let mut watcher = Link::new(&mut zk, Cfg::new(PATH).unwrap());
+    watcher.act(&mut zk, |c| c.watch());
+    watcher.settle(&mut zk);
+    assert_eq!(watcher.events, [ConfigEvent::Changed { version: 0 }]);
+    let op = Operator::open(&mut zk);
+    (zk, watcher, op)
+}
+
+/// `data` written by another client over the embedded driver's receive
+/// buffer (the simulator marks the version so; its data stays short).
+fn write_over_the_buffer(zk: &mut SimZk, op: &mut Operator, data: &[u8]) {
+    zk.set_oversized_writes(1.0);
+    op.set(zk, PATH, data);
+    zk.set_oversized_writes(0.0);
+}
+
+/// A value over the receive buffer (`ReplyTooLarge`, the read's watch set)
+/// is reported as one over the value buffer, with its version and length
+/// asked with an `exists`; the next that fits is delivered. It was
+/// reported as a failure, the old value still shown as current.
+#[test]
+fn a_value_over_the_receive_buffer_is_reported_too_large_and_the_next_is_read() {
+    let (mut zk, mut watcher, mut op) = watched_on_an_embedded_reader();
+    write_over_the_buffer(&mut zk, &mut op, b"big");
+    watcher.settle(&mut zk);
+    assert_eq!(watcher.count("exists"), 1);
+    assert_eq!(
+        watcher.events[1..],
+        [ConfigEvent::TooLarge { version: 1, len: 3 }]
+    );
+    assert_eq!(watcher.recipe.value(), None);
+    assert_eq!(watcher.recipe.version(), Some(1));
+    op.set(&mut zk, PATH, b"v2");
+    watcher.settle(&mut zk);
+    assert_eq!(watcher.events[2..], [ConfigEvent::Changed { version: 2 }]);
+    assert_eq!(watcher.recipe.value(), Some(&b"v2"[..]));
+}
+
+/// Written again between the read too large and the `exists` after it:
+/// the notification comes first, and the version the `exists` sees is
+/// left to the read it queued, so no version that fits is called too
+/// large.
+#[test]
+fn a_value_written_again_before_its_size_is_asked_is_read_not_called_too_large() {
+    let (mut zk, mut watcher, mut op) = watched_on_an_embedded_reader();
+    write_over_the_buffer(&mut zk, &mut op, b"big");
+    assert!(watcher.deliver(&mut zk), "the notification");
+    assert!(watcher.apply_one(&mut zk), "the read");
+    assert!(watcher.deliver(&mut zk), "answered ReplyTooLarge");
+    op.set(&mut zk, PATH, b"v2");
+    assert!(watcher.apply_one(&mut zk), "the exists, after the write");
+    watcher.settle(&mut zk);
+    assert_eq!(watcher.count("exists"), 1);
+    assert_eq!(
+        watcher.events[1..],
+        [ConfigEvent::Changed { version: 2 }],
+        "version 2 fits"
+    );
+}
+
+/// A write whose reply was lost, read back over the receive buffer: its
+/// data cannot be compared, so at the version it would have made its
+/// outcome is `Unknown`, never a conflict; still at the version it was
+/// aimed at, it is sent again. It failed the read and left the write
+/// waiting.
+#[test]
+fn a_lost_write_read_back_over_the_receive_buffer_is_unknown_or_sent_again() {
+    let (mut zk, mut writer, _) = watched_on_an_embedded_reader();
+    writer
+        .act(&mut zk, |c| c.set(b"w", Version::Exactly(0)))
+        .unwrap();
+    zk.set_oversized_writes(1.0);
+    writer.connection_loss(&mut zk, 1);
+    zk.set_oversized_writes(0.0);
+    writer.settle(&mut zk);
+    assert_eq!(
+        writer.events[1..],
+        [
+            ConfigEvent::Unknown,
+            ConfigEvent::TooLarge { version: 1, len: 1 }
+        ]
+    );
+    assert!(!writer.recipe.is_writing());
+
+    let (mut zk, mut writer, mut op) = watched_on_an_embedded_reader();
+    write_over_the_buffer(&mut zk, &mut op, b"big");
+    writer.settle(&mut zk);
+    writer
+        .act(&mut zk, |c| c.set(b"w", Version::Exactly(1)))
+        .unwrap();
+    writer.connection_loss(&mut zk, 0);
+    writer.settle(&mut zk);
+    assert_eq!(writer.count("setData"), 2, "sent again");
+    assert!(
+        writer.events.contains(&ConfigEvent::Updated { version: 2 }),
+        "{:?}",
+        writer.events
+    );
+}

@@ -145,6 +145,9 @@ enum Op {
     AwaitCreation,
     /// getData without a watch, to learn a lost write's outcome.
     Probe,
+    /// exists without a watch, for the version and length of data too
+    /// large to read (over an embedded driver's receive buffer).
+    Size,
     Write,
     /// The no-op write ahead of the reads that learn a lost write's
     /// outcome, in the same flight (`engine::catch_up`).
@@ -357,7 +360,28 @@ impl<const D: usize, const N: usize> Config<D, N> {
                 }
             }
         }
-        self.resolve_unknown_write(Some((data, stat)));
+        self.resolve_unknown_write(Some((Some(data), stat)));
+        self.report();
+    }
+
+    /// The node's data was too large to read; `stat` is the node as asked
+    /// after. A change between the two was notified before this answer,
+    /// and its read tells the watch; otherwise the data read was this
+    /// version's, reported as one over the value buffer.
+    fn on_too_large(&mut self, stat: Stat) {
+        let newer = self
+            .known
+            .position()
+            .is_none_or(|known| (stat.czxid, stat.version) >= known);
+        if newer && !self.ops.is_pending(Op::Read) {
+            self.value.clear();
+            self.known = Known::TooLarge {
+                version: stat.version,
+                len: usize::try_from(stat.data_length).unwrap_or(0),
+                czxid: stat.czxid,
+            };
+        }
+        self.resolve_unknown_write(Some((None, stat)));
         self.report();
     }
 
@@ -368,8 +392,9 @@ impl<const D: usize, const N: usize> Config<D, N> {
         self.report();
     }
 
-    /// Decides a write whose reply was lost from the node as it is now.
-    fn resolve_unknown_write(&mut self, node: Option<(&[u8], Stat)>) {
+    /// Decides a write whose reply was lost from the node as it is now
+    /// (its data `None` if too large to read).
+    fn resolve_unknown_write(&mut self, node: Option<(Option<&[u8]>, Stat)>) {
         if !self.write_unknown {
             return;
         }
@@ -378,7 +403,8 @@ impl<const D: usize, const N: usize> Config<D, N> {
             return;
         };
         self.write_unknown = false;
-        let ours = node.is_some_and(|(data, _)| data == &pending[..]);
+        // Data that could not be read may be ours or not.
+        let other = node.is_some_and(|(data, _)| data.is_some_and(|d| d != &pending[..]));
         let version = node.map(|(_, stat)| stat.version);
         // The node was deleted and created again since the write started:
         // its versions say nothing of the node the write was aimed at, and
@@ -394,7 +420,7 @@ impl<const D: usize, const N: usize> Config<D, N> {
             // version holds other data, someone else's write won and ours
             // was refused.
             (WriteKind::Set(Version::Exactly(v)), Some(now))
-                if now == v.wrapping_add(1) && !ours =>
+                if now == v.wrapping_add(1) && other =>
             {
                 ConfigEvent::Conflict
             }
@@ -406,7 +432,7 @@ impl<const D: usize, const N: usize> Config<D, N> {
             (WriteKind::Create, None) => return self.ops.queue(Op::Write),
             // A new node at version 0 holding other data: created by someone
             // else, so our create was refused.
-            (WriteKind::Create, Some(0)) if !ours => ConfigEvent::Conflict,
+            (WriteKind::Create, Some(0)) if other => ConfigEvent::Conflict,
             // The node holds our data: our write, or an identical one by
             // another client (two counters bumped from the same value write
             // the same bytes), and ZooKeeper records no writer. Or the node
@@ -461,7 +487,7 @@ impl<const D: usize, const N: usize> Config<D, N> {
         );
         for op in self.ops.lose().into_iter().chain(also) {
             match op {
-                Op::Read | Op::AwaitCreation => read_lost = true,
+                Op::Read | Op::AwaitCreation | Op::Size => read_lost = true,
                 Op::Write => write_unknown = true,
                 Op::Probe | Op::CatchUp | Op::Ensure(_) => {}
             }
@@ -545,6 +571,7 @@ impl<const D: usize, const N: usize> Recipe for Config<D, N> {
             }
             Op::Read => Request::GetData { path, watch: true },
             Op::Probe => Request::GetData { path, watch: false },
+            Op::Size => Request::Exists { path, watch: false },
             Op::AwaitCreation => Request::Exists { path, watch: true },
             Op::CatchUp => catch_up::request(path),
             Op::Write => {
@@ -580,6 +607,15 @@ impl<const D: usize, const N: usize> Recipe for Config<D, N> {
                 self.on_missing();
             }
             (Op::Probe, Reply::Error(ZkError::NoNode)) => self.on_missing(),
+            // The data is over the receive buffer (a read's watch is set
+            // all the same): its version and length are asked instead.
+            (Op::Read | Op::Probe, Reply::Error(ZkError::ReplyTooLarge)) => {
+                self.ops.queue(Op::Size);
+            }
+            (Op::Size, Reply::Exists { stat }) => self.on_too_large(stat),
+            // Deleted since: its read's watch tells the watch; a lost
+            // write's outcome is decided from the node gone.
+            (Op::Size, Reply::Error(ZkError::NoNode)) => self.resolve_unknown_write(None),
             // Created between the read and the exists: the exists left a
             // data watch, read the value.
             (Op::AwaitCreation, Reply::Exists { .. }) => self.ops.queue(Op::Read),
