@@ -316,6 +316,29 @@ fn a_joined_member_hears_of_the_suspension_and_the_resumption() {
     assert_eq!(m.sent_of("create").len(), creates);
 }
 
+/// The own node's data over an embedded driver's receive buffer (anyone
+/// can `setData` it): the read after the reconnect is answered
+/// `ReplyTooLarge`, so its `Stat` is asked with an `exists` (which always
+/// fits), and the member resumes. It stayed suspended for good.
+#[test]
+fn a_member_whose_node_is_too_large_to_read_resumes_all_the_same() {
+    let mut zk = SimZk::new(13);
+    zk.set_listing_part(Some(4)); // reads through a receive buffer
+    let mut m = member(&mut zk, true);
+    let mut op = Operator::open(&mut zk);
+    zk.set_oversized_writes(1.0);
+    op.set(&mut zk, NODE, b"written over the buffer");
+    zk.set_oversized_writes(0.0);
+    m.run(&mut zk);
+    m.break_connection(&mut zk);
+    assert_eq!(m.take_events(), [MemberEvent::Suspended]);
+    m.restore(&mut zk);
+    m.run(&mut zk);
+    assert_eq!(m.take_events(), [MemberEvent::Resumed]);
+    assert!(m.recipe.is_in());
+    assert!(!m.sent_of("exists").is_empty());
+}
+
 /// A failed read of the own node (say, no permission) is no reason to
 /// leave the group: the node is there.
 #[test]
@@ -610,7 +633,7 @@ fn leaving_after_the_create_landed_ignores_the_owner_read() {
     let mut zk = SimZk::new(26);
     zk.create_persistent(GROUP, b"").unwrap();
     let mut m: Driver<Member> = Driver::open(&mut zk, Member::new(GROUP, "edge-1").unwrap());
-    m.intercept = Some(("getData", NODE.to_owned()));
+    m.intercept = Some(("exists", NODE.to_owned()));
     m.act(&mut zk, |r| r.join(b"x")).unwrap();
     m.act(&mut zk, |r| r.leave()).unwrap();
     assert!(zk.apply_next(m.session));

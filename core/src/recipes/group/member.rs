@@ -97,7 +97,10 @@ enum Op {
     Create,
     /// getData with a watch on the own node.
     Check,
-    /// getData without a watch, to learn the node's owner while leaving.
+    /// exists without a watch, for the own node's `Stat` when the check's
+    /// answer was over the receive buffer (its watch is set).
+    Stat,
+    /// exists without a watch, to learn the node's owner while leaving.
     Owner,
     Delete,
 }
@@ -491,7 +494,9 @@ impl<const D: usize, const N: usize> Recipe for Member<D, N> {
                 path: node,
                 watch: true,
             },
-            Op::Owner => Request::GetData {
+            // Only the `Stat` is wanted, which always fits a receive
+            // buffer, whatever the data.
+            Op::Stat | Op::Owner => Request::Exists {
                 path: node,
                 watch: false,
             },
@@ -525,7 +530,13 @@ impl<const D: usize, const N: usize> Recipe for Member<D, N> {
             (Op::Create, Reply::Error(e)) => self.on_create_error(e),
             (Op::Check, Reply::Data { stat, .. }) => self.on_node(stat),
             (Op::Check, Reply::Error(ZkError::NoNode)) => self.on_node_missing(),
-            (Op::Owner, Reply::Data { stat, .. }) => self.on_owner(Some(stat.ephemeral_owner)),
+            // The data over an embedded driver's receive buffer (anyone can
+            // write it): the node is there and watched, its `Stat` asked.
+            (Op::Check, Reply::Error(ZkError::ReplyTooLarge)) => self.ops.queue(Op::Stat),
+            (Op::Stat, Reply::Exists { stat }) => self.on_node(stat),
+            // Deleted since: the check's watch tells.
+            (Op::Stat, Reply::Error(ZkError::NoNode)) => {}
+            (Op::Owner, Reply::Exists { stat }) => self.on_owner(Some(stat.ephemeral_owner)),
             (Op::Owner, Reply::Error(ZkError::NoNode)) => self.on_owner(None),
             (Op::Delete, Reply::Deleted | Reply::Error(ZkError::NoNode)) => {
                 self.finish(MemberEvent::Left)
