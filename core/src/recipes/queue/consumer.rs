@@ -12,6 +12,7 @@ use crate::engine::event_queue::EventQueue;
 use crate::engine::link::{Link, Reconnect};
 use crate::engine::pipeline::Pipeline;
 use crate::path;
+use crate::Sequence;
 use crate::{
     Children, Instant, Outgoing, Recipe, Reply, Request, RequestId, SessionEvent, Version,
     WatchEvent, WatchKind, ZkError,
@@ -107,18 +108,48 @@ pub struct Consumer<const B: usize = 16, const D: usize = 256, const N: usize = 
     /// as a whole listing would be).
     listing: Option<(RequestId, bool)>,
     /// Items too large for `D`, left in the queue and left out of the
-    /// batches that follow (the oldest forgotten first: read again, it is
-    /// passed over again), each with whether the listing being read holds
+    /// batches that follow, each with whether the listing being read holds
     /// it: one that has left the queue is forgotten, so that a directory
     /// made anew, whose sequence numbers start again, loses no item.
     oversized: Vec<(ItemKey, bool), OVERSIZED>,
+    /// Once more are passed over than `oversized` holds: left out too.
+    floor: Option<Floor>,
+    /// The latest sequence of the listing being read, and of the one the
+    /// batch came from.
+    latest: Option<Sequence>,
+    batch_latest: Option<Sequence>,
     /// The full path of the last item passed over as too large.
     passed_over: String<N>,
 }
 
-/// How many items too large to take a consumer remembers, so as not to
-/// read them again on every listing.
+/// How many items too large to take a consumer remembers one by one, so as
+/// not to read them again on every listing.
 const OVERSIZED: usize = 4;
+
+/// Items left out past the few remembered one by one: `key`, passed over
+/// once those were full, and every item below it that was in the listing
+/// it came from (sequence no later than `latest`). Items are read lowest
+/// first, so each of those was read before it and passed over too (or
+/// had gone); none can be taken, as an item's data never changes. A later
+/// item, however urgent, has a later sequence. Reading them all again on
+/// every listing kept a consumer listing and reading without end, its
+/// deadline never reached, once a queue held more than `OVERSIZED` items
+/// too large.
+#[derive(Clone, Copy, Debug)]
+struct Floor {
+    key: ItemKey,
+    latest: Sequence,
+    /// Whether the listing being read holds `key`: once it has left the
+    /// queue, the floor goes (the items below it are read once more).
+    seen: bool,
+}
+
+impl Floor {
+    /// Whether the item `key` is left out.
+    fn covers(self, key: ItemKey) -> bool {
+        key.order(self.key) == Ordering::Less && !self.latest.precedes(key.sequence)
+    }
+}
 
 impl<const B: usize, const D: usize, const N: usize> Consumer<B, D, N> {
     /// A consumer of the queue at `dir`.
@@ -141,6 +172,9 @@ impl<const B: usize, const D: usize, const N: usize> Consumer<B, D, N> {
             scratch: String::new(),
             listing: None,
             oversized: Vec::new(),
+            floor: None,
+            latest: None,
+            batch_latest: None,
             passed_over: String::new(),
         })
     }
@@ -274,6 +308,10 @@ impl<const B: usize, const D: usize, const N: usize> Consumer<B, D, N> {
         for seen in self.oversized.iter_mut() {
             seen.1 = false;
         }
+        if let Some(floor) = &mut self.floor {
+            floor.seen = false;
+        }
+        self.latest = None;
         if watched {
             self.stale = false;
         }
@@ -284,9 +322,24 @@ impl<const B: usize, const D: usize, const N: usize> Consumer<B, D, N> {
         let Some(key) = ItemKey::parse(name) else {
             return;
         };
+        if self
+            .latest
+            .is_none_or(|latest| latest.precedes(key.sequence))
+        {
+            self.latest = Some(key.sequence);
+        }
         if let Some(seen) = self.oversized.iter_mut().find(|(k, _)| *k == key) {
             seen.1 = true;
             return;
+        }
+        if let Some(floor) = &mut self.floor {
+            if floor.key == key {
+                floor.seen = true;
+                return;
+            }
+            if floor.covers(key) {
+                return;
+            }
         }
         // Names whose full path would not fit are not ours to take.
         if path::joined_len(&self.dir, name) > N {
@@ -312,6 +365,10 @@ impl<const B: usize, const D: usize, const N: usize> Consumer<B, D, N> {
     /// The listing is read: work on its lowest item, or wait for one.
     fn end_listing(&mut self, watched: bool) {
         self.oversized.retain(|(_, seen)| *seen);
+        if self.floor.is_some_and(|floor| !floor.seen) {
+            self.floor = None;
+        }
+        self.batch_latest = self.latest;
         if !self.batch.is_empty() {
             return self.ops.queue(Op::Read);
         }
@@ -334,9 +391,14 @@ impl<const B: usize, const D: usize, const N: usize> Consumer<B, D, N> {
             let _ = path::join_into(&mut passed, &self.dir, name);
             self.passed_over = passed;
             if self.oversized.is_full() {
-                self.oversized.remove(0);
+                self.floor = Some(Floor {
+                    key,
+                    latest: self.batch_latest.unwrap_or(key.sequence),
+                    seen: true,
+                });
+            } else {
+                let _ = self.oversized.push((key, true));
             }
-            let _ = self.oversized.push((key, true));
         }
         self.skip();
     }
