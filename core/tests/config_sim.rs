@@ -12,9 +12,14 @@
 //!   exactly what that writer wrote (a lost reply is resolved, never
 //!   guessed);
 //!
+//! * a `TooLarge { version }` names a version whose data was over the
+//!   embedded driver's receive buffer (the faults make some writes so), and
+//!   versions reported that way count in the order too;
+//!
 //! and once faults stop and everything is quiet: every peer holds the node's
-//! current value, and the counter equals the number of `Updated` events
-//! (no increment lost, none applied twice).
+//! current value (or, if it is over the buffer, knows its version and holds
+//! none), and the counter equals the number of `Updated` events (no
+//! increment lost, none applied twice).
 //!
 //! Replay a failing seed with
 //! `HERDLESS_SEED=<seed> cargo test -p herdless-core --test config_sim`; run
@@ -37,8 +42,9 @@ type Cfg = Config<64>;
 struct Run {
     world: World<Cfg>,
     writers: usize,
-    /// Version -> data, as the server held them.
-    history: BTreeMap<i32, Vec<u8>>,
+    /// Version -> data, as the server held them, and whether it was over
+    /// the embedded driver's receive buffer.
+    history: BTreeMap<i32, (Vec<u8>, bool)>,
     /// Last version each peer reported.
     reported: Vec<Option<i32>>,
     /// What each writer's pending write carries.
@@ -102,7 +108,7 @@ impl Run {
         if let Some(node) = self.world.zk.node(PATH) {
             self.history
                 .entry(node.stat.version)
-                .or_insert_with(|| node.data.clone());
+                .or_insert_with(|| (node.data.clone(), node.oversized));
         }
     }
 
@@ -121,7 +127,7 @@ impl Run {
                             ));
                         }
                         self.reported[i] = Some(version);
-                        let held = self.history.get(&version);
+                        let held = self.history.get(&version).map(|(data, _)| data);
                         let value = self.world.peers[i].recipe.value();
                         // The value shown is the newest; it may be newer
                         // than this event if several arrived in one batch.
@@ -132,14 +138,35 @@ impl Run {
                             ));
                         }
                     }
+                    ConfigEvent::TooLarge { version, .. } => {
+                        if self.reported[i].is_some_and(|v| version <= v) {
+                            return Err(format!(
+                                "peer {i}: version {version} reported too large after {:?}",
+                                self.reported[i]
+                            ));
+                        }
+                        self.reported[i] = Some(version);
+                        if !self.history.get(&version).is_some_and(|(_, over)| *over) {
+                            return Err(format!(
+                                "peer {i}: version {version} reported too large, the server had {:?}",
+                                self.history.get(&version)
+                            ));
+                        }
+                        if self.world.peers[i].recipe.version() == Some(version)
+                            && self.world.peers[i].recipe.value().is_some()
+                        {
+                            return Err(format!("peer {i}: version {version} too large but shown"));
+                        }
+                    }
                     ConfigEvent::Updated { version } => {
                         let wrote = self.pending[i]
                             .take()
                             .ok_or_else(|| format!("peer {i}: Updated without a write"))?;
-                        if self.history.get(&version) != Some(&wrote) {
+                        let held = self.history.get(&version).map(|(data, _)| data);
+                        if held != Some(&wrote) {
                             return Err(format!(
                                 "peer {i}: Updated at version {version} but the server had {:?} there, not {:?}",
-                                self.history.get(&version).map(|d| String::from_utf8_lossy(d)),
+                                held.map(|d| String::from_utf8_lossy(d)),
                                 String::from_utf8_lossy(&wrote)
                             ));
                         }
@@ -150,7 +177,7 @@ impl Run {
                             .take()
                             .ok_or_else(|| format!("peer {i}: {event:?} without a write"))?;
                         // A refusal is certain: the data never landed.
-                        if self.history.values().any(|d| *d == wrote) {
+                        if self.history.values().any(|(d, _)| *d == wrote) {
                             return Err(format!(
                                 "peer {i}: {event:?} but {:?} landed",
                                 String::from_utf8_lossy(&wrote)
@@ -162,7 +189,7 @@ impl Run {
                             .take()
                             .ok_or_else(|| format!("peer {i}: Unknown without a write"))?;
                         self.unknown += 1;
-                        if self.history.values().any(|d| *d == wrote) {
+                        if self.history.values().any(|(d, _)| *d == wrote) {
                             self.unknown_landed += 1;
                         }
                     }
@@ -236,10 +263,10 @@ impl Run {
 
     fn check_converged(&self) -> Result<(), String> {
         let node = self.world.zk.node(PATH).ok_or("the config node is gone")?;
+        // Over the embedded driver's buffer, the value cannot be read.
+        let shown = (!node.oversized).then_some(&node.data[..]);
         for (i, p) in self.world.peers.iter().enumerate() {
-            if p.recipe.value() != Some(&node.data[..])
-                || p.recipe.version() != Some(node.stat.version)
-            {
+            if p.recipe.value() != shown || p.recipe.version() != Some(node.stat.version) {
                 return Err(format!(
                     "peer {i} holds {:?} v{:?}, the node {:?} v{}",
                     p.recipe.value().map(String::from_utf8_lossy),

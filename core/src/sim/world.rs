@@ -69,7 +69,7 @@ impl Faults {
         reconnect: 0.2,
         cut_before_drain: 0.02,
         too_large: 0.02,
-        oversized: 0.0,
+        oversized: 0.05,
     };
 }
 
