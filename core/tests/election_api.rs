@@ -416,6 +416,19 @@ fn resigning_before_the_acknowledgement_is_sent_never_writes_it() {
     );
 }
 
+/// A confirmed candidate whose acknowledgement's create was answered: it
+/// leads and watches its acknowledgement. Returns its own node's path and
+/// the id of that read.
+fn acknowledged(e: &mut Election) -> (String, herdless_core::RequestId) {
+    let own = confirmed(e);
+    let ack = sent(e);
+    answer(e, ack[0].0, OwnedReply::Created("/e/leader".into()));
+    assert_eq!(events(e), [ElectionEvent::Leading]);
+    let read = sent(e);
+    assert_eq!(kinds(&read), [("getData", "/e/leader")]);
+    (own, read[0].0)
+}
+
 /// A confirmed candidate whose acknowledgement's create met one already
 /// there, read and answered `reply`: what it sends next.
 fn meets_an_acknowledgement(
@@ -487,6 +500,7 @@ fn an_acknowledgement_too_large_every_time_is_given_up_on() {
     let mut replaced = 0;
     while kinds(&next) == [("delete", "/e/leader"), ("create", "/e/leader")] {
         replaced += 1;
+        assert!(replaced <= 8, "replaced without end");
         answer(&mut e, next[0].0, OwnedReply::Deleted);
         answer(&mut e, next[1].0, OwnedReply::Error(ZkError::NodeExists));
         let read = sent(&mut e);
@@ -506,6 +520,21 @@ fn an_acknowledgement_too_large_every_time_is_given_up_on() {
     );
 }
 
+/// The candidate's own acknowledgement, written and answered, then read
+/// as too large (its data over its own receive buffer, or overwritten so
+/// by someone): kept, as an acknowledgement once written is kept, best
+/// effort; who leads does not depend on it. Replacing it would only write
+/// it again, too large again, until leadership was given up.
+#[test]
+fn a_leaders_own_acknowledgement_read_as_too_large_is_kept() {
+    let mut e: Election = Election::new("/e").unwrap();
+    let (_, read) = acknowledged(&mut e);
+    e.handle_reply(Instant::ZERO, read, Reply::Error(ZkError::ReplyTooLarge));
+    assert!(sent(&mut e).is_empty());
+    assert!(events(&mut e).is_empty());
+    assert!(e.is_leading());
+}
+
 /// Leadership lost while the acknowledgement may still name the candidate
 /// (its own node deleted by someone), and that acknowledgement is over the
 /// receive buffer: whether it is this session's is asked (`exists`), and
@@ -515,11 +544,7 @@ fn an_acknowledgement_too_large_every_time_is_given_up_on() {
 fn an_acknowledgement_too_large_to_read_after_a_loss_is_deleted_only_if_this_sessions() {
     for (owner, deleted) in [(7, true), (9, false)] {
         let mut e: Election = Election::new("/e").unwrap();
-        let own = confirmed(&mut e);
-        let ack = sent(&mut e);
-        answer(&mut e, ack[0].0, OwnedReply::Created("/e/leader".into()));
-        assert_eq!(events(&mut e), [ElectionEvent::Leading]);
-        let _watch = sent(&mut e);
+        let (own, _) = acknowledged(&mut e);
         e.handle_watch(
             Instant::ZERO,
             herdless_core::WatchEvent {

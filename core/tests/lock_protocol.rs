@@ -176,6 +176,31 @@ fn behind(names: &[&str], ahead: &str) -> (Lock, RequestId) {
     (lock, sent[1].0)
 }
 
+/// The own node's data was written: its watch fires and the waiter reads
+/// it again, setting it again. Returns that read's id.
+fn own_data_changed(lock: &mut Lock) -> RequestId {
+    let own_path = format!("/locks/a/{OWN}");
+    lock.handle_watch(
+        Instant::ZERO,
+        WatchEvent {
+            kind: WatchKind::NodeDataChanged,
+            path: &own_path,
+        },
+    );
+    let rearm = drain(lock);
+    assert_eq!(texts(&rearm), [format!("getData {own_path} watch=true")]);
+    rearm[0].0
+}
+
+/// The own node's `read` answered `refusal`, which says nothing of whose
+/// it is: returns the id of the `exists` that asks.
+fn owner_asked(lock: &mut Lock, read: RequestId, refusal: ZkError) -> RequestId {
+    lock.handle_reply(Instant::ZERO, read, Reply::Error(refusal));
+    let ask = drain(lock);
+    assert_eq!(texts(&ask), [format!("exists /locks/a/{OWN} watch=false")]);
+    ask[0].0
+}
+
 /// The predecessor's data is larger than an embedded driver's receive
 /// buffer (another library's contender, or anyone's `setData`): its read
 /// is answered `ReplyTooLarge`. The server read the node, so it exists and
@@ -208,21 +233,10 @@ fn a_predecessor_whose_data_is_too_large_to_read_is_waited_for() {
 /// beside a writer.
 #[test]
 fn a_waiter_whose_own_watch_is_being_set_again_acquires_only_once_its_node_is_read() {
-    let own_path = format!("/locks/a/{OWN}");
     let stat = ephemeral();
     for own_still_there in [true, false] {
         let (mut lock, watch_pred) = behind_one();
-        // The own node's data is written: its watch fires and is set again.
-        lock.handle_watch(
-            Instant::ZERO,
-            WatchEvent {
-                kind: WatchKind::NodeDataChanged,
-                path: &own_path,
-            },
-        );
-        let rearm = drain(&mut lock);
-        assert_eq!(rearm.len(), 1);
-        assert_eq!(rearm[0].1, format!("getData {own_path} watch=true"));
+        let rearm = own_data_changed(&mut lock);
         // The predecessor's read, sent before, answers first: it is gone.
         lock.handle_reply(Instant::ZERO, watch_pred, Reply::Error(ZkError::NoNode));
         assert!(
@@ -231,10 +245,10 @@ fn a_waiter_whose_own_watch_is_being_set_again_acquires_only_once_its_node_is_re
         );
         assert_eq!(lock.state(), LockState::Acquiring);
         if own_still_there {
-            lock.handle_reply(Instant::ZERO, rearm[0].0, Reply::Data { data: b"", stat });
+            lock.handle_reply(Instant::ZERO, rearm, Reply::Data { data: b"", stat });
             assert_eq!(events(&mut lock), vec![LockEvent::Acquired]);
         } else {
-            lock.handle_reply(Instant::ZERO, rearm[0].0, Reply::Error(ZkError::NoNode));
+            lock.handle_reply(Instant::ZERO, rearm, Reply::Error(ZkError::NoNode));
             assert!(
                 !events(&mut lock).contains(&LockEvent::Acquired),
                 "acquired without its node"
@@ -252,25 +266,32 @@ fn a_waiter_whose_own_watch_is_being_set_again_acquires_only_once_its_node_is_re
 /// there and the session's, rather than a wait that would never end.
 #[test]
 fn a_confirming_waiter_whose_own_read_is_refused_asks_its_owner_and_acquires() {
-    let own_path = format!("/locks/a/{OWN}");
     let (mut lock, watch_pred) = behind_one();
-    lock.handle_watch(
-        Instant::ZERO,
-        WatchEvent {
-            kind: WatchKind::NodeDataChanged,
-            path: &own_path,
-        },
-    );
-    let rearm = drain(&mut lock);
+    let rearm = own_data_changed(&mut lock);
     lock.handle_reply(Instant::ZERO, watch_pred, Reply::Error(ZkError::NoNode));
     assert!(events(&mut lock).is_empty());
-    lock.handle_reply(Instant::ZERO, rearm[0].0, Reply::Error(ZkError::NoAuth));
-    let ask = drain(&mut lock);
-    assert_eq!(texts(&ask), [format!("exists {own_path} watch=false")]);
+    let ask = owner_asked(&mut lock, rearm, ZkError::NoAuth);
     assert!(events(&mut lock).is_empty());
     let stat = ephemeral();
-    lock.handle_reply(Instant::ZERO, ask[0].0, Reply::Exists { stat });
+    lock.handle_reply(Instant::ZERO, ask, Reply::Exists { stat });
     assert_eq!(events(&mut lock), vec![LockEvent::Acquired]);
+}
+
+/// The `exists` that asks the owner refused (no server refuses one, but a
+/// transport may answer anything): the attempt fails with that error. It
+/// is no `Lost`, which only a holder hears.
+#[test]
+fn a_waiter_whose_owner_question_is_refused_fails_with_the_refusal() {
+    let (mut lock, _) = behind_one();
+    let rearm = own_data_changed(&mut lock);
+    let ask = owner_asked(&mut lock, rearm, ZkError::ReplyTooLarge);
+    let refusal = ZkError::Unimplemented;
+    lock.handle_reply(Instant::ZERO, ask, Reply::Error(refusal));
+    let delete = drain(&mut lock);
+    assert_eq!(texts(&delete), [format!("delete /locks/a/{OWN}")]);
+    lock.handle_reply(Instant::ZERO, delete[0].0, Reply::Deleted);
+    let failed = LockEvent::Failed(herdless_core::Error::Zk(refusal));
+    assert_eq!(events(&mut lock), [failed]);
 }
 
 /// CURATOR-696 with the own node's data over an embedded driver's receive
@@ -294,20 +315,14 @@ fn a_waiter_whose_own_node_is_too_large_to_read_learns_its_owner_before_holding(
             "children /locks/a watch=false".to_string(),
         ]
     );
-    lock.handle_reply(
-        Instant::ZERO,
-        sent[0].0,
-        Reply::Error(ZkError::ReplyTooLarge),
-    );
-    let ask = drain(&mut lock);
-    assert_eq!(texts(&ask), [format!("exists {own_path} watch=false")]);
+    let ask = owner_asked(&mut lock, sent[0].0, ZkError::ReplyTooLarge);
     // The one ahead has gone: first in line, but not held yet.
     children(&mut lock, sent[1].0, &[OWN]);
     assert!(events(&mut lock).is_empty());
     assert!(!lock.is_held());
     assert!(drain(&mut lock).is_empty());
     let stat = ephemeral();
-    lock.handle_reply(Instant::ZERO, ask[0].0, Reply::Exists { stat });
+    lock.handle_reply(Instant::ZERO, ask, Reply::Exists { stat });
     assert!(!lock.is_held());
     let delete = drain(&mut lock);
     assert_eq!(texts(&delete), [format!("delete {own_path}")]);
