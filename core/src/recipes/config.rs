@@ -70,8 +70,10 @@ pub enum ConfigEvent {
     },
     /// The node does not exist (any more).
     Missing,
-    /// A newer version arrived that does not fit the value buffer; the last
-    /// value that fitted is no longer current ([`Config::value`] is `None`).
+    /// A newer version arrived that does not fit the value buffer, or the
+    /// transport's receive buffer (herdless-embassy's `ReplyTooLarge`: the
+    /// version and length are then read with an `exists`); the last value
+    /// that fitted is no longer current ([`Config::value`] is `None`).
     TooLarge {
         /// The node's data version.
         version: i32,

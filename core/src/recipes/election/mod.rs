@@ -26,8 +26,10 @@
 //!    leads is settled by the lowest node, not by the acknowledgement, and
 //!    waiting would add a round trip to every hand-off. Other sessions see
 //!    it once the server has applied it. An acknowledgement left by an
-//!    earlier leader (one that names another node) is replaced; one naming
-//!    the own node (a create whose reply was lost) is adopted; should the
+//!    earlier leader (one that names another node, or one too large for an
+//!    embedded driver's receive buffer, which no candidate writes) is
+//!    replaced; one naming the own node (a create whose reply was lost) is
+//!    adopted; should the
 //!    write be refused (an ACL) or be taken over again and again, leadership
 //!    is given up with [`ElectionEvent::Lost`].
 //!
