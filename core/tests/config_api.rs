@@ -360,3 +360,37 @@ fn a_lost_write_read_back_over_the_receive_buffer_is_unknown_or_sent_again() {
         writer.events
     );
 }
+
+/// A read answered with a version older than the one already read (a
+/// server that went back, say) changes nothing: the value and version
+/// stay the newer ones, and nothing is reported.
+#[test]
+fn an_older_version_read_after_a_newer_one_changes_nothing() {
+    let mut c = Cfg::new(PATH).unwrap();
+    c.watch();
+    let stat = |version| herdless_core::Stat {
+        version,
+        ..herdless_core::Stat::default()
+    };
+    let read = c.poll_request().unwrap().id;
+    let newer = Reply::Data {
+        data: b"v1",
+        stat: stat(1),
+    };
+    c.handle_reply(Instant::ZERO, read, newer);
+    assert_eq!(c.poll_event(), Some(ConfigEvent::Changed { version: 1 }));
+    let changed = WatchEvent {
+        kind: WatchKind::NodeDataChanged,
+        path: PATH,
+    };
+    c.handle_watch(Instant::ZERO, changed);
+    let read = c.poll_request().unwrap().id;
+    let older = Reply::Data {
+        data: b"v0",
+        stat: stat(0),
+    };
+    c.handle_reply(Instant::ZERO, read, older);
+    assert_eq!(c.value(), Some(&b"v1"[..]));
+    assert_eq!(c.version(), Some(1));
+    assert_eq!(c.poll_event(), None);
+}

@@ -337,13 +337,7 @@ impl<const D: usize, const N: usize> Config<D, N> {
     }
 
     fn on_data(&mut self, data: &[u8], stat: Stat) {
-        // A node deleted and created again (by an operator, say) starts over
-        // at version 0 with a later czxid: that is news, not a stale read.
-        let newer = self
-            .known
-            .position()
-            .is_none_or(|known| (stat.czxid, stat.version) >= known);
-        if newer {
+        if self.is_news(stat) {
             match Vec::from_slice(data) {
                 Ok(v) => {
                     self.value = v;
@@ -352,14 +346,7 @@ impl<const D: usize, const N: usize> Config<D, N> {
                         czxid: stat.czxid,
                     };
                 }
-                Err(()) => {
-                    self.value.clear();
-                    self.known = Known::TooLarge {
-                        version: stat.version,
-                        len: data.len(),
-                        czxid: stat.czxid,
-                    };
-                }
+                Err(()) => self.too_large(stat, data.len()),
             }
         }
         self.resolve_unknown_write(Some((Some(data), stat)));
@@ -371,20 +358,31 @@ impl<const D: usize, const N: usize> Config<D, N> {
     /// and its read tells the watch; otherwise the data read was this
     /// version's, reported as one over the value buffer.
     fn on_too_large(&mut self, stat: Stat) {
-        let newer = self
-            .known
-            .position()
-            .is_none_or(|known| (stat.czxid, stat.version) >= known);
-        if newer && !self.ops.is_pending(Op::Read) {
-            self.value.clear();
-            self.known = Known::TooLarge {
-                version: stat.version,
-                len: usize::try_from(stat.data_length).unwrap_or(0),
-                czxid: stat.czxid,
-            };
+        if self.is_news(stat) && !self.ops.is_pending(Op::Read) {
+            let len = usize::try_from(stat.data_length).unwrap_or(0);
+            self.too_large(stat, len);
         }
         self.resolve_unknown_write(Some((None, stat)));
         self.report();
+    }
+
+    /// Whether the node as `stat` shows it is no older than what is known.
+    /// A node deleted and created again (by an operator, say) starts over
+    /// at version 0 with a later czxid: that is news, not a stale read.
+    fn is_news(&self, stat: Stat) -> bool {
+        self.known
+            .position()
+            .is_none_or(|known| (stat.czxid, stat.version) >= known)
+    }
+
+    /// The version `stat` shows holds `len` bytes, more than fit.
+    fn too_large(&mut self, stat: Stat, len: usize) {
+        self.value.clear();
+        self.known = Known::TooLarge {
+            version: stat.version,
+            len,
+            czxid: stat.czxid,
+        };
     }
 
     fn on_missing(&mut self) {
