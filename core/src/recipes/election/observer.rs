@@ -195,21 +195,24 @@ impl<const N: usize, const D: usize> Observer<N, D> {
                 self.unreadable = false;
                 self.events.emit(ObserverEvent::Changed);
             }
-            Some(new) => match new.map(|new| (new, Vec::from_slice(new))) {
-                Ok((new, Ok(stored))) if Acknowledgement::parse(new).is_some() => {
+            Some(read) => {
+                let ack = read
+                    .ok()
+                    .filter(|new| Acknowledgement::parse(new).is_some())
+                    .and_then(|new| Vec::from_slice(new).ok());
+                if let Some(stored) = ack {
                     self.current = Some(stored);
                     self.unreadable = false;
                     self.events.emit(ObserverEvent::Changed);
-                }
-                read => {
+                } else {
                     if !self.unreadable || self.current.is_some() {
-                        let len = read.ok().map(|(new, _)| new.len());
+                        let len = read.ok().map(<[u8]>::len);
                         self.events.emit(ObserverEvent::Unreadable { len });
                     }
                     self.current = None;
                     self.unreadable = true;
                 }
-            },
+            }
         }
     }
 
