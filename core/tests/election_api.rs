@@ -439,6 +439,15 @@ fn meets_an_acknowledgement(
     let ack = sent(e);
     assert_eq!(kinds(&ack), [("create", "/e/leader")]);
     answer(e, ack[0].0, OwnedReply::Error(ZkError::NodeExists));
+    ack_read_answered(e, reply)
+}
+
+/// The one request sent now, a read of the acknowledgement, answered
+/// `reply`: what the candidate sends next.
+fn ack_read_answered(
+    e: &mut Election,
+    reply: Reply<'_>,
+) -> Vec<(herdless_core::RequestId, &'static str, String)> {
     let read = sent(e);
     assert_eq!(kinds(&read), [("getData", "/e/leader")]);
     e.handle_reply(Instant::ZERO, read[0].0, reply);
@@ -503,14 +512,7 @@ fn an_acknowledgement_too_large_every_time_is_given_up_on() {
         assert!(replaced <= 8, "replaced without end");
         answer(&mut e, next[0].0, OwnedReply::Deleted);
         answer(&mut e, next[1].0, OwnedReply::Error(ZkError::NodeExists));
-        let read = sent(&mut e);
-        assert_eq!(kinds(&read), [("getData", "/e/leader")]);
-        e.handle_reply(
-            Instant::ZERO,
-            read[0].0,
-            Reply::Error(ZkError::ReplyTooLarge),
-        );
-        next = sent(&mut e);
+        next = ack_read_answered(&mut e, Reply::Error(ZkError::ReplyTooLarge));
     }
     assert_eq!(replaced, 8);
     assert!(!e.is_leading());
@@ -553,14 +555,7 @@ fn an_acknowledgement_too_large_to_read_after_a_loss_is_deleted_only_if_this_ses
             },
         );
         assert_eq!(events(&mut e), [ElectionEvent::Lost]);
-        let clear = sent(&mut e);
-        assert_eq!(kinds(&clear), [("getData", "/e/leader")]);
-        e.handle_reply(
-            Instant::ZERO,
-            clear[0].0,
-            Reply::Error(ZkError::ReplyTooLarge),
-        );
-        let ask = sent(&mut e);
+        let ask = ack_read_answered(&mut e, Reply::Error(ZkError::ReplyTooLarge));
         assert_eq!(kinds(&ask), [("exists", "/e/leader")]);
         let stat = Stat {
             ephemeral_owner: owner,
