@@ -111,6 +111,20 @@ impl<Op: Copy + PartialEq, const QUEUED: usize, const IN_FLIGHT: usize>
             .find_map(|(i, op)| (*i == id).then_some(*op))
     }
 
+    /// Whether a part of the listing answering `id`
+    /// ([`Recipe::handle_listing_part`](crate::Recipe::handle_listing_part))
+    /// belongs to `op`, a request in flight; the last part takes it off
+    /// the in-flight list, as a whole answer does.
+    pub(crate) fn listing_part_of(&mut self, id: RequestId, op: Op, last: bool) -> bool {
+        if self.op_of(id) != Some(op) {
+            return false;
+        }
+        if last {
+            self.take(id);
+        }
+        true
+    }
+
     /// The op an answer belongs to, removed from the in-flight list; `None`
     /// for an answer from an earlier epoch or to a forgotten request.
     pub(crate) fn take(&mut self, id: RequestId) -> Option<Op> {

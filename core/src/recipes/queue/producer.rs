@@ -354,13 +354,9 @@ impl<const D: usize, const N: usize> Recipe for Producer<D, N> {
         names: Children<'_>,
         last: bool,
     ) {
-        if self.ops.op_of(id) != Some(Op::Find) {
-            return;
+        if self.ops.listing_part_of(id, Op::Find, last) {
+            self.on_children(names, last);
         }
-        if last {
-            self.ops.take(id);
-        }
-        self.on_children(names, last);
     }
 }
 
