@@ -26,13 +26,15 @@ const BARRIER: &str = "/app/barrier";
 const DOUBLE: &str = "/app/double";
 const DEFAULT_SCHEDULES: u64 = 5_000;
 
-/// Connections drop and replies are lost, but sessions survive. No listing
-/// is too large to read: neither barrier takes listings in parts, so that
-/// fault would only refuse one, and a process refused fails, which these
-/// schedules do not expect (`barrier_faults` and `barrier_double_faults`
-/// refuse requests by hand). Some writes carry data over the receive
-/// buffer: a barrier node or a process node read too large is there all
-/// the same, and waited on.
+/// Connections drop and replies are lost, but sessions survive. On the
+/// seeds where the driver reads as the embedded one does, the double
+/// barrier's listings come in parts (it takes them so), and a connection
+/// lost cuts one short. No listing holds a name too large to read: that
+/// refuses the listing, and a process refused fails, which these schedules
+/// do not expect (`barrier_faults` and `barrier_double_faults` refuse
+/// requests by hand). Some writes carry data over the receive buffer: a
+/// barrier node or a process node read too large is there all the same,
+/// and waited on.
 const FLAKY: Faults = Faults {
     disconnect: 0.02,
     lose_reply: 0.02,

@@ -122,9 +122,10 @@ pub trait Recipe {
     /// embedded one, with a few KiB) hands it over name by name to a recipe
     /// that does, and answers the listing with
     /// [`ZkError::ReplyTooLarge`](crate::ZkError::ReplyTooLarge) to one
-    /// that does not (the default). The lock and the election candidate
-    /// take their directory's listing in parts, so the receive buffer
-    /// bounds the length of one name, not the number of contenders.
+    /// that does not (the default). The lock, the election candidate, the
+    /// double barrier and the queue take their directory's listing in
+    /// parts, so the receive buffer bounds the length of one name, not the
+    /// number of contenders, processes or items.
     fn takes_listing_in_parts(&self) -> bool {
         false
     }

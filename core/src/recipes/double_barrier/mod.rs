@@ -40,10 +40,20 @@
 //! A process that dies inside the barrier does not block the others: its
 //! ephemeral node goes with its session, and whoever waited on it lists
 //! again.
+//!
+//! **A fleet's listing.** Each listing is read in one pass (the count, the
+//! own node, the lowest and highest names), which the recipe keeps between
+//! the parts of a listing handed over in parts
+//! ([`Recipe::takes_listing_in_parts`]): on herdless-embassy the receive
+//! buffer then bounds the length of a name, not the number of processes.
+
+mod roll_call;
 
 use core::fmt;
 
 use heapless::String;
+
+use self::roll_call::RollCall;
 
 use crate::engine::ancestors;
 use crate::engine::catch_up;
@@ -164,6 +174,8 @@ pub struct DoubleBarrier<const N: usize = DEFAULT_PATH_CAPACITY> {
     count: u32,
     /// The process node being waited for while leaving (a name).
     other: String<N>,
+    /// The listing being read, whole or in parts.
+    roll_call: RollCall<N>,
     /// The own node's creation zxid, once read: a `ready` not written
     /// since is of an earlier round.
     own_czxid: Option<i64>,
@@ -206,6 +218,7 @@ impl<const N: usize> DoubleBarrier<N> {
             deadline: Deadline::None,
             count: 0,
             other: String::new(),
+            roll_call: RollCall::default(),
             own_czxid: None,
             absent_since_own: false,
             sessions: Sessions::default(),
@@ -370,7 +383,12 @@ impl<const N: usize> DoubleBarrier<N> {
                 self.ops.push(Op::WatchReady);
                 self.ops.push(Op::List);
             }
-            (Op::List, Reply::Children(children)) => self.on_children(children),
+            (Op::List, Reply::Children(children)) => {
+                // A listing answered whole: read from its first name.
+                self.roll_call = RollCall::default();
+                self.roll_call.take(children, &self.own);
+                self.on_roll_call();
+            }
             (Op::List, Reply::Error(ZkError::NoNode)) => {
                 if self.step == Step::Leaving {
                     self.finish(DoubleBarrierEvent::Left);
@@ -503,51 +521,32 @@ impl<const N: usize> DoubleBarrier<N> {
         }
     }
 
-    /// One pass over the listing: how many processes, whether the own node
-    /// is there, and the lowest and highest names.
-    fn on_children(&mut self, children: Children<'_>) {
-        let mut count = 0u32;
-        let mut own_present = false;
-        let mut lowest: Option<&str> = None;
-        let mut highest: Option<&str> = None;
-        for name in children {
-            if name == READY {
-                continue;
-            }
-            count = count.saturating_add(1);
-            if name == self.own.as_str() {
-                own_present = true;
-            }
-            if lowest.is_none_or(|l| name < l) {
-                lowest = Some(name);
-            }
-            if highest.is_none_or(|h| name > h) {
-                highest = Some(name);
-            }
-        }
+    /// What the listing, all of it read, shows (see [`RollCall`]).
+    fn on_roll_call(&mut self) {
+        let call = core::mem::take(&mut self.roll_call);
         match self.step {
             Step::Entering => {
-                if !own_present {
+                if !call.own_present {
                     // Our create has not landed (a lost answer resent): the
                     // listing that follows it decides.
                     return;
                 }
-                if count >= self.count {
+                if call.count >= self.count {
                     self.ops.queue(Op::CreateReady);
                 }
             }
             Step::Leaving => {
-                let others = count - u32::from(own_present);
-                if count == 0 {
+                let others = call.count - u32::from(call.own_present);
+                if call.count == 0 {
                     return self.last_out(false);
                 }
-                if own_present && others == 0 {
+                if call.own_present && others == 0 {
                     return self.last_out(true);
                 }
-                let target = if own_present && lowest == Some(self.own.as_str()) {
-                    highest
+                let target = if call.own_present && call.own_is_lowest(&self.own) {
+                    call.highest
                 } else {
-                    if own_present {
+                    if call.own_present {
                         self.ops.queue(Op::DeleteOwn);
                     }
                     // With the own node gone, the round can end without
@@ -557,19 +556,19 @@ impl<const N: usize> DoubleBarrier<N> {
                     // names. The round ends when `ready` goes: look, and
                     // watch it.
                     self.ops.queue(Op::ReadyGone);
-                    lowest
+                    call.lowest
                 };
                 let Some(target) = target else {
                     return;
                 };
-                self.other.clear();
                 // A name written by another client may not fit our paths:
                 // say so rather than wait on a truncated name.
-                if let Err(e) = path::join::<N>(&self.dir, target) {
+                if let Err(e) = target.join_into(&mut self.scratch, &self.dir) {
                     return self.fail(Error::Path(e));
                 }
+                self.other.clear();
                 // Its full path fits in `N`, so the name alone does.
-                let _ = self.other.push_str(target);
+                let _ = self.other.push_str(path::basename(&self.scratch));
                 self.ops.queue(Op::WatchOther);
             }
             _ => {}
@@ -767,6 +766,28 @@ impl<const N: usize> Recipe for DoubleBarrier<N> {
 
     fn poll_event(&mut self) -> Option<DoubleBarrierEvent> {
         self.events.pop()
+    }
+
+    fn takes_listing_in_parts(&self) -> bool {
+        true
+    }
+
+    fn handle_listing_part(
+        &mut self,
+        _now: Instant,
+        id: RequestId,
+        names: Children<'_>,
+        last: bool,
+    ) {
+        if !self.ops.listing_part_of(id, Op::List, last) {
+            return;
+        }
+        self.roll_call.reading(id);
+        self.roll_call.take(names, &self.own);
+        if last {
+            self.on_roll_call();
+            self.after_last_look();
+        }
     }
 }
 
