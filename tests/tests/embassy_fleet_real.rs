@@ -1,12 +1,14 @@
 //! The embedded driver in a fleet, against a real ZooKeeper 3.8: child
-//! lists far larger than its 2 KiB receive buffer reach the lock and the
-//! election name by name, and a reply too large for the buffer is answered
+//! lists far larger than its 2 KiB receive buffer reach the lock, the
+//! election and the double barrier name by name, and a reply too large for
+//! the buffer is answered
 //! with a typed error while the session carries on; on an ensemble, a
 //! listing broken off half-way, its server killed, is read again from
 //! another server.
 
 use std::time::{Duration, Instant};
 
+use herdless_core::double_barrier::{DoubleBarrier, DoubleBarrierEvent};
 use herdless_core::election::{Election, ElectionEvent, ElectionState};
 use herdless_core::lock::{Lock, LockEvent, LockState};
 use herdless_core::naming::Guid;
@@ -187,6 +189,99 @@ async fn embassy_candidate_with_a_2_kib_buffer_leads_in_an_election_of_1000() {
     assert_eq!(zk.faults(), 0, "last fault: {:?}", zk.last_fault());
     assert_eq!(zk.session_id(), session);
     zk.handle(id).resign().await.unwrap();
+    zk.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embassy_process_with_a_2_kib_buffer_opens_and_closes_a_double_barrier_of_400() {
+    const DIR: &str = "/fleet/update-window";
+    const OTHERS: usize = 399;
+    const COUNT: u32 = OTHERS as u32 + 1;
+    let server = ZkServer::start();
+    // The others: herdless-std processes on three sessions. Each enters,
+    // then waits for the word to leave.
+    let (go, leave) = tokio::sync::watch::channel(false);
+    let mut sessions = Vec::new();
+    for _ in 0..3 {
+        sessions.push(std_client(&server).await);
+    }
+    let mut processes = Vec::new();
+    for i in 0..OTHERS {
+        let name = format!("fleet-member-std-{i:04}");
+        let process =
+            herdless_std::barrier::DoubleBarrier::new(&sessions[i % 3], DIR, &name).unwrap();
+        let mut leave = leave.clone();
+        processes.push(tokio::spawn(async move {
+            let inside = process.enter(COUNT).await.unwrap();
+            leave.wait_for(|go| *go).await.unwrap();
+            inside.leave().await.unwrap();
+        }));
+    }
+    let admin = std_client(&server).await;
+    let started = Instant::now();
+    while admin.list_children(DIR).await.unwrap_or_default().len() < OTHERS {
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "the others never arrived"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
+    // The device arrives last: its listing of all 400 decides, and it
+    // opens the barrier. Its name is the lowest, so it leaves last,
+    // waiting on the highest.
+    let (mut rx, mut tx) = ([0u8; RX], [0u8; 512]);
+    let mut process: DoubleBarrier = DoubleBarrier::new(DIR, "a-device").unwrap();
+    let mut zk = driver(&server, &mut rx, &mut tx, usize::MAX);
+    let id = zk.add(&mut process).unwrap();
+    zk.connect().await.unwrap();
+    let session = zk.session_id();
+    zk.recipe(id).unwrap().enter(COUNT).unwrap();
+    let took = drive_until(&mut zk, "never entered", Duration::from_secs(60), |zk| {
+        zk.recipe(id).unwrap().is_inside()
+    })
+    .await;
+    assert_eq!(
+        zk.recipe(id).unwrap().poll_event(),
+        Some(DoubleBarrierEvent::Entered)
+    );
+    let all = zk.run(admin.list_children(DIR)).await.unwrap().unwrap();
+    let listing = listing_bytes(&all);
+    assert!(
+        listing > 4 * RX,
+        "the listing ({listing} B) is not over the buffer"
+    );
+    println!(
+        "embassy double barrier process with a {RX} B receive buffer: read a listing of {} names ({listing} B), opened the barrier in {took:?}",
+        all.len()
+    );
+
+    zk.recipe(id).unwrap().leave().unwrap();
+    drive_until(&mut zk, "never waited", Duration::from_secs(60), |zk| {
+        zk.recipe(id).unwrap().waiting_for().is_some()
+    })
+    .await;
+    assert_eq!(
+        zk.recipe(id).unwrap().waiting_for(),
+        Some(format!("fleet-member-std-{:04}", OTHERS - 1).as_str())
+    );
+    go.send(true).unwrap();
+    let took = drive_until(&mut zk, "never left", Duration::from_secs(120), |zk| {
+        zk.recipe(id).unwrap().is_idle()
+    })
+    .await;
+    assert_eq!(
+        zk.recipe(id).unwrap().poll_event(),
+        Some(DoubleBarrierEvent::Left)
+    );
+    println!("the device left last, {took:?} after the others were told to leave");
+    for process in processes {
+        zk.run(process).await.unwrap().unwrap();
+    }
+    let left = zk.run(admin.list_children(DIR)).await.unwrap().unwrap();
+    assert!(left.is_empty(), "nodes left behind: {left:?}");
+    assert_eq!(zk.faults(), 0, "last fault: {:?}", zk.last_fault());
+    assert_eq!(zk.session_id(), session);
     zk.close().await.unwrap();
 }
 
