@@ -133,7 +133,9 @@ impl<const N: usize> Kept<N> {
         match core::str::from_utf8(&self.bytes) {
             Ok(name) if self.whole() => path::join_into(out, dir, name),
             _ => Err(PathError::TooLong {
-                needed: dir.len() + usize::from(!dir.ends_with('/')) + self.len,
+                // The joined length of an empty name is the directory and
+                // its separator.
+                needed: path::joined_len(dir, "") + self.len,
                 capacity: N,
             }),
         }
