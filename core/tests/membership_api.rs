@@ -11,7 +11,7 @@ use herdless_core::members::{self, ObserverEvent};
 use herdless_core::owned::OwnedReply;
 use herdless_core::sim::SimZk;
 use herdless_core::Instant;
-use herdless_core::{Recipe, SessionEvent, WatchEvent, WatchKind, ZkError};
+use herdless_core::{Children, Recipe, Reply, SessionEvent, WatchEvent, WatchKind, ZkError};
 
 #[test]
 fn a_member_is_named_by_the_last_part_of_its_path() {
@@ -145,6 +145,102 @@ fn a_smaller_name_pushing_an_old_one_out_of_a_full_buffer_counts_it_as_left() {
     );
     assert_eq!(held(&o), ["a", "b", "c", "d"]);
     assert!(!o.recipe.is_complete());
+}
+
+/// Members that left held the room of a full buffer while the names that
+/// joined were turned away: only the listing's end shows it, so the
+/// observer lists again before it reports, and ends holding the group.
+#[test]
+fn members_gone_from_a_full_buffer_make_room_through_a_second_listing() {
+    let mut zk = SimZk::new(10);
+    for n in ["b", "c", "d", "e"] {
+        zk.create_persistent(&format!("/g/{n}"), b"").unwrap();
+    }
+    let mut o = observer(&mut zk, "/g");
+    assert_eq!(
+        o.take_events(),
+        [ObserverEvent::Changed { joined: 4, left: 0 }]
+    );
+    // One notification for all four changes: the observer lists once.
+    zk.delete_node("/g/d").unwrap();
+    zk.delete_node("/g/e").unwrap();
+    zk.create_persistent("/g/f", b"").unwrap();
+    zk.create_persistent("/g/g", b"").unwrap();
+    let listings_before = listings(&o);
+    o.run(&mut zk);
+    assert_eq!(listings(&o) - listings_before, 2);
+    assert_eq!(
+        o.take_events(),
+        [ObserverEvent::Changed { joined: 2, left: 2 }]
+    );
+    assert_eq!(held(&o), ["b", "c", "f", "g"]);
+    assert!(o.recipe.is_complete());
+}
+
+/// Until that second listing is answered, the held list lacks members the
+/// group has, and the observer says so.
+#[test]
+fn an_observer_awaiting_its_second_listing_is_not_complete() {
+    let now = Instant::ZERO;
+    let mut o: members::Observer<2> = members::Observer::new("/g").unwrap();
+    o.watch();
+    let first = o.poll_request().unwrap().id;
+    o.handle_reply(now, first, Reply::Children(Children::new(&&["b", "c"][..])));
+    assert!(o.poll_event().is_some() && o.is_complete());
+    let changed = WatchEvent {
+        kind: WatchKind::NodeChildrenChanged,
+        path: "/g",
+    };
+    o.handle_watch(now, changed);
+    let second = o.poll_request().unwrap().id;
+    let now_in = ["e", "d"];
+    o.handle_listing_part(now, second, Children::new(&&now_in[..]), true);
+    assert_eq!(o.poll_event(), None);
+    assert!(!o.is_complete());
+    let third = o
+        .poll_request()
+        .map(|out| (out.id, out.request.path() == "/g"));
+    let (third, listing_again) = third.unwrap();
+    assert!(listing_again);
+    o.handle_reply(now, third, Reply::Children(Children::new(&&now_in[..])));
+    assert_eq!(
+        o.poll_event(),
+        Some(ObserverEvent::Changed { joined: 2, left: 2 })
+    );
+    assert!(o.is_complete());
+    assert_eq!(o.members().collect::<Vec<_>>(), ["d", "e"]);
+}
+
+fn listings(o: &Observer) -> usize {
+    o.sent.iter().filter(|(op, _)| *op == "getChildren").count()
+}
+
+/// A listing handed over in parts (herdless-embassy's, over its receive
+/// buffer) is reported at its last part; parts of a listing not in flight
+/// are ignored.
+#[test]
+fn a_listing_in_parts_is_reported_at_its_last_part() {
+    let now = Instant::ZERO;
+    let mut o: members::Observer<4> = members::Observer::new("/g").unwrap();
+    assert!(o.takes_listing_in_parts());
+    o.watch();
+    let list = o.poll_request().unwrap().id;
+    let stray = herdless_core::RequestId::new(7, 7);
+    o.handle_listing_part(now, stray, Children::new(&&["x"][..]), true);
+    o.handle_listing_part(now, list, Children::new(&&["c", "a"][..]), false);
+    assert_eq!(o.poll_event(), None);
+    assert!(o.contains("a"), "names are held as they come");
+    o.handle_listing_part(now, list, Children::new(&&["b"][..]), true);
+    assert_eq!(
+        o.poll_event(),
+        Some(ObserverEvent::Changed { joined: 3, left: 0 })
+    );
+    assert_eq!(o.members().collect::<Vec<_>>(), ["a", "b", "c"]);
+    assert!(!o.contains("x"));
+    // The last part took the listing off the requests in flight.
+    o.handle_listing_part(now, list, Children::new(&&["d"][..]), true);
+    assert_eq!(o.poll_event(), None);
+    assert_eq!(o.len(), 3);
 }
 
 #[test]

@@ -5,3 +5,4 @@
 
 pub mod member;
 pub mod observer;
+mod roster;

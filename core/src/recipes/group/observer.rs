@@ -6,11 +6,19 @@
 //! that listing, and any later one fires the new watch. The member names are
 //! kept sorted in a caller-sized buffer (`M` names of at most `K` bytes);
 //! a group larger than that is reported, never silently cut.
+//!
+//! A listing larger than herdless-embassy's receive buffer reaches the
+//! observer name by name, in parts (see the roster's pass), so the buffer
+//! bounds the length of a name, not the size of the group. When members
+//! that left held room in a full buffer that members still in needed, only
+//! the last part shows it: the group is then listed once more, and the
+//! change reported after that listing.
 
 use core::fmt;
 
-use heapless::{String, Vec};
+use heapless::String;
 
+use super::roster::{self, Roster};
 use crate::engine::event_queue::EventQueue;
 use crate::engine::link::{Link, Reconnect};
 use crate::engine::pipeline::Pipeline;
@@ -35,7 +43,11 @@ pub const DEFAULT_PATH_CAPACITY: usize = 128;
 #[non_exhaustive]
 pub enum ObserverEvent {
     /// The member list changed (or was read for the first time): read it
-    /// with [`Observer::members`].
+    /// with [`Observer::members`]. While the group has more members than
+    /// the buffer holds, the counts are of names that came into and went
+    /// out of the held list (a name pushed out by a smaller one has left
+    /// it); `joined - left` is always the change in
+    /// [`Observer::len`].
     Changed {
         /// Members that joined since the last report.
         joined: u32,
@@ -91,8 +103,7 @@ pub struct Observer<
     dir: String<N>,
     ops: Pipeline<Op, 2, 2>,
     watching: bool,
-    /// Sorted, unique.
-    names: Vec<String<K>, M>,
+    roster: Roster<M, K>,
     /// Whether the current list is complete.
     complete: bool,
     /// Whether anything was ever read.
@@ -125,7 +136,7 @@ impl<const M: usize, const K: usize, const N: usize> Observer<M, K, N> {
             dir,
             ops: Pipeline::new(),
             watching: false,
-            names: Vec::new(),
+            roster: Roster::default(),
             complete: true,
             known: false,
             stale: false,
@@ -151,25 +162,23 @@ impl<const M: usize, const K: usize, const N: usize> Observer<M, K, N> {
 
     /// The members, in name order.
     pub fn members(&self) -> impl Iterator<Item = &str> + '_ {
-        self.names.iter().map(|n| n.as_str())
+        self.roster.names()
     }
 
     /// Number of members held (all of them unless [`Observer::is_complete`]
     /// is false).
     pub fn len(&self) -> usize {
-        self.names.len()
+        self.roster.len()
     }
 
     /// Whether no member is held.
     pub fn is_empty(&self) -> bool {
-        self.names.is_empty()
+        self.roster.len() == 0
     }
 
     /// Whether `name` is a member.
     pub fn contains(&self, name: &str) -> bool {
-        self.names
-            .binary_search_by(|n| n.as_str().cmp(name))
-            .is_ok()
+        self.roster.contains(name)
     }
 
     /// Whether the held list has every member (it did not overflow).
@@ -177,69 +186,25 @@ impl<const M: usize, const K: usize, const N: usize> Observer<M, K, N> {
         self.complete
     }
 
-    /// Replaces the list with `children`, counting the difference. Two
-    /// passes over the borrowed listing and no allocation: first drop the
-    /// names that are gone, then add the new ones in order.
-    fn on_children(&mut self, children: Children<'_>) {
-        let mut count: u32 = 0;
-        let mut fits = true;
-        let mut left = 0u32;
-        // Pass 1: which held names are still there.
-        let mut still = [false; M];
-        for name in children.clone() {
-            count = count.saturating_add(1);
-            if let Ok(i) = self.names.binary_search_by(|n| n.as_str().cmp(name)) {
-                if let Some(flag) = still.get_mut(i) {
-                    *flag = true;
-                }
+    /// The listing's last part was taken (or all of it at once).
+    fn on_listing(&mut self) {
+        let (count, complete) = match self.roster.conclude() {
+            roster::Outcome::Exact { count, complete } => (count, complete),
+            roster::Outcome::ReadAgain => {
+                // Reported once the listing read again shows which.
+                self.complete = false;
+                return self.ops.queue(Op::List);
             }
-        }
-        let mut i = 0;
-        self.names.retain(|_| {
-            let keep = still.get(i).copied().unwrap_or(false);
-            i += 1;
-            if !keep {
-                left += 1;
-            }
-            keep
-        });
-        // Pass 2: insert the new names in order; when full, keep the
-        // smallest names so the held list is a stable prefix. `fresh` marks
-        // the names inserted by this pass, so a name pushed out again is
-        // not counted as joined, and an old one pushed out counts as left.
-        let mut fresh: Vec<bool, M> = Vec::new();
-        for _ in 0..self.names.len() {
-            let _ = fresh.push(false);
-        }
-        for name in children {
-            if let Err(at) = self.names.binary_search_by(|n| n.as_str().cmp(name)) {
-                let Ok(owned) = String::<K>::try_from(name) else {
-                    fits = false;
-                    continue;
-                };
-                if self.names.is_full() {
-                    fits = false;
-                    if at >= self.names.len() {
-                        continue;
-                    }
-                    self.names.pop();
-                    if fresh.pop() == Some(false) {
-                        left += 1;
-                    }
-                }
-                let _ = self.names.insert(at, owned);
-                let _ = fresh.insert(at, true);
-            }
-        }
-        let joined = u32::try_from(fresh.iter().filter(|f| **f).count()).unwrap_or(u32::MAX);
-        self.complete = fits;
+        };
+        self.complete = complete;
         let first = !self.known;
         self.known = true;
         let was_stale = self.stale;
         self.stale = false;
-        if !fits {
+        if !complete {
             self.events.emit(ObserverEvent::Overflow { count });
         }
+        let (joined, left) = self.roster.take_counts();
         if joined > 0 || left > 0 || first {
             self.events.emit(ObserverEvent::Changed { joined, left });
         } else if was_stale {
@@ -248,13 +213,13 @@ impl<const M: usize, const K: usize, const N: usize> Observer<M, K, N> {
     }
 
     fn on_no_group(&mut self) {
-        let left = u32::try_from(self.names.len()).unwrap_or(u32::MAX);
-        self.names.clear();
+        self.roster.clear();
+        let (joined, left) = self.roster.take_counts();
         self.complete = true;
         self.known = true;
         self.stale = false;
-        if left > 0 {
-            self.events.emit(ObserverEvent::Changed { joined: 0, left });
+        if joined > 0 || left > 0 {
+            self.events.emit(ObserverEvent::Changed { joined, left });
         }
         self.events.emit(ObserverEvent::NoGroup);
         self.ops.queue(Op::AwaitGroup);
@@ -297,7 +262,11 @@ impl<const M: usize, const K: usize, const N: usize> Recipe for Observer<M, K, N
             return;
         };
         match (op, reply) {
-            (Op::List, Reply::Children(children)) => self.on_children(children),
+            (Op::List, Reply::Children(names)) => {
+                self.roster.reading(id);
+                self.roster.take(names);
+                self.on_listing();
+            }
             // getChildren on a missing node leaves no watch.
             (Op::List, Reply::Error(ZkError::NoNode)) => self.on_no_group(),
             (Op::AwaitGroup, Reply::Exists { .. }) => self.ops.queue(Op::List),
@@ -352,13 +321,34 @@ impl<const M: usize, const K: usize, const N: usize> Recipe for Observer<M, K, N
     fn poll_event(&mut self) -> Option<ObserverEvent> {
         self.events.pop()
     }
+
+    fn takes_listing_in_parts(&self) -> bool {
+        true
+    }
+
+    fn handle_listing_part(
+        &mut self,
+        _now: Instant,
+        id: RequestId,
+        names: Children<'_>,
+        last: bool,
+    ) {
+        if !self.ops.listing_part_of(id, Op::List, last) {
+            return;
+        }
+        self.roster.reading(id);
+        self.roster.take(names);
+        if last {
+            self.on_listing();
+        }
+    }
 }
 
 impl<const M: usize, const K: usize, const N: usize> fmt::Debug for Observer<M, K, N> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("members::Observer")
             .field("group", &self.dir.as_str())
-            .field("members", &self.names)
+            .field("members", &self.roster)
             .field("complete", &self.complete)
             .field("link", &self.link)
             .finish()
