@@ -1,16 +1,16 @@
 //! The embedded driver in a fleet, against a real ZooKeeper 3.8: child
 //! lists far larger than its 2 KiB receive buffer reach the lock, the
-//! election and the double barrier name by name, and a reply too large for
-//! the buffer is answered
-//! with a typed error while the session carries on; on an ensemble, a
-//! listing broken off half-way, its server killed, is read again from
-//! another server.
+//! election, the double barrier and the group observer name by name, and a
+//! reply too large for the buffer is answered with a typed error while the
+//! session carries on; on an ensemble, a listing broken off half-way, its
+//! server killed, is read again from another server.
 
 use std::time::{Duration, Instant};
 
 use herdless_core::double_barrier::{DoubleBarrier, DoubleBarrierEvent};
 use herdless_core::election::{Election, ElectionEvent, ElectionState};
 use herdless_core::lock::{Lock, LockEvent, LockState};
+use herdless_core::members::{self, ObserverEvent};
 use herdless_core::naming::Guid;
 use herdless_core::{Children, Outgoing, Recipe, Reply, Request, RequestId, RequestIds, Sequence};
 use herdless_core::{Instant as CoreInstant, SessionEvent, WatchEvent, ZkError};
@@ -280,6 +280,135 @@ async fn embassy_process_with_a_2_kib_buffer_opens_and_closes_a_double_barrier_o
     }
     let left = zk.run(admin.list_children(DIR)).await.unwrap().unwrap();
     assert!(left.is_empty(), "nodes left behind: {left:?}");
+    assert_eq!(zk.faults(), 0, "last fault: {:?}", zk.last_fault());
+    assert_eq!(zk.session_id(), session);
+    zk.close().await.unwrap();
+}
+
+/// The joins minus the departures `observer` reported, and whether it said
+/// the group overflowed it.
+fn tally<const M: usize>(observer: &mut members::Observer<M, 24>, net: &mut i64) -> bool {
+    let mut overflow = false;
+    while let Some(event) = observer.poll_event() {
+        match event {
+            ObserverEvent::Changed { joined, left } => {
+                *net += i64::from(joined) - i64::from(left);
+            }
+            ObserverEvent::Overflow { .. } => overflow = true,
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    overflow
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embassy_observer_with_a_2_kib_buffer_follows_a_group_of_500() {
+    const GROUP: &str = "/fleet/gateways";
+    let server = ZkServer::start();
+    // 300 members on one session, 200 on another.
+    let _a = others(&server, GROUP, "edge-a-", 300).await;
+    let _b = others(&server, GROUP, "edge-b-", 200).await;
+    let admin = std_client(&server).await;
+
+    // Two observers on one device: one with room for the whole group, one
+    // with room for 100 names, which holds the first 100.
+    let (mut rx, mut tx) = ([0u8; RX], [0u8; 512]);
+    let mut all: Box<members::Observer<1024, 24>> =
+        Box::new(members::Observer::new(GROUP).unwrap());
+    let mut first: members::Observer<100, 24> = members::Observer::new(GROUP).unwrap();
+    let mut zk = driver(&server, &mut rx, &mut tx, usize::MAX);
+    let all_id = zk.add(&mut *all).unwrap();
+    let first_id = zk.add(&mut first).unwrap();
+    zk.connect().await.unwrap();
+    let session = zk.session_id();
+    zk.recipe(all_id).unwrap().watch();
+    zk.recipe(first_id).unwrap().watch();
+    let took = drive_until(
+        &mut zk,
+        "never read the group",
+        Duration::from_secs(60),
+        |zk| zk.recipe(all_id).unwrap().len() == 500 && zk.recipe(first_id).unwrap().len() == 100,
+    )
+    .await;
+    let (mut net_all, mut net_first) = (0, 0);
+    let on_server = zk.run(admin.list_children(GROUP)).await.unwrap().unwrap();
+    let listing = listing_bytes(&on_server);
+    assert!(
+        listing > 4 * RX,
+        "the listing ({listing} B) is not over the buffer"
+    );
+    let check = |zk: &mut Device<'_>, expected: &mut Vec<String>| {
+        expected.sort();
+        let held: Vec<String> = zk
+            .recipe(all_id)
+            .unwrap()
+            .members()
+            .map(str::to_owned)
+            .collect();
+        assert_eq!(&held, expected);
+        assert!(zk.recipe(all_id).unwrap().is_complete());
+        let held: Vec<String> = zk
+            .recipe(first_id)
+            .unwrap()
+            .members()
+            .map(str::to_owned)
+            .collect();
+        assert_eq!(held, expected[..100]);
+        assert!(!zk.recipe(first_id).unwrap().is_complete());
+    };
+    let mut expected = on_server;
+    check(&mut zk, &mut expected);
+    assert!(!tally(zk.recipe(all_id).unwrap(), &mut net_all));
+    assert!(tally(zk.recipe(first_id).unwrap(), &mut net_first));
+    assert_eq!((net_all, net_first), (500, 100));
+    println!(
+        "embassy group observer with a {RX} B receive buffer: read a group of 500 ({listing} B) in {took:?}"
+    );
+
+    // While the device is not driven, the first 300 leave and 150 join
+    // after the rest: one notification, then one listing shows it all. The
+    // 100 names the small observer held are gone and the names that joined
+    // sort after those it could hold: it must list again to find the first
+    // 100 still in.
+    let gone: Vec<String> = expected
+        .iter()
+        .filter(|n| n.starts_with("edge-a-"))
+        .cloned()
+        .collect();
+    let deletes: Vec<_> = gone
+        .iter()
+        .map(|name| {
+            let path = format!("{GROUP}/{name}");
+            let admin = admin.clone();
+            async move { admin.delete(&path, None).await }
+        })
+        .collect();
+    for delete in deletes {
+        delete.await.unwrap();
+    }
+    let _c = others(&server, GROUP, "edge-c-", 150).await;
+    let took = drive_until(
+        &mut zk,
+        "never followed the change",
+        Duration::from_secs(60),
+        |zk| {
+            zk.recipe(all_id).unwrap().len() == 350
+                && zk
+                    .recipe(first_id)
+                    .unwrap()
+                    .members()
+                    .next()
+                    .is_some_and(|n| n.starts_with("edge-b-"))
+        },
+    )
+    .await;
+    let mut expected = zk.run(admin.list_children(GROUP)).await.unwrap().unwrap();
+    assert_eq!(expected.len(), 350);
+    check(&mut zk, &mut expected);
+    assert!(!tally(zk.recipe(all_id).unwrap(), &mut net_all));
+    assert!(tally(zk.recipe(first_id).unwrap(), &mut net_first));
+    assert_eq!((net_all, net_first), (350, 100));
+    println!("300 left and 150 joined: followed in {took:?}");
     assert_eq!(zk.faults(), 0, "last fault: {:?}", zk.last_fault());
     assert_eq!(zk.session_id(), session);
     zk.close().await.unwrap();
