@@ -421,7 +421,18 @@ fn debug_names_the_group_and_the_member() {
         text.contains("/fleet/gateways") && text.contains("edge-7"),
         "{text}"
     );
-    let observer: members::Observer = members::Observer::new("/fleet/gateways").unwrap();
+    let mut observer: members::Observer = members::Observer::new("/fleet/gateways").unwrap();
+    observer.watch();
+    let list = observer.poll_request().unwrap().id;
+    let names = ["edge-7", "edge-2"];
+    observer.handle_reply(
+        Instant::ZERO,
+        list,
+        Reply::Children(Children::new(&&names[..])),
+    );
     let text = format!("{observer:?}");
-    assert!(text.contains("/fleet/gateways"), "{text}");
+    assert!(
+        text.contains("/fleet/gateways") && text.contains(r#"members: ["edge-2", "edge-7"]"#),
+        "{text}"
+    );
 }

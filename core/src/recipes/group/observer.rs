@@ -218,7 +218,8 @@ impl<const M: usize, const K: usize, const N: usize> Observer<M, K, N> {
         self.complete = true;
         self.known = true;
         self.stale = false;
-        if joined > 0 || left > 0 {
+        // Names that came in were cleared too: `left` counts them.
+        if left > 0 {
             self.events.emit(ObserverEvent::Changed { joined, left });
         }
         self.events.emit(ObserverEvent::NoGroup);
