@@ -549,6 +549,60 @@ fn a_vote_node_that_vanishes_aborts() {
     assert_proposes(&mut c, "abort");
 }
 
+/// Hands `names` as a part of the listing answering request `id`.
+fn list_part<R: Recipe>(r: &mut R, id: RequestId, names: &[&str], last: bool) {
+    r.handle_listing_part(Instant::ZERO, id, Children::new(&names), last);
+}
+
+/// A listing handed over in parts (herdless-embassy's, over its receive
+/// buffer): a site is gone only if no part showed it, which only the last
+/// part can tell.
+#[test]
+fn a_listing_in_parts_finds_a_site_gone_only_at_its_last_part() {
+    let mut c = tallying();
+    assert!(c.takes_listing_in_parts());
+    c.handle_watch(Instant::ZERO, watch(WatchKind::NodeChildrenChanged, TX));
+    let list = sent(&mut c)[0].0;
+    list_part(&mut c, list, &["s2"], false);
+    assert!(sent(&mut c).is_empty(), "s1 may be in a later part");
+    list_part(&mut c, list, &["s1"], true);
+    assert!(sent(&mut c).is_empty());
+    assert_eq!(
+        votes(&c),
+        [("s1".to_owned(), None), ("s2".to_owned(), None)]
+    );
+
+    let mut c = tallying();
+    c.handle_watch(Instant::ZERO, watch(WatchKind::NodeChildrenChanged, TX));
+    let list = sent(&mut c)[0].0;
+    list_part(&mut c, list, &["s2"], false);
+    list_part(&mut c, list, &[], true);
+    assert_proposes(&mut c, "abort");
+}
+
+/// Parts that come once the outcome is decided change nothing, and ask
+/// for nothing more (not even the decision they name).
+#[test]
+fn a_listing_in_parts_after_the_decision_is_passed_over() {
+    let mut c = tallying();
+    c.handle_watch(Instant::ZERO, watch(WatchKind::NodeChildrenChanged, TX));
+    c.handle_watch(
+        Instant::ZERO,
+        watch(WatchKind::NodeDataChanged, &child("s2")),
+    );
+    let s = sent(&mut c);
+    let list = id_of(&s, "list /app/tx/t1 watch=true");
+    let vote = id_of(&s, "read /app/tx/t1/s2 watch=true");
+    c.handle_reply(Instant::ZERO, vote, data(b"abort", 1));
+    let id = assert_proposes(&mut c, "abort");
+    c.handle_reply(Instant::ZERO, id, created("/app/tx/t1/decision"));
+    assert_eq!(events(&mut c), [TxEvent::Decided(Outcome::Abort)]);
+    list_part(&mut c, list, &[DECISION, "s1"], false);
+    list_part(&mut c, list, &[], true);
+    assert!(sent(&mut c).is_empty());
+    assert!(events(&mut c).is_empty());
+}
+
 #[test]
 fn a_site_never_seen_is_not_gone_until_it_appears() {
     // Ephemeral votes: the sites create their own nodes, so a listing

@@ -170,6 +170,10 @@ pub struct TwoPhase<
     /// be read, so it counts as `abort` (never as absent, which would let
     /// the others' votes commit without it).
     unreadable: bool,
+    /// The listing being read: a part of another one starts afresh.
+    listing: Option<RequestId>,
+    /// The sites (by index) whose vote nodes its parts showed so far.
+    listed: [bool; S],
     tallying: bool,
     decision: Option<Outcome>,
     proposal: Option<Outcome>,
@@ -223,6 +227,8 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> TwoPhase<S,
             sites: Vec::new(),
             decider: false,
             unreadable: false,
+            listing: None,
+            listed: [false; S],
             tallying: false,
             decision: None,
             proposal: None,
@@ -455,10 +461,19 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> TwoPhase<S,
         self.sites.iter().position(|s| s.name.as_str() == name)
     }
 
-    /// One listing of the transaction node: two passes, no allocation.
-    fn on_children(&mut self, children: Children<'_>) {
-        let mut present = [false; S];
-        for name in children {
+    /// A part of a listing of the transaction node, or all of it (`last`).
+    ///
+    /// A listing larger than herdless-embassy's receive buffer comes in
+    /// parts, name by name. What a part shows holds however the listing
+    /// ends (a site it names exists, the decision too); only the last part
+    /// can say which sites are gone. A listing cut short is asked again
+    /// under another id, and its parts count for nothing then.
+    fn on_listing(&mut self, id: RequestId, names: Children<'_>, last: bool) {
+        if self.listing != Some(id) {
+            self.listing = Some(id);
+            self.listed = [false; S];
+        }
+        for name in names {
             if name == DECISION {
                 self.ops.queue(Op::ReadDecision);
                 continue;
@@ -485,7 +500,7 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> TwoPhase<S,
                 }
                 None => continue,
             };
-            if let Some(flag) = present.get_mut(index) {
+            if let Some(flag) = self.listed.get_mut(index) {
                 *flag = true;
             }
             if let Some(site) = self.sites.get_mut(index) {
@@ -495,9 +510,13 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> TwoPhase<S,
                 }
             }
         }
+        if !last {
+            return;
+        }
+        self.listing = None;
         for (i, site) in self.sites.iter_mut().enumerate() {
             let seen_before = matches!(site.state, SiteState::Present | SiteState::Voted(_));
-            if seen_before && !present.get(i).copied().unwrap_or(true) && !site.need_create {
+            if seen_before && !self.listed.get(i).copied().unwrap_or(true) && !site.need_create {
                 site.state = SiteState::Gone;
                 site.need_read = false;
             }
@@ -881,9 +900,9 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> Recipe
                 // Someone else's transaction (our create failed): the
                 // create's answer already reported it.
             }
-            (Op::List, Reply::Children(children)) => {
+            (Op::List, Reply::Children(names)) => {
                 if self.tallying {
-                    self.on_children(children);
+                    self.on_listing(id, names, true);
                 }
             }
             (Op::List, Reply::Error(ZkError::NoNode)) => {
@@ -1048,6 +1067,22 @@ impl<const S: usize, const K: usize, const B: usize, const N: usize> Recipe
 
     fn poll_event(&mut self) -> Option<TxEvent> {
         self.events.pop()
+    }
+
+    fn takes_listing_in_parts(&self) -> bool {
+        true
+    }
+
+    fn handle_listing_part(
+        &mut self,
+        _now: Instant,
+        id: RequestId,
+        names: Children<'_>,
+        last: bool,
+    ) {
+        if self.ops.listing_part_of(id, Op::List, last) && self.tallying {
+            self.on_listing(id, names, last);
+        }
     }
 }
 
