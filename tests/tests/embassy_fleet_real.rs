@@ -1,9 +1,10 @@
 //! The embedded driver in a fleet, against a real ZooKeeper 3.8: child
 //! lists far larger than its 2 KiB receive buffer reach the lock, the
-//! election, the double barrier and the group observer name by name, and a
-//! reply too large for the buffer is answered with a typed error while the
-//! session carries on; on an ensemble, a listing broken off half-way, its
-//! server killed, is read again from another server.
+//! election, the double barrier, the group observer and two-phase commit
+//! name by name, and a reply too large for the buffer is answered with a
+//! typed error while the session carries on; on an ensemble, a listing
+//! broken off half-way, its server killed, is read again from another
+//! server.
 
 use std::time::{Duration, Instant};
 
@@ -12,6 +13,7 @@ use herdless_core::election::{Election, ElectionEvent, ElectionState};
 use herdless_core::lock::{Lock, LockEvent, LockState};
 use herdless_core::members::{self, ObserverEvent};
 use herdless_core::naming::Guid;
+use herdless_core::two_phase::{Outcome, TwoPhase, Variant, Vote};
 use herdless_core::{Children, Outgoing, Recipe, Reply, Request, RequestId, RequestIds, Sequence};
 use herdless_core::{Instant as CoreInstant, SessionEvent, WatchEvent, ZkError};
 use herdless_embassy::wire::SessionConfig;
@@ -409,6 +411,88 @@ async fn embassy_observer_with_a_2_kib_buffer_follows_a_group_of_500() {
     assert!(tally(zk.recipe(first_id).unwrap(), &mut net_first));
     assert_eq!((net_all, net_first), (350, 100));
     println!("300 left and 150 joined: followed in {took:?}");
+    assert_eq!(zk.faults(), 0, "last fault: {:?}", zk.last_fault());
+    assert_eq!(zk.session_id(), session);
+    zk.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embassy_site_with_a_2_kib_buffer_decides_a_transaction_of_200_sites() {
+    const TX: &str = "/fleet/tx/rollout";
+    const SITES: usize = 200;
+    let server = ZkServer::start();
+    let names: Vec<String> = (0..SITES).map(|i| format!("fleet-site-{i:04}")).collect();
+    let name_refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    let admin = std_client(&server).await;
+    // All-watch: every site lists the transaction node and decides.
+    let variant = Variant::AllWatch;
+    let _coordinator = herdless_std::two_phase::Coordinator::start(
+        &admin,
+        TX,
+        b"firmware 2.4.1",
+        &name_refs,
+        variant,
+        Duration::from_secs(120),
+    )
+    .await
+    .unwrap();
+    let listing = listing_bytes(&names);
+    assert!(
+        listing > RX,
+        "the listing ({listing} B) is not over the buffer"
+    );
+
+    // The other 199 sites vote commit once the device has voted.
+    let (voted, device_voted) = tokio::sync::watch::channel(false);
+    let mut sessions = Vec::new();
+    for _ in 0..3 {
+        sessions.push(std_client(&server).await);
+    }
+    let mut others = Vec::new();
+    for (i, name) in names.iter().enumerate().skip(1) {
+        let (client, name, mut device_voted) =
+            (sessions[i % 3].clone(), name.clone(), device_voted.clone());
+        others.push(tokio::spawn(async move {
+            let site = herdless_std::two_phase::Site::join(&client, TX, &name, variant)
+                .await
+                .unwrap();
+            device_voted.wait_for(|v| *v).await.unwrap();
+            site.vote(Vote::Commit).await.unwrap();
+            site.outcome().await.unwrap()
+        }));
+    }
+
+    let (mut rx, mut tx) = ([0u8; RX], [0u8; 512]);
+    let mut site: Box<TwoPhase<256, 32>> = Box::new(TwoPhase::new(TX).unwrap());
+    let mut zk = driver(&server, &mut rx, &mut tx, usize::MAX);
+    let id = zk.add(&mut *site).unwrap();
+    zk.connect().await.unwrap();
+    let session = zk.session_id();
+    let wait = Duration::from_secs(60);
+    let decided = tokio::time::timeout(wait, zk.handle(id).participate(&names[0], variant))
+        .await
+        .expect("never read the transaction")
+        .unwrap();
+    assert_eq!(decided, None);
+    tokio::time::timeout(wait, zk.handle(id).vote(Vote::Commit))
+        .await
+        .expect("never voted")
+        .unwrap();
+    let started = Instant::now();
+    voted.send(true).unwrap();
+    let outcome = tokio::time::timeout(wait, zk.handle(id).outcome())
+        .await
+        .expect("never learned the outcome")
+        .unwrap();
+    assert_eq!(outcome, Outcome::Commit);
+    println!(
+        "embassy two-phase site with a {RX} B receive buffer: listed {SITES} sites ({listing} B), decided commit {:?} after the others were told to vote",
+        started.elapsed()
+    );
+    for other in others {
+        assert_eq!(zk.run(other).await.unwrap().unwrap(), Outcome::Commit);
+    }
+    assert_eq!(zk.recipe(id).unwrap().votes().count(), SITES);
     assert_eq!(zk.faults(), 0, "last fault: {:?}", zk.last_fault());
     assert_eq!(zk.session_id(), session);
     zk.close().await.unwrap();
