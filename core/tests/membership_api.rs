@@ -211,6 +211,48 @@ fn an_observer_awaiting_its_second_listing_is_not_complete() {
     assert_eq!(o.members().collect::<Vec<_>>(), ["d", "e"]);
 }
 
+/// A listing refused after some of its parts (herdless-embassy answers
+/// so a name over its receive buffer) leaves the names they brought, and
+/// the observer says its list may lack members; the next listing mends it.
+#[test]
+fn a_listing_refused_after_some_parts_leaves_the_list_incomplete() {
+    let now = Instant::ZERO;
+    let mut o: members::Observer<4> = members::Observer::new("/g").unwrap();
+    o.watch();
+    let list = o.poll_request().unwrap().id;
+    o.handle_listing_part(now, list, Children::new(&&["b", "a"][..]), false);
+    o.handle_reply(now, list, Reply::Error(ZkError::ReplyTooLarge));
+    assert_eq!(
+        o.poll_event(),
+        Some(ObserverEvent::Failed(herdless_core::Error::Zk(
+            ZkError::ReplyTooLarge
+        )))
+    );
+    assert_eq!(o.members().collect::<Vec<_>>(), ["a", "b"]);
+    assert!(!o.is_complete());
+    // Refused whole, a listing leaves the list as complete as it was.
+    let mut whole: members::Observer<4> = members::Observer::new("/g").unwrap();
+    whole.watch();
+    let first = whole.poll_request().unwrap().id;
+    whole.handle_reply(now, first, Reply::Error(ZkError::NoAuth));
+    assert!(whole.is_complete());
+
+    o.handle_watch(
+        now,
+        WatchEvent {
+            kind: WatchKind::NodeChildrenChanged,
+            path: "/g",
+        },
+    );
+    let again = o.poll_request().unwrap().id;
+    o.handle_reply(now, again, Reply::Children(Children::new(&&["a"][..])));
+    assert_eq!(
+        o.poll_event(),
+        Some(ObserverEvent::Changed { joined: 2, left: 1 })
+    );
+    assert!(o.is_complete());
+}
+
 fn listings(o: &Observer) -> usize {
     o.sent.iter().filter(|(op, _)| *op == "getChildren").count()
 }

@@ -181,7 +181,9 @@ impl<const M: usize, const K: usize, const N: usize> Observer<M, K, N> {
         self.roster.contains(name)
     }
 
-    /// Whether the held list has every member (it did not overflow).
+    /// Whether the held list has every member: it did not overflow, and
+    /// the last listing was read to its end (one refused after some of its
+    /// parts may have left members out).
     pub fn is_complete(&self) -> bool {
         self.complete
     }
@@ -277,7 +279,16 @@ impl<const M: usize, const K: usize, const N: usize> Recipe for Observer<M, K, N
                 self.link.end(SessionEvent::Expired);
                 self.ops.lose();
             }
-            (_, Reply::Error(e)) => self.events.emit(ObserverEvent::Failed(Error::Zk(e))),
+            (_, Reply::Error(e)) => {
+                // A listing refused after some of its parts (a name over
+                // herdless-embassy's receive buffer): the names they put
+                // in are members, but room they took from others, and the
+                // members that left, only the last part would have shown.
+                if self.roster.is_reading() {
+                    self.complete = false;
+                }
+                self.events.emit(ObserverEvent::Failed(Error::Zk(e)));
+            }
             (_, _) => self.events.emit(ObserverEvent::Failed(Error::BadReply)),
         }
     }

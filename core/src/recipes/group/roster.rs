@@ -111,6 +111,11 @@ impl<const M: usize, const K: usize> Roster<M, K> {
         }
     }
 
+    /// Whether a listing's parts were taken and its last part was not.
+    pub(super) fn is_reading(&self) -> bool {
+        self.listing.is_some()
+    }
+
     /// Takes in the names of a part of the listing, or of all of it.
     pub(super) fn take(&mut self, names: Children<'_>) {
         for name in names {
