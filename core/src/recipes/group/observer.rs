@@ -188,8 +188,14 @@ impl<const M: usize, const K: usize, const N: usize> Observer<M, K, N> {
         self.complete
     }
 
-    /// The listing's last part was taken (or all of it at once).
-    fn on_listing(&mut self) {
+    /// A part of a listing, or all of it (`last`): the roster takes its
+    /// names, and the last part reports.
+    fn on_listing(&mut self, id: RequestId, names: Children<'_>, last: bool) {
+        self.roster.reading(id);
+        self.roster.take(names);
+        if !last {
+            return;
+        }
         let (count, complete) = match self.roster.conclude() {
             roster::Outcome::Exact { count, complete } => (count, complete),
             roster::Outcome::ReadAgain => {
@@ -265,11 +271,7 @@ impl<const M: usize, const K: usize, const N: usize> Recipe for Observer<M, K, N
             return;
         };
         match (op, reply) {
-            (Op::List, Reply::Children(names)) => {
-                self.roster.reading(id);
-                self.roster.take(names);
-                self.on_listing();
-            }
+            (Op::List, Reply::Children(names)) => self.on_listing(id, names, true),
             // getChildren on a missing node leaves no watch.
             (Op::List, Reply::Error(ZkError::NoNode)) => self.on_no_group(),
             (Op::AwaitGroup, Reply::Exists { .. }) => self.ops.queue(Op::List),
@@ -345,13 +347,8 @@ impl<const M: usize, const K: usize, const N: usize> Recipe for Observer<M, K, N
         names: Children<'_>,
         last: bool,
     ) {
-        if !self.ops.listing_part_of(id, Op::List, last) {
-            return;
-        }
-        self.roster.reading(id);
-        self.roster.take(names);
-        if last {
-            self.on_listing();
+        if self.ops.listing_part_of(id, Op::List, last) {
+            self.on_listing(id, names, last);
         }
     }
 }
