@@ -332,8 +332,8 @@ impl<const N: usize> DoubleBarrier<N> {
         }
     }
 
-    /// What an answer to `op` means.
-    fn on_reply(&mut self, op: Op, reply: Reply<'_>) {
+    /// What an answer to `op`, sent as `id`, means.
+    fn on_reply(&mut self, id: RequestId, op: Op, reply: Reply<'_>) {
         match (op, reply) {
             (Op::Ensure(_), Reply::Created { .. } | Reply::Error(ZkError::NodeExists)) => {}
             // The listing behind it answers either way.
@@ -383,12 +383,7 @@ impl<const N: usize> DoubleBarrier<N> {
                 self.ops.push(Op::WatchReady);
                 self.ops.push(Op::List);
             }
-            (Op::List, Reply::Children(children)) => {
-                // A listing answered whole: read from its first name.
-                self.roll_call = RollCall::default();
-                self.roll_call.take(children, &self.own);
-                self.on_roll_call();
-            }
+            (Op::List, Reply::Children(children)) => self.on_listing(id, children, true),
             (Op::List, Reply::Error(ZkError::NoNode)) => {
                 if self.step == Step::Leaving {
                     self.finish(DoubleBarrierEvent::Left);
@@ -518,6 +513,17 @@ impl<const N: usize> DoubleBarrier<N> {
                 )
             });
             self.events.emit(DoubleBarrierEvent::Entered);
+        }
+    }
+
+    /// Names of the listing `id`, the whole of it or a part: read into
+    /// the roll call, which a new `id` starts afresh, and acted on after
+    /// the last.
+    fn on_listing(&mut self, id: RequestId, names: Children<'_>, last: bool) {
+        self.roll_call.reading(id);
+        self.roll_call.take(names, &self.own);
+        if last {
+            self.on_roll_call();
         }
     }
 
@@ -680,7 +686,7 @@ impl<const N: usize> Recipe for DoubleBarrier<N> {
         let Some(op) = self.ops.take(id) else {
             return;
         };
-        self.on_reply(op, reply);
+        self.on_reply(id, op, reply);
         self.after_last_look();
     }
 
@@ -782,10 +788,8 @@ impl<const N: usize> Recipe for DoubleBarrier<N> {
         if !self.ops.listing_part_of(id, Op::List, last) {
             return;
         }
-        self.roll_call.reading(id);
-        self.roll_call.take(names, &self.own);
+        self.on_listing(id, names, last);
         if last {
-            self.on_roll_call();
             self.after_last_look();
         }
     }
