@@ -241,3 +241,70 @@ fn sessions_are_their_loopback_address_too() {
         OwnedReply::Error(ZkError::NoAuth)
     );
 }
+
+/// A change is told only to sessions the node's ACL lets read, as
+/// ZooKeeper 3.8.4 and 3.9.2 do (CVE-2024-23944; the Debian 3.8.0 the
+/// real-server tests run is patched so): a watch an `exists` set, which no
+/// ACL guards, on a node the session may not read never fires, and a
+/// deletion is judged by the deleted node's ACL.
+#[test]
+fn a_change_is_told_only_to_sessions_the_node_lets_read() {
+    let (mut zk, alice, bob) = alice_and_bob();
+    static NO_READ_FOR_OTHERS: Acl<'static> = Acl(&[
+        AclEntry {
+            perms: perms::ALL,
+            scheme: "digest",
+            id: ALICE,
+        },
+        AclEntry {
+            perms: perms::ALL & !perms::READ,
+            scheme: "world",
+            id: "anyone",
+        },
+    ]);
+    let reply = call(&mut zk, alice, &create("/guarded", NO_READ_FOR_OTHERS));
+    assert_eq!(reply, OwnedReply::Created("/guarded".into()));
+    let watch = |zk: &mut SimZk, session| {
+        let exists = Request::Exists {
+            path: "/guarded",
+            watch: true,
+        };
+        assert!(matches!(call(zk, session, &exists), OwnedReply::Exists(_)));
+    };
+    watch(&mut zk, alice);
+    watch(&mut zk, bob);
+    let write = Request::SetData {
+        path: "/guarded",
+        data: b"new",
+        version: Version::Any,
+    };
+    // Bob writes: a notification he were told would come before his reply.
+    assert!(matches!(call(&mut zk, bob, &write), OwnedReply::DataSet(_)));
+    assert_eq!(
+        zk.next_delivery(alice),
+        Some(Delivery::Watch(
+            herdless_core::WatchKind::NodeDataChanged,
+            "/guarded".into()
+        ))
+    );
+    assert_eq!(zk.next_delivery(bob), None, "bob may not read it");
+    watch(&mut zk, alice);
+    watch(&mut zk, bob);
+    let delete = Request::Delete {
+        path: "/guarded",
+        version: Version::Any,
+    };
+    assert_eq!(call(&mut zk, bob, &delete), OwnedReply::Deleted);
+    assert_eq!(
+        zk.next_delivery(alice),
+        Some(Delivery::Watch(
+            herdless_core::WatchKind::NodeDeleted,
+            "/guarded".into()
+        ))
+    );
+    assert_eq!(
+        zk.next_delivery(bob),
+        None,
+        "bob deleted it, but was never told"
+    );
+}

@@ -657,8 +657,8 @@ impl SimZk {
         self.watches.drop_session(session);
         for path in self.tree.ephemerals_of(session) {
             self.next_zxid();
-            if self.tree.delete(&path, Version::Any, self.zxid).is_ok() {
-                self.notify(Change::Deleted { path });
+            if let Ok(acl) = self.tree.delete(&path, Version::Any, self.zxid) {
+                self.notify(Change::Deleted { path, acl });
             }
         }
     }
@@ -666,6 +666,16 @@ impl SimZk {
     fn notify(&mut self, change: Change) {
         let zxid = self.zxid;
         for (session, kind, path) in self.watches.trigger(&change) {
+            // ZooKeeper (3.8.4, 3.9.2, and distributions' patched 3.8.0:
+            // CVE-2024-23944) tells a change only to a session the node's
+            // ACL lets read, the deleted node's for a deletion, the
+            // parent's for its children. A watch set by an `exists`, which
+            // no ACL guards, on a node the session may not read never
+            // fires: a recipe that cannot read its own node cannot hear of
+            // its deletion.
+            if !self.may_hear(session, &change, &path) {
+                continue;
+            }
             if let Some(s) = self.sessions.get_mut(&session) {
                 // Only connected sessions have watches on the server.
                 if s.status == SessionStatus::Connected {
@@ -679,6 +689,21 @@ impl SimZk {
                 }
             }
         }
+    }
+
+    /// Whether `session` is told of `change` through its watch on `path`:
+    /// only if the ACL of the node the event names lets it read (the
+    /// deleted node's, as it was; a parent's for its children).
+    fn may_hear(&self, session: SessionId, change: &Change, path: &str) -> bool {
+        let acl = match change {
+            Change::Deleted { path: deleted, acl } if deleted == path => acl.as_slice(),
+            _ => match self.tree.get(path) {
+                Some(node) => node.acl.as_slice(),
+                // Gone again within the same transaction: nobody reads it.
+                None => return true,
+            },
+        };
+        acl::check(acl, &self.ids(session), perms::READ).is_ok()
     }
 
     /// Applies a request, reading the tree as of `view`; returns the reply
@@ -805,8 +830,11 @@ impl SimZk {
             }
             OwnedRequest::Delete { path, version } => {
                 allowed(&self.tree, parent_of(path), perms::DELETE)?;
-                self.tree.delete(path, *version, self.zxid)?;
-                let change = Change::Deleted { path: path.clone() };
+                let acl = self.tree.delete(path, *version, self.zxid)?;
+                let change = Change::Deleted {
+                    path: path.clone(),
+                    acl,
+                };
                 Ok((OwnedReply::Deleted, Some(change)))
             }
             OwnedRequest::SetData {
@@ -955,9 +983,10 @@ impl SimZk {
     /// server does (`NoNode`, `NotEmpty`).
     pub fn delete_node(&mut self, path: &str) -> Result<(), ZkError> {
         self.next_zxid();
-        self.tree.delete(path, Version::Any, self.zxid)?;
+        let acl = self.tree.delete(path, Version::Any, self.zxid)?;
         self.notify(Change::Deleted {
             path: path.to_string(),
+            acl,
         });
         Ok(())
     }

@@ -31,9 +31,17 @@ pub struct Node {
 /// What a write changed, for watch triggering.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Change {
-    Created { path: String },
-    Deleted { path: String },
-    DataChanged { path: String },
+    Created {
+        path: String,
+    },
+    /// With the deleted node's ACL: only sessions it lets read hear of it.
+    Deleted {
+        path: String,
+        acl: Vec<OwnedAclEntry>,
+    },
+    DataChanged {
+        path: String,
+    },
 }
 
 /// All znodes, by full path.
@@ -129,12 +137,14 @@ impl Tree {
         Ok(full)
     }
 
+    /// Deletes the node at `path`; returns its ACL, which judges who
+    /// hears of the deletion.
     pub(crate) fn delete(
         &mut self,
         path: &str,
         version: Version,
         zxid: i64,
-    ) -> Result<(), ZkError> {
+    ) -> Result<Vec<OwnedAclEntry>, ZkError> {
         if path::validate(path).is_err() || path == "/" {
             return Err(ZkError::BadArguments);
         }
@@ -145,14 +155,14 @@ impl Tree {
         if !node.children.is_empty() {
             return Err(ZkError::NotEmpty);
         }
-        self.nodes.remove(path);
+        let removed = self.nodes.remove(path).map(|node| node.acl);
         if let Some(parent) = self.nodes.get_mut(parent_of(path)) {
             parent.children.remove(path::basename(path));
             // Deletion moves pzxid, not cversion (ZooKeeper 3.8 DataTree).
             parent.stat.num_children -= 1;
             parent.stat.pzxid = zxid;
         }
-        Ok(())
+        Ok(removed.unwrap_or_default())
     }
 
     pub(crate) fn set_data(
@@ -310,7 +320,9 @@ mod tests {
             tree.delete("/", Version::Any, ZXID),
             Err(ZkError::BadArguments)
         );
-        assert_eq!(tree.delete("/d/n", Version::Exactly(0), ZXID), Ok(()));
+        // The deleted node's ACL comes back, to judge who hears of it.
+        let acl = tree.get("/d/n").unwrap().acl.clone();
+        assert_eq!(tree.delete("/d/n", Version::Exactly(0), ZXID), Ok(acl));
         assert!(tree.get("/d/n").is_none());
         let parent = tree.get("/d").unwrap().stat;
         assert_eq!(
@@ -318,7 +330,7 @@ mod tests {
             (0, ZXID, 1)
         );
         assert!(tree.children_of("/d").unwrap().is_empty());
-        assert_eq!(tree.delete("/d", Version::Any, ZXID), Ok(()), "empty now");
+        assert!(tree.delete("/d", Version::Any, ZXID).is_ok(), "empty now");
     }
 
     #[test]

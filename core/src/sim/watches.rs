@@ -60,7 +60,7 @@ impl Watches {
                     &mut out,
                 );
             }
-            Change::Deleted { path } => {
+            Change::Deleted { path, .. } => {
                 fire(&mut self.data, path, WatchKind::NodeDeleted, &mut out);
                 fire(&mut self.exist, path, WatchKind::NodeDeleted, &mut out);
                 fire(&mut self.child, path, WatchKind::NodeDeleted, &mut out);
@@ -154,6 +154,7 @@ mod tests {
         w.add(WatchClass::Data, "/other", 1);
         let fired = w.trigger(&Change::Deleted {
             path: "/d".to_string(),
+            acl: Vec::new(),
         });
         assert_eq!(
             fired,
