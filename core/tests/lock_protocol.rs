@@ -262,19 +262,26 @@ fn a_waiter_whose_own_watch_is_being_set_again_acquires_only_once_its_node_is_re
 }
 
 /// As above, but the own node's read is refused (an ACL set by someone
-/// else): an `exists`, which needs no permission, shows the node still
-/// there and the session's, rather than a wait that would never end.
+/// else, or chosen without read): the refused read set no watch, and no
+/// watch can tell this client of a node it may not read (ZooKeeper filters
+/// notifications by the node's ACL, CVE-2024-23944), so the node's
+/// deletion could go unheard and the waiter hold without it. It gives up:
+/// its node deleted, the attempt fails with the refusal.
 #[test]
-fn a_confirming_waiter_whose_own_read_is_refused_asks_its_owner_and_acquires() {
+fn a_confirming_waiter_whose_own_read_is_refused_gives_up() {
     let (mut lock, watch_pred) = behind_one();
     let rearm = own_data_changed(&mut lock);
     lock.handle_reply(Instant::ZERO, watch_pred, Reply::Error(ZkError::NoNode));
     assert!(events(&mut lock).is_empty());
-    let ask = owner_asked(&mut lock, rearm, ZkError::NoAuth);
-    assert!(events(&mut lock).is_empty());
-    let stat = ephemeral();
-    lock.handle_reply(Instant::ZERO, ask, Reply::Exists { stat });
-    assert_eq!(events(&mut lock), vec![LockEvent::Acquired]);
+    lock.handle_reply(Instant::ZERO, rearm, Reply::Error(ZkError::NoAuth));
+    let delete = drain(&mut lock);
+    assert_eq!(texts(&delete), [format!("delete /locks/a/{OWN}")]);
+    assert!(events(&mut lock).is_empty(), "not before the delete");
+    assert_ne!(lock.state(), LockState::Held);
+    lock.handle_reply(Instant::ZERO, delete[0].0, Reply::Deleted);
+    let failed = LockEvent::Failed(herdless_core::Error::Zk(ZkError::NoAuth));
+    assert_eq!(events(&mut lock), [failed]);
+    assert_eq!(lock.state(), LockState::Idle);
 }
 
 /// The `exists` that asks the owner refused (no server refuses one, but a
@@ -958,21 +965,35 @@ fn a_refused_check_after_a_reconnect_loses_the_lock() {
     assert_eq!(events(&mut lock), vec![LockEvent::Lost]);
 }
 
-/// A holder whose own node cannot be read (an ACL without read) keeps the
-/// lock: the watch is for revocation and deletion, not a condition of it.
+/// A holder whose own node's read is refused (an ACL without read for
+/// this client) can no longer be told of the node's deletion, which would
+/// let the next contender in beside it: it gives the lock up, `Lost` once
+/// the node is deleted. A read over an embedded driver's receive buffer
+/// did set its watch, and the holder keeps the lock.
 #[test]
-fn a_refused_read_of_the_own_node_leaves_the_lock_held() {
-    let mut lock: Lock = Lock::new("/locks/a").unwrap();
-    lock.acquire(GUID).unwrap();
-    let sent = drain(&mut lock);
-    created(&mut lock, sent[0].0, OWN);
-    let own_read = drain(&mut lock);
-    children(&mut lock, sent[1].0, &[OWN]);
-    assert_eq!(events(&mut lock), vec![LockEvent::Acquired]);
-    lock.handle_reply(Instant::ZERO, own_read[0].0, Reply::Error(ZkError::NoAuth));
-    assert!(events(&mut lock).is_empty());
-    assert!(lock.is_held());
-    assert!(drain(&mut lock).is_empty());
+fn a_holder_whose_own_read_is_refused_gives_the_lock_up() {
+    for refusal in [ZkError::NoAuth, ZkError::ReplyTooLarge] {
+        let mut lock: Lock = Lock::new("/locks/a").unwrap();
+        lock.acquire(GUID).unwrap();
+        let sent = drain(&mut lock);
+        created(&mut lock, sent[0].0, OWN);
+        let own_read = drain(&mut lock);
+        children(&mut lock, sent[1].0, &[OWN]);
+        assert_eq!(events(&mut lock), vec![LockEvent::Acquired]);
+        lock.handle_reply(Instant::ZERO, own_read[0].0, Reply::Error(refusal));
+        let sent = drain(&mut lock);
+        if refusal == ZkError::ReplyTooLarge {
+            assert!(sent.is_empty(), "{sent:?}");
+            assert!(events(&mut lock).is_empty());
+            assert!(lock.is_held());
+            continue;
+        }
+        assert_eq!(texts(&sent), [format!("delete /locks/a/{OWN}")]);
+        assert!(!lock.is_held(), "not held while its node goes");
+        lock.handle_reply(Instant::ZERO, sent[0].0, Reply::Deleted);
+        assert_eq!(events(&mut lock), vec![LockEvent::Lost]);
+        assert_eq!(lock.state(), LockState::Idle);
+    }
 }
 
 /// An acquisition whose directory is missing, for at most `rounds` rounds:

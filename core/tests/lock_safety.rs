@@ -262,3 +262,73 @@ fn contenders_across_the_sequence_wrap_are_served_in_creation_order() {
         assert!(held(&w).is_empty());
     }
 }
+
+/// Everyone may do everything to the node but read it: a lock created so
+/// cannot read its own node (`getData` is refused `NoAuth`, and sets no
+/// watch), though `exists`, which no ACL guards, still answers.
+static UNREADABLE: herdless_core::Acl<'static> = herdless_core::Acl(&[herdless_core::AclEntry {
+    perms: herdless_core::perms::ALL & !herdless_core::perms::READ,
+    scheme: "world",
+    id: "anyone",
+}]);
+
+/// A waiter that may not read its own node fails rather than waits: the
+/// refused read set no watch, and no watch would tell it of the node's
+/// deletion (the server tells a change only to sessions that may read the
+/// node, CVE-2024-23944), so it could take its predecessor's deletion for
+/// its turn with its own node gone, and hold beside the next contender.
+/// Its node is deleted before it says so.
+#[test]
+fn a_waiter_that_cannot_read_its_own_node_fails_rather_than_waits() {
+    for seed in 0..20 {
+        let mut w: World<Lock> = World::new(seed);
+        let a = w.add_peer(Lock::new(DIR).unwrap());
+        let b = w.add_peer(Lock::new(DIR).unwrap().with_acl(UNREADABLE));
+        acquire(&mut w, a, 1);
+        assert!(w.run_until_quiet(1_000));
+        acquire(&mut w, b, 2);
+        let events = run_checked(&mut w, 10_000);
+        assert_eq!(events[a], vec![LockEvent::Acquired], "seed {seed}: A");
+        let refused = LockEvent::Failed(herdless_core::Error::Zk(herdless_core::ZkError::NoAuth));
+        assert_eq!(events[b], vec![refused], "seed {seed}: B");
+        let a_node = w.peers[a].recipe.own_node().unwrap().to_owned();
+        assert_eq!(w.zk.children(DIR).unwrap(), vec![a_node], "seed {seed}");
+        w.act(a, |l| l.release()).unwrap();
+        let events = run_checked(&mut w, 10_000);
+        assert_eq!(events[a], vec![LockEvent::Released], "seed {seed}: A");
+        assert!(events[b].is_empty(), "seed {seed}: B {:?}", events[b]);
+    }
+}
+
+/// A lock that may not read its own node, uncontended, gives it up as soon
+/// as its read is refused: `Lost` if the listing had already made it the
+/// holder, the refusal otherwise, its node deleted either way.
+#[test]
+fn a_lock_that_cannot_read_its_own_node_gives_it_up() {
+    for seed in 0..20 {
+        let mut w: World<Lock> = World::new(seed);
+        // The directory made readable first, by a lock with the open ACL:
+        // one made with this ACL could not be listed.
+        let opener = w.add_peer(Lock::new(DIR).unwrap());
+        acquire(&mut w, opener, 2);
+        assert!(w.run_until_quiet(1_000));
+        w.act(opener, |l| l.release()).unwrap();
+        assert!(w.run_until_quiet(1_000));
+        w.peers[opener].take_events();
+        let a = w.add_peer(Lock::new(DIR).unwrap().with_acl(UNREADABLE));
+        acquire(&mut w, a, 1);
+        let events = run_checked(&mut w, 10_000);
+        let refused = LockEvent::Failed(herdless_core::Error::Zk(herdless_core::ZkError::NoAuth));
+        assert!(
+            events[a] == [LockEvent::Acquired, LockEvent::Lost] || events[a] == [refused],
+            "seed {seed}: {:?}",
+            events[a]
+        );
+        assert!(!w.peers[a].recipe.is_held());
+        assert_eq!(
+            w.zk.children(DIR).unwrap(),
+            Vec::<String>::new(),
+            "seed {seed}"
+        );
+    }
+}

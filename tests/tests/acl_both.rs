@@ -7,7 +7,9 @@ use std::time::Duration;
 
 use herdless_std::queue::Queue;
 use herdless_std::sim::SimServer;
-use herdless_std::{Acl, ConnectOptions, Connection, Error, Lock, WithAcl, ZkError};
+use herdless_std::{
+    perms, Acl, AclEntry, ConnectOptions, Connection, Error, Lock, LockGuard, WithAcl, ZkError,
+};
 use herdless_tests::ZkServer;
 
 /// `alice` authenticated as alice, `stranger` as mallory, `anonymous` as
@@ -127,4 +129,87 @@ async fn acls_on_a_real_server() {
         anonymous.create("/no/parent", b"", &creator_all).await,
         Err(zookeeper_client::Error::InvalidAcl)
     ));
+}
+
+/// Everything but reading, for everyone: a lock whose nodes carry it
+/// cannot read its own node (`getData` is refused and sets no watch), and
+/// no watch tells it of a change to that node (ZooKeeper 3.8.4 and 3.9.2
+/// tell a change only to sessions that may read the node, CVE-2024-23944).
+static UNREADABLE: Acl<'static> = Acl(&[AclEntry {
+    perms: perms::ALL & !perms::READ,
+    scheme: "world",
+    id: "anyone",
+}]);
+
+const UNREADABLE_LOCK: &str = "/app/locks/unreadable";
+
+/// Such a lock gives itself up rather than hold a lock whose breaking it
+/// could not hear of: the attempt fails with `NoAuth`, or, if the listing
+/// made it the holder before its read was refused, the guard is lost at
+/// once. Its node is deleted either way.
+async fn unreadable_lock_gives_up<C: Connection + Clone>(conn: &C) {
+    // The directory made readable first, by a lock with the open ACL: one
+    // made with `UNREADABLE` could not be listed.
+    let opener = Lock::new(conn, UNREADABLE_LOCK).unwrap().acquire().await;
+    opener.expect("the open lock").release().await.unwrap();
+    let unreadable = WithAcl::new(conn.clone(), UNREADABLE);
+    let outcome = tokio::time::timeout(
+        Duration::from_secs(20),
+        Lock::new(&unreadable, UNREADABLE_LOCK).unwrap().acquire(),
+    )
+    .await
+    .expect("the unreadable lock answers");
+    match outcome {
+        Err(Error::Zk(ZkError::NoAuth)) => {}
+        Ok(guard) => {
+            lost_soon(&guard).await;
+        }
+        Err(other) => panic!("expected NoAuth or a lost guard, got {other:?}"),
+    }
+    let left = herdless_std::inspect::children(conn, UNREADABLE_LOCK).await;
+    assert_eq!(left.unwrap().len(), 0, "its node deleted");
+}
+
+async fn lost_soon(guard: &LockGuard) {
+    tokio::time::timeout(Duration::from_secs(20), guard.lost())
+        .await
+        .expect("a holder that may not read its node gives the lock up");
+    assert!(!guard.is_held());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_lock_that_may_not_read_its_node_gives_it_up_on_the_in_memory_zookeeper() {
+    let zk = SimServer::new();
+    unreadable_lock_gives_up(&zk.connect()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lock_that_may_not_read_its_node_gives_it_up_on_a_real_server() {
+    let server = ZkServer::start();
+    let addr = server.addr();
+    let timeout = Duration::from_secs(10);
+    let conn = ConnectOptions::new(timeout).connect(&addr).await.unwrap();
+    unreadable_lock_gives_up(&conn).await;
+    // Why, on this server: a watch that `exists` set on a node the session
+    // may not read, which the in-memory ZooKeeper copies, never fires.
+    let operator = ConnectOptions::new(timeout).connect(&addr).await.unwrap();
+    let mode = zookeeper_client::CreateMode::Ephemeral;
+    let no_read = [zookeeper_client::Acl::new(
+        zookeeper_client::Permission::WRITE
+            | zookeeper_client::Permission::CREATE
+            | zookeeper_client::Permission::DELETE
+            | zookeeper_client::Permission::ADMIN,
+        zookeeper_client::AuthId::anyone(),
+    )];
+    let options = mode.with_acls(zookeeper_client::Acls::new(&no_read));
+    conn.create("/app/probe", b"", &options).await.unwrap();
+    assert!(matches!(
+        conn.get_data("/app/probe").await,
+        Err(zookeeper_client::Error::NoAuth)
+    ));
+    let (stat, watcher) = conn.check_and_watch_stat("/app/probe").await.unwrap();
+    assert!(stat.is_some(), "an exists is answered");
+    operator.delete("/app/probe", None).await.unwrap();
+    let told = tokio::time::timeout(Duration::from_secs(2), watcher.changed()).await;
+    assert!(told.is_err(), "the deletion was told: {told:?}");
 }

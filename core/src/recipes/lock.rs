@@ -22,7 +22,11 @@
 //! delivers one session's notifications in the order the changes happened.
 //! A waiter whose node is deleted queues again with a new node. This costs
 //! one request per acquisition (four per uncontended acquire and release:
-//! create, list, read own node, delete) and no round trip.
+//! create, list, read own node, delete) and no round trip. A lock that may
+//! not read its own node (an ACL without read for its client) gives up as
+//! soon as that read is refused: ZooKeeper tells a change of a node only
+//! to sessions that may read it (CVE-2024-23944), so no watch could tell
+//! it of its node's deletion.
 //!
 //! The own node only counts while its `ephemeralOwner` is the current
 //! session. A `Connected` naming another session than the one before, with
@@ -672,14 +676,30 @@ impl<const N: usize> Lock<N> {
                 self.finish();
             }
             Op::CheckOwn if self.step == Step::Verifying => self.abandon(Outcome::Lost),
-            // The own node was read, but its answer says nothing of it:
-            // its data is over an embedded driver's receive buffer (its
-            // watch is set), or an ACL forbids reading it (revocation
-            // cannot be watched). Until the lock is held, its owner must
-            // still be shown to be the current session (CURATOR-696): an
-            // `exists` asks, which needs no permission and always fits.
-            Op::WatchOwn if self.step != Step::Held => self.ops.queue(Op::CheckOwn),
-            Op::WatchOwn => {}
+            // The own node was read, but its data is over an embedded
+            // driver's receive buffer: the server read it, so the node is
+            // there and its watch is set. Until the lock is held, its
+            // owner must still be shown to be the current session
+            // (CURATOR-696): an `exists` asks, which always fits.
+            Op::WatchOwn if e == ZkError::ReplyTooLarge => {
+                if self.step != Step::Held {
+                    self.ops.queue(Op::CheckOwn);
+                }
+            }
+            // Any other refusal (an ACL that does not let this client read
+            // its own node) set no watch, and none can be set: ZooKeeper
+            // tells a change of a node only to sessions that may read it,
+            // whatever set the watch (CVE-2024-23944). A deletion of the
+            // node by anyone would go unheard: a waiter would take its
+            // predecessor's deletion for its turn, a holder would go on,
+            // either with no node and beside the next holder. So the lock
+            // is given up, its node deleted: a holder hears `Lost`, an
+            // attempt fails with the refusal.
+            Op::WatchOwn => self.abandon(if self.step == Step::Held {
+                Outcome::Lost
+            } else {
+                Outcome::Failed(Error::Zk(e))
+            }),
             _ => self.fail(Error::Zk(e)),
         }
     }
