@@ -307,4 +307,22 @@ fn a_change_is_told_only_to_sessions_the_node_lets_read() {
         None,
         "bob deleted it, but was never told"
     );
+
+    // A parent's children are judged by the parent's ACL: bob, who may
+    // read `/`, hears that a child he may not read went.
+    let reply = call(&mut zk, alice, &create("/guarded", NO_READ_FOR_OTHERS));
+    assert_eq!(reply, OwnedReply::Created("/guarded".into()));
+    let list = Request::GetChildren {
+        path: "/",
+        watch: true,
+    };
+    assert!(matches!(call(&mut zk, bob, &list), OwnedReply::Children(_)));
+    assert_eq!(call(&mut zk, alice, &delete), OwnedReply::Deleted);
+    assert_eq!(
+        zk.next_delivery(bob),
+        Some(Delivery::Watch(
+            herdless_core::WatchKind::NodeChildrenChanged,
+            "/".into()
+        ))
+    );
 }
