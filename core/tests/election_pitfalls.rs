@@ -578,3 +578,38 @@ fn the_state_machines_are_bounded_by_their_buffers() {
         Some("/election/p/x-n_0000000299")
     );
 }
+
+/// A candidate that may not read its own node (an ACL without read for its
+/// client) fails rather than campaigns: the server tells a change only to
+/// sessions that may read the node (CVE-2024-23944), so nothing could tell
+/// it of its node's deletion, and it would lead beside the next leader.
+/// Its node is deleted before it says so; a leader stays the one leader.
+#[test]
+fn a_candidate_that_may_not_read_its_own_node_fails_rather_than_campaigns() {
+    static UNREADABLE: Acl<'static> = Acl(&[herdless_core::AclEntry {
+        perms: herdless_core::perms::ALL & !herdless_core::perms::READ,
+        scheme: "world",
+        id: "anyone",
+    }]);
+    for seed in 0..20 {
+        let mut w: World<Election> = World::new(seed);
+        let leader = w.add_peer(Election::new(DIR).unwrap());
+        let blind = w.add_peer(Election::new(DIR).unwrap().with_acl(UNREADABLE));
+        campaign(&mut w, leader);
+        assert_eq!(w.peers[leader].take_events(), [ElectionEvent::Leading]);
+        campaign(&mut w, blind);
+        let refused =
+            ElectionEvent::Failed(herdless_core::Error::Zk(herdless_core::ZkError::NoAuth));
+        // `Following` may come first: the own node is read once it waits.
+        let events = w.peers[blind].take_events();
+        assert_eq!(events.last(), Some(&refused), "seed {seed}: {events:?}");
+        assert!(!events.contains(&ElectionEvent::Leading), "seed {seed}");
+        assert_eq!(w.peers[blind].recipe.state(), ElectionState::Idle);
+        assert_eq!(
+            nodes(&w),
+            [own(&w, leader), "leader".to_owned()],
+            "seed {seed}: its node deleted"
+        );
+        assert_one_leader(&w);
+    }
+}
