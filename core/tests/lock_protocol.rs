@@ -967,33 +967,62 @@ fn a_refused_check_after_a_reconnect_loses_the_lock() {
 
 /// A holder whose own node's read is refused (an ACL without read for
 /// this client) can no longer be told of the node's deletion, which would
-/// let the next contender in beside it: it gives the lock up, `Lost` once
-/// the node is deleted. A read over an embedded driver's receive buffer
-/// did set its watch, and the holder keeps the lock.
+/// let the next contender in beside it: it gives the lock up. `Lost` comes
+/// at once, while the node still keeps the next contender out, and
+/// nothing after the delete, whatever its answer (`end`). A read over an
+/// embedded driver's receive buffer did set its watch, and the holder
+/// keeps the lock.
 #[test]
 fn a_holder_whose_own_read_is_refused_gives_the_lock_up() {
-    for refusal in [ZkError::NoAuth, ZkError::ReplyTooLarge] {
-        let mut lock: Lock = Lock::new("/locks/a").unwrap();
-        lock.acquire(GUID).unwrap();
-        let sent = drain(&mut lock);
-        created(&mut lock, sent[0].0, OWN);
+    let ends = [
+        Reply::Deleted,
+        Reply::Error(ZkError::NoNode),
+        Reply::Error(ZkError::NoAuth),
+    ];
+    for end in ends {
+        let mut lock = held();
         let own_read = drain(&mut lock);
-        children(&mut lock, sent[1].0, &[OWN]);
-        assert_eq!(events(&mut lock), vec![LockEvent::Acquired]);
-        lock.handle_reply(Instant::ZERO, own_read[0].0, Reply::Error(refusal));
+        let refused = Reply::Error(ZkError::NoAuth);
+        lock.handle_reply(Instant::ZERO, own_read[0].0, refused);
+        assert_eq!(
+            events(&mut lock),
+            vec![LockEvent::Lost],
+            "before the delete"
+        );
+        assert!(!lock.is_held());
         let sent = drain(&mut lock);
-        if refusal == ZkError::ReplyTooLarge {
-            assert!(sent.is_empty(), "{sent:?}");
-            assert!(events(&mut lock).is_empty());
-            assert!(lock.is_held());
-            continue;
-        }
         assert_eq!(texts(&sent), [format!("delete /locks/a/{OWN}")]);
-        assert!(!lock.is_held(), "not held while its node goes");
-        lock.handle_reply(Instant::ZERO, sent[0].0, Reply::Deleted);
-        assert_eq!(events(&mut lock), vec![LockEvent::Lost]);
+        let what = format!("{end:?}");
+        lock.handle_reply(Instant::ZERO, sent[0].0, end);
+        assert!(events(&mut lock).is_empty(), "{what}: said already");
         assert_eq!(lock.state(), LockState::Idle);
     }
+    // Over the buffer: the server read the node and set the watch.
+    let mut lock = held();
+    let own_read = drain(&mut lock);
+    let too_large = Reply::Error(ZkError::ReplyTooLarge);
+    lock.handle_reply(Instant::ZERO, own_read[0].0, too_large);
+    assert!(drain(&mut lock).is_empty());
+    assert!(events(&mut lock).is_empty());
+    assert!(lock.is_held());
+}
+
+/// A holder that gave the lock up when its own read was refused, and whose
+/// session ends before the delete is answered, says nothing more: `Lost`
+/// was its last word.
+#[test]
+fn a_holder_that_gave_up_on_a_refused_read_is_quiet_when_its_session_ends() {
+    let mut lock = held();
+    let own_read = drain(&mut lock);
+    assert_eq!(
+        texts(&own_read),
+        [format!("getData /locks/a/{OWN} watch=true")]
+    );
+    lock.handle_reply(Instant::ZERO, own_read[0].0, Reply::Error(ZkError::NoAuth));
+    assert_eq!(events(&mut lock), vec![LockEvent::Lost]);
+    lock.handle_session(Instant::ZERO, SessionEvent::Expired);
+    assert!(events(&mut lock).is_empty());
+    assert_eq!(lock.state(), LockState::Idle);
 }
 
 /// An acquisition whose directory is missing, for at most `rounds` rounds:

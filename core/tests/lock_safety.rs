@@ -332,3 +332,63 @@ fn a_lock_that_cannot_read_its_own_node_gives_it_up() {
         );
     }
 }
+
+/// A holder that gives the lock up because it may not read its own node
+/// says `Lost` before the node goes: the next contender, waiting behind
+/// it, may hold only once the old holder has been told. Told after the
+/// delete, the old holder was still at work while the next one held.
+#[test]
+fn a_holder_that_may_not_read_its_node_is_told_lost_before_the_next_holds() {
+    for seed in 0..50 {
+        let mut w: World<Lock> = World::new(seed);
+        let opener = w.add_peer(Lock::new(DIR).unwrap());
+        acquire(&mut w, opener, 3);
+        assert!(w.run_until_quiet(1_000));
+        w.act(opener, |l| l.release()).unwrap();
+        assert!(w.run_until_quiet(1_000));
+        w.peers[opener].take_events();
+        // Its node may be read by the next contender's identity alone, so
+        // that the next can wait behind it.
+        static READ_BY_NEXT_ONLY: herdless_core::Acl<'static> = herdless_core::Acl(&[
+            herdless_core::AclEntry {
+                perms: herdless_core::perms::READ,
+                scheme: "digest",
+                id: NEXT,
+            },
+            herdless_core::AclEntry {
+                perms: herdless_core::perms::ALL & !herdless_core::perms::READ,
+                scheme: "world",
+                id: "anyone",
+            },
+        ]);
+        const NEXT: &str = "next:hash-of-next";
+        let blind = w.add_peer(Lock::new(DIR).unwrap().with_acl(READ_BY_NEXT_ONLY));
+        let next = w.add_peer(Lock::new(DIR).unwrap());
+        let session = w.peers[next].session();
+        w.zk.add_auth(session, "digest", NEXT);
+        acquire(&mut w, blind, 1);
+        acquire(&mut w, next, 2);
+        let mut holding = [false; 3];
+        for _ in 0..10_000 {
+            let stepped = step_checked(&mut w);
+            for (i, held) in holding.iter_mut().enumerate() {
+                for event in w.peers[i].take_events() {
+                    match event {
+                        LockEvent::Acquired => *held = true,
+                        LockEvent::Lost | LockEvent::Released => *held = false,
+                        _ => {}
+                    }
+                }
+            }
+            let holders = holding.iter().filter(|h| **h).count();
+            assert!(holders <= 1, "seed {seed}: two believe they hold");
+            if stepped.is_none() {
+                break;
+            }
+        }
+        assert!(
+            holding[next],
+            "seed {seed}: the next contender holds at last"
+        );
+    }
+}

@@ -336,16 +336,20 @@ enum Outcome {
     Release,
     /// The held node vanished or could not be confirmed.
     Lost,
+    /// Already reported (`Lost`, before the node's delete): nothing more
+    /// to say.
+    Quiet,
 }
 
 impl Outcome {
-    /// How the application hears of it.
-    fn event(self) -> LockEvent {
+    /// How the application hears of it, if at all.
+    fn event(self) -> Option<LockEvent> {
         match self {
-            Outcome::GiveUp(reason) => LockEvent::NotAcquired(reason),
-            Outcome::Failed(e) => LockEvent::Failed(e),
-            Outcome::Release => LockEvent::Released,
-            Outcome::Lost => LockEvent::Lost,
+            Outcome::GiveUp(reason) => Some(LockEvent::NotAcquired(reason)),
+            Outcome::Failed(e) => Some(LockEvent::Failed(e)),
+            Outcome::Release => Some(LockEvent::Released),
+            Outcome::Lost => Some(LockEvent::Lost),
+            Outcome::Quiet => None,
         }
     }
 }
@@ -671,8 +675,11 @@ impl<const N: usize> Lock<N> {
         match op {
             Op::Delete => {
                 // Our own ephemeral node refused to go (an ACL set by
-                // someone else): report it rather than spin.
-                self.give_up = Some(Outcome::Failed(Error::Zk(e)));
+                // someone else): report it rather than spin, unless the
+                // holder was already told it lost the lock.
+                if self.give_up != Some(Outcome::Quiet) {
+                    self.give_up = Some(Outcome::Failed(Error::Zk(e)));
+                }
                 self.finish();
             }
             Op::CheckOwn if self.step == Step::Verifying => self.abandon(Outcome::Lost),
@@ -693,13 +700,15 @@ impl<const N: usize> Lock<N> {
             // node by anyone would go unheard: a waiter would take its
             // predecessor's deletion for its turn, a holder would go on,
             // either with no node and beside the next holder. So the lock
-            // is given up, its node deleted: a holder hears `Lost`, an
-            // attempt fails with the refusal.
-            Op::WatchOwn => self.abandon(if self.step == Step::Held {
-                Outcome::Lost
-            } else {
-                Outcome::Failed(Error::Zk(e))
-            }),
+            // is given up, its node deleted. A holder hears `Lost` at once,
+            // while its node still keeps the next contender out: told
+            // after the delete, it would still be at work when the next
+            // holder is in. An attempt fails with the refusal.
+            Op::WatchOwn if self.state() == LockState::Held => {
+                self.events.emit(LockEvent::Lost);
+                self.abandon(Outcome::Quiet);
+            }
+            Op::WatchOwn => self.abandon(Outcome::Failed(Error::Zk(e))),
             _ => self.fail(Error::Zk(e)),
         }
     }
@@ -819,8 +828,8 @@ impl<const N: usize> ContentionFlow<N> for Lock<N> {
         let event = self
             .give_up
             .take()
-            .map_or(LockEvent::Released, Outcome::event);
-        self.end_with(Some(event));
+            .map_or(Some(LockEvent::Released), Outcome::event);
+        self.end_with(event);
     }
 
     fn start_delete(&mut self) {
@@ -875,7 +884,7 @@ impl<const N: usize> ContentionFlow<N> for Lock<N> {
         self.link.end(how);
         let event = match (self.step, self.give_up.take()) {
             (Step::Idle, _) => None,
-            (_, Some(outcome)) => Some(outcome.event()),
+            (_, Some(outcome)) => outcome.event(),
             (Step::Held | Step::Suspended | Step::Verifying, None) => Some(LockEvent::Lost),
             (_, None) => Some(LockEvent::Failed(Error::SessionEnded)),
         };
