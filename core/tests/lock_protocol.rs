@@ -948,21 +948,28 @@ fn a_refused_delete_fails_the_release_once() {
 }
 
 /// After a reconnect, a holder that cannot confirm its node (the check is
-/// refused) treats the lock as lost and cleans up.
+/// refused) treats the lock as lost and cleans up; so does one whose read
+/// of its node is refused, as it could no longer hear of the node's
+/// deletion. Either way it hears `Lost` (not the refusal, which only an
+/// attempt hears) once the node is gone: it stopped its work when it was
+/// suspended.
 #[test]
-fn a_refused_check_after_a_reconnect_loses_the_lock() {
-    let mut lock = held();
-    drain(&mut lock);
-    lock.handle_session(Instant::ZERO, SessionEvent::Suspended);
-    lock.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 1 });
-    assert_eq!(events(&mut lock), vec![LockEvent::Suspended]);
-    let sent = drain(&mut lock);
-    let verify = sent.iter().find(|s| s.1.starts_with("exists")).unwrap().0;
-    lock.handle_reply(Instant::ZERO, verify, Reply::Error(ZkError::NoAuth));
-    let sent = drain(&mut lock);
-    let delete = sent.iter().find(|s| s.1.starts_with("delete")).unwrap().0;
-    lock.handle_reply(Instant::ZERO, delete, Reply::Deleted);
-    assert_eq!(events(&mut lock), vec![LockEvent::Lost]);
+fn a_refused_check_or_read_after_a_reconnect_loses_the_lock() {
+    for refused in ["exists", "getData"] {
+        let mut lock = held();
+        drain(&mut lock);
+        lock.handle_session(Instant::ZERO, SessionEvent::Suspended);
+        lock.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 1 });
+        assert_eq!(events(&mut lock), vec![LockEvent::Suspended]);
+        let sent = drain(&mut lock);
+        let verify = sent.iter().find(|s| s.1.starts_with(refused)).unwrap().0;
+        lock.handle_reply(Instant::ZERO, verify, Reply::Error(ZkError::NoAuth));
+        assert!(events(&mut lock).is_empty(), "{refused}: said when gone");
+        let sent = drain(&mut lock);
+        let delete = sent.iter().find(|s| s.1.starts_with("delete")).unwrap().0;
+        lock.handle_reply(Instant::ZERO, delete, Reply::Deleted);
+        assert_eq!(events(&mut lock), vec![LockEvent::Lost], "{refused}");
+    }
 }
 
 /// A holder whose own node's read is refused (an ACL without read for
@@ -1415,4 +1422,22 @@ fn a_node_named_by_hand_with_the_own_sequence_is_waited_for() {
         );
         assert_eq!(events(&mut lock), vec![LockEvent::Acquired], "{listing:?}");
     }
+}
+
+/// Whatever ends a holding, the holder hears `Lost`: an answer of the wrong
+/// shape to a holder at work ends it at once, before the node's delete
+/// lets the next contender in, and nothing follows the delete.
+#[test]
+fn a_holder_at_work_whose_protocol_fails_hears_lost_before_the_delete() {
+    let mut lock = held();
+    let own_read = drain(&mut lock);
+    let none: &[&str] = &[];
+    let wrong = Reply::Children(Children::new(&none));
+    lock.handle_reply(Instant::ZERO, own_read[0].0, wrong);
+    assert_eq!(events(&mut lock), vec![LockEvent::Lost]);
+    let delete = drain(&mut lock);
+    assert_eq!(texts(&delete), [format!("delete /locks/a/{OWN}")]);
+    lock.handle_reply(Instant::ZERO, delete[0].0, Reply::Deleted);
+    assert!(events(&mut lock).is_empty());
+    assert_eq!(lock.state(), LockState::Idle);
 }

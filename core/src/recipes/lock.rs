@@ -601,8 +601,20 @@ impl<const N: usize> Lock<N> {
     }
 
     /// Abandons the acquisition: delete the own node (once its name is
-    /// known), then report `outcome`.
+    /// known), then report `outcome`. Whatever ends a holding, a holder
+    /// hears `Lost`: one at work (not suspended) at once, while its node
+    /// still keeps the next contender out (told after the delete, it would
+    /// still be at work when the next holder is in); a suspended one, which
+    /// stopped its work, once the node is gone.
     fn abandon(&mut self, outcome: Outcome) {
+        let outcome = match self.step {
+            Step::Held => {
+                self.events.emit(LockEvent::Lost);
+                Outcome::Quiet
+            }
+            Step::Suspended | Step::Verifying => Outcome::Lost,
+            _ => outcome,
+        };
         self.give_up = Some(outcome);
         self.deadline = Deadline::None;
         self.flow().wind_up(&ACQUISITION_READS);
@@ -658,15 +670,12 @@ impl<const N: usize> Lock<N> {
     /// one that told the session id only then). That node dies with its
     /// session, which the server may not have ended yet, so it is no claim
     /// to the lock (CURATOR-696): a holder (suspended since the old
-    /// session's connection went) has lost it, and an attempt ends as an
-    /// expiry ends it. The node is deleted now rather than left to the old
-    /// session's end, so that the next in line need not wait that long.
+    /// session's connection went) has lost it (`abandon` says so), and an
+    /// attempt ends as an expiry ends it. The node is deleted now rather
+    /// than left to the old session's end, so that the next in line need
+    /// not wait that long.
     fn not_ours(&mut self) {
-        self.abandon(if self.state() == LockState::Held {
-            Outcome::Lost
-        } else {
-            Outcome::Failed(Error::SessionEnded)
-        });
+        self.abandon(Outcome::Failed(Error::SessionEnded));
     }
 
     fn on_error(&mut self, op: Op, e: ZkError) {
@@ -700,14 +709,8 @@ impl<const N: usize> Lock<N> {
             // node by anyone would go unheard: a waiter would take its
             // predecessor's deletion for its turn, a holder would go on,
             // either with no node and beside the next holder. So the lock
-            // is given up, its node deleted. A holder hears `Lost` at once,
-            // while its node still keeps the next contender out: told
-            // after the delete, it would still be at work when the next
-            // holder is in. An attempt fails with the refusal.
-            Op::WatchOwn if self.state() == LockState::Held => {
-                self.events.emit(LockEvent::Lost);
-                self.abandon(Outcome::Quiet);
-            }
+            // is given up, its node deleted: an attempt fails with the
+            // refusal, a holder hears `Lost` (see `abandon`).
             Op::WatchOwn => self.abandon(Outcome::Failed(Error::Zk(e))),
             _ => self.fail(Error::Zk(e)),
         }
