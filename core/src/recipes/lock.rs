@@ -691,7 +691,6 @@ impl<const N: usize> Lock<N> {
                 }
                 self.finish();
             }
-            Op::CheckOwn if self.step == Step::Verifying => self.abandon(Outcome::Lost),
             // The own node was read, but its data is over an embedded
             // driver's receive buffer: the server read it, so the node is
             // there and its watch is set. Until the lock is held, its
@@ -702,16 +701,17 @@ impl<const N: usize> Lock<N> {
                     self.ops.queue(Op::CheckOwn);
                 }
             }
-            // Any other refusal (an ACL that does not let this client read
-            // its own node) set no watch, and none can be set: ZooKeeper
-            // tells a change of a node only to sessions that may read it,
-            // whatever set the watch (CVE-2024-23944). A deletion of the
-            // node by anyone would go unheard: a waiter would take its
-            // predecessor's deletion for its turn, a holder would go on,
-            // either with no node and beside the next holder. So the lock
-            // is given up, its node deleted: an attempt fails with the
-            // refusal, a holder hears `Lost` (see `abandon`).
-            Op::WatchOwn => self.abandon(Outcome::Failed(Error::Zk(e))),
+            // Anything else gives the lock up, its node deleted: an attempt
+            // fails with the refusal, a holder hears `Lost` (`abandon`).
+            // That includes the own node's read refused otherwise (an ACL
+            // that does not let this client read it): it set no watch, and
+            // none can be set, as ZooKeeper tells a change of a node only
+            // to sessions that may read it, whatever set the watch
+            // (CVE-2024-23944). The node's deletion by anyone would go
+            // unheard: a waiter would take its predecessor's deletion for
+            // its turn, a holder would go on, either with no node and
+            // beside the next holder. And a holder whose node a reconnect's
+            // check cannot confirm.
             _ => self.fail(Error::Zk(e)),
         }
     }
