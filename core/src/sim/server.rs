@@ -699,7 +699,9 @@ impl SimZk {
             Change::Deleted { path: deleted, acl } if deleted == path => acl.as_slice(),
             _ => match self.tree.get(path) {
                 Some(node) => node.acl.as_slice(),
-                // Gone again within the same transaction: nobody reads it.
+                // Gone again within the same `multi`, whose changes are
+                // told after it: no ACL is left to judge by, and the
+                // event is told, as it is with no ACLs at all.
                 None => return true,
             },
         };
