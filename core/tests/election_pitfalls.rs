@@ -7,6 +7,7 @@ use herdless_core::Instant;
 use herdless_core::{Acl, CreateMode, Recipe, Request, RequestId, SessionEvent, Version};
 
 mod support;
+use support::acls::UNREADABLE;
 use support::by_hand::g;
 use support::session_moves;
 
@@ -586,11 +587,6 @@ fn the_state_machines_are_bounded_by_their_buffers() {
 /// Its node is deleted before it says so; a leader stays the one leader.
 #[test]
 fn a_candidate_that_may_not_read_its_own_node_fails_rather_than_campaigns() {
-    static UNREADABLE: Acl<'static> = Acl(&[herdless_core::AclEntry {
-        perms: herdless_core::perms::ALL & !herdless_core::perms::READ,
-        scheme: "world",
-        id: "anyone",
-    }]);
     for seed in 0..20 {
         let mut w: World<Election> = World::new(seed);
         let leader = w.add_peer(Election::new(DIR).unwrap());

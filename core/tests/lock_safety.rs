@@ -11,6 +11,7 @@ use herdless_core::naming::Flavour;
 use herdless_core::sim::World;
 
 mod support;
+use support::acls::UNREADABLE;
 use support::by_hand::g;
 
 const DIR: &str = "/locks/safety";
@@ -263,14 +264,19 @@ fn contenders_across_the_sequence_wrap_are_served_in_creation_order() {
     }
 }
 
-/// Everyone may do everything to the node but read it: a lock created so
-/// cannot read its own node (`getData` is refused `NoAuth`, and sets no
-/// watch), though `exists`, which no ACL guards, still answers.
-static UNREADABLE: herdless_core::Acl<'static> = herdless_core::Acl(&[herdless_core::AclEntry {
-    perms: herdless_core::perms::ALL & !herdless_core::perms::READ,
-    scheme: "world",
-    id: "anyone",
-}]);
+/// A world whose lock directory exists and everyone may list: made by a
+/// lock with the open ACL, which acquired and released (one made with
+/// `UNREADABLE` could not be listed). Its peer 0 is that lock, idle.
+fn with_readable_dir(seed: u64) -> World<Lock> {
+    let mut w: World<Lock> = World::new(seed);
+    let opener = w.add_peer(Lock::new(DIR).unwrap());
+    acquire(&mut w, opener, 99);
+    assert!(w.run_until_quiet(1_000));
+    w.act(opener, |l| l.release()).unwrap();
+    assert!(w.run_until_quiet(1_000));
+    w.peers[opener].take_events();
+    w
+}
 
 /// A waiter that may not read its own node fails rather than waits: the
 /// refused read set no watch, and no watch would tell it of the node's
@@ -306,15 +312,7 @@ fn a_waiter_that_cannot_read_its_own_node_fails_rather_than_waits() {
 #[test]
 fn a_lock_that_cannot_read_its_own_node_gives_it_up() {
     for seed in 0..20 {
-        let mut w: World<Lock> = World::new(seed);
-        // The directory made readable first, by a lock with the open ACL:
-        // one made with this ACL could not be listed.
-        let opener = w.add_peer(Lock::new(DIR).unwrap());
-        acquire(&mut w, opener, 2);
-        assert!(w.run_until_quiet(1_000));
-        w.act(opener, |l| l.release()).unwrap();
-        assert!(w.run_until_quiet(1_000));
-        w.peers[opener].take_events();
+        let mut w = with_readable_dir(seed);
         let a = w.add_peer(Lock::new(DIR).unwrap().with_acl(UNREADABLE));
         acquire(&mut w, a, 1);
         let events = run_checked(&mut w, 10_000);
@@ -340,13 +338,7 @@ fn a_lock_that_cannot_read_its_own_node_gives_it_up() {
 #[test]
 fn a_holder_that_may_not_read_its_node_is_told_lost_before_the_next_holds() {
     for seed in 0..50 {
-        let mut w: World<Lock> = World::new(seed);
-        let opener = w.add_peer(Lock::new(DIR).unwrap());
-        acquire(&mut w, opener, 3);
-        assert!(w.run_until_quiet(1_000));
-        w.act(opener, |l| l.release()).unwrap();
-        assert!(w.run_until_quiet(1_000));
-        w.peers[opener].take_events();
+        let mut w = with_readable_dir(seed);
         // Its node may be read by the next contender's identity alone, so
         // that the next can wait behind it.
         static READ_BY_NEXT_ONLY: herdless_core::Acl<'static> = herdless_core::Acl(&[

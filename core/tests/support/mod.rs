@@ -2,6 +2,7 @@
 //! What every seeded simulation test shares: which seeds to run, and how a
 //! failure names its seed so it can be replayed.
 
+pub mod acls;
 pub mod by_hand;
 pub mod oracle;
 pub mod session_moves;
