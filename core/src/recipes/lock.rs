@@ -710,8 +710,8 @@ impl<const N: usize> Lock<N> {
             // (CVE-2024-23944). The node's deletion by anyone would go
             // unheard: a waiter would take its predecessor's deletion for
             // its turn, a holder would go on, either with no node and
-            // beside the next holder. And a holder whose node a reconnect's
-            // check cannot confirm.
+            // beside the next holder. It also includes a reconnect's check
+            // of a held node refused: the node is not confirmed.
             _ => self.fail(Error::Zk(e)),
         }
     }
