@@ -2,15 +2,83 @@
 
 use core::fmt;
 
-/// An error code sent by a ZooKeeper server (or produced by a client for a lost
-/// connection), as carried in a reply header.
-///
-/// Codes this crate does not know map to [`ZkError::Unknown`] with the raw
-/// value, so a newer server never makes the core panic.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-#[non_exhaustive]
-pub enum ZkError {
+/// Declares [`ZkError`] and everything read by a known variant's index from
+/// one list, so that a code, a variant, its message and its `defmt` name
+/// cannot fall out of step.
+macro_rules! zk_errors {
+    ($($(#[$doc:meta])* $name:ident = $code:literal, $text:literal;)*) => {
+        /// An error code sent by a ZooKeeper server (or produced by a client
+        /// for a lost connection), as carried in a reply header.
+        ///
+        /// Codes this crate does not know map to [`ZkError::Unknown`] with
+        /// the raw value, so a newer server never makes the core panic.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        #[non_exhaustive]
+        pub enum ZkError {
+            $($(#[$doc])* $name,)*
+            /// A code this crate does not know, with its raw value.
+            Unknown(i32),
+        }
+
+        /// The known errors without their payload, in declaration order:
+        /// `as usize` is a variant's index into [`CODES`] and [`TEXTS`].
+        // Its derived `defmt::Format` is what `ZkError`'s prints: a
+        // fieldless enum's compiles to writing the index alone, where
+        // `ZkError`'s own (one arm per variant, for `Unknown`'s payload)
+        // was 124 B more of the STM32 firmware (scripts/firmware-size.sh).
+        #[derive(Clone, Copy)]
+        #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+        enum Known {
+            $($name,)*
+        }
+
+        /// The known variants by index, for [`ZkError::from_code`] (its
+        /// length counted from the codes: `macro_rules!` cannot count).
+        const KNOWN: [Known; [$($code),*].len()] = [$(Known::$name),*];
+
+        /// The code of each known error, by index.
+        const CODES: [i16; KNOWN.len()] = [$($code),*];
+
+        /// The message of each known error, by index.
+        const TEXTS: [&str; KNOWN.len()] = [$($text),*];
+
+        impl Known {
+            // This and `ZkError::known` compile to no code at all: the
+            // variants of both enums are in the same order.
+            const fn error(self) -> ZkError {
+                match self {
+                    $(Known::$name => ZkError::$name,)*
+                }
+            }
+        }
+
+        impl ZkError {
+            /// The known error, or `None` for [`ZkError::Unknown`].
+            // An `Option` (a byte, `None` the value after the last known
+            // variant) compiles to no code; a `Result` carrying the
+            // unknown code compiled to a branch per variant.
+            const fn known(self) -> Option<Known> {
+                match self {
+                    $(ZkError::$name => Some(Known::$name),)*
+                    ZkError::Unknown(_) => None,
+                }
+            }
+
+            /// The raw code as it appears on the wire.
+            pub const fn code(self) -> i32 {
+                // The index, then the table: a match on the codes
+                // themselves compiled to a branch per code.
+                let index = match self {
+                    $(ZkError::$name => Known::$name as usize,)*
+                    ZkError::Unknown(code) => return code,
+                };
+                CODES[index] as i32
+            }
+        }
+    };
+}
+
+zk_errors! {
     // The answers that leave a request's outcome unknown, then those that
     // end the session, come first and in one run: `is_connection_loss`,
     // `is_session_gone` and the two together (asked in most recipes'
@@ -18,84 +86,74 @@ pub enum ZkError {
     // tests of scattered ones. The rest follow in code order.
     /// -4: the connection to the server was lost; the request may or may not
     /// have been applied.
-    ConnectionLoss,
+    ConnectionLoss = -4, "connection to the server lost";
     /// -7: the operation timed out.
-    OperationTimeout,
+    OperationTimeout = -7, "operation timed out";
     /// -122: the client's request timed out.
-    RequestTimeout,
+    RequestTimeout = -122, "request timed out";
     /// -112: the session has expired.
-    SessionExpired,
+    SessionExpired = -112, "session expired";
     /// -118: the session moved to another server.
-    SessionMoved,
+    SessionMoved = -118, "session moved to another server";
     /// -115: authentication failed.
-    AuthFailed,
+    AuthFailed = -115, "authentication failed";
     /// -1: range marker, never sent by a server.
-    SystemError,
+    SystemError = -1, "system error";
     /// -2: an operation of a multi after the one that failed.
-    RuntimeInconsistency,
+    RuntimeInconsistency = -2, "a previous operation of the multi failed";
     /// -3: the data is inconsistent.
-    DataInconsistency,
+    DataInconsistency = -3, "data inconsistency";
     /// -5: the server could not decode the request.
-    MarshallingError,
+    MarshallingError = -5, "the server could not decode the request";
     /// -6: the operation is not implemented by this server.
-    Unimplemented,
+    Unimplemented = -6, "operation not implemented by the server";
     /// -8: invalid arguments (bad path, flags or TTL).
-    BadArguments,
+    BadArguments = -8, "bad arguments";
     /// -12: unknown session (server-internal).
-    UnknownSession,
+    UnknownSession = -12, "unknown session";
     /// -13: a reconfiguration has no quorum.
-    NewConfigNoQuorum,
+    NewConfigNoQuorum = -13, "new configuration has no quorum";
     /// -14: a reconfiguration is already in progress.
-    ReconfigInProgress,
+    ReconfigInProgress = -14, "reconfiguration in progress";
     /// -100: range marker, never sent by a server.
-    ApiError,
+    ApiError = -100, "API error";
     /// -101: the node does not exist.
-    NoNode,
+    NoNode = -101, "node does not exist";
     /// -102: not authorised.
-    NoAuth,
+    NoAuth = -102, "not authorised";
     /// -103: the version did not match.
-    BadVersion,
+    BadVersion = -103, "version mismatch";
     /// -108: ephemeral nodes may not have children.
-    NoChildrenForEphemerals,
+    NoChildrenForEphemerals = -108, "ephemeral nodes cannot have children";
     /// -110: the node already exists.
-    NodeExists,
+    NodeExists = -110, "node already exists";
     /// -111: the node has children.
-    NotEmpty,
+    NotEmpty = -111, "node has children";
     /// -113: invalid callback (client-side).
-    InvalidCallback,
+    InvalidCallback = -113, "invalid callback";
     /// -114: invalid ACL.
-    InvalidAcl,
+    InvalidAcl = -114, "invalid ACL";
     /// -119: a write was sent to a read-only server.
-    NotReadOnly,
+    NotReadOnly = -119, "write sent to a read-only server";
     /// -120: an ephemeral node on a local session.
-    EphemeralOnLocalSession,
+    EphemeralOnLocalSession = -120, "ephemeral node on a local session";
     /// -121: no such watcher.
-    NoWatcher,
+    NoWatcher = -121, "no such watcher";
     /// -123: reconfiguration is disabled.
-    ReconfigDisabled,
+    ReconfigDisabled = -123, "reconfiguration disabled";
     /// -124: the session is closed because it requires SASL authentication.
-    SessionClosedRequireSaslAuth,
+    SessionClosedRequireSaslAuth = -124, "session closed: SASL authentication required";
     /// -125: a quota was exceeded.
-    QuotaExceeded,
+    QuotaExceeded = -125, "quota exceeded";
     /// -127: the request was throttled; retry with backoff.
-    ThrottledOp,
+    ThrottledOp = -127, "request throttled by the server";
     /// -1000, produced by the client, never sent by a server: the answer
     /// did not fit the driver's receive buffer and was skipped (the server
     /// carried the request out, and a watch it asked for is set). The
     /// embedded driver answers so a `getData` of more than its buffer, and
     /// a listing to a recipe that does not take listings in parts.
-    ReplyTooLarge,
-    /// A code this crate does not know, with its raw value.
-    Unknown(i32),
+    ReplyTooLarge = -1000, "the reply does not fit the receive buffer";
 }
-
-/// The code of each error [`ZkError::from_code`] knows, in the order the
-/// variants are declared: the one list of the codes, which
-/// [`code`](ZkError::code) reads by a variant's index.
-const CODES: [i16; 32] = [
-    -4, -7, -122, -112, -118, -115, -1, -2, -3, -5, -6, -8, -12, -13, -14, -100, -101, -102, -103,
-    -108, -110, -111, -113, -114, -119, -120, -121, -123, -124, -125, -127, -1000,
-];
 
 impl ZkError {
     /// The error for a raw code, or `None` for `0` (OK).
@@ -110,92 +168,11 @@ impl ZkError {
         let mut index = 0;
         while index < CODES.len() {
             if CODES[index] as i32 == code {
-                return Some(Self::known(index));
+                return Some(KNOWN[index].error());
             }
             index += 1;
         }
         Some(ZkError::Unknown(code))
-    }
-
-    /// The known error at `index` of [`CODES`]: the variants in
-    /// declaration order, so that this compiles to no code at all.
-    const fn known(index: usize) -> ZkError {
-        use ZkError::*;
-        match index {
-            0 => ConnectionLoss,
-            1 => OperationTimeout,
-            2 => RequestTimeout,
-            3 => SessionExpired,
-            4 => SessionMoved,
-            5 => AuthFailed,
-            6 => SystemError,
-            7 => RuntimeInconsistency,
-            8 => DataInconsistency,
-            9 => MarshallingError,
-            10 => Unimplemented,
-            11 => BadArguments,
-            12 => UnknownSession,
-            13 => NewConfigNoQuorum,
-            14 => ReconfigInProgress,
-            15 => ApiError,
-            16 => NoNode,
-            17 => NoAuth,
-            18 => BadVersion,
-            19 => NoChildrenForEphemerals,
-            20 => NodeExists,
-            21 => NotEmpty,
-            22 => InvalidCallback,
-            23 => InvalidAcl,
-            24 => NotReadOnly,
-            25 => EphemeralOnLocalSession,
-            26 => NoWatcher,
-            27 => ReconfigDisabled,
-            28 => SessionClosedRequireSaslAuth,
-            29 => QuotaExceeded,
-            30 => ThrottledOp,
-            _ => ReplyTooLarge,
-        }
-    }
-
-    /// The raw code as it appears on the wire.
-    pub const fn code(self) -> i32 {
-        use ZkError::*;
-        let index = match self {
-            ConnectionLoss => 0,
-            OperationTimeout => 1,
-            RequestTimeout => 2,
-            SessionExpired => 3,
-            SessionMoved => 4,
-            AuthFailed => 5,
-            SystemError => 6,
-            RuntimeInconsistency => 7,
-            DataInconsistency => 8,
-            MarshallingError => 9,
-            Unimplemented => 10,
-            BadArguments => 11,
-            UnknownSession => 12,
-            NewConfigNoQuorum => 13,
-            ReconfigInProgress => 14,
-            ApiError => 15,
-            NoNode => 16,
-            NoAuth => 17,
-            BadVersion => 18,
-            NoChildrenForEphemerals => 19,
-            NodeExists => 20,
-            NotEmpty => 21,
-            InvalidCallback => 22,
-            InvalidAcl => 23,
-            NotReadOnly => 24,
-            EphemeralOnLocalSession => 25,
-            NoWatcher => 26,
-            ReconfigDisabled => 27,
-            SessionClosedRequireSaslAuth => 28,
-            QuotaExceeded => 29,
-            ThrottledOp => 30,
-            ReplyTooLarge => 31,
-            Unknown(code) => return code,
-        };
-        CODES[index] as i32
     }
 
     /// Whether the request's outcome is unknown and the recipe must find out
@@ -218,43 +195,20 @@ impl ZkError {
 
 impl fmt::Display for ZkError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        use ZkError::*;
-        let text = match self {
-            SystemError => "system error",
-            RuntimeInconsistency => "a previous operation of the multi failed",
-            DataInconsistency => "data inconsistency",
-            ConnectionLoss => "connection to the server lost",
-            MarshallingError => "the server could not decode the request",
-            Unimplemented => "operation not implemented by the server",
-            OperationTimeout => "operation timed out",
-            BadArguments => "bad arguments",
-            UnknownSession => "unknown session",
-            NewConfigNoQuorum => "new configuration has no quorum",
-            ReconfigInProgress => "reconfiguration in progress",
-            ApiError => "API error",
-            NoNode => "node does not exist",
-            NoAuth => "not authorised",
-            BadVersion => "version mismatch",
-            NoChildrenForEphemerals => "ephemeral nodes cannot have children",
-            NodeExists => "node already exists",
-            NotEmpty => "node has children",
-            SessionExpired => "session expired",
-            InvalidCallback => "invalid callback",
-            InvalidAcl => "invalid ACL",
-            AuthFailed => "authentication failed",
-            SessionMoved => "session moved to another server",
-            NotReadOnly => "write sent to a read-only server",
-            EphemeralOnLocalSession => "ephemeral node on a local session",
-            NoWatcher => "no such watcher",
-            RequestTimeout => "request timed out",
-            ReconfigDisabled => "reconfiguration disabled",
-            SessionClosedRequireSaslAuth => "session closed: SASL authentication required",
-            QuotaExceeded => "quota exceeded",
-            ThrottledOp => "request throttled by the server",
-            ReplyTooLarge => "the reply does not fit the receive buffer",
-            Unknown(code) => return write!(f, "unknown ZooKeeper error code {code}"),
-        };
-        f.write_str(text)
+        match self.known() {
+            Some(known) => f.write_str(TEXTS[known as usize]),
+            None => write!(f, "unknown ZooKeeper error code {}", self.code()),
+        }
+    }
+}
+
+#[cfg(feature = "defmt")]
+impl defmt::Format for ZkError {
+    fn format(&self, f: defmt::Formatter) {
+        match self.known() {
+            Some(known) => defmt::write!(f, "{}", known),
+            None => defmt::write!(f, "Unknown({=i32})", self.code()),
+        }
     }
 }
 
