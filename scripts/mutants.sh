@@ -104,6 +104,9 @@ declare -A TESTS=(
 # Where a module's code and its tests live, when not both in herdless-core.
 declare -A PACKAGE=([embassy]=herdless-embassy [embassy_handles]=herdless-embassy [embassy_recipes]=herdless-embassy [embassy_tcp]=herdless-embassy [std_driver]=herdless-std [std_holders]=herdless-std [std_recipes]=herdless-std [std_session]=herdless-std [std_real]=herdless-std [std_sim]=herdless-std)
 declare -A TEST_PACKAGE=([embassy]=herdless-tests [embassy_handles]=herdless-tests [embassy_recipes]=herdless-tests [embassy_tcp]=herdless-tests [std_real]=herdless-tests)
+# Cargo features a module's tests need: the contract's hand-written defmt
+# output is tested on the host only with herdless-core's `defmt` feature.
+declare -A FEATURES=([contract]=defmt)
 # Arguments for the test binaries themselves: the TAP tests are ignored in a
 # plain `cargo test` (they need root and /dev/net/tun); their file's plain
 # tests run with them.
@@ -140,6 +143,9 @@ summary=()
 for m in "${modules[@]}"; do
     package="${PACKAGE[$m]:-herdless-core}"
     package_args=(-p "$package")
+    if [ -n "${FEATURES[$m]+x}" ]; then
+        package_args+=(--features "${FEATURES[$m]}")
+    fi
     test_args=()
     run_env=()
     if [ -n "${TEST_PACKAGE[$m]+x}" ]; then

@@ -38,6 +38,9 @@ RUSTDOCFLAGS="-D warnings" cargo doc -p herdless-std --no-deps --features sim
 step "cargo test"
 cargo test --workspace
 
+step "herdless-core's hand-written defmt output (host capture)"
+cargo test -p herdless-core --features defmt --lib defmt
+
 step "herdless-core for thumbv7em-none-eabihf (no std, no alloc)"
 cargo build -p herdless-core --no-default-features --target thumbv7em-none-eabihf
 

@@ -278,6 +278,34 @@ mod tests {
         assert_eq!(ZkError::from_code(i32::MIN), Some(Unknown(i32::MIN)));
     }
 
+    /// What `ZkError`'s `defmt::Format` writes, with the string index the
+    /// first interning took (defmt's host capture hands them out in turn).
+    #[cfg(feature = "defmt")]
+    fn logged(error: ZkError) -> (u16, std::vec::Vec<u8>) {
+        let first = defmt::export::fetch_string_index();
+        defmt::Format::format(&error, defmt::export::make_formatter());
+        (first, defmt::export::fetch_bytes())
+    }
+
+    #[cfg(feature = "defmt")]
+    #[test]
+    fn defmt_writes_a_known_errors_place_and_an_unknown_ones_code() {
+        let index = |i: u16| i.to_le_bytes();
+        for (error, place) in [
+            (ZkError::ConnectionLoss, 0),
+            (ZkError::NoNode, 16),
+            (ZkError::ReplyTooLarge, 31),
+        ] {
+            let (first, bytes) = logged(error);
+            // "{}", then the known names' tag, then the error's place in
+            // it: the order the names are declared in, as a derive writes.
+            let expected = [&index(first)[..], &index(first + 1), &[place]].concat();
+            assert_eq!(bytes, expected, "{error:?}");
+        }
+        let (first, bytes) = logged(ZkError::Unknown(-9));
+        assert_eq!(bytes, [&index(first)[..], &(-9i32).to_le_bytes()].concat());
+    }
+
     #[test]
     fn messages_say_what_the_server_refused() {
         let shown = |e: ZkError| crate::shown::shown(&e);
