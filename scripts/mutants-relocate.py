@@ -2,7 +2,9 @@
 """Re-locates core/mutants-equivalent.txt entries after edits shifted lines
 (run from the repository root: ./scripts/mutants-relocate.py):
 matches each entry to the current `cargo mutants --list` by file, column and
-description, taking the nearest line. Prints what moved; rewrites the file."""
+description, taking the nearest line. Prints what moved, and flags a move
+with more than one candidate line for a reading by hand; rewrites the
+file."""
 import re, subprocess, sys, collections
 path = 'core/mutants-equivalent.txt'
 lines = open(path).read().splitlines()
@@ -30,5 +32,11 @@ for l in lines:
     best = min(cands, key=lambda c: abs(c - line))
     if best != line:
         print(f'{f}:{line}:{col} -> {best}: {desc}', file=sys.stderr)
+        if len(cands) > 1:
+            # The same mutation at the same column on other lines too (two
+            # `if !...` in one function): the nearest need not be the one
+            # the reason was written for.
+            others = ', '.join(str(c) for c in sorted(cands) if c != best)
+            print(f'  CHECK: also on line(s) {others}; read the reason against each', file=sys.stderr)
     new.append(f'{f}:{best}:{col}: {desc}  # {why}')
 open(path, 'w').write('\n'.join(new) + '\n')
