@@ -249,6 +249,38 @@ fn curator_220_lost_after_the_session_timeout_even_if_never_told() {
     assert!(w.peers[0].take_events().is_empty(), "Lost is said once");
 }
 
+/// The other side of CURATOR-220: the clock counts only while the
+/// connection is away. Once the same session is back, the checks of the
+/// own node and the acknowledgement decide, however long they take: a
+/// leader whose checks outlast `lost_after` counted from the loss is
+/// `Resumed`, not `Lost`.
+#[test]
+fn a_reconnect_stops_the_suspension_clock() {
+    let mut w = world(2);
+    w.peers[0].recipe.set_lost_after(Some(1_000));
+    campaign(&mut w, 0);
+    campaign(&mut w, 1);
+    w.peers[0].take_events();
+    let s0 = w.peers[0].session();
+    w.zk.disconnect(s0);
+    w.peers[0].deliver_one(&mut w.zk);
+    assert_eq!(w.peers[0].take_events(), [ElectionEvent::Suspended]);
+    let lost_at = w.now().as_millis();
+    w.apply(Step::Time(lost_at + 500));
+    w.zk.reconnect(s0);
+    // `Connected`: the leader checks its node again, and stops counting.
+    assert!(w.peers[0].deliver_one(&mut w.zk));
+    assert!(w.peers[0].recipe.is_suspended());
+    assert_eq!(w.peers[0].recipe.poll_timeout(), None);
+    // The checks are not answered before the clock would have run out.
+    w.apply(Step::Time(lost_at + 1_500));
+    assert!(w.peers[0].take_events().is_empty());
+    assert!(w.run_until_quiet(1_000));
+    assert_eq!(w.peers[0].take_events(), [ElectionEvent::Resumed]);
+    assert!(w.peers[0].recipe.is_leading());
+    assert_eq!(acknowledged(&w), Some(own(&w, 0)));
+}
+
 /// CURATOR-724 (kazoo#563, CURATOR-308): the latch did not reset after its
 /// parent node vanished. A waiting candidate whose node and directory are
 /// deleted under it re-creates both and leads.
