@@ -2,7 +2,7 @@
 //! ZooKeeper. Every test fails on the buggy behaviour.
 
 use herdless_core::election::{Acknowledgement, Election, ElectionEvent, ElectionState};
-use herdless_core::sim::{SessionStatus, Step, World};
+use herdless_core::sim::{SessionId, SessionStatus, Step, World};
 use herdless_core::Instant;
 use herdless_core::{Acl, CreateMode, Recipe, Request, RequestId, SessionEvent, Version};
 
@@ -214,11 +214,10 @@ fn curator_460_suspension_is_reported_at_once_not_at_expiry() {
     assert_eq!(w.peers[0].take_events(), [ElectionEvent::Lost]);
 }
 
-/// CURATOR-220: LOST was sometimes never delivered, so a leader that
-/// ignored SUSPENDED stayed leader. Once suspended longer than the session
-/// timeout, the session is expired for certain: `Lost`, heard or not.
-#[test]
-fn curator_220_lost_after_the_session_timeout_even_if_never_told() {
+/// Peer 0 leads with `lost_after` of 1 s, peer 1 follows, and peer 0's
+/// connection is cut: it has just said `Suspended`. Returns its session and
+/// when it heard of the loss (ms), where its suspension clock starts.
+fn leader_suspended_with_lost_after_1s() -> (World<Election>, SessionId, u64) {
     let mut w = world(2);
     w.peers[0].recipe.set_lost_after(Some(1_000));
     campaign(&mut w, 0);
@@ -228,8 +227,17 @@ fn curator_220_lost_after_the_session_timeout_even_if_never_told() {
     w.zk.disconnect(s0);
     w.peers[0].deliver_one(&mut w.zk);
     assert_eq!(w.peers[0].take_events(), [ElectionEvent::Suspended]);
-    // The clock starts at the time the loss was heard.
     let now = w.now().as_millis();
+    (w, s0, now)
+}
+
+/// CURATOR-220: LOST was sometimes never delivered, so a leader that
+/// ignored SUSPENDED stayed leader. Once suspended longer than the session
+/// timeout, the session is expired for certain: `Lost`, heard or not.
+#[test]
+fn curator_220_lost_after_the_session_timeout_even_if_never_told() {
+    let (mut w, s0, now) = leader_suspended_with_lost_after_1s();
+    // The clock starts at the time the loss was heard.
     assert_eq!(
         w.peers[0].recipe.poll_timeout().map(|t| t.as_millis()),
         Some(now + 1_000)
@@ -256,16 +264,7 @@ fn curator_220_lost_after_the_session_timeout_even_if_never_told() {
 /// `Resumed`, not `Lost`.
 #[test]
 fn a_reconnect_stops_the_suspension_clock() {
-    let mut w = world(2);
-    w.peers[0].recipe.set_lost_after(Some(1_000));
-    campaign(&mut w, 0);
-    campaign(&mut w, 1);
-    w.peers[0].take_events();
-    let s0 = w.peers[0].session();
-    w.zk.disconnect(s0);
-    w.peers[0].deliver_one(&mut w.zk);
-    assert_eq!(w.peers[0].take_events(), [ElectionEvent::Suspended]);
-    let lost_at = w.now().as_millis();
+    let (mut w, s0, lost_at) = leader_suspended_with_lost_after_1s();
     w.apply(Step::Time(lost_at + 500));
     w.zk.reconnect(s0);
     // `Connected`: the leader checks its node again, and stops counting.
