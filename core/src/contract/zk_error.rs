@@ -25,7 +25,7 @@ macro_rules! zk_errors {
         // Its derived `defmt::Format` is what `ZkError`'s prints: a
         // fieldless enum's compiles to writing the index alone, where
         // `ZkError`'s own (one arm per variant, for `Unknown`'s payload)
-        // was 124 B more of the STM32 firmware (scripts/firmware-size.sh).
+        // was 144 B more of the STM32 firmware (scripts/firmware-size.sh).
         #[derive(Clone, Copy)]
         #[cfg_attr(feature = "defmt", derive(defmt::Format))]
         enum Known {
