@@ -799,8 +799,8 @@ fn second_in_line(e: &mut Election) -> (herdless_core::RequestId, herdless_core:
 }
 
 /// A candidate of GUID 4 and sequence 1, its requests in flight, whose
-/// listing of `names` puts `ahead` next before it: waiting on `ahead` with
-/// its own node read in the same flight. Returns the ids of the
+/// listing of `names` puts `ahead` next before it: waiting on `ahead`, its
+/// own node read in the same flight. Returns the ids of the
 /// predecessor's and the own node's reads.
 fn waiting_behind(
     e: &mut Election,
@@ -817,12 +817,12 @@ fn waiting_behind(
     assert_eq!(
         kinds(&waiting),
         [
-            ("getData", format!("/e/{ahead}").as_str()),
-            ("getData", format!("/e/{own}").as_str())
+            ("getData", format!("/e/{own}").as_str()),
+            ("getData", format!("/e/{ahead}").as_str())
         ],
-        "the predecessor and the own node, in one flight"
+        "the own node (read from its create's answer on) and the predecessor, in one flight"
     );
-    (waiting[0].0, waiting[1].0)
+    (waiting[1].0, waiting[0].0)
 }
 
 /// The hand-off takes no round trip: the own node was read (owned by this

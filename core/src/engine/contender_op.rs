@@ -42,8 +42,6 @@ pub(crate) enum Op {
     /// The candidate's: delete the acknowledgement read by `ClearAck`, at
     /// the version read.
     DropAck,
-    /// The candidate's: delete a node of an earlier session.
-    DeleteStale,
 }
 
 crate::engine::ancestors::ancestor_op!(Op);

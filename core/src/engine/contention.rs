@@ -185,6 +185,16 @@ impl<const N: usize> Contention<N> {
         self.flavour
     }
 
+    /// The kind of node the contender creates.
+    pub(crate) fn kind(&self) -> NodeKind {
+        self.kind
+    }
+
+    /// The current attempt's GUID.
+    pub(crate) fn guid(&self) -> Guid {
+        self.guid
+    }
+
     /// The longest name the own node can get (with any GUID). Its path
     /// fits `N`: [`new`](Self::new) checked it.
     pub(crate) fn name_len(&self) -> usize {
@@ -242,13 +252,6 @@ impl<const N: usize> Contention<N> {
     pub(crate) fn forget_own(&mut self) {
         self.own_path.clear();
         self.own = Own::Absent;
-    }
-
-    /// Hands over the own node's path (to delete it later), forgetting it.
-    pub(crate) fn take_own_path(&mut self) -> Option<String<N>> {
-        self.own_sequence()?;
-        self.own = Own::Absent;
-        Some(core::mem::take(&mut self.own_path))
     }
 
     /// A fresh GUID for a new node of the same attempt, derived from the
@@ -487,8 +490,7 @@ impl<const N: usize> Contention<N> {
             | Op::ReplaceAck
             | Op::DeleteAck
             | Op::ClearAck
-            | Op::DropAck
-            | Op::DeleteStale => self.own_exists(),
+            | Op::DropAck => self.own_exists(),
         }
     }
 

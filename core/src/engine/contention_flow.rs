@@ -84,7 +84,7 @@ impl<const N: usize, C: ContentionFlow<N>> AsFlow<N> for C {
 // and the election in the STM32 firmware), and this is compiled once.
 impl<const N: usize> dyn ContentionFlow<N> + '_ {
     /// The connection or the session is gone, as the answer `e` says.
-    fn connection_or_session_lost(&mut self, e: ZkError) {
+    pub(crate) fn connection_or_session_lost(&mut self, e: ZkError) {
         if e.is_connection_loss() {
             self.connection_lost();
         } else {

@@ -314,7 +314,10 @@ pub struct Lock<const N: usize = DEFAULT_PATH_CAPACITY> {
     events: EventQueue<LockEvent, 4>,
     scratch: String<N>,
     /// The ACL of every node it creates.
-    acl: Acl<'static>,
+    pub(crate) acl: Acl<'static>,
+    /// The lowest sequence among the contenders the last listing showed
+    /// ahead: who leads, for an election's candidate built on this lock.
+    lowest: Option<Sequence>,
 }
 
 /// Whether the lock watches its own node's data for revocation requests.
@@ -410,9 +413,16 @@ impl<const N: usize> Lock<N> {
         contender: Contender,
         flavour: Flavour,
     ) -> Result<Self, Error> {
-        Ok(Lock {
+        Ok(Self::on_line(
+            Contention::new(dir, flavour, contender.node_kind())?,
+            contender,
+        ))
+    }
+
+    fn on_line(line: Contention<N>, contender: Contender) -> Self {
+        Lock {
             acl: Acl::OPEN,
-            line: Contention::new(dir, flavour, contender.node_kind())?,
+            line,
             contender,
             revocation: Revocation::Off,
             step: Step::Idle,
@@ -424,7 +434,91 @@ impl<const N: usize> Lock<N> {
             ops: Pipeline::new(),
             events: EventQueue::new(),
             scratch: String::new(),
-        })
+            lowest: None,
+        }
+    }
+
+    /// The contender of a leader election in `dir` (see
+    /// [`Election`](crate::election::Election)): a `-n_` node, waiting for
+    /// the next-lower candidate; held means leading.
+    pub(crate) fn candidate(dir: &str, flavour: Flavour) -> Result<Self, Error> {
+        let line = Contention::new(dir, flavour, NodeKind::Candidate)?;
+        Ok(Self::on_line(line, Contender::Exclusive))
+    }
+
+    /// Starts an attempt with `deadline` (an election's campaign).
+    pub(crate) fn acquire_by(&mut self, guid: Guid, deadline: Deadline) -> Result<(), Error> {
+        self.start(guid, false, deadline)
+    }
+
+    /// Starts a new attempt under the next GUID of the last one (an
+    /// election's candidate volunteering again on a new session), so that
+    /// the last attempt's node is never taken for the new one's
+    /// (CURATOR-498).
+    pub(crate) fn acquire_again(&mut self, deadline: Deadline) -> Result<(), Error> {
+        self.line.next_guid();
+        self.start(self.line.guid(), false, deadline)
+    }
+
+    /// The longest name the own node can get.
+    pub(crate) fn name_len(&self) -> usize {
+        self.line.name_len()
+    }
+
+    /// The lowest sequence ahead, while waiting behind a predecessor.
+    pub(crate) fn lowest_ahead(&self) -> Option<Sequence> {
+        self.lowest.filter(|_| self.step == Step::Watching)
+    }
+
+    /// The requests, for a recipe built on this lock that adds its own.
+    pub(crate) fn ops(&mut self) -> &mut Pipeline<Op, QUEUED, MAX_IN_FLIGHT> {
+        &mut self.ops
+    }
+
+    /// Whether requests may be sent.
+    pub(crate) fn is_up(&self) -> bool {
+        self.link.is_up()
+    }
+
+    /// The next request to send, if any may go.
+    pub(crate) fn next_op(&mut self) -> Option<(RequestId, Op)> {
+        if !self.link.is_up() {
+            return None;
+        }
+        self.ops
+            .next_creating_ancestors(ancestors::depth(self.line.dir()))
+    }
+
+    /// The request for `op`, a create of the own node holding `data`.
+    pub(crate) fn request<'a>(&'a mut self, op: Op, data: &'a [u8]) -> Request<'a> {
+        self.line.request(op, &mut self.scratch, data, self.acl)
+    }
+
+    /// A request of a recipe built on this lock was answered `e`, which
+    /// says the connection or the session is gone.
+    pub(crate) fn lose_with(&mut self, e: ZkError) {
+        self.flow().connection_or_session_lost(e);
+    }
+
+    /// Whether the session is over (expired or closed).
+    pub(crate) fn is_over(&self) -> bool {
+        self.link.is_over()
+    }
+
+    /// The session the own node must belong to, once told.
+    pub(crate) fn session_id(&self) -> Option<i64> {
+        self.session.id()
+    }
+
+    /// Whether a node whose `ephemeralOwner` is `owner` belongs to the
+    /// current session.
+    pub(crate) fn owns(&mut self, owner: i64) -> bool {
+        self.session.owns(owner)
+    }
+
+    /// The own node's full path, once known.
+    pub(crate) fn own_full_path(&self) -> Option<&str> {
+        self.line.own_path()
     }
 
     crate::engine::acl_option::acl_option!();
@@ -685,8 +779,13 @@ impl<const N: usize> Lock<N> {
             Op::Delete => {
                 // Our own ephemeral node refused to go (an ACL set by
                 // someone else): report it rather than spin, unless the
-                // holder was already told it lost the lock.
-                if self.give_up != Some(Outcome::Quiet) {
+                // holder was already told it lost the lock, or the node is
+                // an earlier session's, which dies with that session: the
+                // attempt ends as that session's end ends it.
+                if !matches!(
+                    self.give_up,
+                    Some(Outcome::Quiet | Outcome::Failed(Error::SessionEnded))
+                ) {
                     self.give_up = Some(Outcome::Failed(Error::Zk(e)));
                 }
                 self.finish();
@@ -794,11 +893,6 @@ impl<const N: usize> Lock<N> {
             self.acquired();
         }
     }
-
-    /// The request for `op` (see [`Contention::request`]).
-    fn materialise(&mut self, op: Op) -> Request<'_> {
-        self.line.request(op, &mut self.scratch, &[], self.acl)
-    }
 }
 
 impl<const N: usize> ContentionFlow<N> for Lock<N> {
@@ -904,8 +998,11 @@ impl<const N: usize> ContentionFlow<N> for Lock<N> {
         matches!(self.step, Step::Creating | Step::Listing)
     }
 
-    /// For a reader, only writers count.
+    /// For a reader, only writers count; for a candidate, candidates.
     fn waits_for(&self, name: &str) -> Option<Sequence> {
+        if self.line.kind() == NodeKind::Candidate {
+            return contender_sequence(NodeKind::Candidate, name);
+        }
         self.contender.waits_for(name)
     }
 
@@ -915,7 +1012,14 @@ impl<const N: usize> ContentionFlow<N> for Lock<N> {
         }
         match standing.predecessor {
             // The listing shows the own node there; whose it is, a read
-            // of it may still have to say.
+            // of it may still have to say. A candidate waits for its read
+            // even straight after the create: an election promises that
+            // its leader's node is the session's when `Leading` is told,
+            // and the node listed may have been replaced by hand since
+            // the create (a node of that name made by another session).
+            None if self.line.kind() == NodeKind::Candidate => {
+                self.first_in_line(&[Op::CheckOwn, Op::WatchOwn]);
+            }
             None => self.first_in_line(&[Op::CheckOwn]),
             Some(_) if self.try_only => self.abandon(Outcome::GiveUp(GiveUp::Busy)),
             Some(_) if self.deadline.passed() => self.abandon(Outcome::GiveUp(GiveUp::TimedOut)),
@@ -923,6 +1027,7 @@ impl<const N: usize> ContentionFlow<N> for Lock<N> {
             Some(Ok(only_lower)) => {
                 self.line.wait_behind(only_lower);
                 self.step = Step::Watching;
+                self.lowest = Some(standing.lowest);
                 self.ops.queue(Op::WatchPredecessor);
             }
         }
@@ -933,13 +1038,8 @@ impl<const N: usize> Recipe for Lock<N> {
     type Event = LockEvent;
 
     fn poll_request(&mut self) -> Option<Outgoing<'_>> {
-        if !self.link.is_up() {
-            return None;
-        }
-        let (id, op) = self
-            .ops
-            .next_creating_ancestors(ancestors::depth(self.line.dir()))?;
-        let request = self.materialise(op);
+        let (id, op) = self.next_op()?;
+        let request = self.request(op, &[]);
         Some(Outgoing { id, request })
     }
 
@@ -995,6 +1095,9 @@ impl<const N: usize> Recipe for Lock<N> {
         if self.line.is_own_path(event.path) {
             return match event.kind {
                 WatchKind::NodeDeleted => self.own_node_deleted(),
+                // Winding up: the node's delete is on its way, and its
+                // reads are forgotten.
+                _ if self.give_up.is_some() => {}
                 // Read the new data, re-arming the one-shot watch.
                 _ => self.ops.queue(Op::WatchOwn),
             };

@@ -112,6 +112,11 @@ impl<R: Recipe> Driver<R> {
         true
     }
 
+    /// Whether a request is held back for the test to answer.
+    pub fn has_intercepted(&self) -> bool {
+        !self.intercepted.is_empty()
+    }
+
     /// Answers the oldest intercepted request with `reply`, then drains.
     /// Returns whether there was one.
     pub fn answer_intercepted(&mut self, zk: &mut SimZk, reply: OwnedReply) -> bool {

@@ -1,23 +1,29 @@
 //! The candidate's side of a leader election.
+//!
+//! A candidate is a lock on the election directory whose node is named as
+//! a candidate's (`-n_`) and carries the candidate's data: its [`Lock`]
+//! creates the node and lists the directory in one flight, waits behind
+//! the next-lower candidate, makes sure the node is the current session's
+//! (CURATOR-696), suspends, verifies and deletes it; held is leading. The
+//! lock's machine is the one a firmware with locks carries anyway, so an
+//! election costs only what is its own, written here over the lock's
+//! events and in the lock's pipeline: the acknowledgement node,
+//! `Following`, the suspension clock of `set_lost_after`, and volunteering
+//! again when the client moved to another session.
 
 use core::fmt;
 
 use heapless::{String, Vec};
 
 use super::{Acknowledgement, Error, ACK_NAME, DEFAULT_DATA_CAPACITY, DEFAULT_PATH_CAPACITY};
-use crate::engine::ancestors;
 use crate::engine::contender_op::Op;
-use crate::engine::contention::{Contention, Standing};
-use crate::engine::contention_flow::{AsFlow, ContentionFlow, MAX_IN_FLIGHT, QUEUED};
 use crate::engine::deadline::Deadline;
 use crate::engine::event_queue::EventQueue;
-use crate::engine::link::{Link, Reconnect};
-use crate::engine::pipeline::Pipeline;
-use crate::engine::sessions::Current;
-use crate::naming::{contender_sequence, Flavour, Guid, NodeKind};
+use crate::lock::{GiveUp, Lock, LockEvent, LockState};
+use crate::naming::{Flavour, Guid};
 use crate::path;
 use crate::{
-    Acl, Children, CreateMode, Instant, Outgoing, Recipe, Reply, Request, RequestId, Sequence,
+    Children, CreateMode, Instant, Outgoing, Recipe, Reply, Request, RequestId, Sequence,
     SessionEvent, Stat, Version, WatchEvent, WatchKind, ZkError,
 };
 
@@ -81,36 +87,6 @@ pub enum ElectionState {
     Resigning,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Step {
-    Idle,
-    /// Create (and the pipelined listing) in flight.
-    Creating,
-    /// The outcome of a create is unknown: list and look for the GUID.
-    Finding,
-    /// Listing to find the predecessor.
-    Listing,
-    /// Watching the predecessor.
-    Watching,
-    /// Lowest: checking the own node's owner.
-    Confirming,
-    Leading,
-    /// Leading, after a reconnect: checking the own node and the
-    /// acknowledgement again.
-    Verifying,
-    /// Deleting the acknowledgement and the own node.
-    Deleting,
-}
-
-/// The reads of a campaign under way: nothing to act on once it winds up.
-const CAMPAIGN_READS: [Op; 5] = [
-    Op::List,
-    Op::WatchPredecessor,
-    Op::WatchOwn,
-    Op::ReadAck,
-    Op::ReplaceAck,
-];
-
 /// What the application was told of leadership.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Leadership {
@@ -141,34 +117,31 @@ enum AckWrite {
 enum AckCleanup {
     /// Nothing: it is not this candidate's, or it is dealt with.
     None,
-    /// It may be ours, written in this session with the own node still
-    /// there: delete it before the own node.
+    /// Resigning while leading: its delete leaves just ahead of the own
+    /// node's, in the same flight.
     Delete,
-    /// Leadership was lost while an acknowledgement naming this candidate
-    /// may exist: read it and delete it if it still names us.
+    /// Leadership ended (or a resignation's delete may be lost) while an
+    /// acknowledgement naming this candidate may exist: read it and delete
+    /// it, at the version read, if it still names us; the own node's
+    /// delete waits for that.
     Clear,
 }
 
-/// How a campaign that is being wound up will be reported.
+/// How the end of a campaign is reported, where the election decides it
+/// rather than the lock.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Outcome {
     Resign,
-    TimedOut,
-    Failed(Error),
     /// Already reported (`Lost`): nothing more to say.
     Quiet,
 }
 
-impl Outcome {
-    /// How the application hears of it, if at all.
-    fn event(self) -> Option<ElectionEvent> {
-        match self {
-            Outcome::Resign => Some(ElectionEvent::Resigned),
-            Outcome::TimedOut => Some(ElectionEvent::TimedOut),
-            Outcome::Failed(e) => Some(ElectionEvent::Failed(e)),
-            Outcome::Quiet => None,
-        }
-    }
+/// The requests that are the election's own: the acknowledgement's.
+fn is_ack_op(op: Op) -> bool {
+    matches!(
+        op,
+        Op::Ack | Op::ReadAck | Op::ReplaceAck | Op::DeleteAck | Op::ClearAck | Op::DropAck
+    )
 }
 
 /// A candidate of the leader election in one directory.
@@ -203,20 +176,22 @@ impl Outcome {
 /// ```
 pub struct Election<const N: usize = DEFAULT_PATH_CAPACITY, const D: usize = DEFAULT_DATA_CAPACITY>
 {
-    /// The own node and the node it waits for.
-    line: Contention<N>,
+    /// The candidate's node and its place in line: held is leading.
+    lock: Lock<N>,
     ack_path: String<N>,
-    step: Step,
-    /// A node of an earlier session, to delete.
-    stale: String<N>,
     /// The lowest candidate last reported in `Following`.
     leader_seen: Option<Sequence>,
-    give_up: Option<Outcome>,
-    deadline: Deadline,
-    link: Link,
-    /// The session the own node must belong to.
-    session: Current,
     leadership: Leadership,
+    /// How the campaign's end is reported, when the election decided it.
+    outcome: Option<Outcome>,
+    /// The campaign's deadline, for volunteering again.
+    until: Deadline,
+    /// A `Connected` named another session than the one before, with no
+    /// expiry heard, since the campaign began or last led: the own node
+    /// and any acknowledgement belong to the old session.
+    moved: bool,
+    /// The own node's delete waits for the acknowledgement to be settled.
+    delete_held: bool,
     /// What to do with the acknowledgement when winding up.
     ack_cleanup: AckCleanup,
     /// Whether the acknowledgement is known to name the own node.
@@ -234,15 +209,11 @@ pub struct Election<const N: usize = DEFAULT_PATH_CAPACITY, const D: usize = DEF
     lost_after: Option<u64>,
     /// The time of the latest input: when a suspension starts.
     now: Instant,
-    ops: Pipeline<Op, QUEUED, MAX_IN_FLIGHT>,
     events: EventQueue<ElectionEvent, 8>,
-    scratch: String<N>,
-    /// `<own name>\n<data>`; before the own node is named, `\n<data>`.
+    /// `<own name>\n<data>`; before the candidate leads, `\n<data>`.
     ack: Vec<u8, D>,
     /// Length of the own name at the start of `ack`.
     name_len: usize,
-    /// The ACL of every node it creates.
-    acl: Acl<'static>,
 }
 
 impl<const N: usize, const D: usize> Election<N, D> {
@@ -272,22 +243,19 @@ impl<const N: usize, const D: usize> Election<N, D> {
     /// assert_eq!(election.flavour(), Flavour::Curator);
     /// ```
     pub fn with_flavour(dir: &str, flavour: Flavour) -> Result<Self, Error> {
-        let line = Contention::new(dir, flavour, NodeKind::Candidate)?;
+        let lock = Lock::candidate(dir, flavour)?;
         let mut ack_path = String::new();
         // Cannot fail: a candidate's node path in `dir` is longer, and fits.
         let _ = path::join_into(&mut ack_path, dir, ACK_NAME);
         Ok(Election {
-            acl: Acl::OPEN,
-            line,
+            lock,
             ack_path,
-            step: Step::Idle,
-            stale: String::new(),
             leader_seen: None,
-            give_up: None,
-            deadline: Deadline::None,
-            link: Link::Up,
-            session: Current::default(),
             leadership: Leadership::None,
+            outcome: None,
+            until: Deadline::None,
+            moved: false,
+            delete_held: false,
             ack_cleanup: AckCleanup::None,
             ack_write: AckWrite::Unconfirmed,
             foreign_ack_version: Version::Any,
@@ -296,15 +264,13 @@ impl<const N: usize, const D: usize> Election<N, D> {
             ack_unreadable: false,
             lost_after: None,
             now: Instant::ZERO,
-            ops: Pipeline::new(),
             events: EventQueue::new(),
-            scratch: String::new(),
             ack: Vec::new(),
             name_len: 0,
         })
     }
 
-    crate::engine::acl_option::acl_option!();
+    crate::engine::acl_option::acl_option!(lock.acl);
 
     /// The election directory.
     ///
@@ -314,7 +280,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
     /// assert_eq!(election.dir(), "/e");
     /// ```
     pub fn dir(&self) -> &str {
-        self.line.dir()
+        self.lock.dir()
     }
 
     /// The acknowledgement node's path, `<dir>/leader`.
@@ -337,7 +303,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
     /// assert_eq!(election.flavour(), Flavour::Recipes);
     /// ```
     pub fn flavour(&self) -> Flavour {
-        self.line.flavour()
+        self.lock.flavour()
     }
 
     /// Reports [`ElectionEvent::Lost`] once leadership has been suspended
@@ -363,7 +329,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
     /// assert_eq!(election.own_node(), None);
     /// ```
     pub fn own_node(&self) -> Option<&str> {
-        self.line.own_name()
+        self.lock.own_node()
     }
 
     /// The own node's full path (to fence writes on it with a `check`), once
@@ -375,7 +341,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
     /// assert_eq!(election.own_path(), None);
     /// ```
     pub fn own_path(&self) -> Option<&str> {
-        self.line.own_path()
+        self.lock.own_full_path()
     }
 
     /// The own node's sequence number, once known.
@@ -386,7 +352,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
     /// assert_eq!(election.own_sequence(), None);
     /// ```
     pub fn own_sequence(&self) -> Option<Sequence> {
-        self.line.own_sequence()
+        self.lock.own_sequence()
     }
 
     /// The candidate's data (written into its node and the acknowledgement).
@@ -410,7 +376,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
     /// assert_eq!(election.predecessor(), None);
     /// ```
     pub fn predecessor(&self) -> Option<&str> {
-        (self.step == Step::Watching).then_some(self.line.predecessor())
+        self.lock.predecessor()
     }
 
     /// The application-level state.
@@ -421,13 +387,13 @@ impl<const N: usize, const D: usize> Election<N, D> {
     /// assert_eq!(election.state(), ElectionState::Idle);
     /// ```
     pub fn state(&self) -> ElectionState {
-        match self.step {
-            Step::Idle => ElectionState::Idle,
-            Step::Creating | Step::Finding | Step::Listing | Step::Watching | Step::Confirming => {
-                ElectionState::Campaigning
-            }
-            Step::Leading | Step::Verifying => ElectionState::Leading,
-            Step::Deleting => ElectionState::Resigning,
+        match self.lock.state() {
+            // Clearing an acknowledgement after the own node went.
+            LockState::Idle if self.ack_cleanup != AckCleanup::None => ElectionState::Resigning,
+            LockState::Idle => ElectionState::Idle,
+            LockState::Acquiring => ElectionState::Campaigning,
+            LockState::Held => ElectionState::Leading,
+            LockState::Releasing => ElectionState::Resigning,
         }
     }
 
@@ -440,8 +406,8 @@ impl<const N: usize, const D: usize> Election<N, D> {
     /// assert!(!election.is_leading());
     /// ```
     pub fn is_leading(&self) -> bool {
-        // `Leading` is reported only at the step of that name, and a lost
-        // connection (or anything that leaves the step) moves it on.
+        // `Leading` is reported only when the lock is held, and a lost
+        // connection (or anything that ends the holding) moves it on.
         self.leadership == Leadership::Leading
     }
 
@@ -455,7 +421,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
     /// ```
     pub fn is_suspended(&self) -> bool {
         self.state() == ElectionState::Leading
-            && (matches!(self.leadership, Leadership::Suspended { .. }) || !self.link.is_up())
+            && (matches!(self.leadership, Leadership::Suspended { .. }) || !self.lock.is_up())
     }
 
     /// Volunteers with `data` (a participant id, an address); events follow.
@@ -505,36 +471,33 @@ impl<const N: usize, const D: usize> Election<N, D> {
     }
 
     fn start(&mut self, guid: Guid, data: &[u8], deadline: Deadline) -> Result<(), Error> {
-        if self.step != Step::Idle {
+        if self.state() != ElectionState::Idle {
             return Err(Error::InvalidState);
         }
-        if !self.link.accepts_work() {
-            return Err(Error::SessionEnded);
-        }
         // The acknowledgement must fit before anything is created (the own
-        // node's path fits: `Contention::new` measured it).
-        let name_len = self.line.name_len();
-        let room = D.saturating_sub(name_len + 1);
+        // node's path fits: the lock measured it).
+        let room = D.saturating_sub(self.lock.name_len() + 1);
         if data.len() > room {
             return Err(Error::TooLarge {
                 len: data.len(),
                 capacity: room,
             });
         }
+        self.lock.acquire_by(guid, deadline)?;
         self.ack.clear();
         let _ = self.ack.push(b'\n');
         let _ = self.ack.extend_from_slice(data);
         self.name_len = 0;
-        self.line.begin(guid);
-        self.deadline = deadline;
-        self.stale.clear();
+        self.until = deadline;
         self.leader_seen = None;
-        self.give_up = None;
         self.leadership = Leadership::None;
+        self.outcome = None;
+        self.moved = false;
+        self.delete_held = false;
         self.ack_cleanup = AckCleanup::None;
+        self.ack_write = AckWrite::Unconfirmed;
         self.ack_replacements = 0;
         self.ack_unreadable = false;
-        self.create();
         Ok(())
     }
 
@@ -554,34 +517,44 @@ impl<const N: usize, const D: usize> Election<N, D> {
     /// election.resign().unwrap();
     /// ```
     pub fn resign(&mut self) -> Result<(), Error> {
-        match self.step {
-            Step::Idle => Err(Error::InvalidState),
-            Step::Deleting => {
-                // Already on its way out (timed out, or cleaning up after a
-                // loss): report the resignation when done.
-                if matches!(self.give_up, Some(Outcome::TimedOut | Outcome::Quiet)) {
-                    self.give_up = Some(Outcome::Resign);
-                }
-                Ok(())
+        match self.state() {
+            ElectionState::Idle => return Err(Error::InvalidState),
+            // Already on its way out (timed out, failed, or cleaning up
+            // after a loss): report the resignation when done, unless a
+            // failure is to be reported.
+            ElectionState::Resigning => self.outcome = Some(Outcome::Resign),
+            ElectionState::Campaigning => {
+                self.outcome = Some(Outcome::Resign);
+                let _ = self.lock.cancel();
             }
-            _ => {
-                self.abandon(Outcome::Resign);
-                Ok(())
+            ElectionState::Leading => {
+                self.leadership = Leadership::None;
+                self.outcome = Some(Outcome::Resign);
+                self.stop_acknowledging();
+                // Ahead of the own node's delete, in the same flight: while
+                // that node exists no other candidate leads, so the
+                // acknowledgement there is ours or a stale one.
+                self.ack_cleanup = AckCleanup::Delete;
+                self.lock.ops().queue(Op::DeleteAck);
+                let _ = self.lock.release();
             }
         }
+        self.settle();
+        Ok(())
+    }
+
+    /// Drops the acknowledgement's reads and writes still to come: leading
+    /// is over.
+    fn stop_acknowledging(&mut self) {
+        self.lock
+            .ops()
+            .forget(|op| matches!(op, Op::ReadAck | Op::ReplaceAck));
+        self.lock.ops().unqueue(|op| op == Op::Ack);
     }
 
     /// Whether the acknowledgement may exist and be this candidate's.
     fn may_hold_ack(&self) -> bool {
-        matches!(self.step, Step::Leading | Step::Verifying)
-    }
-
-    /// A reconnect stops counting the suspension towards `lost_after`: the
-    /// checks after it decide.
-    fn stop_suspension_clock(&mut self) {
-        if let Leadership::Suspended { since } = &mut self.leadership {
-            *since = None;
-        }
+        self.leadership != Leadership::None && self.lock.state() == LockState::Held
     }
 
     /// When a suspension that is being counted turns into `Lost`.
@@ -592,339 +565,90 @@ impl<const N: usize, const D: usize> Election<N, D> {
         }
     }
 
-    /// Winds the campaign up: delete the acknowledgement (if it may be
-    /// ours) and the own node (once its name is known), then report
-    /// `outcome`.
-    fn abandon(&mut self, outcome: Outcome) {
-        if self.step == Step::Deleting {
-            // Already on the way out (a failure met while deleting): keep
-            // the deletes going, checking the node before the
-            // acknowledgement as after a reconnect.
-            self.give_up.get_or_insert(outcome);
-            let pending = [
-                Op::CheckOwn,
-                Op::DeleteAck,
-                Op::Delete,
-                Op::ClearAck,
-                Op::DropAck,
-            ];
-            if !pending.iter().any(|op| self.ops.is_pending(*op)) {
-                self.delete_again();
+    /// Acts on what the lock did with the last input, and keeps the
+    /// acknowledgement's rules: called at the end of every input.
+    fn settle(&mut self) {
+        while let Some(event) = self.lock.poll_event() {
+            self.on_lock_event(event);
+        }
+        // The lock gave a holding up by itself (a read of the own node
+        // refused, the node found on another session): it deletes its
+        // node, and the acknowledgement is settled first.
+        if self.leadership != Leadership::None && self.lock.state() == LockState::Releasing {
+            self.lost_leadership();
+        }
+        if let Some(leader) = self.lock.lowest_ahead() {
+            if self.leader_seen != Some(leader) {
+                self.leader_seen = Some(leader);
+                self.events.emit(ElectionEvent::Following { leader });
             }
-            return;
         }
-        // The acknowledgement is only ever written while leading (the
-        // steps of `may_hold_ack`).
-        if self.may_hold_ack() {
-            self.ack_cleanup = AckCleanup::Delete;
-        }
-        // Whatever happens next, the outcome asked for is what is reported.
-        self.leadership = Leadership::None;
-        self.give_up = Some(outcome);
-        self.deadline = Deadline::None;
-        self.flow().wind_up(&CAMPAIGN_READS);
-    }
-
-    /// The acknowledgement read after a loss: delete it if it is this
-    /// candidate's (`ours`, at the version read), else leave it to its
-    /// writer.
-    fn on_clear_ack_read(&mut self, ours: bool, stat: Stat) {
-        if ours {
-            self.clear_ack_version = stat.version;
-            self.ops.queue(Op::DropAck);
-        } else {
+        if self.ack_cleanup != AckCleanup::None && self.lock.is_over() {
+            // The acknowledgement died with the session.
             self.ack_cleared();
         }
-    }
-
-    /// No acknowledgement names this candidate any more (or trying to
-    /// delete it failed): go on with the own node.
-    fn ack_cleared(&mut self) {
-        self.ack_cleanup = AckCleanup::None;
-        self.ack_unreadable = false;
-        if self.step != Step::Deleting {
-            return;
-        }
-        if self.line.has_own() {
-            self.ops.queue(Op::Delete);
-        } else {
-            self.finish();
-        }
-    }
-
-    fn reset(&mut self) {
-        self.step = Step::Idle;
-        self.line.forget_own();
-        self.stale.clear();
-        self.deadline = Deadline::None;
-        self.leadership = Leadership::None;
-        self.ack_cleanup = AckCleanup::None;
-        self.ack_write = AckWrite::Unconfirmed;
-        self.ops.clear();
-    }
-
-    /// The campaign is over, `event` (if any) its last word.
-    fn end_with(&mut self, event: Option<ElectionEvent>) {
-        self.reset();
-        if let Some(event) = event {
-            self.events.emit(event);
-        }
-    }
-
-    /// Leadership is gone: say so at once, then delete the acknowledgement
-    /// if it still names this candidate and was written in this session
-    /// (`same_session`), and the own node if it may still exist
-    /// (`node_may_exist`), and leave the election.
-    fn lost(&mut self, node_may_exist: bool, same_session: bool) {
-        // Leadership is only ever lost while leading (`Leading` or
-        // `Verifying`), where the acknowledgement may be ours.
-        let ack_may_be_ours = same_session;
-        if self.leadership != Leadership::None {
-            self.events.emit(ElectionEvent::Lost);
-        }
-        self.leadership = Leadership::None;
-        self.deadline = Deadline::None;
-        // An acknowledgement naming us would tell observers we lead until
-        // the session dies (forever, without another candidate): read it
-        // and delete it only if it still names us. With the own node still
-        // there, nobody else can have replaced it in between (it goes
-        // first, see `start_delete`). With the own node gone, a successor
-        // may replace it between the read and the delete, and all its
-        // acknowledgements have version 0: the delete may then remove the
-        // successor's, whose watch makes it write it again at once; it
-        // never makes anyone believe a candidate leads that does not.
-        self.ack_cleanup = if ack_may_be_ours && self.name_len > 0 {
-            AckCleanup::Clear
-        } else {
-            AckCleanup::None
-        };
-        self.give_up = Some(Outcome::Quiet);
-        if node_may_exist && self.line.has_own() {
-            self.start_delete();
-        } else if self.ack_cleanup == AckCleanup::Clear {
-            // No node to delete: nothing queued or acknowledging matters
-            // any more, only the acknowledgement.
-            self.ops.clear_queued();
-            self.flow().forget(&[Op::Ack]);
-            self.start_delete();
-        } else {
-            self.finish();
-        }
-    }
-
-    /// The own node is gone (or not ours) while campaigning: volunteer again
-    /// with a new node.
-    fn volunteer_again(&mut self) {
-        self.flow().forget(&[
-            Op::List,
-            Op::WatchPredecessor,
-            Op::WatchOwn,
-            Op::Ack,
-            Op::ReadAck,
-            Op::ReplaceAck,
-        ]);
-        self.line.forget_own();
-        let _ = rename_ack(&mut self.ack, &mut self.name_len, "");
-        // An acknowledgement naming the old node is stale: the next leader
-        // replaces it.
-        self.ack_write = AckWrite::Unconfirmed;
-        self.line.next_guid();
-        self.create();
-    }
-
-    /// The same session is usable again: rebuild what to send from the step.
-    fn resume(&mut self) {
-        self.ops.clear_queued();
-        self.stop_suspension_clock();
-        if !self.stale.is_empty() {
-            self.ops.queue(Op::DeleteStale);
-        }
-        match self.step {
-            Step::Idle => {}
-            Step::Creating | Step::Finding | Step::Listing | Step::Watching => {
-                self.flow().regain_place();
-            }
-            // Nothing is written before leading: reading the own node
-            // again decides.
-            Step::Confirming => self.ops.queue(Op::WatchOwn),
-            Step::Leading | Step::Verifying => {
-                self.step = Step::Verifying;
-                self.ops.queue(Op::WatchOwn);
-            }
-            Step::Deleting => self.delete_again(),
-        }
-    }
-
-    /// Deleting, after a reconnect or a failure: the deletes in flight may
-    /// or may not have landed. Settle the acknowledgement, then the own
-    /// node, as far as they are left.
-    fn delete_again(&mut self) {
         if self.ack_cleanup == AckCleanup::Clear {
-            self.ops.queue(Op::ClearAck);
-        } else if self.line.has_own() && self.ack_cleanup == AckCleanup::Delete {
-            // The acknowledgement's delete always leaves before the
-            // node's, so if the node is gone, so is our acknowledgement,
-            // and the one there now is the next leader's: look before
-            // deleting it again.
-            self.ops.queue(Op::CheckOwn);
-        } else if self.line.has_own() {
-            self.ops.queue(Op::Delete);
-        } else {
-            self.flow().finish_or_find();
-        }
-    }
-
-    /// Connected on a session other than the one the own node was made on:
-    /// that node (and any acknowledgement it wrote) dies with the old
-    /// session or is already gone. It is deleted, never adopted
-    /// (CURATOR-696, CURATOR-498).
-    fn on_new_session(&mut self) {
-        self.ops.lose();
-        self.stop_suspension_clock();
-        // A create of the old session dies with it.
-        self.line.settle();
-        // The acknowledgement belonged to the old session.
-        self.ack_cleanup = AckCleanup::None;
-        self.ack_write = AckWrite::Unconfirmed;
-        match self.step {
-            Step::Idle => {}
-            // The acknowledgement went with the old session: on with the
-            // own node.
-            Step::Deleting => self.ack_cleared(),
-            // The old session may live on a while (its expiry not yet
-            // processed): its node is deleted, so the next candidate need
-            // not wait for that (CURATOR-696). Its acknowledgement is left
-            // to die with it: every leader writes it at version 0 under one
-            // name, so a delete of "ours" could land after the old session
-            // ended and a successor wrote its own.
-            Step::Leading | Step::Verifying => self.lost(true, false),
-            Step::Creating | Step::Finding | Step::Listing | Step::Watching | Step::Confirming => {
-                self.retire_own();
-                self.volunteer_again();
+            if self.lock.ops().is_queued(Op::Delete) {
+                self.lock.ops().unqueue(|op| op == Op::Delete);
+                self.delete_held = true;
+            }
+            let ops = self.lock.ops();
+            if !(ops.is_pending(Op::ClearAck) || ops.is_pending(Op::DropAck)) {
+                ops.queue(Op::ClearAck);
             }
         }
     }
 
-    /// Suspended for longer than the session timeout: the session is
-    /// expired whether or not the client hears so.
-    fn suspended_too_long(&mut self) {
-        self.events.emit(ElectionEvent::Lost);
-        self.leadership = Leadership::None;
-        self.give_up = Some(Outcome::Quiet);
-        // Should the same session come back after all, the node and the
-        // acknowledgement are still ours: delete both.
-        self.ack_cleanup = AckCleanup::Delete;
-        self.step = Step::Deleting;
-        self.ops.clear_queued();
-    }
-
-    fn on_error(&mut self, op: Op, e: ZkError) {
-        // The connection's and the session's ends were taken by the shared
-        // flow.
-        match op {
-            Op::Delete => {
-                // Our own ephemeral node refused to go (an ACL set by
-                // someone else): report it rather than spin.
-                if !matches!(self.give_up, Some(Outcome::Quiet)) {
-                    self.give_up = Some(Outcome::Failed(Error::Zk(e)));
+    fn on_lock_event(&mut self, event: LockEvent) {
+        let said = match event {
+            LockEvent::Acquired => return self.lead(),
+            LockEvent::Suspended => {
+                if self.leadership == Leadership::Leading {
+                    self.events.emit(ElectionEvent::Suspended);
                 }
-                self.finish();
-            }
-            // Best effort: the acknowledgement dies with the session.
-            Op::DeleteAck => self.ack_cleanup = AckCleanup::None,
-            Op::ClearAck | Op::DropAck => self.ack_cleared(),
-            Op::CheckOwn => {
-                self.ack_cleanup = AckCleanup::None;
-                self.ops.queue(Op::Delete);
-            }
-            Op::DeleteStale => self.stale.clear(),
-            // The create that follows settles it.
-            Op::ReplaceAck => {}
-            // Once written, keeping it is best effort: who leads does
-            // not depend on it.
-            Op::Ack | Op::ReadAck
-                if self.step == Step::Leading && self.ack_write == AckWrite::Named => {}
-            _ => self.fail(Error::Zk(e)),
-        }
-    }
-
-    /// The own node (of a campaign being left or of an earlier session)
-    /// is to be deleted before the next create.
-    fn retire_own(&mut self) {
-        if let Some(old) = self.line.take_own_path() {
-            self.stale = old;
-        }
-    }
-
-    fn predecessor_gone(&mut self) {
-        self.flow().forget(&[Op::WatchPredecessor]);
-        if self.line.predecessor_is_lowest() {
-            // It was the only candidate ahead, and sequence numbers only
-            // grow: nobody can have slipped in ahead since.
-            self.now_lowest();
-        } else {
-            self.step = Step::Listing;
-            self.ops.queue(Op::List);
-        }
-    }
-
-    /// The own node is the lowest: confirm it is ours on this session, or,
-    /// when that is already known, write the acknowledgement at once.
-    fn now_lowest(&mut self) {
-        // While watching, the own node was read (with a watch) in the same
-        // flight as the predecessor, and found owned by this session: a
-        // node of another session would have sent the candidate back in
-        // line. Since then no connection was lost (a loss leaves Watching)
-        // and no notification came for it (one queues a new read): nothing
-        // about it can have changed, so reading it again would only cost a
-        // round trip of the hand-off.
-        let confirmed = self.step == Step::Watching && !self.ops.is_pending(Op::WatchOwn);
-        self.flow().forget(&[Op::List, Op::WatchPredecessor]);
-        if confirmed {
-            self.lead();
-        } else {
-            self.step = Step::Confirming;
-            self.ops.queue(Op::WatchOwn);
-        }
-    }
-
-    fn on_confirm(&mut self, stat: Stat) {
-        let ours = self.session.owns(stat.ephemeral_owner);
-        match self.step {
-            Step::Confirming if ours => self.lead(),
-            Step::Confirming => {
-                // A node of an earlier session: it is about to die with it.
-                // Delete it and volunteer again on this session.
-                self.retire_own();
-                self.volunteer_again();
-            }
-            Step::Verifying if ours => self.ops.queue(Op::ReadAck),
-            // Waiting: the watch is armed.
-            Step::Listing | Step::Watching if ours => {}
-            Step::Listing | Step::Watching => {
-                self.retire_own();
-                self.volunteer_again();
-            }
-            Step::Leading | Step::Verifying if !ours => {
                 if self.leadership != Leadership::None {
-                    self.lost(true, true);
-                } else {
-                    self.retire_own();
-                    self.volunteer_again();
+                    self.leadership = Leadership::Suspended {
+                        since: self.lost_after.map(|_| self.now),
+                    };
                 }
+                return;
             }
-            _ => {}
-        }
-    }
-
-    fn on_own_node_gone(&mut self) {
-        match self.step {
-            Step::Listing | Step::Watching | Step::Confirming => self.volunteer_again(),
-            Step::Leading | Step::Verifying => {
-                self.line.forget_own();
-                self.lost(false, true);
+            // The own node is confirmed the session's again; the
+            // acknowledgement is read before `Resumed`.
+            LockEvent::Resumed => return self.lock.ops().queue(Op::ReadAck),
+            LockEvent::Lost => return self.lost_leadership(),
+            LockEvent::RevocationRequested => return,
+            LockEvent::Released | LockEvent::NotAcquired(GiveUp::Cancelled) => {
+                ElectionEvent::Resigned
             }
-            _ => {}
+            LockEvent::NotAcquired(_) => ElectionEvent::TimedOut,
+            // The own node turned out another session's (an earlier one
+            // of this client, or an operator's node put in its place) and
+            // was deleted: volunteer again on this session, under a new
+            // GUID (CURATOR-696, CURATOR-498). After a true end of the
+            // session, the campaign has failed.
+            LockEvent::Failed(Error::SessionEnded)
+                if self.outcome.is_none() && !self.lock.is_over() =>
+            {
+                if self.lock.acquire_again(self.until).is_ok() {
+                    return;
+                }
+                ElectionEvent::Failed(Error::SessionEnded)
+            }
+            LockEvent::Failed(e) => {
+                // A failure is reported even over a resignation; after
+                // `Lost`, nothing is.
+                if self.outcome == Some(Outcome::Quiet) {
+                    return;
+                }
+                self.outcome = None;
+                ElectionEvent::Failed(e)
+            }
+        };
+        match self.outcome.take() {
+            Some(Outcome::Quiet) => {}
+            Some(Outcome::Resign) => self.events.emit(ElectionEvent::Resigned),
+            None => self.events.emit(said),
         }
     }
 
@@ -934,32 +658,94 @@ impl<const N: usize, const D: usize> Election<N, D> {
     /// acknowledgement only tells observers, and only ever names a
     /// candidate that already knows it leads), so waiting for it would only
     /// add a round trip to every hand-off. Should the write be refused,
-    /// leadership is given up (`on_error`).
+    /// leadership is given up.
     fn lead(&mut self) {
-        self.step = Step::Leading;
+        let name = self.lock.own_node().unwrap_or("");
+        // Fits: `start` measured the longest name.
+        let _ = rename_ack(&mut self.ack, &mut self.name_len, name);
         self.leadership = Leadership::Leading;
-        self.deadline = Deadline::None;
-        self.ops.queue(Op::Ack);
+        self.moved = false;
+        self.ack_write = AckWrite::Unconfirmed;
+        self.ack_replacements = 0;
+        self.lock.ops().queue(Op::Ack);
         self.events.emit(ElectionEvent::Leading);
+    }
+
+    /// Leadership is gone: say so at once. An acknowledgement naming us
+    /// would tell observers we lead until the session dies (forever,
+    /// without another candidate): unless it went with the session (an
+    /// expiry, or a move to another), it is read and deleted if it still
+    /// names us, before the own node's delete (`settle`). With the own
+    /// node still there, nobody else can have replaced it in between. With
+    /// the own node gone, a successor may replace it between the read and
+    /// the delete, and all acknowledgements have version 0: the delete may
+    /// then remove the successor's, whose watch makes it write it again at
+    /// once; it never makes anyone believe a candidate leads that does
+    /// not.
+    fn lost_leadership(&mut self) {
+        if self.leadership == Leadership::None {
+            return;
+        }
+        self.events.emit(ElectionEvent::Lost);
+        self.leadership = Leadership::None;
+        self.outcome = Some(Outcome::Quiet);
+        self.stop_acknowledging();
+        self.ack_cleanup = if self.moved || self.lock.is_over() {
+            AckCleanup::None
+        } else {
+            AckCleanup::Clear
+        };
+    }
+
+    /// Leadership given up by the election itself (an acknowledgement it
+    /// may not write, or suspended too long): `Lost`, then the
+    /// acknowledgement and the own node deleted.
+    fn give_up_leading(&mut self) {
+        self.lost_leadership();
+        let _ = self.lock.release();
+    }
+
+    /// No acknowledgement names this candidate any more (or trying to
+    /// delete it failed): go on with the own node.
+    fn ack_cleared(&mut self) {
+        self.ack_cleanup = AckCleanup::None;
+        self.ack_unreadable = false;
+        if core::mem::take(&mut self.delete_held) {
+            if self.lock.state() == LockState::Releasing {
+                self.lock.ops().queue(Op::Delete);
+            }
+        } else if self.lock.state() == LockState::Idle {
+            if let Some(Outcome::Resign) = self.outcome.take() {
+                self.events.emit(ElectionEvent::Resigned);
+            }
+        }
+    }
+
+    /// The acknowledgement read after a loss: delete it if it is this
+    /// candidate's (`ours`, at the version read), else leave it to its
+    /// writer.
+    fn on_clear_ack_read(&mut self, ours: bool, stat: Stat) {
+        if ours {
+            self.clear_ack_version = stat.version;
+            self.lock.ops().queue(Op::DropAck);
+        } else {
+            self.ack_cleared();
+        }
     }
 
     /// The acknowledgement names the own node.
     fn acknowledged(&mut self) {
         self.ack_replacements = 0;
         self.ack_write = AckWrite::Named;
-        if self.step == Step::Verifying {
-            self.step = Step::Leading;
+        if matches!(self.leadership, Leadership::Suspended { .. }) && self.lock.is_held() {
             self.leadership = Leadership::Leading;
             self.events.emit(ElectionEvent::Resumed);
         }
     }
 
     fn on_ack_read(&mut self, data: &[u8], stat: Stat) {
-        if !self.may_hold_ack() {
-            return;
-        }
-        let own = self.own_node().unwrap_or("");
-        if Acknowledgement::names(data, own.as_bytes()) {
+        let own = self.ack.get(..self.name_len).unwrap_or_default();
+        if Acknowledgement::names(data, own) {
             return self.acknowledged();
         }
         // Written by an earlier leader (or a lost write of one): this
@@ -973,63 +759,115 @@ impl<const N: usize, const D: usize> Election<N, D> {
     /// own, which a replacement still in flight must not stand for.
     fn replace_ack(&mut self, version: Version) {
         if self.ack_replacements >= MAX_ACK_REPLACEMENTS {
-            return self.fail(Error::AckContended);
+            return self.give_up_leading();
         }
         self.ack_replacements += 1;
         self.foreign_ack_version = version;
-        self.ops.queue(Op::ReplaceAck);
-        self.ops.queue(Op::Ack);
+        self.lock.ops().queue(Op::ReplaceAck);
+        self.lock.ops().queue(Op::Ack);
     }
 
-    /// Writes the request for `op` into the scratch buffer and returns it.
-    ///
-    /// Cannot fail: every path was sized when stored (the directory and the
-    /// acknowledgement in `with_flavour`, the own node's prefix in `start`,
-    /// its name in `store_own`, the predecessor in `scan_name`).
+    /// An answer to one of the acknowledgement's requests.
+    fn on_ack_reply(&mut self, op: Op, reply: Reply<'_>) {
+        if let Some(e) = reply
+            .error()
+            .filter(|e| e.is_connection_loss() || e.is_session_gone())
+        {
+            return self.lock.lose_with(e);
+        }
+        let leading = self.may_hold_ack();
+        match (op, reply) {
+            (Op::Ack, Reply::Created { .. }) if leading => {
+                self.acknowledged();
+                // Watch it: if someone deletes it, it is written again.
+                self.lock.ops().queue(Op::ReadAck);
+            }
+            (Op::Ack, Reply::Error(ZkError::NodeExists)) if leading => {
+                self.lock.ops().queue(Op::ReadAck);
+            }
+            // The directory is gone, and the own node with it: reading
+            // the node makes the lock say so.
+            (Op::Ack, Reply::Error(ZkError::NoNode)) if leading => {
+                self.lock.ops().queue(Op::WatchOwn);
+            }
+            (Op::ReadAck, Reply::Data { data, stat }) if leading => self.on_ack_read(data, stat),
+            // Over the receive buffer, so it is no acknowledgement this
+            // candidate wrote (it would fit; one of its own that did not
+            // is replaced, then given up on, as one contended): replaced
+            // as one naming another, whatever its version, which was not
+            // read. Left as it was, it kept every embedded leader from
+            // writing its own.
+            (Op::ReadAck, Reply::Error(ZkError::ReplyTooLarge))
+                if leading && self.ack_write != AckWrite::Named =>
+            {
+                self.replace_ack(Version::Any);
+            }
+            (Op::ReadAck, Reply::Error(ZkError::NoNode)) if leading => {
+                self.lock.ops().queue(Op::Ack);
+            }
+            (Op::ClearAck, Reply::Data { data, stat }) => {
+                let name = self.ack.get(..self.name_len).unwrap_or_default();
+                self.on_clear_ack_read(Acknowledgement::names(data, name), stat);
+            }
+            // Too large to read what it says: whether this session wrote
+            // it (this candidate, then) is asked instead.
+            (Op::ClearAck, Reply::Error(ZkError::ReplyTooLarge)) => {
+                self.ack_unreadable = true;
+                self.lock.ops().queue(Op::ClearAck);
+            }
+            (Op::ClearAck, Reply::Exists { stat }) => {
+                let ours = self.lock.owns(stat.ephemeral_owner);
+                self.on_clear_ack_read(ours, stat);
+            }
+            // Written since the read: read again.
+            (Op::DropAck, Reply::Error(ZkError::BadVersion)) => {
+                self.lock.ops().queue(Op::ClearAck);
+            }
+            // Settled, or best effort: the acknowledgement dies with the
+            // session.
+            (Op::ClearAck | Op::DropAck | Op::DeleteAck, _) => self.ack_cleared(),
+            // A foreign one replaced (or someone else did), or answers of
+            // a leadership that is over.
+            (Op::ReplaceAck, _) => {}
+            _ if !leading => {}
+            // Once written, keeping it is best effort: who leads does not
+            // depend on it.
+            (_, Reply::Error(_)) if self.ack_write == AckWrite::Named => {}
+            // Refused (an ACL), or an answer of the wrong shape: leading
+            // without an acknowledgement is not leading.
+            _ => self.give_up_leading(),
+        }
+    }
+
+    /// The request for `op`: the acknowledgement's, or the lock's with the
+    /// candidate's data in its node.
     fn materialise(&mut self, op: Op) -> Request<'_> {
+        let path = self.ack_path.as_str();
         match op {
             Op::Ack => Request::Create {
-                path: &self.ack_path,
+                path,
                 data: &self.ack,
-                acl: self.acl,
+                acl: self.lock.acl,
                 mode: CreateMode::Ephemeral,
             },
-            Op::ReadAck => Request::GetData {
-                path: &self.ack_path,
-                watch: true,
-            },
+            Op::ReadAck => Request::GetData { path, watch: true },
             Op::ReplaceAck => Request::Delete {
-                path: &self.ack_path,
+                path,
                 version: self.foreign_ack_version,
             },
             Op::DeleteAck => Request::Delete {
-                path: &self.ack_path,
+                path,
                 version: Version::Any,
             },
-            Op::ClearAck if self.ack_unreadable => Request::Exists {
-                path: &self.ack_path,
-                watch: false,
-            },
-            Op::ClearAck => Request::GetData {
-                path: &self.ack_path,
-                watch: false,
-            },
+            Op::ClearAck if self.ack_unreadable => Request::Exists { path, watch: false },
+            Op::ClearAck => Request::GetData { path, watch: false },
             Op::DropAck => Request::Delete {
-                path: &self.ack_path,
+                path,
                 version: Version::Exactly(self.clear_ack_version),
             },
-            Op::DeleteStale => Request::Delete {
-                path: &self.stale,
-                version: Version::Any,
-            },
-            // The contender's own requests, with the candidate's data in
-            // its node.
-            _ => self.line.request(
-                op,
-                &mut self.scratch,
-                self.ack.get(self.name_len + 1..).unwrap_or(&[]),
-                self.acl,
-            ),
+            _ => self
+                .lock
+                .request(op, self.ack.get(self.name_len + 1..).unwrap_or(&[])),
         }
     }
 }
@@ -1051,355 +889,92 @@ fn rename_ack<const D: usize>(
     Ok(())
 }
 
-impl<const N: usize, const D: usize> ContentionFlow<N> for Election<N, D> {
-    fn line(&mut self) -> &mut Contention<N> {
-        &mut self.line
-    }
-
-    fn ops(&mut self) -> &mut Pipeline<Op, QUEUED, MAX_IN_FLIGHT> {
-        &mut self.ops
-    }
-
-    fn winding_up(&self) -> bool {
-        self.give_up.is_some()
-    }
-
-    fn finding(&self) -> bool {
-        self.step == Step::Finding
-    }
-
-    fn fail_with(&mut self, e: Error) {
-        self.give_up.get_or_insert(Outcome::Failed(e));
-    }
-
-    fn fail(&mut self, e: Error) {
-        if self.leadership != Leadership::None {
-            self.lost(true, true);
-        } else {
-            self.abandon(Outcome::Failed(e));
-        }
-    }
-
-    /// Reports the pending outcome and returns to idle.
-    fn finish(&mut self) {
-        let event = self
-            .give_up
-            .take()
-            .map_or(Some(ElectionEvent::Resigned), Outcome::event);
-        self.end_with(event);
-    }
-
-    fn start_delete(&mut self) {
-        self.step = Step::Deleting;
-        self.flow().forget(&CAMPAIGN_READS);
-        self.ops.unqueue(|op| op == Op::Ack);
-        if self.ack_cleanup == AckCleanup::Clear {
-            // The own node goes once the acknowledgement is settled: while
-            // it exists no other candidate can lead, so an acknowledgement
-            // read naming us is still ours when it is deleted.
-            self.ops.queue(Op::ClearAck);
-            return;
-        }
-        if self.ack_cleanup == AckCleanup::Delete {
-            self.ops.queue(Op::DeleteAck);
-        }
-        self.ops.queue(Op::Delete);
-    }
-
-    fn create(&mut self) {
-        self.step = Step::Creating;
-        self.ops.clear_queued();
-        // A node of an earlier session goes first.
-        if !self.stale.is_empty() {
-            self.ops.push(Op::DeleteStale);
-        }
-        self.ops.push(Op::Create);
-        self.ops.push(Op::List);
-    }
-
-    fn find(&mut self) {
-        self.step = Step::Finding;
-        self.flow().queue_search();
-    }
-
-    fn placed(&mut self) {
-        self.step = Step::Listing;
-    }
-
-    fn own_node_vanished(&mut self) {
-        self.volunteer_again();
-    }
-
-    /// The connection is gone: stop sending until `Connected`, then resume.
-    fn connection_lost(&mut self) {
-        if !self.link.lose() {
-            return;
-        }
-        if self.ops.lose().contains(&Op::Create) {
-            // Sent, it may have been applied: only the GUID can tell.
-            self.line.create_lost();
-        }
-        if self.leadership == Leadership::Leading {
-            self.leadership = Leadership::Suspended {
-                since: self.lost_after.map(|_| self.now),
-            };
-            self.events.emit(ElectionEvent::Suspended);
-        }
-    }
-
-    /// The session is gone and its ephemeral nodes with it.
-    fn session_ended(&mut self, how: SessionEvent) {
-        self.ops.lose();
-        self.link.end(how);
-        let event = match self.give_up.take() {
-            Some(outcome) => outcome.event(),
-            None if self.step == Step::Idle => None,
-            None if self.leadership != Leadership::None => Some(ElectionEvent::Lost),
-            None => Some(ElectionEvent::Failed(Error::SessionEnded)),
-        };
-        self.end_with(event);
-    }
-
-    fn on_created(&mut self, full_path: &str) {
-        self.flow().adopt_created(full_path);
-    }
-
-    fn listing_stands(&self) -> bool {
-        matches!(self.step, Step::Creating | Step::Listing)
-    }
-
-    fn waits_for(&self, name: &str) -> Option<Sequence> {
-        contender_sequence(NodeKind::Candidate, name)
-    }
-
-    fn on_standing(&mut self, standing: Standing) {
-        if !standing.present {
-            // The own node vanished (deleted by an operator): volunteer
-            // again with a new node.
-            return self.volunteer_again();
-        }
-        let lowest = standing.lowest;
-        match standing.predecessor {
-            None => self.now_lowest(),
-            Some(Err(e)) => self.fail(Error::Path(e)),
-            Some(_) if self.deadline.passed() => self.abandon(Outcome::TimedOut),
-            Some(Ok(only_lower)) => {
-                self.line.wait_behind(only_lower);
-                self.step = Step::Watching;
-                self.ops.queue(Op::WatchPredecessor);
-                // In the same flight, watch the own node: if an operator
-                // deletes it, that notification comes before the
-                // predecessor's (one session's notifications are ordered),
-                // and the candidate volunteers again at once.
-                self.ops.queue(Op::WatchOwn);
-                if self.leader_seen != Some(lowest) {
-                    self.leader_seen = Some(lowest);
-                    self.events
-                        .emit(ElectionEvent::Following { leader: lowest });
-                }
-            }
-        }
-    }
-
-    /// Writes the own node's name, just stored, into the acknowledgement;
-    /// forgets the node if it does not fit.
-    fn accept_own(&mut self) -> bool {
-        let fits = self
-            .line
-            .own_name()
-            .is_some_and(|name| rename_ack(&mut self.ack, &mut self.name_len, name).is_ok());
-        if !fits {
-            self.line.forget_own();
-        }
-        fits
-    }
-}
-
 impl<const N: usize, const D: usize> Recipe for Election<N, D> {
     type Event = ElectionEvent;
 
     fn poll_request(&mut self) -> Option<Outgoing<'_>> {
-        if !self.link.is_up() {
-            return None;
-        }
-        let (id, op) = self
-            .ops
-            .next_creating_ancestors(ancestors::depth(self.line.dir()))?;
+        let (id, op) = self.lock.next_op()?;
         let request = self.materialise(op);
         Some(Outgoing { id, request })
     }
 
     fn handle_reply(&mut self, now: Instant, id: RequestId, reply: Reply<'_>) {
         self.now = now;
-        let Some(op) = self.ops.take(id) else {
-            return;
-        };
-        let Some(reply) = self.flow().on_line_reply(id, op, reply) else {
-            return;
-        };
-        match (op, reply) {
-            // Data too large for an embedded driver's buffer: the node
-            // was read, so it is there and the watch is set.
-            (Op::WatchPredecessor, Reply::Data { .. } | Reply::Error(ZkError::ReplyTooLarge)) => {}
-            (Op::WatchPredecessor, Reply::Error(ZkError::NoNode)) => {
-                if self.step == Step::Watching {
-                    self.predecessor_gone();
-                }
+        match self.lock.ops().op_of(id) {
+            Some(op) if is_ack_op(op) => {
+                self.lock.ops().take(id);
+                self.on_ack_reply(op, reply);
             }
-            (Op::WatchOwn, Reply::Data { stat, .. }) => self.on_confirm(stat),
-            (Op::WatchOwn, Reply::Error(ZkError::NoNode)) => self.on_own_node_gone(),
-            (Op::Ack, Reply::Created { .. }) => {
-                if self.may_hold_ack() {
-                    self.acknowledged();
-                    // Watch it: if someone deletes it, it is written again.
-                    self.ops.queue(Op::ReadAck);
-                }
-            }
-            (Op::Ack, Reply::Error(ZkError::NodeExists)) => {
-                if self.may_hold_ack() {
-                    self.ops.queue(Op::ReadAck);
-                }
-            }
-            // The directory is gone, and the own node with it.
-            (Op::Ack, Reply::Error(ZkError::NoNode)) => {
-                if self.may_hold_ack() {
-                    self.ops.queue(Op::WatchOwn);
-                }
-            }
-            (Op::ReadAck, Reply::Data { data, stat }) => self.on_ack_read(data, stat),
-            // Over the receive buffer, so it is no acknowledgement this
-            // candidate wrote (it would fit; one of its own that did not
-            // is replaced, then given up on, as one contended): replaced
-            // as one naming another, whatever its version, which was not
-            // read. Left as it was, it kept every embedded leader from
-            // writing its own.
-            (Op::ReadAck, Reply::Error(ZkError::ReplyTooLarge))
-                if self.ack_write != AckWrite::Named =>
-            {
-                if self.may_hold_ack() {
-                    self.replace_ack(Version::Any);
-                }
-            }
-            (Op::ReadAck, Reply::Error(ZkError::NoNode)) => {
-                if self.may_hold_ack() {
-                    self.ops.queue(Op::Ack);
-                }
-            }
-            (
-                Op::ReplaceAck,
-                Reply::Deleted | Reply::Error(ZkError::NoNode | ZkError::BadVersion),
-            ) => {}
-            (Op::DeleteAck, Reply::Deleted | Reply::Error(ZkError::NoNode)) => {
-                self.ack_cleanup = AckCleanup::None;
-            }
-            (Op::ClearAck, Reply::Data { data, stat }) => {
-                let name = self.ack.get(..self.name_len).unwrap_or_default();
-                self.on_clear_ack_read(Acknowledgement::names(data, name), stat);
-            }
-            // Too large to read what it says: whether this session wrote
-            // it (this candidate, then) is asked instead.
-            (Op::ClearAck, Reply::Error(ZkError::ReplyTooLarge)) => {
-                self.ack_unreadable = true;
-                self.ops.queue(Op::ClearAck);
-            }
-            (Op::ClearAck, Reply::Exists { stat }) => {
-                let ours = self.session.owns(stat.ephemeral_owner);
-                self.on_clear_ack_read(ours, stat);
-            }
-            (Op::ClearAck, Reply::Error(ZkError::NoNode))
-            | (Op::DropAck, Reply::Deleted | Reply::Error(ZkError::NoNode)) => self.ack_cleared(),
-            // Written since the read: read again.
-            (Op::DropAck, Reply::Error(ZkError::BadVersion)) => self.ops.queue(Op::ClearAck),
-            // Still there: this session's node is the lowest, so the
-            // acknowledgement can only be ours (or a stale one).
-            (Op::CheckOwn, Reply::Exists { .. }) => {
-                self.ops.queue(Op::DeleteAck);
-                self.ops.queue(Op::Delete);
-            }
-            (Op::CheckOwn, Reply::Error(ZkError::NoNode)) => {
-                self.ack_cleanup = AckCleanup::None;
-                self.finish();
-            }
-            (Op::Delete, Reply::Deleted | Reply::Error(ZkError::NoNode)) => self.finish(),
-            (Op::DeleteStale, Reply::Deleted | Reply::Error(ZkError::NoNode)) => {
-                self.stale.clear();
-            }
-            (op, Reply::Error(e)) => self.on_error(op, e),
-            // Best effort, as for its errors.
-            (Op::ClearAck | Op::DropAck, _) => self.ack_cleared(),
-            // An answer of the wrong shape for the request.
-            (_, _) => self.fail(Error::BadReply),
+            _ => self.lock.handle_reply(now, id, reply),
         }
+        self.settle();
     }
 
     fn handle_watch(&mut self, now: Instant, event: WatchEvent<'_>) {
         self.now = now;
-        // While disconnected, nothing is acted on: `Connected` re-checks.
-        if !self.link.is_up() {
-            return;
+        if event.path != self.ack_path.as_str() {
+            self.lock.handle_watch(now, event);
+        } else if self.lock.is_up() && self.may_hold_ack() {
+            let op = match event.kind {
+                WatchKind::NodeDeleted => Op::Ack,
+                _ => Op::ReadAck,
+            };
+            self.lock.ops().queue(op);
         }
-        if self.step == Step::Watching && event.path == self.line.predecessor() {
-            match event.kind {
-                WatchKind::NodeDeleted => self.predecessor_gone(),
-                // The one-shot watch is spent without the node going.
-                _ => self.ops.queue(Op::WatchPredecessor),
-            }
-        } else if self.own_path() == Some(event.path) {
-            let watched = matches!(
-                self.step,
-                Step::Listing | Step::Watching | Step::Confirming | Step::Leading | Step::Verifying
-            );
-            match event.kind {
-                _ if !watched => {}
-                WatchKind::NodeDeleted => self.on_own_node_gone(),
-                _ => self.ops.queue(Op::WatchOwn),
-            }
-        } else if event.path == self.ack_path.as_str() && self.may_hold_ack() {
-            match event.kind {
-                WatchKind::NodeDeleted => self.ops.queue(Op::Ack),
-                _ => self.ops.queue(Op::ReadAck),
-            }
-        }
+        self.settle();
     }
 
     fn handle_session(&mut self, now: Instant, event: SessionEvent) {
         self.now = now;
-        match event {
-            SessionEvent::Connected { session_id } => {
-                let moved = self.session.connected(session_id).is_some();
-                let reconnect = self.link.connected();
-                if reconnect == Reconnect::New || moved {
-                    self.on_new_session();
-                } else if reconnect == Reconnect::Resumed {
-                    self.resume();
-                }
+        let was_up = self.lock.is_up();
+        let before = self.lock.session_id();
+        self.lock.handle_session(now, event);
+        if let SessionEvent::Connected { session_id } = event {
+            // A reconnect stops counting the suspension towards
+            // `lost_after`: the checks after it decide.
+            if let Leadership::Suspended { since } = &mut self.leadership {
+                *since = None;
             }
-            SessionEvent::Suspended => self.connection_lost(),
-            SessionEvent::Expired | SessionEvent::Closed => self.session_ended(event),
+            if before.is_some_and(|id| id != session_id) {
+                // The own node and the acknowledgement belong to the old
+                // session: a leader has lost (at once: no check can give
+                // it back), the lock deletes the node, and the
+                // acknowledgement is left to die with the session (every
+                // leader writes it at version 0 under one name, so a
+                // delete of "ours" could land after the old session ended
+                // and a successor wrote its own).
+                self.moved = true;
+                self.lost_leadership();
+                self.ack_write = AckWrite::Unconfirmed;
+                if self.ack_cleanup != AckCleanup::None {
+                    self.ack_cleared();
+                }
+            } else if !was_up && self.ack_cleanup == AckCleanup::Delete {
+                // The acknowledgement's delete may or may not have landed,
+                // and the lock sends the node's again: if the node went,
+                // a successor's acknowledgement may be there now. Look
+                // before deleting it.
+                self.ack_cleanup = AckCleanup::Clear;
+            }
         }
+        self.settle();
     }
 
     fn handle_timeout(&mut self, now: Instant) {
         self.now = now;
-        if let Some(at) = self.suspension_deadline() {
-            if now >= at {
-                self.suspended_too_long();
-            }
+        if self.suspension_deadline().is_some_and(|at| now >= at) {
+            // Suspended for longer than the session timeout: the session is
+            // expired whether or not the client hears so. Should the same
+            // session come back after all, the node and the
+            // acknowledgement are still ours, and go.
+            self.give_up_leading();
         }
-        // The create's listing, or the read of the own node once lowest,
-        // says where it stands.
-        let deciding =
-            self.link.is_up() && (self.listing_stands() || self.step == Step::Confirming);
-        if self.deadline.expired(now, deciding) {
-            self.abandon(Outcome::TimedOut);
-        }
+        self.lock.handle_timeout(now);
+        self.settle();
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
-        Instant::earliest(
-            self.suspension_deadline(),
-            self.deadline.poll(self.link.is_up()),
-        )
+        Instant::earliest(self.suspension_deadline(), self.lock.poll_timeout())
     }
 
     fn poll_event(&mut self) -> Option<ElectionEvent> {
@@ -1418,7 +993,8 @@ impl<const N: usize, const D: usize> Recipe for Election<N, D> {
         last: bool,
     ) {
         self.now = now;
-        self.flow().listing_part(id, names, last);
+        self.lock.handle_listing_part(now, id, names, last);
+        self.settle();
     }
 }
 
@@ -1426,12 +1002,11 @@ impl<const N: usize, const D: usize> fmt::Debug for Election<N, D> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Election")
             .field("dir", &self.dir())
-            .field("step", &self.step)
+            .field("state", &self.state())
             .field("own", &self.own_node())
             .field("predecessor", &self.predecessor())
             .field("leadership", &self.leadership)
-            .field("link", &self.link)
-            .field("session", &self.session.id())
+            .field("lock", &self.lock)
             .finish()
     }
 }
