@@ -646,7 +646,8 @@ mod tests {
         s.push_str("0000000002").unwrap();
         assert!(c.store_own(&s));
         let expected = path::join::<128>("/d", &s).unwrap();
-        assert_eq!(c.take_own_path(), Some(expected));
+        assert_eq!(c.own_path(), Some(expected.as_str()));
+        c.forget_own();
         assert!(!c.has_own());
     }
 

@@ -592,8 +592,15 @@ impl<const N: usize, const D: usize> Election<N, D> {
                 self.lock.ops().unqueue(|op| op == Op::Delete);
                 self.delete_held = true;
             }
+            // Behind a no-op write, as a search by GUID is
+            // (`engine::catch_up`): the acknowledgement's create or delete
+            // may have been answered on a lost connection, so the client
+            // has not seen it, and a server it reconnected to may not have
+            // applied it yet. A read behind a write of this session shows
+            // it.
             let ops = self.lock.ops();
             if !(ops.is_pending(Op::ClearAck) || ops.is_pending(Op::DropAck)) {
+                ops.queue(Op::CatchUp);
                 ops.queue(Op::ClearAck);
             }
         }

@@ -4,18 +4,21 @@
 //! # The candidate's protocol
 //!
 //! 1. create `<dir>/<guid>-n_` ephemeral and sequential (the candidate's data
-//!    as its data) and, in the same flight, list `<dir>`;
+//!    as its data) and, in the same flight, list `<dir>`; once the create
+//!    is answered, read the own node with a watch (`getData`), so that its
+//!    deletion by anyone is heard, and before the predecessor's (one
+//!    session's notifications come in the order of the changes);
 //! 2. if another candidate has a lower sequence number, watch only the
-//!    next-lower one (no herd), read the own node with a watch in the same
-//!    flight, and report [`ElectionEvent::Following`]; when the watched one
-//!    goes, list again (or, if it was the lowest, go straight on: sequence
-//!    numbers only grow);
+//!    next-lower one (no herd) and report [`ElectionEvent::Following`];
+//!    when the watched one goes, list again (or, if it was the lowest, go
+//!    straight on: sequence numbers only grow);
 //! 3. once the own node is the lowest, make sure its `ephemeralOwner` is the
 //!    *current* session: a node left by an earlier session of the same
-//!    process is not a claim to lead (CURATOR-696). The read of step 2
-//!    answers that when it came back before the predecessor went, with no
-//!    connection lost since; otherwise the own node is read now (`getData`,
-//!    which also watches it);
+//!    process, or put in its place by someone else, is not a claim to lead
+//!    (CURATOR-696). The read of step 1 answers that, unless a reconnect or
+//!    a change to the node sent it again, and then the answer to that read
+//!    is waited for. A node found to be another session's is deleted, and
+//!    the candidate volunteers again with a new node (under a new GUID);
 //! 4. report [`ElectionEvent::Leading`] and, in the same instant, write the
 //!    **acknowledgement node** `<dir>/leader`, ephemeral, whose data is
 //!    `<own node name>\n<candidate data>` (the recipes page's note: "the
@@ -44,8 +47,18 @@
 //!
 //! Resigning (at any stage) deletes the acknowledgement, then the own node,
 //! and is reported once both are confirmed gone; a deadline does the same.
-//! After a connection loss during the create, the own node is found by its
-//! GUID rather than created twice.
+//! Where the acknowledgement's delete may not have landed (a connection
+//! lost on the way) or leadership was lost, the acknowledgement is read
+//! behind a no-op write, so that a server that reconnected the client
+//! shows this session's last writes, and deleted at the version read only
+//! if it names this candidate; the own node goes after it. After a
+//! connection loss during the create, the own node is found by its GUID
+//! rather than created twice.
+//!
+//! A candidate is built on the [`Lock`](crate::lock::Lock)'s machine: the
+//! steps above that the two share (create and list, wait behind the next
+//! one, confirm the own node, suspend, verify, delete) are the lock's, so
+//! a firmware with both carries them once.
 //!
 //! # The observer
 //!
