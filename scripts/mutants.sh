@@ -69,7 +69,7 @@ declare -A FILES=(
     [std_sim]="transport-std/src/sim/client.rs transport-std/src/sim/server.rs transport-std/src/sim/session.rs"
 )
 declare -A TESTS=(
-    [lock]="lock_safety lock_protocol lock_pitfalls lock_sim rwlock_protocol rwlock_pitfalls rwlock_sim wire_lock acl lost_before_sent any_answer"
+    [lock]="lock_safety lock_protocol lock_pitfalls lock_sim rwlock_protocol rwlock_pitfalls rwlock_sim wire_lock election_api election_faults election_pitfalls election_sim acl lost_before_sent any_answer"
     [revoke]="rwlock_protocol rwlock_sim any_answer"
     [election]="election_api election_faults election_pitfalls election_sim acl lost_before_sent any_answer"
     [config]="config_faults config_sim config_api lost_before_sent any_answer"

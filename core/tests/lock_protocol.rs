@@ -179,6 +179,17 @@ fn behind(names: &[&str], ahead: &str) -> (Lock, RequestId) {
 /// The own node's data was written: its watch fires and the waiter reads
 /// it again, setting it again. Returns that read's id.
 fn own_data_changed(lock: &mut Lock) -> RequestId {
+    let rearm = write_to_own_node(lock);
+    assert_eq!(
+        texts(&rearm),
+        [format!("getData /locks/a/{OWN} watch=true")]
+    );
+    rearm[0].0
+}
+
+/// Someone wrote to the own node: its watch fires. Returns what the lock
+/// sends then.
+fn write_to_own_node(lock: &mut Lock) -> Vec<(RequestId, String)> {
     let own_path = format!("/locks/a/{OWN}");
     lock.handle_watch(
         Instant::ZERO,
@@ -187,9 +198,27 @@ fn own_data_changed(lock: &mut Lock) -> RequestId {
             path: &own_path,
         },
     );
-    let rearm = drain(lock);
-    assert_eq!(texts(&rearm), [format!("getData {own_path} watch=true")]);
-    rearm[0].0
+    drain(lock)
+}
+
+/// A waiter back on `session`, another than its node's: it reads its own
+/// node again and lists, in one flight (both returned, unanswered).
+fn moved_to_session(lock: &mut Lock, session: i64) -> Vec<(RequestId, String)> {
+    lock.handle_session(
+        Instant::ZERO,
+        SessionEvent::Connected {
+            session_id: session,
+        },
+    );
+    let sent = drain(lock);
+    assert_eq!(
+        texts(&sent),
+        [
+            format!("getData /locks/a/{OWN} watch=true"),
+            "children /locks/a watch=false".to_string(),
+        ]
+    );
+    sent
 }
 
 /// The own node's `read` answered `refusal`, which says nothing of whose
@@ -313,15 +342,7 @@ fn a_waiter_whose_own_node_is_too_large_to_read_learns_its_owner_before_holding(
     let own_path = format!("/locks/a/{OWN}");
     let (mut lock, _) = behind_one();
     // Back on session 2; the own node, read above, is session 1's.
-    lock.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: 2 });
-    let sent = drain(&mut lock);
-    assert_eq!(
-        texts(&sent),
-        [
-            format!("getData {own_path} watch=true"),
-            "children /locks/a watch=false".to_string(),
-        ]
-    );
+    let sent = moved_to_session(&mut lock, 2);
     let ask = owner_asked(&mut lock, sent[0].0, ZkError::ReplyTooLarge);
     // The one ahead has gone: first in line, but not held yet.
     children(&mut lock, sent[1].0, &[OWN]);
@@ -1440,4 +1461,41 @@ fn a_holder_at_work_whose_protocol_fails_hears_lost_before_the_delete() {
     lock.handle_reply(Instant::ZERO, delete[0].0, Reply::Deleted);
     assert!(events(&mut lock).is_empty());
     assert_eq!(lock.state(), LockState::Idle);
+}
+
+/// A waiter moved to a new session, whose node (read again) is the old
+/// session's: the node is deleted, and if the delete is refused, the node
+/// still dies with the old session. The attempt ends as that session's end
+/// ends it, with `SessionEnded`, not with the refusal: the election's
+/// candidate, built on this lock, volunteers again on exactly that.
+#[test]
+fn a_refused_delete_of_an_earlier_sessions_node_ends_the_attempt_as_its_session_end() {
+    let (mut lock, _predecessor) = behind_one();
+    let again = moved_to_session(&mut lock, 9);
+    let stat = ephemeral();
+    lock.handle_reply(Instant::ZERO, again[0].0, Reply::Data { data: b"", stat });
+    let delete = drain(&mut lock);
+    assert_eq!(texts(&delete), [format!("delete /locks/a/{OWN}")]);
+    lock.handle_reply(Instant::ZERO, delete[0].0, Reply::Error(ZkError::NoAuth));
+    assert_eq!(
+        events(&mut lock),
+        [LockEvent::Failed(herdless_core::Error::SessionEnded)]
+    );
+    assert_eq!(lock.state(), LockState::Idle);
+}
+
+/// A write to the node of a lock that is giving up is no reason to read it
+/// again: its delete is on its way.
+#[test]
+fn a_lock_giving_up_ignores_a_write_to_its_node() {
+    let (mut lock, _predecessor) = behind_one();
+    lock.cancel().unwrap();
+    let delete = drain(&mut lock);
+    assert_eq!(texts(&delete), [format!("delete /locks/a/{OWN}")]);
+    assert!(write_to_own_node(&mut lock).is_empty());
+    lock.handle_reply(Instant::ZERO, delete[0].0, Reply::Deleted);
+    assert_eq!(
+        events(&mut lock),
+        [LockEvent::NotAcquired(GiveUp::Cancelled)]
+    );
 }
