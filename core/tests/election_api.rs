@@ -537,6 +537,29 @@ fn a_leaders_own_acknowledgement_read_as_too_large_is_kept() {
     assert!(e.is_leading());
 }
 
+/// An acknowledged leader whose node someone deleted: `Lost`, and the
+/// acknowledgement, which may still name it, read behind a no-op write
+/// (its create's answer may have been lost, and a server behind it would
+/// not show it yet), the write answered. Returns the own node's path and
+/// the read's id.
+fn lost_with_its_acknowledgement_in_question(
+    e: &mut Election,
+) -> (String, herdless_core::RequestId) {
+    let (own, _) = acknowledged(e);
+    e.handle_watch(
+        Instant::ZERO,
+        herdless_core::WatchEvent {
+            kind: herdless_core::WatchKind::NodeDeleted,
+            path: &own,
+        },
+    );
+    assert_eq!(events(e), [ElectionEvent::Lost]);
+    let clear = sent(e);
+    assert_eq!(kinds(&clear), [("check", "/e"), ("getData", "/e/leader")]);
+    e.handle_reply(Instant::ZERO, clear[0].0, Reply::Checked);
+    (own, clear[1].0)
+}
+
 /// Leadership lost while the acknowledgement may still name the candidate
 /// (its own node deleted by someone), and that acknowledgement is over the
 /// receive buffer: whether it is this session's is asked (`exists`), and
@@ -546,25 +569,8 @@ fn a_leaders_own_acknowledgement_read_as_too_large_is_kept() {
 fn an_acknowledgement_too_large_to_read_after_a_loss_is_deleted_only_if_this_sessions() {
     for (owner, deleted) in [(7, true), (9, false)] {
         let mut e: Election = Election::new("/e").unwrap();
-        let (own, _) = acknowledged(&mut e);
-        e.handle_watch(
-            Instant::ZERO,
-            herdless_core::WatchEvent {
-                kind: herdless_core::WatchKind::NodeDeleted,
-                path: &own,
-            },
-        );
-        assert_eq!(events(&mut e), [ElectionEvent::Lost]);
-        // Read behind a no-op write: its create's answer may have been
-        // lost, and a server behind it would not show it yet.
-        let clear = sent(&mut e);
-        assert_eq!(kinds(&clear), [("check", "/e"), ("getData", "/e/leader")]);
-        e.handle_reply(Instant::ZERO, clear[0].0, Reply::Checked);
-        e.handle_reply(
-            Instant::ZERO,
-            clear[1].0,
-            Reply::Error(ZkError::ReplyTooLarge),
-        );
+        let (_, read) = lost_with_its_acknowledgement_in_question(&mut e);
+        e.handle_reply(Instant::ZERO, read, Reply::Error(ZkError::ReplyTooLarge));
         let ask = sent(&mut e);
         assert_eq!(kinds(&ask), [("exists", "/e/leader")]);
         let stat = Stat {
@@ -584,6 +590,45 @@ fn an_acknowledgement_too_large_to_read_after_a_loss_is_deleted_only_if_this_ses
         assert_eq!(e.state(), ElectionState::Idle, "owner {owner}");
         assert!(events(&mut e).is_empty());
     }
+}
+
+/// After a loss, the acknowledgement read as this candidate's is deleted
+/// at the version read. Written again in between (the delete answered
+/// `BadVersion`), it is read again rather than deleted blind, and left to
+/// the writer that now names someone else.
+#[test]
+fn an_acknowledgement_written_again_after_a_loss_is_read_again_before_its_delete() {
+    let mut e: Election = Election::new("/e").unwrap();
+    let (own, read) = lost_with_its_acknowledgement_in_question(&mut e);
+    let name = own.rsplit('/').next().unwrap();
+    let ours = format!("{name}\ndata");
+    let stat = Stat {
+        version: 2,
+        ..Stat::default()
+    };
+    let data = ours.as_bytes();
+    e.handle_reply(Instant::ZERO, read, Reply::Data { data, stat });
+    let (id, path, version) = match e.poll_request() {
+        Some(out) => match out.request {
+            Request::Delete { path, version } => (out.id, path.to_owned(), version),
+            other => panic!("{other:?}"),
+        },
+        None => panic!("no delete"),
+    };
+    assert_eq!((path.as_str(), version), ("/e/leader", Version::Exactly(2)));
+    e.handle_reply(Instant::ZERO, id, Reply::Error(ZkError::BadVersion));
+    let again = sent(&mut e);
+    assert_eq!(kinds(&again), [("getData", "/e/leader")]);
+    let theirs: &[u8] = b"someone-n_0000000009\nx";
+    let stat = Stat::default();
+    e.handle_reply(
+        Instant::ZERO,
+        again[0].0,
+        Reply::Data { data: theirs, stat },
+    );
+    assert!(sent(&mut e).is_empty());
+    assert_eq!(e.state(), ElectionState::Idle);
+    assert!(events(&mut e).is_empty());
 }
 
 #[test]

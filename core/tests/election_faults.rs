@@ -1040,6 +1040,42 @@ fn a_leader_on_a_new_session_leaves_the_old_acknowledgement_to_the_old_session()
     assert_eq!(acknowledged(&zk), None, "gone with the old session");
 }
 
+/// The same leader resigning at once, while its node is still being read
+/// again: `Lost` was told, the candidate is on its way out, and resigning
+/// adds `Resigned` at the end, but still deletes no acknowledgement (it
+/// is the old session's, and a successor's may stand in its place by the
+/// time a delete lands).
+#[test]
+fn a_leader_on_a_new_session_that_resigns_deletes_no_acknowledgement() {
+    let mut zk = SimZk::new(52);
+    let mut ds = election(&mut zk, 1);
+    let mark = ds[0].sent.len();
+    let new = zk.open_session();
+    ds[0].session = new;
+    ds[0].act(&mut zk, |e| {
+        e.handle_session(Instant::ZERO, SessionEvent::Connected { session_id: new })
+    });
+    assert_eq!(ds[0].events, [ElectionEvent::Leading, ElectionEvent::Lost]);
+    assert!(!ds[0].recipe.is_leading());
+    assert_eq!(ds[0].recipe.state(), ElectionState::Resigning);
+    ds[0].act(&mut zk, |e| e.resign()).unwrap();
+    settle(&mut zk, &mut ds);
+    assert_eq!(
+        ds[0].events,
+        [
+            ElectionEvent::Leading,
+            ElectionEvent::Lost,
+            ElectionEvent::Resigned
+        ]
+    );
+    assert_eq!(ds[0].recipe.state(), ElectionState::Idle);
+    assert!(
+        !has_sent(&ds[0], "delete", ACK),
+        "{:?}",
+        &ds[0].sent[mark..]
+    );
+}
+
 /// The old session's end reaches the server after the leader is on its new
 /// session, and a successor writes its acknowledgement in between (all are
 /// written at version 0 under one name). The old leader must not delete
@@ -1173,4 +1209,73 @@ fn only_a_leader_unsure_of_its_lead_is_suspended() {
     settle(&mut zk, &mut ds);
     assert_eq!(ds[0].events.last(), Some(&ElectionEvent::Resumed));
     assert!(!ds[0].recipe.is_suspended());
+}
+
+/// A leader whose node an operator deletes reports `Lost`, and is on its
+/// way out until its acknowledgement is settled: resigning, a new campaign
+/// refused (its create would race the acknowledgement's delete), idle once
+/// the acknowledgement naming it is gone.
+#[test]
+fn a_leader_whose_node_is_deleted_is_resigning_until_its_acknowledgement_is_gone() {
+    let mut zk = SimZk::new(53);
+    let mut ds = election(&mut zk, 1);
+    let own = own_path(&ds[0]);
+    assert_eq!(acknowledged(&zk).as_deref(), ds[0].recipe.own_node());
+    Operator::open(&mut zk).delete(&mut zk, &own);
+    step_until(&mut zk, &mut ds[0], |d| {
+        d.events.contains(&ElectionEvent::Lost)
+    });
+    assert_eq!(ds[0].recipe.state(), ElectionState::Resigning);
+    assert_eq!(
+        ds[0].act(&mut zk, |e| e.campaign(g(2), b"")),
+        Err(Error::InvalidState)
+    );
+    settle(&mut zk, &mut ds);
+    assert_eq!(ds[0].recipe.state(), ElectionState::Idle);
+    assert_eq!(acknowledged(&zk), None);
+    assert_eq!(ds[0].events, [ElectionEvent::Leading, ElectionEvent::Lost]);
+}
+
+/// A leader back on its session whose own node's check is refused cannot
+/// confirm that it leads: it has lost, and says so at once, not once its
+/// node is deleted; the acknowledgement naming it is settled (read behind
+/// a no-op write) before the node goes.
+#[test]
+fn a_leader_whose_check_after_a_reconnect_is_refused_loses_at_once() {
+    let mut zk = SimZk::new(54);
+    let mut ds = election(&mut zk, 1);
+    let own = own_path(&ds[0]);
+    let session = ds[0].session;
+    ds[0].act(&mut zk, |e| {
+        e.handle_session(Instant::ZERO, SessionEvent::Suspended)
+    });
+    ds[0].intercept = Some(("exists", own.clone()));
+    ds[0].act(&mut zk, |e| {
+        e.handle_session(
+            Instant::ZERO,
+            SessionEvent::Connected {
+                session_id: session,
+            },
+        )
+    });
+    assert!(ds[0].has_intercepted());
+    ds[0].intercept = None;
+    let mark = ds[0].sent.len();
+    assert!(ds[0].answer_intercepted(&mut zk, OwnedReply::Error(ZkError::NoAuth)));
+    assert_eq!(
+        ds[0].events,
+        [
+            ElectionEvent::Leading,
+            ElectionEvent::Suspended,
+            ElectionEvent::Lost
+        ]
+    );
+    assert_eq!(
+        ds[0].sent[mark..],
+        [("check", DIR.to_owned()), ("getData", ACK.to_owned())]
+    );
+    settle(&mut zk, &mut ds);
+    assert!(zk.node(&own).is_none());
+    assert_eq!(acknowledged(&zk), None);
+    assert_eq!(ds[0].recipe.state(), ElectionState::Idle);
 }

@@ -1,11 +1,10 @@
-//! The requests of a contender: the lock's and the election candidate's,
-//! as one type.
+//! The requests of a contender: the lock's and, in the same pipeline, the
+//! acknowledgement's of the election's candidate built on the lock.
 //!
-//! One type rather than one per recipe so that the bookkeeping both share
-//! (their [`Pipeline`](crate::engine::pipeline::Pipeline), its ancestors'
-//! creates, the [`ContentionFlow`](crate::engine::contention_flow::ContentionFlow)
-//! decisions that queue and forget requests) is compiled once: with a type
-//! each, a firmware running both carried two copies of it.
+//! One type for both, so that the candidate's requests travel in the
+//! lock's [`Pipeline`](crate::engine::pipeline::Pipeline), in one order
+//! with the lock's (the acknowledgement's delete ahead of the own node's),
+//! and the bookkeeping is compiled once.
 
 /// A request to be emitted, materialised at `poll_request` time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -20,8 +19,8 @@ pub(crate) enum Op {
     CatchUp,
     /// `getData` with a watch on the node waited for.
     WatchPredecessor,
-    /// `getData` with a watch on the own node (a revocable lock's
-    /// requests; a candidate's owner, and its deletion).
+    /// `getData` with a watch on the own node: its owner, its deletion,
+    /// and a revocable lock's requests.
     WatchOwn,
     /// `exists` on the own node: is it still there after a reconnect?
     CheckOwn,

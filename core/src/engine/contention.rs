@@ -1,12 +1,12 @@
-//! One contender's place in a directory of ephemeral sequential nodes: what
-//! the lock (every kind) and the election candidate share.
+//! One contender's place in a directory of ephemeral sequential nodes: the
+//! lock's (every kind, and the election's candidate, built on the lock).
 //!
 //! Both create `<dir>/<guid-prefix><sequence>` and list the directory in one
 //! flight, find their node by GUID when a create's answer was lost, stand
 //! behind the next-lower node they wait for, and go in when none is left.
-//! The decisions each recipe makes on top (report `Acquired` or confirm the
-//! owner and write an acknowledgement first) stay in the recipe; the state
-//! and the one-pass reading of listings live here, once.
+//! The decisions made on top (the lock's steps, the election's
+//! acknowledgement over them) stay in the recipes; the state and the
+//! one-pass reading of listings live here, once.
 
 use heapless::String;
 
@@ -466,9 +466,9 @@ impl<const N: usize> Contention<N> {
     /// widest name in [`new`](Self::new), its name in `store_own`, the
     /// predecessor in `wait_for`).
     ///
-    /// The candidate's acknowledgement and stale node are its own to
-    /// write: given one of those ops, which a lock never queues, this
-    /// makes a harmless read, whose answer the lock fails as a bad reply.
+    /// The candidate's acknowledgement is its own to write: given one of
+    /// its ops, which the election materialises itself, this makes a
+    /// harmless read, whose answer the lock fails as a bad reply.
     pub(crate) fn request<'a>(
         &'a self,
         op: Op,

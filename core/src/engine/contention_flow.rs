@@ -1,11 +1,11 @@
-//! The flow around a [`Contention`] that the lock and the election
-//! candidate share: answering a create, a refused create or ancestor, a
-//! search by GUID, a vanished directory, and finding the way back after a
-//! reconnect or when winding up.
+//! The flow around a [`Contention`] that the lock runs (and with it the
+//! election's candidate, which is built on the lock): answering a create,
+//! a refused create or ancestor, a search by GUID, a vanished directory,
+//! and finding the way back after a reconnect or when winding up.
 //!
-//! Each recipe keeps its own steps and outcomes and says, through the
-//! required methods, what "create again", "find by GUID" or "finish" mean
-//! for it; the decisions between them are written here, once.
+//! The lock keeps its steps and outcomes and says, through the required
+//! methods, what "create again", "find by GUID" or "finish" mean for it;
+//! the decisions between them are written here.
 
 use crate::engine::ancestors::AncestorOp;
 use crate::engine::contender_op::Op;
@@ -60,11 +60,6 @@ pub(crate) trait ContentionFlow<const N: usize> {
     fn waits_for(&self, name: &str) -> Option<Sequence>;
     /// A whole listing said where the own node stands.
     fn on_standing(&mut self, standing: Standing);
-    /// Accepts the own node just stored (say, names it in other state);
-    /// `false` forgets it.
-    fn accept_own(&mut self) -> bool {
-        true
-    }
 }
 
 /// A contender as a trait object, for the shared flow below.
@@ -79,9 +74,9 @@ impl<const N: usize, C: ContentionFlow<N>> AsFlow<N> for C {
     }
 }
 
-// The flow is written on the trait object, not as provided methods: those
-// are compiled once for every recipe that implements the trait (the lock
-// and the election in the STM32 firmware), and this is compiled once.
+// The flow is written on the trait object, not as provided methods, which
+// would be compiled once for every type that implements the trait: it is
+// compiled once whatever does.
 impl<const N: usize> dyn ContentionFlow<N> + '_ {
     /// The connection or the session is gone, as the answer `e` says.
     pub(crate) fn connection_or_session_lost(&mut self, e: ZkError) {
@@ -222,7 +217,7 @@ impl<const N: usize> dyn ContentionFlow<N> + '_ {
     /// A create answered with the own node's path. Returns whether the
     /// contender goes on with it (it is not winding up).
     pub(crate) fn adopt_created(&mut self, full_path: &str) -> bool {
-        if !(self.line().store_own(path::basename(full_path)) && self.accept_own()) {
+        if !self.line().store_own(path::basename(full_path)) {
             self.line().doubt_create();
             self.fail(Error::BadReply);
             return false;
@@ -291,7 +286,6 @@ impl<const N: usize> dyn ContentionFlow<N> + '_ {
     /// `found` there. Returns whether a listing is to say where the node
     /// stands (the one searched was read before the node was known).
     fn on_found(&mut self, found: bool) -> bool {
-        let found = found && self.accept_own();
         self.line().settle();
         if self.winding_up() {
             if found {

@@ -9,7 +9,7 @@
 //! election costs only what is its own, written here over the lock's
 //! events and in the lock's pipeline: the acknowledgement node,
 //! `Following`, the suspension clock of `set_lost_after`, and volunteering
-//! again when the client moved to another session.
+//! again when its node turns out to be another session's.
 
 use core::fmt;
 
@@ -186,10 +186,6 @@ pub struct Election<const N: usize = DEFAULT_PATH_CAPACITY, const D: usize = DEF
     outcome: Option<Outcome>,
     /// The campaign's deadline, for volunteering again.
     until: Deadline,
-    /// A `Connected` named another session than the one before, with no
-    /// expiry heard, since the campaign began or last led: the own node
-    /// and any acknowledgement belong to the old session.
-    moved: bool,
     /// The own node's delete waits for the acknowledgement to be settled.
     delete_held: bool,
     /// What to do with the acknowledgement when winding up.
@@ -254,7 +250,6 @@ impl<const N: usize, const D: usize> Election<N, D> {
             leadership: Leadership::None,
             outcome: None,
             until: Deadline::None,
-            moved: false,
             delete_held: false,
             ack_cleanup: AckCleanup::None,
             ack_write: AckWrite::Unconfirmed,
@@ -392,6 +387,9 @@ impl<const N: usize, const D: usize> Election<N, D> {
             LockState::Idle if self.ack_cleanup != AckCleanup::None => ElectionState::Resigning,
             LockState::Idle => ElectionState::Idle,
             LockState::Acquiring => ElectionState::Campaigning,
+            // `Lost` was told (a move to another session) while the lock
+            // is still confirming that its node is the old session's.
+            LockState::Held if self.leadership == Leadership::None => ElectionState::Resigning,
             LockState::Held => ElectionState::Leading,
             LockState::Releasing => ElectionState::Resigning,
         }
@@ -492,7 +490,6 @@ impl<const N: usize, const D: usize> Election<N, D> {
         self.leader_seen = None;
         self.leadership = Leadership::None;
         self.outcome = None;
-        self.moved = false;
         self.delete_held = false;
         self.ack_cleanup = AckCleanup::None;
         self.ack_write = AckWrite::Unconfirmed;
@@ -543,18 +540,23 @@ impl<const N: usize, const D: usize> Election<N, D> {
         Ok(())
     }
 
-    /// Drops the acknowledgement's reads and writes still to come: leading
-    /// is over.
+    /// Leading is over: the acknowledgement's reads and writes still to
+    /// come are dropped, and the answers of those in flight ignored. A
+    /// create in flight lands ahead of whatever settles the
+    /// acknowledgement next (one session's requests are applied in order),
+    /// so that sees it.
     fn stop_acknowledging(&mut self) {
         self.lock
             .ops()
-            .forget(|op| matches!(op, Op::ReadAck | Op::ReplaceAck));
-        self.lock.ops().unqueue(|op| op == Op::Ack);
+            .forget(|op| matches!(op, Op::Ack | Op::ReadAck | Op::ReplaceAck));
     }
 
-    /// Whether the acknowledgement may exist and be this candidate's.
+    /// Whether the acknowledgement may exist and be this candidate's: it
+    /// leads (or did when the connection went). The lock is held then:
+    /// whatever ends the holding ends leadership in the same input
+    /// (`settle`).
     fn may_hold_ack(&self) -> bool {
-        self.leadership != Leadership::None && self.lock.state() == LockState::Held
+        self.leadership != Leadership::None
     }
 
     /// When a suspension that is being counted turns into `Lost`.
@@ -623,7 +625,11 @@ impl<const N: usize, const D: usize> Election<N, D> {
             // The own node is confirmed the session's again; the
             // acknowledgement is read before `Resumed`.
             LockEvent::Resumed => return self.lock.ops().queue(Op::ReadAck),
-            LockEvent::Lost => return self.lost_leadership(),
+            LockEvent::Lost if self.leadership != Leadership::None => {
+                return self.lost_leadership();
+            }
+            // The end of a holding whose loss was told already.
+            LockEvent::Lost => ElectionEvent::Lost,
             LockEvent::RevocationRequested => return,
             LockEvent::Released | LockEvent::NotAcquired(GiveUp::Cancelled) => {
                 ElectionEvent::Resigned
@@ -671,7 +677,6 @@ impl<const N: usize, const D: usize> Election<N, D> {
         // Fits: `start` measured the longest name.
         let _ = rename_ack(&mut self.ack, &mut self.name_len, name);
         self.leadership = Leadership::Leading;
-        self.moved = false;
         self.ack_write = AckWrite::Unconfirmed;
         self.ack_replacements = 0;
         self.lock.ops().queue(Op::Ack);
@@ -680,9 +685,10 @@ impl<const N: usize, const D: usize> Election<N, D> {
 
     /// Leadership is gone: say so at once. An acknowledgement naming us
     /// would tell observers we lead until the session dies (forever,
-    /// without another candidate): unless it went with the session (an
-    /// expiry, or a move to another), it is read and deleted if it still
-    /// names us, before the own node's delete (`settle`). With the own
+    /// without another candidate): it is read and deleted if it still
+    /// names us, before the own node's delete (`settle`), unless it goes
+    /// with the session (an expiry, `settle`, or a move to another,
+    /// `handle_session`). With the own
     /// node still there, nobody else can have replaced it in between. With
     /// the own node gone, a successor may replace it between the read and
     /// the delete, and all acknowledgements have version 0: the delete may
@@ -697,11 +703,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
         self.leadership = Leadership::None;
         self.outcome = Some(Outcome::Quiet);
         self.stop_acknowledging();
-        self.ack_cleanup = if self.moved || self.lock.is_over() {
-            AckCleanup::None
-        } else {
-            AckCleanup::Clear
-        };
+        self.ack_cleanup = AckCleanup::Clear;
     }
 
     /// Leadership given up by the election itself (an acknowledgement it
@@ -782,22 +784,18 @@ impl<const N: usize, const D: usize> Election<N, D> {
         {
             return self.lock.lose_with(e);
         }
-        let leading = self.may_hold_ack();
+        // The acknowledgement's own requests are answered only while
+        // leading: leadership's end forgets them (`stop_acknowledging`).
         match (op, reply) {
-            (Op::Ack, Reply::Created { .. }) if leading => {
+            (Op::Ack, Reply::Created { .. }) => {
                 self.acknowledged();
                 // Watch it: if someone deletes it, it is written again.
                 self.lock.ops().queue(Op::ReadAck);
             }
-            (Op::Ack, Reply::Error(ZkError::NodeExists)) if leading => {
+            (Op::Ack, Reply::Error(ZkError::NodeExists)) => {
                 self.lock.ops().queue(Op::ReadAck);
             }
-            // The directory is gone, and the own node with it: reading
-            // the node makes the lock say so.
-            (Op::Ack, Reply::Error(ZkError::NoNode)) if leading => {
-                self.lock.ops().queue(Op::WatchOwn);
-            }
-            (Op::ReadAck, Reply::Data { data, stat }) if leading => self.on_ack_read(data, stat),
+            (Op::ReadAck, Reply::Data { data, stat }) => self.on_ack_read(data, stat),
             // Over the receive buffer, so it is no acknowledgement this
             // candidate wrote (it would fit; one of its own that did not
             // is replaced, then given up on, as one contended): replaced
@@ -805,11 +803,11 @@ impl<const N: usize, const D: usize> Election<N, D> {
             // read. Left as it was, it kept every embedded leader from
             // writing its own.
             (Op::ReadAck, Reply::Error(ZkError::ReplyTooLarge))
-                if leading && self.ack_write != AckWrite::Named =>
+                if self.ack_write != AckWrite::Named =>
             {
                 self.replace_ack(Version::Any);
             }
-            (Op::ReadAck, Reply::Error(ZkError::NoNode)) if leading => {
+            (Op::ReadAck, Reply::Error(ZkError::NoNode)) => {
                 self.lock.ops().queue(Op::Ack);
             }
             (Op::ClearAck, Reply::Data { data, stat }) => {
@@ -833,14 +831,13 @@ impl<const N: usize, const D: usize> Election<N, D> {
             // Settled, or best effort: the acknowledgement dies with the
             // session.
             (Op::ClearAck | Op::DropAck | Op::DeleteAck, _) => self.ack_cleared(),
-            // A foreign one replaced (or someone else did), or answers of
-            // a leadership that is over.
+            // A foreign one replaced (or someone else did).
             (Op::ReplaceAck, _) => {}
-            _ if !leading => {}
             // Once written, keeping it is best effort: who leads does not
             // depend on it.
             (_, Reply::Error(_)) if self.ack_write == AckWrite::Named => {}
-            // Refused (an ACL), or an answer of the wrong shape: leading
+            // Refused (an ACL; `NoNode`: the directory is gone, and the
+            // own node with it), or an answer of the wrong shape: leading
             // without an acknowledgement is not leading.
             _ => self.give_up_leading(),
         }
@@ -950,7 +947,6 @@ impl<const N: usize, const D: usize> Recipe for Election<N, D> {
                 // leader writes it at version 0 under one name, so a
                 // delete of "ours" could land after the old session ended
                 // and a successor wrote its own).
-                self.moved = true;
                 self.lost_leadership();
                 self.ack_write = AckWrite::Unconfirmed;
                 if self.ack_cleanup != AckCleanup::None {
