@@ -401,6 +401,36 @@ fn confirmed(e: &mut Election) -> String {
     own
 }
 
+/// An answer to the acknowledgement's own request that says the connection
+/// or the session is gone reaches the lock's machine as any other answer
+/// does: the leader is suspended at once (CURATOR-460), or has lost.
+#[test]
+fn a_lost_connection_or_session_answered_to_the_acknowledgement_reaches_the_leader() {
+    for (answered, told, state) in [
+        (
+            ZkError::ConnectionLoss,
+            ElectionEvent::Suspended,
+            ElectionState::Leading,
+        ),
+        (
+            ZkError::SessionExpired,
+            ElectionEvent::Lost,
+            ElectionState::Idle,
+        ),
+    ] {
+        let mut e: Election = Election::new("/e").unwrap();
+        confirmed(&mut e);
+        assert_eq!(events(&mut e), [ElectionEvent::Leading]);
+        let ack = sent(&mut e);
+        assert_eq!(kinds(&ack), [("create", "/e/leader")]);
+        answer(&mut e, ack[0].0, OwnedReply::Error(answered));
+        assert_eq!(events(&mut e), [told], "{answered:?}");
+        assert!(!e.is_leading());
+        assert_eq!(e.state(), state);
+        assert!(sent(&mut e).is_empty(), "{answered:?}");
+    }
+}
+
 /// Resigning between the confirmation and the acknowledgement's send: the
 /// acknowledgement is never written, only deleted in case.
 #[test]
