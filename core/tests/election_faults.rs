@@ -806,6 +806,20 @@ fn a_node_replaced_by_an_operator_is_no_claim() {
     settle(&mut zk, &mut ds);
     assert_ne!(own_path(&ds[0]), old);
     assert_eq!(ds[0].events, [ElectionEvent::Leading]);
+    // Under the campaign's next GUID (CURATOR-498), which no other
+    // candidate's campaign has.
+    let mut next = g(1);
+    next.0[15] += 1;
+    let mut prefix = String::new();
+    herdless_core::naming::Flavour::Recipes
+        .write_prefix(
+            herdless_core::naming::NodeKind::Candidate,
+            &next,
+            &mut prefix,
+        )
+        .unwrap();
+    let own = ds[0].recipe.own_node().unwrap();
+    assert!(own.starts_with(&prefix), "{own} under {prefix}");
 
     // Waiting: volunteers again at once, before its predecessor goes.
     let mut zk = SimZk::new(39);
