@@ -470,11 +470,6 @@ impl<const N: usize> Lock<N> {
         self.lowest.filter(|_| self.step == Step::Watching)
     }
 
-    /// The requests, for a recipe built on this lock that adds its own.
-    pub(crate) fn ops(&mut self) -> &mut Pipeline<Op, QUEUED, MAX_IN_FLIGHT> {
-        &mut self.ops
-    }
-
     /// Whether requests may be sent.
     pub(crate) fn is_up(&self) -> bool {
         self.link.is_up()

@@ -17,6 +17,8 @@ use heapless::{String, Vec};
 
 use super::{Acknowledgement, Error, ACK_NAME, DEFAULT_DATA_CAPACITY, DEFAULT_PATH_CAPACITY};
 use crate::engine::contender_op::Op;
+// The lock's requests (`ops`), where the acknowledgement's travel too.
+use crate::engine::contention_flow::ContentionFlow;
 use crate::engine::deadline::Deadline;
 use crate::engine::event_queue::EventQueue;
 use crate::lock::{GiveUp, Lock, LockEvent, LockState};
@@ -688,13 +690,12 @@ impl<const N: usize, const D: usize> Election<N, D> {
     /// without another candidate): it is read and deleted if it still
     /// names us, before the own node's delete (`settle`), unless it goes
     /// with the session (an expiry, `settle`, or a move to another,
-    /// `handle_session`). With the own
-    /// node still there, nobody else can have replaced it in between. With
-    /// the own node gone, a successor may replace it between the read and
-    /// the delete, and all acknowledgements have version 0: the delete may
-    /// then remove the successor's, whose watch makes it write it again at
-    /// once; it never makes anyone believe a candidate leads that does
-    /// not.
+    /// `handle_session`). With the own node still there, nobody else can
+    /// have replaced it in between. With the own node gone, a successor may
+    /// replace it between the read and the delete, and all acknowledgements
+    /// have version 0: the delete may then remove the successor's, whose
+    /// watch makes it write it again at once; it never makes anyone believe
+    /// a candidate leads that does not.
     fn lost_leadership(&mut self) {
         if self.leadership == Leadership::None {
             return;
@@ -752,9 +753,14 @@ impl<const N: usize, const D: usize> Election<N, D> {
         }
     }
 
+    /// Whether an acknowledgement's `data` names this candidate (as it
+    /// named itself when it led last).
+    fn named_by(&self, data: &[u8]) -> bool {
+        Acknowledgement::names(data, self.ack.get(..self.name_len).unwrap_or_default())
+    }
+
     fn on_ack_read(&mut self, data: &[u8], stat: Stat) {
-        let own = self.ack.get(..self.name_len).unwrap_or_default();
-        if Acknowledgement::names(data, own) {
+        if self.named_by(data) {
             return self.acknowledged();
         }
         // Written by an earlier leader (or a lost write of one): this
@@ -811,8 +817,7 @@ impl<const N: usize, const D: usize> Election<N, D> {
                 self.lock.ops().queue(Op::Ack);
             }
             (Op::ClearAck, Reply::Data { data, stat }) => {
-                let name = self.ack.get(..self.name_len).unwrap_or_default();
-                self.on_clear_ack_read(Acknowledgement::names(data, name), stat);
+                self.on_clear_ack_read(self.named_by(data), stat);
             }
             // Too large to read what it says: whether this session wrote
             // it (this candidate, then) is asked instead.
